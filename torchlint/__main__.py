@@ -1,0 +1,3 @@
+from torchlint.cli import entry_point
+
+entry_point()

@@ -1,0 +1,183 @@
+"""One traversal per file: collect what rules want and what inference needs.
+
+The walker records, in a single pass, every node some enabled rule handles
+(with its enclosing functions, classes and loops), every local binding and
+every method's ``self`` parameter. Rules run afterwards over the collected
+nodes, when all bindings of the file are known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Type
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from torchlint.analysis.inference import Binding, Inference
+from torchlint.analysis.names import Resolver
+
+
+@dataclass(frozen=True)
+class Frame:
+    """An enclosing FunctionDef, ClassDef, For or While, linked to its parent."""
+
+    node: cst.CSTNode
+    parent: Optional["Frame"]
+
+
+class FileContext:
+    """Shared knowledge about one file: names, values, and its source."""
+
+    def __init__(self, module: cst.Module, resolver: Resolver, inference: Inference, collector: "Collector") -> None:
+        self.module = module
+        self.resolver = resolver
+        self.inference = inference
+        self._collector = collector
+
+    def call_of(self, callee: cst.CSTNode) -> Optional[cst.Call]:
+        """The Call whose ``func`` is ``callee``, if it is called."""
+        return self._collector.call_of.get(callee)
+
+    def statement_line_of(self, small: cst.CSTNode) -> Optional[cst.SimpleStatementLine]:
+        return self._collector.line_of.get(small)
+
+
+@dataclass(frozen=True)
+class NodeContext:
+    """Where a node sits: its file and its enclosing frames."""
+
+    file: FileContext
+    frame: Optional[Frame]
+
+    @property
+    def resolver(self) -> Resolver:
+        return self.file.resolver
+
+    @property
+    def inference(self) -> Inference:
+        return self.file.inference
+
+    def enclosing(self, *types: Type[cst.CSTNode]) -> Optional[cst.CSTNode]:
+        frame = self.frame
+        while frame is not None:
+            if isinstance(frame.node, types):
+                return frame.node
+            frame = frame.parent
+        return None
+
+    def enclosing_class_of_method(self) -> Optional[cst.ClassDef]:
+        """The class whose method directly contains this node, if any."""
+        frame = self.frame
+        while frame is not None and not isinstance(frame.node, cst.FunctionDef):
+            frame = frame.parent
+        if frame is not None and frame.parent is not None and isinstance(frame.parent.node, cst.ClassDef):
+            return frame.parent.node
+        return None
+
+    def in_loop(self) -> bool:
+        """Inside a for/while loop of the same function."""
+        frame = self.frame
+        while frame is not None and not isinstance(frame.node, (cst.FunctionDef, cst.ClassDef)):
+            if isinstance(frame.node, (cst.For, cst.While)):
+                return True
+            frame = frame.parent
+        return False
+
+
+_FRAME_TYPES = (cst.FunctionDef, cst.ClassDef, cst.For, cst.While)
+
+
+class Collector(cst.CSTVisitor):
+    """The single traversal. ``wanted`` lists the node types rules handle."""
+
+    def __init__(self, wanted: Sequence[Type[cst.CSTNode]]) -> None:
+        super().__init__()
+        self._wanted = tuple(wanted)
+        self.collected: Dict[Type[cst.CSTNode], List[Tuple[cst.CSTNode, Optional[Frame]]]] = {}
+        self.bindings: Dict[cst.Name, Binding] = {}
+        self.self_params: Dict[cst.Param, cst.ClassDef] = {}
+        self.call_of: Dict[cst.CSTNode, cst.Call] = {}  # a callee expression -> its Call
+        self.line_of: Dict[cst.CSTNode, cst.SimpleStatementLine] = {}  # small statement -> its line
+        self._frame: Optional[Frame] = None
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, self._wanted):
+            self.collected.setdefault(type(node), []).append((node, self._frame))
+        if isinstance(node, _FRAME_TYPES):
+            if isinstance(node, cst.FunctionDef) and self._frame is not None:
+                self._note_self_param(node, self._frame.node)
+            self._frame = Frame(node, self._frame)
+        if isinstance(node, cst.Call):
+            self.call_of[node.func] = node
+        elif isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                self.line_of[small] = node
+        handler = _BINDING_HANDLERS.get(type(node))
+        if handler is not None:
+            handler(self, node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, _FRAME_TYPES):
+            assert self._frame is not None
+            self._frame = self._frame.parent
+
+    # -- bindings -----------------------------------------------------------
+
+    def _bind(self, target: cst.BaseExpression, how: str, value: cst.BaseExpression, path=()) -> None:
+        if isinstance(target, cst.Name):
+            self.bindings[target] = Binding(how, value, tuple(path))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for index, element in enumerate(target.elements):
+                if isinstance(element, cst.Element):
+                    self._bind(element.value, how, value, (*path, index))
+
+    def _on_assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target, "assign", node.value)
+
+    def _on_ann_assign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, "assign", node.value)
+
+    def _on_aug_assign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, "aug", node.value)
+
+    def _on_for(self, node: cst.For) -> None:
+        self._bind(node.target, "for", node.iter)
+
+    def _on_named_expr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, "assign", node.value)
+
+    def _note_self_param(self, function: cst.FunctionDef, owner: cst.CSTNode) -> None:
+        if not isinstance(owner, cst.ClassDef):
+            return
+        decorators = {cst.helpers.get_full_name_for_node(d.decorator) for d in function.decorators}
+        if decorators & {"staticmethod", "classmethod"}:
+            return
+        params = function.params.posonly_params or function.params.params
+        if params:
+            self.self_params[params[0]] = owner
+
+
+_BINDING_HANDLERS = {
+    cst.Assign: Collector._on_assign,
+    cst.AnnAssign: Collector._on_ann_assign,
+    cst.AugAssign: Collector._on_aug_assign,
+    cst.For: Collector._on_for,
+    cst.NamedExpr: Collector._on_named_expr,
+}
+
+
+def analyse(
+    module: cst.Module, wanted: Sequence[Type[cst.CSTNode]]
+) -> Tuple[FileContext, Mapping[Type[cst.CSTNode], List[Tuple[cst.CSTNode, Optional[Frame]]]], cst.metadata.MetadataWrapper]:
+    """Scope analysis plus the single collecting traversal."""
+    wrapper = cst.metadata.MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    collector = Collector(wanted)
+    wrapper.module.visit(collector)
+    resolver = Resolver(scopes)
+    inference = Inference(resolver, collector.bindings, collector.self_params)
+    return FileContext(wrapper.module, resolver, inference, collector), collector.collected, wrapper

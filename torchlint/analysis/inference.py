@@ -1,0 +1,392 @@
+"""What kind of value is an expression: a tensor, a module, a data loader?
+
+A small, conservative abstract interpreter over one file. It reads local
+bindings (assignments, tuple unpacking, ``for`` targets, augmented
+assignments) and the shapes of expressions (torch factories, nn
+constructors, calls of modules, tensor methods, arithmetic). A name's value is
+the agreement of *all* its bindings in scope: one binding of unknown kind makes
+the name unknown. Rules flag only what this reports as known, so an unknown
+value never produces a finding.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+from typing import Dict, Iterable, Mapping, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+from libcst.metadata.scope_provider import ImportAssignment
+
+from torchlint import torch_api as api
+from torchlint.analysis.names import Resolver
+
+
+class Kind(enum.Enum):
+    UNKNOWN = "unknown"
+    TENSOR = "tensor"
+    MODULE = "module"
+    LOADER = "loader"  # a torch DataLoader
+    NUMBER = "number"  # a Python int/float literal or arithmetic on them
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: Kind
+    scalar: bool = False  # TENSOR: known to be 0-dim
+    cuda: Optional[bool] = None  # known to live on a CUDA device (True) or not (False)
+    module_class: Optional[str] = None  # MODULE: qualified class, when it is a torch.nn class
+    reduces: bool = False  # MODULE: a loss module whose call returns a 0-dim tensor
+
+
+UNKNOWN = Value(Kind.UNKNOWN)
+TENSOR = Value(Kind.TENSOR)
+MODULE = Value(Kind.MODULE)
+NUMBER = Value(Kind.NUMBER)
+# A binding whose value depends on itself (``x = x.cuda()``): no information.
+_PENDING = Value(Kind.UNKNOWN, cuda=None, module_class="<pending>")
+
+
+@dataclass(frozen=True)
+class Binding:
+    """Where a name gets its value: ``how`` is "assign", "for" or "aug".
+
+    ``path`` indexes into tuple targets: in ``a, (b, c) = v``, c has (1, 1).
+    """
+
+    how: str
+    value: cst.BaseExpression
+    path: Tuple[int, ...] = ()
+
+
+def meet(values: Iterable[Value]) -> Value:
+    """The value all of ``values`` agree on; self-dependent ones are neutral."""
+    result: Optional[Value] = None
+    for value in values:
+        if value is _PENDING:
+            continue
+        if result is None:
+            result = value
+            continue
+        if value.kind is not result.kind:
+            return UNKNOWN
+        result = Value(
+            result.kind,
+            scalar=result.scalar and value.scalar,
+            cuda=result.cuda if result.cuda == value.cuda else None,
+            module_class=result.module_class if result.module_class == value.module_class else None,
+            reduces=result.reduces and value.reduces,
+        )
+    return result if result is not None else UNKNOWN
+
+
+class Inference:
+    def __init__(
+        self,
+        resolver: Resolver,
+        bindings: Mapping[cst.Name, Binding],
+        self_params: Mapping[cst.Param, cst.ClassDef],
+    ) -> None:
+        self._resolver = resolver
+        self._bindings = bindings
+        self._self_params = self_params
+        self._cache: Dict[cst.CSTNode, Value] = {}
+        self._module_classes: Dict[cst.ClassDef, bool] = {}
+
+    # -- the questions rules ask ------------------------------------------
+
+    def value(self, expr: cst.BaseExpression) -> Value:
+        cached = self._cache.get(expr)
+        if cached is None:
+            self._cache[expr] = _PENDING  # breaks cycles through self-references
+            cached = self._evaluate(expr)
+            self._cache[expr] = cached
+        return cached
+
+    def is_tensor(self, expr: cst.BaseExpression) -> bool:
+        return self.value(expr).kind is Kind.TENSOR
+
+    def is_scalar_tensor(self, expr: cst.BaseExpression) -> bool:
+        value = self.value(expr)
+        return value.kind is Kind.TENSOR and value.scalar
+
+    def is_module(self, expr: cst.BaseExpression) -> bool:
+        return self.value(expr).kind is Kind.MODULE
+
+    def on_cuda(self, expr: cst.BaseExpression) -> bool:
+        """Known to be on a CUDA device (a tensor, or anything moved there)."""
+        return self.value(expr).cuda is True
+
+    def is_module_class(self, classdef: cst.ClassDef) -> bool:
+        """Does this class derive from torch.nn.Module (directly or via the file)?"""
+        known = self._module_classes.get(classdef)
+        if known is None:
+            self._module_classes[classdef] = False  # cycles: not a module
+            known = any(self._is_module_base(base.value) for base in classdef.bases if base.keyword is None)
+            self._module_classes[classdef] = known
+        return known
+
+    # -- evaluation ---------------------------------------------------------
+
+    def _evaluate(self, expr: cst.BaseExpression) -> Value:
+        if isinstance(expr, cst.Name):
+            return self._name_value(expr)
+        if isinstance(expr, cst.Call):
+            return self._call_value(expr)
+        if isinstance(expr, cst.Attribute):
+            base = self.value(expr.value)
+            if (base.kind is Kind.TENSOR or base.cuda) and expr.attr.value in api.TENSOR_ATTRIBUTES:
+                return replace(base, scalar=base.scalar and expr.attr.value == "data")
+            return UNKNOWN
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return NUMBER
+        if isinstance(expr, cst.UnaryOperation):
+            return self.value(expr.expression)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._arithmetic((expr.left, expr.right))
+        if isinstance(expr, cst.Comparison):
+            operands = [expr.left] + [target.comparator for target in expr.comparisons]
+            result = self._arithmetic(operands)
+            return result if result.kind is Kind.TENSOR else UNKNOWN
+        if isinstance(expr, cst.Subscript):
+            base = self.value(expr.value)
+            if base.kind is Kind.TENSOR:
+                return Value(Kind.TENSOR, cuda=base.cuda)
+            return UNKNOWN
+        if isinstance(expr, cst.IfExp):
+            return meet((self.value(expr.body), self.value(expr.orelse)))
+        return UNKNOWN
+
+    def _arithmetic(self, operands: Sequence[cst.BaseExpression]) -> Value:
+        values = [self.value(op) for op in operands]
+        tensors = [v for v in values if v.kind is Kind.TENSOR]
+        if not tensors:
+            if all(v.kind is Kind.NUMBER for v in values):
+                return NUMBER
+            return UNKNOWN
+        scalar = all(v.kind is Kind.NUMBER or (v.kind is Kind.TENSOR and v.scalar) for v in values)
+        cuda = True if any(v.cuda for v in tensors) else (False if all(v.cuda is False for v in tensors) else None)
+        return Value(Kind.TENSOR, scalar=scalar, cuda=cuda)
+
+    def _name_value(self, name: cst.Name) -> Value:
+        assignments = self._resolver.assignments(name)
+        if not assignments:
+            return UNKNOWN
+        return meet(self._assignment_value(a) for a in assignments)
+
+    def _assignment_value(self, assignment) -> Value:
+        node = assignment.node
+        if isinstance(assignment, ImportAssignment):
+            return UNKNOWN
+        if isinstance(node, cst.Param):
+            classdef = self._self_params.get(node)
+            if classdef is not None and self.is_module_class(classdef):
+                return MODULE
+            return UNKNOWN
+        if isinstance(node, cst.Name):
+            binding = self._bindings.get(node)
+            if binding is not None:
+                return self._binding_value(binding)
+        return UNKNOWN
+
+    def _binding_value(self, binding: Binding) -> Value:
+        if binding.how == "assign":
+            return self._unpack(binding.value, binding.path)
+        if binding.how == "for":
+            return self._iterated(binding.value, binding.path)
+        if binding.how == "aug":
+            # ``total += loss``: adds to whatever total was; only the right
+            # side brings information.
+            added = self.value(binding.value)
+            return added if added.kind in (Kind.TENSOR, Kind.NUMBER) else UNKNOWN
+        return UNKNOWN
+
+    def _unpack(self, value: cst.BaseExpression, path: Tuple[int, ...]) -> Value:
+        for index in path:
+            if not isinstance(value, (cst.Tuple, cst.List)):
+                return UNKNOWN
+            elements = value.elements
+            if any(isinstance(e, cst.StarredElement) for e in elements) or index >= len(elements):
+                return UNKNOWN
+            value = elements[index].value
+        return self.value(value)
+
+    def _iterated(self, iterable: cst.BaseExpression, path: Tuple[int, ...]) -> Value:
+        """The value of a ``for`` target at ``path`` over ``iterable``."""
+        if isinstance(iterable, cst.Call) and iterable.args and iterable.args[0].keyword is None:
+            callee = self._resolver.resolve(iterable.func)
+            inner = iterable.args[0].value
+            if callee == "builtins.enumerate":
+                if not path:
+                    return UNKNOWN
+                return NUMBER if path[0] == 0 and len(path) == 1 else (
+                    self._iterated(inner, path[1:]) if path[0] == 1 else UNKNOWN)
+            if callee in api.ITERATION_WRAPPERS:
+                return self._iterated(inner, path)
+        source = self.value(iterable)
+        if source.kind is Kind.LOADER:
+            # A batch itself may be a list or dict; its unpacked parts are tensors.
+            return TENSOR if path else UNKNOWN
+        if source.kind is Kind.TENSOR and not path:
+            return Value(Kind.TENSOR, cuda=source.cuda)
+        return UNKNOWN
+
+    def _call_value(self, call: cst.Call) -> Value:
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            method_value = self._method_call_value(call, func)
+            if method_value is not None:
+                return method_value
+        callee_name = self._resolver.resolve(func)
+        if callee_name is not None:
+            return self._known_callee_value(call, callee_name)
+        callee = self.value(func)
+        if callee.kind is Kind.MODULE:
+            return self._module_call_value(callee)
+        local_class = self._local_class(func)
+        if local_class is not None and self.is_module_class(local_class):
+            return MODULE
+        return UNKNOWN
+
+    def _method_call_value(self, call: cst.Call, func: cst.Attribute) -> Optional[Value]:
+        """The value of ``receiver.method(...)``; None when the method says nothing."""
+        method = func.attr.value
+        receiver = self.value(func.value)
+        if receiver.kind is Kind.MODULE:
+            if method in ("cuda", "to", "cpu", "float", "double", "half", "train", "eval"):
+                return replace(receiver, cuda=_device_after(method, call, receiver.cuda))
+            return None
+        if receiver.kind is Kind.TENSOR or receiver.cuda:
+            # A tensor, or something visibly sent to the GPU (only tensors
+            # and modules have .cuda(), and modules have no tensor methods).
+            if method not in api.TENSOR_RETURNING_METHODS and not method.endswith("_"):
+                return UNKNOWN
+            if method in ("max", "min") and call.args:
+                return UNKNOWN  # with a dim these return (values, indices)
+            scalar = receiver.kind is Kind.TENSOR and (
+                receiver.scalar or (method in api.FULL_REDUCTIONS and not call.args))
+            return Value(receiver.kind, scalar=scalar, cuda=_device_after(method, call, receiver.cuda))
+        if method in ("cuda", "to") and receiver.kind is Kind.UNKNOWN:
+            cuda = _device_after(method, call, None)
+            return Value(Kind.UNKNOWN, cuda=True) if cuda else None
+        if method in api.FULL_REDUCTIONS and not call.args and isinstance(func.value, cst.Comparison):
+            # ``(pred == y).sum()``: an elementwise comparison reduced to one
+            # number; with ``.data[0]`` after it, only torch fits.
+            return Value(Kind.TENSOR, scalar=True)
+        return None
+
+    def _known_callee_value(self, call: cst.Call, callee: str) -> Value:
+        if callee in api.CUDA_TENSOR_TYPES:
+            return Value(Kind.TENSOR, cuda=True)
+        if callee in api.VARIABLE or callee in api.PARAMETER_CLASSES:
+            wrapped = self.value(call.args[0].value) if call.args and call.args[0].keyword is None else UNKNOWN
+            return Value(Kind.TENSOR, scalar=wrapped.scalar, cuda=wrapped.cuda)
+        if callee in api.DATALOADERS:
+            return Value(Kind.LOADER)
+        if api.is_nn_class(callee):
+            if callee in api.PARAMETER_CLASSES:
+                return TENSOR
+            return Value(Kind.MODULE, module_class=callee,
+                         reduces=api.is_loss_class(callee) and _reduces(call))
+        if callee.startswith(api.MODEL_FACTORY_PREFIXES) and not callee.rsplit(".", 1)[1][:1].isupper():
+            return MODULE
+        if callee in api.LOSS_FUNCTION_PARAMS or (
+            callee.startswith(api.FUNCTIONAL) and callee.endswith("_loss")
+        ):
+            return Value(Kind.TENSOR, scalar=_reduces(call))
+        if callee.startswith(api.FUNCTIONAL):
+            return TENSOR
+        if callee in api.TENSOR_FACTORIES:
+            positional = [a for a in call.args if a.keyword is None]
+            scalar = callee in api.SCALAR_FUNCTIONS and len(positional) == 1 and len(call.args) == 1
+            return Value(Kind.TENSOR, scalar=scalar, cuda=_device_keyword(call))
+        return UNKNOWN
+
+    def _module_call_value(self, module: Value) -> Value:
+        if module.reduces:
+            return Value(Kind.TENSOR, scalar=True, cuda=module.cuda)
+        if module.module_class is not None and module.module_class not in api.TUPLE_RETURNING_MODULES:
+            return Value(Kind.TENSOR, cuda=module.cuda)
+        return UNKNOWN  # user modules may return tuples or dicts
+
+    def _local_class(self, func: cst.BaseExpression) -> Optional[cst.ClassDef]:
+        if not isinstance(func, cst.Name):
+            return None
+        nodes = {a.node for a in self._resolver.assignments(func)}
+        if len(nodes) == 1:
+            (node,) = nodes
+            if isinstance(node, cst.ClassDef):
+                return node
+        return None
+
+    def _is_module_base(self, base: cst.BaseExpression) -> bool:
+        qualified = self._resolver.resolve(base)
+        if qualified is not None:
+            return qualified in api.MODULE_BASES or api.is_nn_class(qualified)
+        local = self._local_class(base)
+        return local is not None and self.is_module_class(local)
+
+
+def _literal_string(expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, cst.SimpleString):
+        return expr.evaluated_value if isinstance(expr.evaluated_value, str) else None
+    return None
+
+
+def _device_literal(expr: cst.BaseExpression) -> Optional[bool]:
+    """True for 'cuda', 'cuda:0', torch.device('cuda'); False for 'cpu'; else None."""
+    if isinstance(expr, cst.Call) and expr.args and cst.helpers.get_full_name_for_node(expr.func) in (
+        "torch.device", "device"
+    ):
+        expr = expr.args[0].value
+    text = _literal_string(expr)
+    if text is None:
+        return None
+    if text == "cuda" or text.startswith("cuda:"):
+        return True
+    if text == "cpu":
+        return False
+    return None
+
+
+def _device_keyword(call: cst.Call) -> Optional[bool]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device":
+            return _device_literal(arg.value)
+    return False
+
+
+def _device_after(method: str, call: cst.Call, before: Optional[bool]) -> Optional[bool]:
+    if method == "cuda":
+        return True
+    if method == "cpu":
+        return False
+    if method == "to":
+        for arg in call.args:
+            if arg.keyword is None or arg.keyword.value == "device":
+                device = _device_literal(arg.value)
+                if device is not None:
+                    return device
+                if arg.keyword is None and _is_dtype_like(arg.value):
+                    continue  # ``.to(torch.float16)`` keeps the device
+                return None
+        return before
+    return before
+
+
+def _is_dtype_like(expr: cst.BaseExpression) -> bool:
+    name = cst.helpers.get_full_name_for_node(expr) or ""
+    return name.startswith("torch.") and name.rsplit(".", 1)[1][:1].islower() and name.count(".") == 1
+
+
+def _reduces(call: cst.Call) -> bool:
+    """Does a loss call/constructor reduce to a scalar (no reduction='none' / reduce=False)?"""
+    for arg in call.args:
+        if arg.keyword is None:
+            continue
+        key = arg.keyword.value
+        if key == "reduction":
+            return _literal_string(arg.value) in ("mean", "sum", "elementwise_mean")
+        if key == "reduce" and not (isinstance(arg.value, cst.Name) and arg.value.value in ("True", "None")):
+            return False
+    return True

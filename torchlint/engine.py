@@ -1,0 +1,175 @@
+"""The engine: one parse and one traversal per file, whatever the rules.
+
+``Engine.check`` finds problems in a source text; ``Engine.fix`` applies
+fixes in rounds until nothing more can be fixed (bounded), re-checking the
+rewritten code each round, so a second ``--fix`` never changes anything.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple, Type
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from torchlint.analysis.context import NodeContext, analyse
+from torchlint.fixer import apply_fixes
+from torchlint.noqa import NoqaIndex, file_is_exempt
+from torchlint.rule import Fix, Rule
+
+MAX_FIX_ROUNDS = 10
+
+
+class ParseError(Exception):
+    """The source is not valid Python; carries a 1-based line and 0-based column."""
+
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    message: str
+    line: int  # 1-based
+    column: int  # 0-based, in characters
+    fix: Optional[Fix] = None
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None and self.fix.safe
+
+    @property
+    def unsafe_fixable(self) -> bool:
+        return self.fix is not None and not self.fix.safe
+
+    def sort_key(self) -> Tuple[int, int, str]:
+        return (self.line, self.column, self.code)
+
+
+@dataclass
+class CheckResult:
+    diagnostics: List[Diagnostic]
+    module: Optional[cst.Module] = None
+    internal_errors: List[str] = field(default_factory=list)
+
+
+@dataclass
+class FixResult:
+    source: str
+    diagnostics: List[Diagnostic]  # what remains after fixing
+    fixed: Counter = field(default_factory=Counter)  # code -> number of fixes applied
+    discarded: List[Tuple[Diagnostic, str]] = field(default_factory=list)
+    internal_errors: List[str] = field(default_factory=list)
+    converged: bool = True
+
+
+class Engine:
+    def __init__(self, rules: Sequence[Rule], honour_noqa: bool = True) -> None:
+        self.rules = list(rules)
+        self.honour_noqa = honour_noqa
+        # node type -> [(rule, bound check method)], in rule order
+        self._handlers: Dict[Type[cst.CSTNode], List[Tuple[Rule, object]]] = {}
+        for rule in self.rules:
+            for node_type, method in rule.node_handlers():
+                self._handlers.setdefault(node_type, []).append((rule, getattr(rule, method)))
+
+    def rules_for(self, source: str) -> List[Rule]:
+        """Cheap textual screen: rules whose trigger words occur in ``source``."""
+        return [r for r in self.rules if not r.triggers or any(t in source for t in r.triggers)]
+
+    def check(self, source: str) -> CheckResult:
+        if self.honour_noqa and file_is_exempt(source):
+            return CheckResult([])
+        active = self.rules_for(source)
+        if not active:
+            return CheckResult([])
+        module = parse(source)
+        try:
+            return self._check_module(module, source, active)
+        except RecursionError:
+            raise ParseError("too deeply nested to analyse", 1, 0) from None
+
+    def _check_module(self, module: cst.Module, source: str, active: Sequence[Rule]) -> CheckResult:
+        active_ids = {id(rule) for rule in active}
+        wanted = [t for t, handlers in self._handlers.items() if any(id(r) in active_ids for r, _ in handlers)]
+        file_context, collected, wrapper = analyse(module, wanted)
+        found: List[Tuple[Rule, object]] = []
+        errors: List[str] = []
+        for node_type in wanted:
+            handlers = [(r, h) for r, h in self._handlers[node_type] if id(r) in active_ids]
+            for node, frame in collected.get(node_type, ()):
+                context = NodeContext(file_context, frame)
+                for rule, handler in handlers:
+                    try:
+                        found.extend((rule, finding) for finding in handler(node, context))
+                    except Exception as exc:  # a rule bug must not stop the run
+                        errors.append(f"{rule.code} raised {type(exc).__name__}: {exc}")
+        diagnostics: List[Diagnostic] = []
+        if found:
+            positions = wrapper.resolve(PositionProvider)
+            noqa = NoqaIndex(source)
+            for rule, finding in found:
+                start = positions[finding.node].start
+                if self.honour_noqa and noqa.suppresses(start.line, rule.code):
+                    continue
+                diagnostics.append(Diagnostic(rule.code, finding.message, start.line, start.column, finding.fix))
+        diagnostics.sort(key=Diagnostic.sort_key)
+        return CheckResult(_dedupe(diagnostics), file_context.module, errors)
+
+    def fix(self, source: str, unsafe: bool = False) -> FixResult:
+        result = FixResult(source, [])
+        current = source
+        for _ in range(MAX_FIX_ROUNDS):
+            checked = self.check(current)
+            result.internal_errors.extend(checked.internal_errors)
+            by_fix: Dict[int, Diagnostic] = {}
+            for diagnostic in checked.diagnostics:
+                if diagnostic.fix is not None and (diagnostic.fix.safe or unsafe):
+                    by_fix.setdefault(id(diagnostic.fix), diagnostic)
+            if not by_fix or checked.module is None:
+                result.source, result.diagnostics = current, checked.diagnostics
+                return result
+            fixes = [d.fix for d in by_fix.values()]
+            fix_round = apply_fixes(checked.module, fixes)
+            owner = {id(d.fix): d for d in by_fix.values()}
+            for fix, reason in fix_round.discarded:
+                result.discarded.append((owner[id(fix)], reason))
+            for fix in fix_round.applied:
+                result.fixed[owner[id(fix)].code] += 1
+            if fix_round.code == current:
+                result.source, result.diagnostics = current, checked.diagnostics
+                return result
+            current = fix_round.code
+        result.converged = False
+        result.source = current
+        result.diagnostics = self.check(current).diagnostics
+        return result
+
+
+def parse(source: str) -> cst.Module:
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise ParseError(exc.message, exc.raw_line, exc.raw_column) from None
+    except RecursionError:
+        raise ParseError("too deeply nested to parse", 1, 0) from None
+    except Exception as exc:  # libcst's native parser can raise other errors
+        raise ParseError(str(exc) or type(exc).__name__, 1, 0) from None
+
+
+def _dedupe(diagnostics: List[Diagnostic]) -> List[Diagnostic]:
+    seen = set()
+    unique = []
+    for d in diagnostics:
+        key = (d.code, d.line, d.column, d.message)
+        if key not in seen:
+            seen.add(key)
+            unique.append(d)
+    return unique
+

@@ -1,0 +1,131 @@
+"""What a rule is: one self-describing unit.
+
+A rule states its code, name, message and rationale, the examples it flags
+(with their fixed form) and accepts, and how safe its fix is. The test suite
+and the pages in ``docs/rules/`` are generated from these same attributes, so
+the documentation cannot drift from the behaviour.
+"""
+
+from __future__ import annotations
+
+import enum
+import textwrap
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Iterator, Optional, Sequence, Tuple, Type
+
+import libcst as cst
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torchlint.analysis.context import FileContext, NodeContext
+
+
+class FixSafety(enum.Enum):
+    """How much a rule's fix can be trusted."""
+
+    NONE = "none"  # the rule never offers a fix
+    SAFE = "safe"  # applied by --fix; keeps behaviour
+    UNSAFE = "unsafe"  # needs --unsafe-fixes; changes behaviour (usually the point)
+    SOMETIMES = "sometimes"  # safe where the rewrite is exact, otherwise flag only
+
+
+@dataclass(frozen=True)
+class Example:
+    """A snippet a rule flags, and what ``--fix`` turns it into.
+
+    ``fixed`` is None when no fix applies to this snippet. ``runnable``
+    snippets are executed under real torch by the test suite: the original and
+    the fixed code must compute the same values, the fixed code warning-free.
+    ``count`` is how many findings the snippet produces. ``raises`` names the
+    exception the original raises under today's torch (the pitfall itself);
+    then only the fixed code's clean run is compared.
+    """
+
+    code: str
+    fixed: Optional[str] = None
+    count: int = 1
+    runnable: bool = False
+    raises: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", dedent(self.code))
+        if self.fixed is not None:
+            object.__setattr__(self, "fixed", dedent(self.fixed))
+
+
+def dedent(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+# An edit rewrites one node of the original tree. It receives the node as
+# updated by edits to its children, so edits on nested nodes compose.
+EditFn = Callable[[cst.CSTNode], cst.CSTNode]
+
+
+@dataclass(frozen=True)
+class Edit:
+    node: cst.CSTNode
+    apply: EditFn
+
+
+@dataclass(eq=False)
+class Fix:
+    """A set of edits applied together or not at all.
+
+    ``required_imports`` are top-level ``import X`` statements the fix needs;
+    the fixer adds each once, after docstrings and ``__future__`` imports.
+    """
+
+    edits: Sequence[Edit]
+    safe: bool = True
+    required_imports: Tuple[str, ...] = ()
+
+
+@dataclass
+class Finding:
+    """What a rule reports: a node to point at, a message and maybe a fix."""
+
+    node: cst.CSTNode
+    message: str
+    fix: Optional[Fix] = None
+
+
+class Rule:
+    """Base class of every rule; subclasses fill in the class attributes.
+
+    A rule declares which node types it wants (``check_<NodeType>`` methods)
+    and which source words must be present for it to possibly match
+    (``triggers``), so files that cannot match are never analysed for it.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]  # one line, shown in rule listings
+    why: ClassVar[str]  # why the pattern is bad (docs)
+    fix_safety: ClassVar[FixSafety] = FixSafety.NONE
+    fix_description: ClassVar[str] = ""
+    flagged: ClassVar[Sequence[Example]] = ()
+    accepted: ClassVar[Sequence[str]] = ()
+    triggers: ClassVar[Tuple[str, ...]] = ()
+    seeds: ClassVar[str] = ""  # where the pitfall is described in the seed notes
+    references: ClassVar[Tuple[str, ...]] = ()
+    enabled_by_default: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.accepted = tuple(dedent(a) for a in cls.accepted)
+
+    @classmethod
+    def node_handlers(cls) -> Iterator[Tuple[Type[cst.CSTNode], str]]:
+        """Yield (node type, method name) for each ``check_<Type>`` method."""
+        for attr in dir(cls):
+            if attr.startswith("check_"):
+                node_type = getattr(cst, attr[len("check_"):], None)
+                if isinstance(node_type, type) and issubclass(node_type, cst.CSTNode):
+                    yield node_type, attr
+
+    def __repr__(self) -> str:
+        return f"<{self.code} {self.name}>"
+
+
+CheckResult = Iterable[Finding]
+CheckFn = Callable[[cst.CSTNode, "NodeContext"], CheckResult]

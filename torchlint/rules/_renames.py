@@ -1,0 +1,161 @@
+"""Shared logic of rules that flag a deprecated torch callable with a twin.
+
+Subclasses give a ``RENAMES`` table (from ``torch_api``); this class finds
+attribute references (``F.upsample``, ``nn.init.normal``) and from-imports
+(``from torch.nn.functional import upsample``) and builds exact fixes:
+
+* attribute reference, same module: rename the attribute;
+* attribute reference, other module (``F.sigmoid`` -> ``torch.sigmoid``):
+  spell the new module the way the file imports it, adding ``import torch``
+  when the name is free;
+* from-import: rewrite the import and, where the bound name changes, every
+  use of it, all in one fix; no fix when a use cannot be rewritten.
+
+Calls gain the replacement's ``extra_keywords``; a reference that is not
+called cannot gain them, so it is flagged without a fix.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Iterator, List, Mapping, Optional, Tuple
+
+import libcst as cst
+from libcst.metadata.scope_provider import ImportAssignment
+
+from torchlint import edits
+from torchlint.analysis.context import NodeContext
+from torchlint.rule import Edit, Finding, Fix, Rule
+from torchlint.torch_api import Rename
+
+
+class RenamedSymbolRule(Rule):
+    RENAMES: ClassVar[Mapping[str, Rename]]
+
+    def message(self, rename: Rename) -> str:
+        raise NotImplementedError
+
+    # -- attribute references: F.upsample(...), nn.init.normal(w) -------------
+
+    def check_Attribute(self, node: cst.Attribute, ctx: NodeContext) -> Iterator[Finding]:
+        if node.attr.value not in self._old_attrs():
+            return
+        qualified = ctx.resolver.resolve(node)
+        rename = self.RENAMES.get(qualified) if qualified else None
+        if rename is None:
+            return
+        yield Finding(node.attr, self.message(rename), self._attribute_fix(node, rename, ctx))
+
+    def _attribute_fix(self, node: cst.Attribute, rename: Rename, ctx: NodeContext) -> Optional[Fix]:
+        call = ctx.file.call_of(node)
+        if rename.extra_keywords and call is None:
+            return None
+        fix_edits: List[Edit] = []
+        required: Tuple[str, ...] = ()
+        if rename.new_module == rename.old_module:
+            fix_edits.append(Edit(node, edits.rename_attr(rename.new_attr)))
+        else:
+            spelled = ctx.resolver.name_for_module(rename.new_module, node)
+            if spelled is None:
+                root = rename.new_module.split(".", 1)[0]
+                if rename.new_module != root or not ctx.resolver.is_unbound(root, node):
+                    return None
+                spelled, required = root, (root,)
+            fix_edits.append(Edit(node, edits.replace_with_expression(f"{spelled}.{rename.new_attr}")))
+        if call is not None and rename.extra_keywords:
+            if edits.has_star_args(call):
+                return None  # the keywords might already be in **kwargs
+            fix_edits.append(Edit(call, edits.add_keywords(rename.extra_keywords)))
+        return Fix(fix_edits, safe=True, required_imports=required)
+
+    # -- from-imports: from torch.nn.functional import upsample -----------------
+
+    def check_ImportFrom(self, node: cst.ImportFrom, ctx: NodeContext) -> Iterator[Finding]:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = cst.helpers.get_full_name_for_node(node.module)
+        for alias in node.names:
+            name = cst.helpers.get_full_name_for_node(alias.name)
+            rename = self.RENAMES.get(f"{module}.{name}")
+            if rename is not None:
+                yield Finding(alias.name, self.message(rename), self._import_fix(node, alias, rename, ctx))
+
+    def _import_fix(
+        self, node: cst.ImportFrom, alias: cst.ImportAlias, rename: Rename, ctx: NodeContext
+    ) -> Optional[Fix]:
+        bound = alias.evaluated_alias or alias.evaluated_name
+        references = self._references(node, bound, ctx)
+        if references is None:
+            return None
+        calls = [ctx.file.call_of(ref) for ref in references]
+        if rename.extra_keywords and any(c is None or edits.has_star_args(c) for c in calls):
+            return None
+        fix_edits: List[Edit] = [
+            Edit(call, edits.add_keywords(rename.extra_keywords)) for call in calls if rename.extra_keywords
+        ]
+        if rename.new_module == rename.old_module:
+            if alias.asname is None:
+                if not self._name_is_free_or_same(rename, ctx, node):
+                    return None
+                fix_edits.extend(Edit(ref, edits.rename_name(rename.new_attr)) for ref in references)
+            fix_edits.append(Edit(alias, _rename_alias(rename.new_attr)))
+            return Fix(fix_edits)
+        # The callable lives in another module: import it from there instead.
+        new_import = f"from {rename.new_module} import {rename.new_attr}"
+        if alias.asname is not None:
+            new_import += f" as {bound}"
+        elif rename.new_attr != bound:
+            return None
+        if len(node.names) == 1:
+            fix_edits.append(Edit(node, lambda n: cst.parse_statement(new_import).body[0]))
+        else:
+            line = ctx.file.statement_line_of(node)
+            if line is None:
+                return None
+            fix_edits.append(Edit(node, edits.remove_import_alias(alias.evaluated_name)))
+            fix_edits.append(Edit(line, _append_line(new_import)))
+        return Fix(fix_edits)
+
+    def _references(self, node: cst.ImportFrom, bound: str, ctx: NodeContext) -> Optional[List[cst.Name]]:
+        scope = ctx.resolver.scope_of(node)
+        if scope is None:
+            return None
+        references: List[cst.Name] = []
+        for assignment in scope.assignments[bound]:
+            if isinstance(assignment, ImportAssignment) and assignment.node is node:
+                for access in assignment.references:
+                    if not isinstance(access.node, cst.Name):
+                        return None  # e.g. a use inside a string annotation
+                    references.append(access.node)
+        return references
+
+    def _name_is_free_or_same(self, rename: Rename, ctx: NodeContext, at: cst.CSTNode) -> bool:
+        scope = ctx.resolver.scope_of(at)
+        if scope is None:
+            return False
+        if rename.new_attr not in scope:
+            return True
+        names = {qn.name for qn in scope.get_qualified_names_for(rename.new_attr)}
+        return names == {rename.new}
+
+    def _old_attrs(self) -> frozenset:
+        cached = self.__dict__.get("_old_attr_cache")
+        if cached is None:
+            cached = frozenset(old.rsplit(".", 1)[1] for old in self.RENAMES)
+            self.__dict__["_old_attr_cache"] = cached
+        return cached
+
+
+def _rename_alias(new_name: str):
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.ImportAlias)
+        return node.with_changes(name=cst.Name(new_name))
+
+    return apply
+
+
+def _append_line(statement: str):
+    def apply(node: cst.CSTNode):
+        assert isinstance(node, cst.SimpleStatementLine)
+        return cst.FlattenSentinel([node, cst.parse_statement(statement + "\n")])
+
+    return apply

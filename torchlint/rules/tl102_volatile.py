@@ -1,0 +1,108 @@
+"""TL102: `volatile=` was removed in torch 0.4."""
+
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint import edits
+from torchlint.analysis.context import NodeContext
+from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
+from torchlint.torch_api import VARIABLE
+
+MESSAGE = "`volatile` has had no effect since torch 0.4; use `with torch.no_grad():`"
+
+
+class VolatileVariable(Rule):
+    code = "TL102"
+    name = "volatile-variable"
+    summary = "`Variable(x, volatile=True)` does nothing since torch 0.4; use `torch.no_grad()`"
+    why = (
+        "`volatile=True` used to turn off graph building for inference. Since torch 0.4 the flag is "
+        "ignored with a warning (`volatile was removed and now has no effect`), so code that relies on it "
+        "silently builds the autograd graph and uses more memory. `with torch.no_grad():` is the "
+        "replacement. Setting `x.volatile = True` is equally ignored."
+    )
+    fix_safety = FixSafety.SAFE
+    fix_description = (
+        "Removes the `volatile=` keyword, which keeps today's behaviour exactly; wrapping the inference "
+        "code in `with torch.no_grad():` is left to you (it changes behaviour, as intended). No fix when "
+        "`requires_grad=True` is also passed (torch raises for that combination), nor for assignments."
+    )
+    triggers = ("volatile",)
+    seeds = "000 (2.5.2); 003 (Variable wrappers)"
+
+    flagged = (
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+            x = torch.ones(2, 2)
+            v = Variable(x, volatile=True)
+            y = (v * 2).sum()
+            """,
+            """
+            import torch
+            from torch.autograd import Variable
+            x = torch.ones(2, 2)
+            v = Variable(x)
+            y = (v * 2).sum()
+            """,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            import torch.autograd as autograd
+            targets = [autograd.Variable(t, volatile=True, requires_grad=False) for t in [torch.ones(1)]]
+            """,
+            """
+            import torch
+            import torch.autograd as autograd
+            targets = [autograd.Variable(t, requires_grad=False) for t in [torch.ones(1)]]
+            """,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            x = torch.zeros(3)
+            x.volatile = True
+            """,
+        ),
+    )
+    accepted = (
+        """
+        import torch
+        with torch.no_grad():
+            y = model(x)
+        """,
+        """
+        def Variable(x, volatile=False):
+            return x
+        v = Variable(1, volatile=True)
+        """,
+        """
+        class Config:
+            def __init__(self):
+                self.volatile = True
+        """,
+    )
+
+    def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        volatile = edits.keyword(node, "volatile")
+        if volatile is None or ctx.resolver.resolve(node.func) not in VARIABLE:
+            return
+        requires_grad = edits.keyword(node, "requires_grad")
+        raises_today = requires_grad is not None and edits.literal_value(requires_grad.value) != (True, False)
+        fix = None if raises_today else Fix([Edit(node, edits.remove_keywords(["volatile"]))])
+        yield Finding(volatile, MESSAGE, fix)
+
+    def check_Assign(self, node: cst.Assign, ctx: NodeContext) -> Iterator[Finding]:
+        for target in node.targets:
+            attribute = target.target
+            if (
+                isinstance(attribute, cst.Attribute)
+                and attribute.attr.value == "volatile"
+                and ctx.inference.is_tensor(attribute.value)
+            ):
+                yield Finding(attribute, MESSAGE)

@@ -1,0 +1,105 @@
+"""TL103: F.upsample* is deprecated in favour of F.interpolate."""
+
+from torchlint.rule import Example, FixSafety
+from torchlint.rules._renames import RenamedSymbolRule
+from torchlint.torch_api import Rename, renames_for
+
+
+class DeprecatedUpsample(RenamedSymbolRule):
+    code = "TL103"
+    name = "deprecated-upsample"
+    summary = "`F.upsample`, `upsample_nearest` and `upsample_bilinear` are deprecated; use `F.interpolate`"
+    why = (
+        "`torch.nn.functional.upsample` and its `_nearest` / `_bilinear` variants warn on every call "
+        "since torch 0.4.1. `F.interpolate` does the same work; `upsample_nearest` is "
+        "`interpolate(..., mode='nearest')` and `upsample_bilinear` is "
+        "`interpolate(..., mode='bilinear', align_corners=True)` (with `align_corners=False` the "
+        "results differ, so the fix spells it out)."
+    )
+    fix_safety = FixSafety.SAFE
+    fix_description = (
+        "Renames the call to `interpolate` and adds the `mode` (and `align_corners`) keywords the old "
+        "function implied; from-imports and their uses are rewritten together. A reference that is not "
+        "called (e.g. stored in a variable) to `upsample_nearest`/`upsample_bilinear` is flagged without a fix."
+    )
+    triggers = ("upsample",)
+    seeds = "000 (2.5.3); 001 (十二, ONNX upsample)"
+    RENAMES = renames_for("TL103")
+
+    def message(self, rename: Rename) -> str:
+        extra = "".join(f", {k}={v}" for k, v in rename.extra_keywords)
+        return f"`{rename.old_attr}` is deprecated; use `interpolate(...{extra})`"
+
+    flagged = (
+        Example(
+            """
+            import torch
+            import torch.nn.functional as F
+            x = torch.arange(16.0).reshape(1, 1, 4, 4)
+            y = F.upsample(x, scale_factor=2, mode="bilinear", align_corners=False)
+            """,
+            """
+            import torch
+            import torch.nn.functional as F
+            x = torch.arange(16.0).reshape(1, 1, 4, 4)
+            y = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+            """,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            from torch.nn import functional as fn
+            x = torch.arange(16.0).reshape(1, 1, 4, 4)
+            y = fn.upsample_nearest(x, scale_factor=2)
+            z = fn.upsample_bilinear(x, size=(7, 7))
+            """,
+            """
+            import torch
+            from torch.nn import functional as fn
+            x = torch.arange(16.0).reshape(1, 1, 4, 4)
+            y = fn.interpolate(x, scale_factor=2, mode='nearest')
+            z = fn.interpolate(x, size=(7, 7), mode='bilinear', align_corners=True)
+            """,
+            count=2,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            from torch.nn.functional import upsample_bilinear
+            x = torch.arange(16.0).reshape(1, 1, 4, 4)
+            y = upsample_bilinear(x, scale_factor=2)
+            """,
+            """
+            import torch
+            from torch.nn.functional import interpolate
+            x = torch.arange(16.0).reshape(1, 1, 4, 4)
+            y = interpolate(x, scale_factor=2, mode='bilinear', align_corners=True)
+            """,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch.nn as nn
+            up = nn.functional.upsample_nearest  # not called: no fix
+            """,
+        ),
+    )
+    accepted = (
+        """
+        import torch.nn.functional as F
+        y = F.interpolate(x, scale_factor=2)
+        """,
+        """
+        import torch.nn as nn
+        up = nn.Upsample(scale_factor=2)  # the module is not deprecated
+        """,
+        """
+        class F:
+            @staticmethod
+            def upsample(x):
+                return x
+        y = F.upsample(1)
+        """,
+    )

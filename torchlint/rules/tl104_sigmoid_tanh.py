@@ -1,0 +1,90 @@
+"""TL104: F.sigmoid / F.tanh -> torch.sigmoid / torch.tanh."""
+
+from torchlint.rule import Example, FixSafety
+from torchlint.rules._renames import RenamedSymbolRule
+from torchlint.torch_api import Rename, renames_for
+
+
+class FunctionalSigmoidTanh(RenamedSymbolRule):
+    code = "TL104"
+    name = "functional-sigmoid-tanh"
+    summary = "`F.sigmoid` / `F.tanh` are deprecated aliases; use `torch.sigmoid` / `torch.tanh`"
+    why = (
+        "From torch 0.4.1 until 1.13, `torch.nn.functional.sigmoid` and `tanh` warned that they are "
+        "deprecated in favour of `torch.sigmoid` and `torch.tanh`; the warning was dropped in 2.0 "
+        "(pytorch/pytorch#86905) but the functions remain aliases. The results are identical: this is a "
+        "cosmetic rule that matters for code still run on torch < 2.0."
+    )
+    fix_safety = FixSafety.SAFE
+    fix_description = (
+        "Rewrites the reference to `torch.sigmoid` / `torch.tanh`, spelled the way the file imports torch "
+        "(`th.sigmoid` after `import torch as th`); adds `import torch` when the file binds no `torch`. "
+        "`from torch.nn.functional import sigmoid` becomes `from torch import sigmoid`."
+    )
+    triggers = ("sigmoid", "tanh")
+    seeds = "001 (三.4)"
+    RENAMES = renames_for("TL104")
+
+    def message(self, rename: Rename) -> str:
+        return f"`F.{rename.old_attr}` is a deprecated alias; use `torch.{rename.new_attr}`"
+
+    flagged = (
+        Example(
+            """
+            import torch
+            import torch.nn.functional as F
+            x = torch.linspace(-3, 3, 7)
+            y = F.sigmoid(x) + F.tanh(x)
+            """,
+            """
+            import torch
+            import torch.nn.functional as F
+            x = torch.linspace(-3, 3, 7)
+            y = torch.sigmoid(x) + torch.tanh(x)
+            """,
+            count=2,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch.nn.functional as F
+
+
+            def gate(x):
+                return F.sigmoid(x)
+            """,
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def gate(x):
+                return torch.sigmoid(x)
+            """,
+        ),
+        Example(
+            """
+            from torch.nn.functional import relu, tanh
+            y = tanh(relu(x))
+            """,
+            """
+            from torch.nn.functional import relu
+            from torch import tanh
+            y = tanh(relu(x))
+            """,
+        ),
+    )
+    accepted = (
+        """
+        import torch
+        y = torch.sigmoid(x)
+        """,
+        """
+        import torch.nn as nn
+        act = nn.Sigmoid()
+        """,
+        """
+        import numpy as F
+        y = F.tanh(0.5)
+        """,
+    )

@@ -1,0 +1,101 @@
+"""TL105: nn.init.X -> nn.init.X_."""
+
+from torchlint.rule import Example, FixSafety
+from torchlint.rules._renames import RenamedSymbolRule
+from torchlint.torch_api import Rename, renames_for
+
+
+class InitWithoutUnderscore(RenamedSymbolRule):
+    code = "TL105"
+    name = "deprecated-init-function"
+    summary = "`nn.init.xavier_uniform` and friends are deprecated; use the in-place `xavier_uniform_`"
+    why = (
+        "Since torch 0.4 the initialisers in `torch.nn.init` are in-place functions with a trailing "
+        "underscore. The old names (`uniform`, `normal`, `constant`, `eye`, `dirac`, `xavier_uniform`, "
+        "`xavier_normal`, `kaiming_uniform`, `kaiming_normal`, `orthogonal`, `sparse`) emit a "
+        "FutureWarning on every call. The underscored functions take the same arguments and draw the "
+        "same random numbers."
+    )
+    fix_safety = FixSafety.SAFE
+    fix_description = "Appends the underscore, in attribute references and in from-imports with their uses."
+    triggers = ("init",)
+    seeds = "000 (2.5.1)"
+    RENAMES = renames_for("TL105")
+
+    def message(self, rename: Rename) -> str:
+        return f"`init.{rename.old_attr}` is deprecated; use `init.{rename.new_attr}`"
+
+    flagged = (
+        Example(
+            """
+            import torch
+            import torch.nn as nn
+            torch.manual_seed(0)
+            w = torch.empty(3, 5)
+            nn.init.xavier_uniform(w, gain=2.0)
+            """,
+            """
+            import torch
+            import torch.nn as nn
+            torch.manual_seed(0)
+            w = torch.empty(3, 5)
+            nn.init.xavier_uniform_(w, gain=2.0)
+            """,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            from torch.nn import init
+            torch.manual_seed(0)
+            w = torch.empty(4, 4)
+            init.kaiming_normal(w)
+            init.constant(w[0], 0.5)
+            """,
+            """
+            import torch
+            from torch.nn import init
+            torch.manual_seed(0)
+            w = torch.empty(4, 4)
+            init.kaiming_normal_(w)
+            init.constant_(w[0], 0.5)
+            """,
+            count=2,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            from torch.nn.init import orthogonal, normal as gauss
+            torch.manual_seed(0)
+            w = torch.empty(4, 4)
+            orthogonal(w)
+            gauss(w, std=0.1)
+            """,
+            """
+            import torch
+            from torch.nn.init import orthogonal_, normal_ as gauss
+            torch.manual_seed(0)
+            w = torch.empty(4, 4)
+            orthogonal_(w)
+            gauss(w, std=0.1)
+            """,
+            count=2,
+            runnable=True,
+        ),
+    )
+    accepted = (
+        """
+        import torch.nn as nn
+        nn.init.xavier_uniform_(w)
+        nn.init.zeros_(b)
+        """,
+        """
+        import numpy as np
+        w = np.random.normal(size=3)
+        """,
+        """
+        from mylib import init
+        init.normal(w)
+        """,
+    )

@@ -1,0 +1,130 @@
+"""TL201: `x.cuda()` on a tensor as a statement: the result is thrown away."""
+
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint.analysis.context import NodeContext
+from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
+from torchlint.torch_api import DISCARDED_RESULT_METHODS
+
+_ASSIGNABLE = (cst.Name, cst.Attribute, cst.Subscript)
+
+
+class DiscardedTensorConversion(Rule):
+    code = "TL201"
+    name = "discarded-tensor-conversion"
+    summary = "`x.cuda()` / `x.to(...)` / `x.float()` on a tensor does not change `x`; assign the result"
+    why = (
+        "`model.cuda()` moves a module in place, so `tensor.cuda()` looks like it should too; it does not. "
+        "Tensor conversions (`cuda`, `cpu`, `to`, `float`, `half`, `long`, `detach`, `contiguous`, ...) "
+        "return a new tensor and leave the original alone, so a bare call is a no-op and the code later "
+        "fails with a device or dtype mismatch. Module receivers (instances of `torch.nn` classes, of your "
+        "`nn.Module` subclasses, `self` inside them) are never flagged, and neither is a value whose kind is "
+        "unknown."
+    )
+    fix_safety = FixSafety.UNSAFE
+    fix_description = (
+        "Assigns the result back: `x.cuda()` becomes `x = x.cuda()`. Unsafe because it changes behaviour, "
+        "which is the point: later code sees the converted tensor."
+    )
+    triggers = ("torch",)
+    seeds = "001 (一.4); 002 (1)"
+
+    flagged = (
+        Example(
+            """
+            import torch
+            tensor = torch.zeros([2, 3, 10, 10])
+            tensor.cuda()
+            """,
+            """
+            import torch
+            tensor = torch.zeros([2, 3, 10, 10])
+            tensor = tensor.cuda()
+            """,
+        ),
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+
+            def train(dataset, device):
+                loader = DataLoader(dataset, batch_size=8)
+                for images, labels in loader:
+                    images.to(device)
+                    labels.long()
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+
+            def train(dataset, device):
+                loader = DataLoader(dataset, batch_size=8)
+                for images, labels in loader:
+                    images = images.to(device)
+                    labels = labels.long()
+            """,
+            count=2,
+        ),
+    )
+    accepted = (
+        """
+        import torch.nn as nn
+        model = nn.Linear(3, 4)
+        model.cuda()
+        """,
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def setup(self):
+                self.cuda()
+                self.float()
+
+
+        net = Net()
+        net.cuda()
+        """,
+        """
+        def prepare(x):
+            x.cuda()  # x may be a module: unknown kind is not flagged
+        """,
+        """
+        import torch
+        x = torch.zeros(3)
+        x = x.cuda()
+        x.add_(1)
+        """,
+    )
+
+    def check_Expr(self, node: cst.Expr, ctx: NodeContext) -> Iterator[Finding]:
+        call = node.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+            return
+        method = call.func.attr.value
+        if method not in DISCARDED_RESULT_METHODS:
+            return
+        receiver = call.func.value
+        if not ctx.inference.is_tensor(receiver):
+            return
+        fix = Fix([Edit(node, _assign_back)], safe=False) if isinstance(receiver, _ASSIGNABLE) else None
+        yield Finding(
+            call,
+            f"`.{method}()` returns a new tensor and leaves the receiver unchanged; assign the result",
+            fix,
+        )
+
+
+def _assign_back(node: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(node, cst.Expr) and isinstance(node.value, cst.Call)
+    receiver = node.value.func.value
+    return cst.Assign(
+        targets=[cst.AssignTarget(target=receiver.deep_clone())],
+        value=node.value,
+        semicolon=node.semicolon,
+    )
