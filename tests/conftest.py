@@ -1,0 +1,45 @@
+"""Shared helpers: run the real CLI and the real flake8 in subprocesses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run_torchlint(args: Sequence[str], cwd=None, input: str = None, timeout: int = 120) -> subprocess.CompletedProcess:
+    """``python -m torchlint ARGS`` as a user would run it."""
+    return subprocess.run(
+        [sys.executable, "-m", "torchlint", *args],
+        cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def run_flake8(args: Sequence[str], cwd=None, input: str = None, timeout: int = 120) -> subprocess.CompletedProcess:
+    """The real flake8, with torchlint's plugin loaded through its entry point."""
+    return subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", *args],
+        cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout,
+    )
+
+
+@pytest.fixture
+def write(tmp_path):
+    """write("name.py", source) -> Path, creating parent folders."""
+
+    def _write(name: str, source: str, mode: str = "w", **kwargs) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if "b" in mode:
+            path.write_bytes(source)
+        else:
+            with open(path, mode, newline="", **kwargs) as handle:
+                handle.write(source)
+        return path
+
+    return _write
