@@ -175,7 +175,7 @@ class Inference:
         return meet(self._assignment_value(a) for a in assignments)
 
     def _assignment_value(self, assignment) -> Value:
-        node = assignment.node
+        node = getattr(assignment, "node", None)  # builtins have no node
         if isinstance(assignment, ImportAssignment):
             return UNKNOWN
         if isinstance(node, cst.Param):
@@ -312,7 +312,7 @@ class Inference:
     def _local_class(self, func: cst.BaseExpression) -> Optional[cst.ClassDef]:
         if not isinstance(func, cst.Name):
             return None
-        nodes = {a.node for a in self._resolver.assignments(func)}
+        nodes = {getattr(a, "node", None) for a in self._resolver.assignments(func)}
         if len(nodes) == 1:
             (node,) = nodes
             if isinstance(node, cst.ClassDef):

@@ -38,7 +38,7 @@ class Resolver:
             names: Set[str] = set()
             if scope is not None:
                 for qn in scope.get_qualified_names_for(node):
-                    if qn.source is QualifiedNameSource.IMPORT:
+                    if qn.source in (QualifiedNameSource.IMPORT, QualifiedNameSource.BUILTIN):
                         names.add(qn.name)
                     else:
                         names.add("<local>." + qn.name)

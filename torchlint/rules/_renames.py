@@ -97,6 +97,10 @@ class RenamedSymbolRule(Rule):
                 if not self._name_is_free_or_same(rename, ctx, node):
                     return None
                 fix_edits.extend(Edit(ref, edits.rename_name(rename.new_attr)) for ref in references)
+                if _imports_name(node, rename.new_attr):
+                    # ``from F import upsample, interpolate``: drop the old name.
+                    fix_edits.append(Edit(node, edits.remove_import_alias(alias.evaluated_name)))
+                    return Fix(fix_edits)
             fix_edits.append(Edit(alias, _rename_alias(rename.new_attr)))
             return Fix(fix_edits)
         # The callable lives in another module: import it from there instead.
@@ -143,6 +147,10 @@ class RenamedSymbolRule(Rule):
             cached = frozenset(old.rsplit(".", 1)[1] for old in self.RENAMES)
             self.__dict__["_old_attr_cache"] = cached
         return cached
+
+
+def _imports_name(node: cst.ImportFrom, name: str) -> bool:
+    return any(a.asname is None and a.evaluated_name == name for a in node.names)
 
 
 def _rename_alias(new_name: str):
