@@ -1,0 +1,147 @@
+"""The generated documentation is committed and up to date.
+
+``docs/rules/*.md`` and the README rule table are rendered from the rule
+definitions by ``python -m torchlint.docs``; a page that is missing or differs
+from what the definitions render fails here, telling you to regenerate.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchlint import docs
+from torchlint.rule import FixSafety
+from torchlint.rules import all_rules, rule_by_code
+
+REPO = Path(__file__).resolve().parent.parent
+
+RULES = all_rules()
+REGENERATE = "run `python -m torchlint.docs` and commit the result"
+
+
+def _read(path):
+    assert path.is_file(), f"{path.relative_to(REPO)} is missing; {REGENERATE}"
+    return path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
+def test_rule_page_is_up_to_date(rule) -> None:
+    path = REPO / "docs" / "rules" / f"{rule.code}.md"
+    assert _read(path) == docs.render_rule(rule), f"{path.relative_to(REPO)} is stale; {REGENERATE}"
+
+
+def test_rule_index_is_up_to_date() -> None:
+    path = REPO / "docs" / "rules" / "README.md"
+    assert _read(path) == docs.render_index(RULES), f"{path.relative_to(REPO)} is stale; {REGENERATE}"
+
+
+def test_readme_rule_table_is_up_to_date() -> None:
+    readme = _read(REPO / "README.md")
+    assert readme.count(docs.README_START) == 1 and readme.count(docs.README_END) == 1
+    section = readme.split(docs.README_START, 1)[1].split(docs.README_END, 1)[0]
+    assert section == "\n" + docs.render_readme_table(RULES), f"README.md's rule table is stale; {REGENERATE}"
+
+
+def test_no_page_for_a_rule_that_does_not_exist() -> None:
+    codes = {r.code for r in RULES}
+    pages = {p.stem for p in (REPO / "docs" / "rules").glob("TL*.md")}
+    assert pages - codes == set(), f"pages of removed rules remain; {REGENERATE}"
+
+
+def test_check_mode_passes_on_the_repository() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "torchlint.docs", "--check"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- the pages say what the definitions say ------------------------------------------
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
+def test_rule_page_contents(rule) -> None:
+    page = docs.render_rule(rule)
+    assert page.startswith(f"# {rule.name} ({rule.code})\n")
+    headings = re.findall(r"^## (.+)$", page, flags=re.M)
+    expected = ["What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Accepted"]
+    if rule.seeds:
+        expected.append("Seed notes")
+    if rule.references:
+        expected.append("References")
+    assert headings == expected
+    for text in (rule.summary, rule.why, rule.fix_description, rule.seeds):
+        assert text in page
+    for example in rule.flagged:
+        assert f"```python\n{example.code.rstrip()}\n```" in page
+        if example.fixed is not None:
+            assert f"```python\n{example.fixed.rstrip()}\n```" in page
+    for snippet in rule.accepted:
+        assert f"```python\n{snippet.rstrip()}\n```" in page
+    if rule.fix_safety is FixSafety.UNSAFE:
+        assert "--unsafe-fixes" in page
+    elif rule.fix_safety is FixSafety.NONE:
+        assert "No fix is available" in page
+
+
+def test_tables_list_every_rule_with_its_fix_safety() -> None:
+    index = docs.render_index(RULES)
+    table = docs.render_readme_table(RULES)
+    for rule in RULES:
+        assert f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.summary} | {rule.fix_safety.value} |" in index
+        assert f"| [{rule.code}](docs/rules/{rule.code}.md) | {rule.summary} | {rule.fix_safety.value} |" in table
+
+
+# --- the generator itself ------------------------------------------------------------------
+
+
+def _copy_docs(tmp_path):
+    shutil.copytree(REPO / "docs", tmp_path / "docs")
+    shutil.copy(REPO / "README.md", tmp_path / "README.md")
+    return tmp_path
+
+
+def test_check_mode_reports_stale_missing_and_obsolete_files(tmp_path) -> None:
+    root = _copy_docs(tmp_path)
+    (root / "docs" / "rules" / "TL101.md").write_text("edited by hand\n", encoding="utf-8")
+    (root / "docs" / "rules" / "TL102.md").unlink()
+    (root / "docs" / "rules" / "TL999.md").write_text("a removed rule\n", encoding="utf-8")
+    out = io.StringIO()
+    assert docs.main(["--check", "--root", str(root)], stdout=out) == 1
+    report = out.getvalue()
+    assert "stale: docs/rules/TL101.md" in report
+    assert "missing: docs/rules/TL102.md" in report
+    assert "obsolete: docs/rules/TL999.md" in report
+    assert "python -m torchlint.docs" in report
+    assert (root / "docs" / "rules" / "TL101.md").read_text(encoding="utf-8") == "edited by hand\n"
+
+
+def test_generator_repairs_and_is_idempotent(tmp_path) -> None:
+    root = _copy_docs(tmp_path)
+    (root / "docs" / "rules" / "TL101.md").write_text("edited by hand\n", encoding="utf-8")
+    (root / "docs" / "rules" / "TL999.md").write_text("a removed rule\n", encoding="utf-8")
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    start, end = readme.index(docs.README_START), readme.index(docs.README_END)
+    (root / "README.md").write_text(readme[: start + len(docs.README_START)] + "\nold\n" + readme[end:], encoding="utf-8")
+
+    assert docs.main(["--root", str(root)], stdout=io.StringIO()) == 0
+    assert (root / "docs" / "rules" / "TL101.md").read_text(encoding="utf-8") == docs.render_rule(rule_by_code("TL101"))
+    assert not (root / "docs" / "rules" / "TL999.md").exists()
+    assert (root / "README.md").read_text(encoding="utf-8") == readme
+    out = io.StringIO()
+    assert docs.main(["--check", "--root", str(root)], stdout=out) == 0, out.getvalue()
+
+
+def test_readme_outside_the_markers_is_kept() -> None:
+    readme = "intro\n" + docs.README_START + "\nold table\n" + docs.README_END + "\noutro\n"
+    updated = docs.replace_readme_section(readme, "NEW\n")
+    assert updated == "intro\n" + docs.README_START + "\nNEW\n" + docs.README_END + "\noutro\n"
+    with pytest.raises(ValueError):
+        docs.replace_readme_section("no markers here\n", "NEW\n")

@@ -1,0 +1,169 @@
+"""The torch facts in ``torchlint.torch_api``, checked against real torch.
+
+torchlint never imports torch at lint time, so its tables of loss signatures,
+renames and the legacy reduction mapping are data; these tests keep that data
+equal to what the installed torch (2.13) actually does.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import itertools
+from typing import Any, Tuple
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn  # noqa: E402
+import torch.nn._reduction  # noqa: E402
+import torch.nn.functional  # noqa: E402
+
+from torchlint.rules import all_rules  # noqa: E402
+from torchlint.torch_api import (  # noqa: E402
+    LOSS_FUNCTION_PARAMS,
+    LOSS_MODULE_PARAMS,
+    LOSS_PARAMS,
+    RENAMES,
+    legacy_reduction,
+)
+
+LEGACY = ("size_average", "reduce")
+_MISSING = object()
+
+
+def lookup(qualified: str) -> Any:
+    """``torch.nn.functional.upsample`` -> the object, via imports and a getattr chain."""
+    parts = qualified.split(".")
+    obj: Any = importlib.import_module(parts[0])
+    for index, part in enumerate(parts[1:], start=1):
+        value = getattr(obj, part, _MISSING)
+        if value is _MISSING:
+            try:  # a submodule not imported by its parent
+                value = importlib.import_module(".".join(parts[: index + 1]))
+            except ImportError:
+                return _MISSING
+        obj = value
+    return obj
+
+
+def module_params(cls: type) -> Tuple[str, ...]:
+    return tuple(inspect.signature(cls.__init__).parameters)[1:]
+
+
+def function_params(fn: Any) -> Tuple[str, ...]:
+    return tuple(inspect.signature(fn).parameters)
+
+
+# --- loss signatures -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("qualified, params", sorted(LOSS_MODULE_PARAMS.items()), ids=sorted(LOSS_MODULE_PARAMS))
+def test_loss_module_signature(qualified: str, params: Tuple[str, ...]) -> None:
+    cls = lookup(qualified)
+    assert cls is not _MISSING, f"{qualified} does not exist in torch {torch.__version__}"
+    assert isinstance(cls, type) and issubclass(cls, torch.nn.Module)
+    assert module_params(cls) == params
+    signature = inspect.signature(cls.__init__)
+    for name in params:
+        # TL106 maps positional arguments by index: every listed parameter must be positional.
+        assert signature.parameters[name].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD, name
+
+
+@pytest.mark.parametrize("qualified, params", sorted(LOSS_FUNCTION_PARAMS.items()), ids=sorted(LOSS_FUNCTION_PARAMS))
+def test_loss_function_signature(qualified: str, params: Tuple[str, ...]) -> None:
+    fn = lookup(qualified)
+    assert fn is not _MISSING, f"{qualified} does not exist in torch {torch.__version__}"
+    assert callable(fn)
+    assert function_params(fn) == params
+    signature = inspect.signature(fn)
+    for name in params:
+        assert signature.parameters[name].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD, name
+
+
+@pytest.mark.parametrize("qualified", sorted(LOSS_PARAMS), ids=sorted(LOSS_PARAMS))
+def test_every_listed_loss_accepts_the_legacy_arguments(qualified: str) -> None:
+    params = LOSS_PARAMS[qualified]
+    assert set(LEGACY) <= set(params)
+    assert "reduction" in params
+
+
+def test_loss_tables_are_disjoint_and_merged() -> None:
+    assert not set(LOSS_MODULE_PARAMS) & set(LOSS_FUNCTION_PARAMS)
+    assert dict(LOSS_PARAMS) == {**LOSS_MODULE_PARAMS, **LOSS_FUNCTION_PARAMS}
+
+
+def test_no_legacy_loss_module_is_missing() -> None:
+    missing = []
+    for name in dir(torch.nn):
+        obj = getattr(torch.nn, name)
+        if not (isinstance(obj, type) and issubclass(obj, torch.nn.Module)):
+            continue
+        try:
+            params = module_params(obj)
+        except (TypeError, ValueError):
+            continue
+        if set(LEGACY) & set(params) and f"torch.nn.{name}" not in LOSS_MODULE_PARAMS:
+            missing.append(f"torch.nn.{name}{params}")
+    assert missing == [], "modules accepting size_average/reduce missing from LOSS_MODULE_PARAMS"
+
+
+def test_no_legacy_loss_function_is_missing() -> None:
+    missing = []
+    unsigned = []
+    for name in dir(torch.nn.functional):
+        obj = getattr(torch.nn.functional, name)
+        if not callable(obj) or isinstance(obj, type):
+            continue
+        try:
+            params = function_params(obj)
+        except (TypeError, ValueError):
+            # builtins without a Python signature: their docs must not offer the legacy arguments
+            doc = getattr(obj, "__doc__", None) or ""
+            if "size_average" in doc:
+                unsigned.append(name)
+            continue
+        if set(LEGACY) & set(params) and f"torch.nn.functional.{name}" not in LOSS_FUNCTION_PARAMS:
+            missing.append(f"torch.nn.functional.{name}{params}")
+    assert missing == [], "functionals accepting size_average/reduce missing from LOSS_FUNCTION_PARAMS"
+    assert unsigned == [], "functionals without a signature document size_average; check them by hand"
+
+
+# --- renames -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("old", sorted(RENAMES), ids=sorted(RENAMES))
+def test_rename_targets_exist(old: str) -> None:
+    rename = RENAMES[old]
+    assert rename.old == old
+    old_obj, new_obj = lookup(rename.old), lookup(rename.new)
+    assert old_obj is not _MISSING, f"{rename.old} does not exist in torch {torch.__version__}"
+    assert new_obj is not _MISSING, f"{rename.new} does not exist in torch {torch.__version__}"
+    assert callable(old_obj) and callable(new_obj)
+    assert rename.old != rename.new
+    if rename.extra_keywords:
+        # The keywords the fix adds must be parameters of the replacement.
+        new_params = function_params(new_obj)
+        for keyword, _value in rename.extra_keywords:
+            assert keyword in new_params, f"{rename.new} has no parameter {keyword!r}"
+
+
+def test_rename_codes_belong_to_rules() -> None:
+    codes = {rule.code for rule in all_rules()}
+    assert {rename.code for rename in RENAMES.values()} <= codes
+
+
+# --- legacy reduction mapping --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "size_average, reduce",
+    list(itertools.product((None, True, False), repeat=2)),
+    ids=[f"size_average={a}-reduce={b}" for a, b in itertools.product((None, True, False), repeat=2)],
+)
+def test_legacy_reduction_matches_torch(size_average, reduce) -> None:
+    legacy_get_string = torch.nn._reduction.legacy_get_string
+    kwargs = {}
+    if "emit_warning" in inspect.signature(legacy_get_string).parameters:
+        kwargs["emit_warning"] = False
+    assert legacy_reduction(size_average, reduce) == legacy_get_string(size_average, reduce, **kwargs)
