@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: TextIO = None) -> int:
+    # libcst's visitors recurse once or twice per nesting level; long
+    # operator chains in generated code need more than CPython's 1000.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 8000))
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     args = build_parser().parse_args(argv)
@@ -68,6 +71,7 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
     for path, error in discover(args.paths or ["."]):
         if error:
             print(f"torchlint: error: {path}: {error}", file=stderr)
+            reports.append(FileReport(path, errors=[error]))
             status = 2
             continue
         report = process_file(path, engine, args)
@@ -162,7 +166,10 @@ def print_summary(reports: Sequence[FileReport], args: argparse.Namespace, stdou
         if unsafe and not args.unsafe_fixes:
             hints.append(f"{unsafe} {'more ' if safe and not args.fix else ''}with --fix --unsafe-fixes")
         parts.append(found + (f" ({', '.join(hints)})" if hints else "") + ".")
-    elif not fixed:
+    failed = sum(1 for report in reports if report.errors)
+    if failed:
+        parts.append(f"{_plural(failed, 'file')} could not be checked (see the errors above).")
+    elif not diagnostics and not fixed:
         parts.append("All checks passed.")
     print(" ".join(parts), file=stdout)
 

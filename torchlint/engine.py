@@ -7,6 +7,8 @@ rewritten code each round, so a second ``--fix`` never changes anything.
 
 from __future__ import annotations
 
+import ast
+
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Type
@@ -83,12 +85,19 @@ class Engine:
         """Cheap textual screen: rules whose trigger words occur in ``source``."""
         return [r for r in self.rules if not r.triggers or any(t in source for t in r.triggers)]
 
-    def check(self, source: str) -> CheckResult:
+    def check(self, source: str, syntax_checked: bool = False) -> CheckResult:
+        """Find problems in ``source``; raises ParseError for invalid Python.
+
+        ``syntax_checked`` says the caller already compiled ``source`` with
+        Python's own parser (flake8 has), which otherwise happens here first.
+        """
         if self.honour_noqa and file_is_exempt(source):
             return CheckResult([])
         active = self.rules_for(source)
         if not active:
             return CheckResult([])
+        if not syntax_checked:
+            check_syntax(source)
         module = parse(source)
         try:
             return self._check_module(module, source, active)
@@ -150,6 +159,20 @@ class Engine:
         result.source = current
         result.diagnostics = self.check(current).diagnostics
         return result
+
+
+def check_syntax(source: str) -> None:
+    """Reject what CPython rejects, with its message, before libcst sees it.
+
+    Besides better messages this protects libcst's native parser, which can
+    overflow its stack on nesting CPython refuses (e.g. 3000 parentheses).
+    """
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        raise ParseError(exc.msg, exc.lineno or 1, max((exc.offset or 1) - 1, 0)) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise ParseError(str(exc) or type(exc).__name__, 1, 0) from None
 
 
 def parse(source: str) -> cst.Module:

@@ -42,7 +42,7 @@ class TorchlintChecker:
     def _findings(self) -> List[Tuple[int, int, str]]:
         source = "".join(self._lines)
         try:
-            result = _engine().check(source)
+            result = _engine().check(source, syntax_checked=True)
         except Exception:  # parse failures and anything unforeseen: stay silent
             return []
         return [(d.line, d.column, f"{d.code} {d.message}") for d in result.diagnostics]
