@@ -18,6 +18,7 @@ from torchlint import __version__
 from torchlint.engine import Diagnostic, Engine, ParseError
 from torchlint.rules import all_rules
 from torchlint.selection import SelectionError, select_rules
+from torchlint.settings import Settings, SettingsError, parse_version
 from torchlint.source import SourceError, encode, read_source, write_atomically
 
 SOURCE_SUFFIXES = (".py", ".pyi")
@@ -49,6 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     parser.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to check (e.g. TL1,TL201)")
     parser.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to skip")
+    parser.add_argument(
+        "--torch-version", metavar="X.Y",
+        help="oldest torch the code must run on; advice that does not apply to it is skipped (default: no constraint)",
+    )
     parser.add_argument("--version", action="version", version=f"torchlint {__version__}")
     return parser
 
@@ -62,10 +67,11 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
     args = build_parser().parse_args(argv)
     try:
         rules = select_rules(all_rules(), args.select, args.ignore)
-    except SelectionError as exc:
+        settings = Settings(torch_version=parse_version(args.torch_version) if args.torch_version else None)
+    except (SelectionError, SettingsError) as exc:
         print(f"torchlint: error: {exc}", file=stderr)
         return 2
-    engine = Engine(rules)
+    engine = Engine(rules, settings)
     status = 0
     reports: List[FileReport] = []
     for path, error in discover(args.paths or ["."]):

@@ -20,6 +20,7 @@ from torchlint.analysis.context import NodeContext, analyse
 from torchlint.fixer import apply_fixes
 from torchlint.noqa import NoqaIndex, file_is_exempt
 from torchlint.rule import Fix, Rule
+from torchlint.settings import Settings
 
 MAX_FIX_ROUNDS = 10
 
@@ -72,8 +73,9 @@ class FixResult:
 
 
 class Engine:
-    def __init__(self, rules: Sequence[Rule], honour_noqa: bool = True) -> None:
-        self.rules = list(rules)
+    def __init__(self, rules: Sequence[Rule], settings: Settings = Settings(), honour_noqa: bool = True) -> None:
+        self.settings = settings
+        self.rules = [rule for rule in rules if rule.torch_versions.applies_to(settings.torch_version)]
         self.honour_noqa = honour_noqa
         # node type -> [(rule, bound check method)], in rule order
         self._handlers: Dict[Type[cst.CSTNode], List[Tuple[Rule, object]]] = {}
@@ -107,7 +109,7 @@ class Engine:
     def _check_module(self, module: cst.Module, source: str, active: Sequence[Rule]) -> CheckResult:
         active_ids = {id(rule) for rule in active}
         wanted = [t for t, handlers in self._handlers.items() if any(id(r) in active_ids for r, _ in handlers)]
-        file_context, collected, wrapper = analyse(module, wanted)
+        file_context, collected, wrapper = analyse(module, wanted, self.settings)
         found: List[Tuple[Rule, object]] = []
         errors: List[str] = []
         for node_type in wanted:

@@ -9,25 +9,46 @@ internal failure, yields nothing rather than killing the whole flake8 run.
 from __future__ import annotations
 
 import ast
+import sys
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from torchlint import __version__
 from torchlint.engine import Engine
 from torchlint.rules import all_rules
-
-_ENGINE: Optional[Engine] = None
-
-
-def _engine() -> Engine:
-    global _ENGINE
-    if _ENGINE is None:
-        _ENGINE = Engine(all_rules(), honour_noqa=False)
-    return _ENGINE
+from torchlint.settings import Settings, SettingsError, parse_version
 
 
 class TorchlintChecker:
     name = "torchlint"
     version = __version__
+    _engine: Optional[Engine] = None
+    _settings = Settings()
+
+    @classmethod
+    def add_options(cls, parser) -> None:
+        parser.add_option(
+            "--torch-version",
+            metavar="X.Y",
+            default=None,
+            parse_from_config=True,
+            help="torchlint: oldest torch the code must run on (default: no constraint)",
+        )
+
+    @classmethod
+    def parse_options(cls, options) -> None:
+        text = getattr(options, "torch_version", None)
+        try:
+            cls._settings = Settings(torch_version=parse_version(text) if text else None)
+        except SettingsError as exc:  # a config error: say so on stderr, like flake8 does
+            sys.stderr.write(f"torchlint: error: --torch-version: {exc}\n")
+            raise SystemExit(2) from None
+        cls._engine = None
+
+    @classmethod
+    def engine(cls) -> Engine:
+        if cls._engine is None:
+            cls._engine = Engine(all_rules(), cls._settings, honour_noqa=False)
+        return cls._engine
 
     def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str = "") -> None:
         # ``tree`` is requested only so flake8 treats this as a tree plugin
@@ -42,7 +63,7 @@ class TorchlintChecker:
     def _findings(self) -> List[Tuple[int, int, str]]:
         source = "".join(self._lines)
         try:
-            result = _engine().check(source, syntax_checked=True)
+            result = self.engine().check(source, syntax_checked=True)
         except Exception:  # parse failures and anything unforeseen: stay silent
             return []
         return [(d.line, d.column, f"{d.code} {d.message}") for d in result.diagnostics]

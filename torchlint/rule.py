@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Iterator, Option
 
 import libcst as cst
 
+from torchlint.settings import ALWAYS, VersionRange
+
 if TYPE_CHECKING:  # pragma: no cover
     from torchlint.analysis.context import FileContext, NodeContext
 
@@ -109,6 +111,10 @@ class Rule:
     seeds: ClassVar[str] = ""  # where the pitfall is described in the seed notes
     references: ClassVar[Tuple[str, ...]] = ()
     enabled_by_default: ClassVar[bool] = True
+    # Torch versions where the advice holds, checked against the oldest torch
+    # the project supports (``--torch-version``). Table-driven rules also
+    # check each entry's own range.
+    torch_versions: ClassVar[VersionRange] = ALWAYS
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

@@ -16,6 +16,7 @@ from libcst.metadata import ScopeProvider
 
 from torchlint.analysis.inference import Binding, Inference
 from torchlint.analysis.names import Resolver
+from torchlint.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,11 @@ class Frame:
 class FileContext:
     """Shared knowledge about one file: names, values, and its source."""
 
-    def __init__(self, module: cst.Module, resolver: Resolver, inference: Inference, collector: "Collector") -> None:
+    def __init__(
+        self, module: cst.Module, resolver: Resolver, inference: Inference, collector: "Collector", settings: Settings
+    ) -> None:
         self.module = module
+        self.settings = settings
         self.resolver = resolver
         self.inference = inference
         self._collector = collector
@@ -171,7 +175,7 @@ _BINDING_HANDLERS = {
 
 
 def analyse(
-    module: cst.Module, wanted: Sequence[Type[cst.CSTNode]]
+    module: cst.Module, wanted: Sequence[Type[cst.CSTNode]], settings: Settings = Settings()
 ) -> Tuple[FileContext, Mapping[Type[cst.CSTNode], List[Tuple[cst.CSTNode, Optional[Frame]]]], cst.metadata.MetadataWrapper]:
     """Scope analysis plus the single collecting traversal."""
     wrapper = cst.metadata.MetadataWrapper(module, unsafe_skip_copy=True)
@@ -180,4 +184,4 @@ def analyse(
     wrapper.module.visit(collector)
     resolver = Resolver(scopes)
     inference = Inference(resolver, collector.bindings, collector.self_params)
-    return FileContext(wrapper.module, resolver, inference, collector), collector.collected, wrapper
+    return FileContext(wrapper.module, resolver, inference, collector, settings), collector.collected, wrapper

@@ -2,6 +2,7 @@
 
 from torchlint.rule import Example, FixSafety
 from torchlint.rules._renames import RenamedSymbolRule
+from torchlint.settings import versions
 from torchlint.torch_api import Rename, renames_for
 
 
@@ -22,6 +23,7 @@ class FunctionalSigmoidTanh(RenamedSymbolRule):
         "`from torch.nn.functional import sigmoid` becomes `from torch import sigmoid`."
     )
     triggers = ("sigmoid", "tanh")
+    torch_versions = versions(until="2.0")  # torch 2.x no longer warns
     seeds = "001 (三.4)"
     RENAMES = renames_for("TL104")
 

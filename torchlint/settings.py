@@ -1,0 +1,79 @@
+"""Settings that change what rules report, shared by the CLI and flake8.
+
+``torch_version`` is the oldest torch the checked code must run on. Unset
+(the default) means "no constraint": every rule applies and every fix is
+offered. Set, it turns off advice that does not apply to that version: a
+replacement that does not exist yet is not suggested, and a warning that no
+longer exists there is not reported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+Version = Tuple[int, ...]
+
+_VERSION = re.compile(r"^\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?\s*$")
+
+
+class SettingsError(ValueError):
+    pass
+
+
+def parse_version(text: str) -> Version:
+    """'1.8' -> (1, 8, 0); raises SettingsError for anything else."""
+    match = _VERSION.match(text or "")
+    if not match:
+        raise SettingsError(f"invalid torch version {text!r} (expected e.g. 1.13 or 2.1)")
+    return tuple(int(part or 0) for part in match.groups())
+
+
+def format_version(version: Version) -> str:
+    return ".".join(str(part) for part in version[:2])
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    """Torch versions where a rule's advice holds.
+
+    ``since``: the replacement exists from this version on (advice needs the
+    oldest supported torch >= since). ``until``: the problem exists only
+    before this version (advice needs the oldest supported torch < until).
+    """
+
+    since: Optional[Version] = None
+    until: Optional[Version] = None
+
+    def applies_to(self, oldest: Optional[Version]) -> bool:
+        if oldest is None:
+            return True
+        if self.since is not None and oldest < self.since:
+            return False
+        if self.until is not None and oldest >= self.until:
+            return False
+        return True
+
+    def describe(self) -> str:
+        parts = []
+        if self.since is not None:
+            parts.append(f"the replacement needs torch >= {format_version(self.since)}")
+        if self.until is not None:
+            parts.append(f"the problem exists only before torch {format_version(self.until)}")
+        return "; ".join(parts) or "all torch versions"
+
+
+ALWAYS = VersionRange()
+
+
+def versions(since: Optional[str] = None, until: Optional[str] = None) -> VersionRange:
+    return VersionRange(
+        parse_version(since) if since else None,
+        parse_version(until) if until else None,
+    )
+
+
+@dataclass(frozen=True)
+class Settings:
+    torch_version: Optional[Version] = None
