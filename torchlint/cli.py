@@ -16,6 +16,7 @@ from typing import Iterable, Iterator, List, Optional, Sequence, TextIO, Tuple
 
 from torchlint import __version__
 from torchlint.engine import Diagnostic, Engine, ParseError
+from torchlint.noqa import physical_lines
 from torchlint.rules import all_rules
 from torchlint.selection import SelectionError, select_rules
 from torchlint.settings import Settings, SettingsError, parse_version
@@ -148,7 +149,7 @@ def _report_internal(report: FileReport, errors: Iterable[str]) -> None:
 
 def unified_diff(path: str, before: str, after: str) -> str:
     lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
+        physical_lines(before), physical_lines(after), fromfile=f"a/{path}", tofile=f"b/{path}"
     )
     text = ""
     for line in lines:

@@ -18,8 +18,17 @@ NOQA_FILE = re.compile(r"\s*# flake8[:=]\s*noqa", re.IGNORECASE)
 _CODE_SEPARATORS = re.compile(r"[,\s]+")
 
 
+def physical_lines(source: str) -> List[str]:
+    """Lines as Python counts them: broken at \\n, \\r\\n and \\r only.
+
+    ``str.splitlines`` also breaks at form feeds and Unicode separators,
+    which would shift every line number after one.
+    """
+    return io.StringIO(source, newline="").readlines()
+
+
 def file_is_exempt(source: str) -> bool:
-    return "noqa" in source.lower() and any(NOQA_FILE.match(line) for line in source.splitlines())
+    return "noqa" in source.lower() and any(NOQA_FILE.match(line) for line in physical_lines(source))
 
 
 class NoqaIndex:
@@ -27,7 +36,7 @@ class NoqaIndex:
 
     def __init__(self, source: str) -> None:
         self._source = source
-        self._lines = source.splitlines(keepends=True)
+        self._lines = physical_lines(source)
         self._mapping: Optional[Dict[int, str]] = None
 
     def suppresses(self, line: int, code: str) -> bool:
