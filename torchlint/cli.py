@@ -16,11 +16,10 @@ from typing import Iterable, Iterator, List, Optional, Sequence, TextIO, Tuple
 
 from torchlint import __version__
 from torchlint.engine import Diagnostic, Engine, ParseError
-from torchlint.noqa import physical_lines
 from torchlint.rules import all_rules
 from torchlint.selection import SelectionError, select_rules
 from torchlint.settings import Settings, SettingsError, parse_version
-from torchlint.source import SourceError, encode, read_source, write_atomically
+from torchlint.source import SourceError, encode, physical_lines, read_source, write_atomically
 
 SOURCE_SUFFIXES = (".py", ".pyi")
 SKIPPED_DIRECTORIES = frozenset({

@@ -13,18 +13,11 @@ import re
 import tokenize
 from typing import Dict, List, Optional
 
+from torchlint.source import physical_lines
+
 NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 NOQA_FILE = re.compile(r"\s*# flake8[:=]\s*noqa", re.IGNORECASE)
 _CODE_SEPARATORS = re.compile(r"[,\s]+")
-
-
-def physical_lines(source: str) -> List[str]:
-    """Lines as Python counts them: broken at \\n, \\r\\n and \\r only.
-
-    ``str.splitlines`` also breaks at form feeds and Unicode separators,
-    which would shift every line number after one.
-    """
-    return io.StringIO(source, newline="").readlines()
 
 
 def file_is_exempt(source: str) -> bool:

@@ -14,6 +14,7 @@ import stat
 import tempfile
 import tokenize
 from dataclasses import dataclass
+from typing import List
 
 
 class SourceError(Exception):
@@ -24,6 +25,15 @@ class SourceError(Exception):
 class SourceText:
     text: str
     encoding: str  # a codec name; "utf-8-sig" when the file starts with a BOM
+
+
+def physical_lines(source: str) -> List[str]:
+    """Lines as Python counts them: broken at \\n, \\r\\n and \\r only.
+
+    ``str.splitlines`` also breaks at form feeds and Unicode separators,
+    which would shift every line number after one.
+    """
+    return io.StringIO(source, newline="").readlines()
 
 
 def decode(data: bytes) -> SourceText:
