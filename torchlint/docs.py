@@ -107,6 +107,8 @@ def render_rule(rule: Rule) -> str:
     if rule.fix_description:
         lines += [rule.fix_description, ""]
 
+    lines += ["## Torch versions", "", _torch_versions(rule), ""]
+
     lines += ["## Accepted", "", "Code the rule does not flag:", ""]
     for snippet in rule.accepted:
         lines += [_code_block(snippet), ""]
@@ -118,6 +120,16 @@ def render_rule(rule: Rule) -> str:
         lines += [f"- {reference}" for reference in rule.references]
         lines += [""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _torch_versions(rule: Rule) -> str:
+    text = f"Applies to {rule.torch_versions.describe()}."
+    if rule.torch_versions.since is None and rule.torch_versions.until is None:
+        return text
+    return (
+        text + " With `--torch-version X.Y` (the oldest torch your code supports) outside that range, "
+        "the rule is skipped."
+    )
 
 
 def render_index(rules: Sequence[Rule]) -> str:

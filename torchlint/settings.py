@@ -56,12 +56,18 @@ class VersionRange:
         return True
 
     def describe(self) -> str:
+        """A phrase completing "Applies to ..." in the docs."""
+        if self.since is None and self.until is None:
+            return "code for any torch version"
         parts = []
         if self.since is not None:
-            parts.append(f"the replacement needs torch >= {format_version(self.since)}")
+            parts.append(f"whose oldest supported torch is {format_version(self.since)} or newer (the replacement needs it)")
         if self.until is not None:
-            parts.append(f"the problem exists only before torch {format_version(self.until)}")
-        return "; ".join(parts) or "all torch versions"
+            parts.append(
+                f"that still supports torch older than {format_version(self.until)} "
+                f"(the problem is gone from {format_version(self.until)} on)"
+            )
+        return "code " + " and ".join(parts)
 
 
 ALWAYS = VersionRange()

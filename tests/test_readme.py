@@ -1,0 +1,28 @@
+"""The README's two commands are what a new user and CI actually run."""
+
+import re
+
+from conftest import REPO
+
+
+def _shell_blocks(text: str):
+    return re.findall(r"```sh\n(.*?)```", text, flags=re.S)
+
+
+def test_readme_has_an_install_and_a_test_command():
+    blocks = _shell_blocks((REPO / "README.md").read_text())
+    assert any("pip install ." in b and "torchlint " in b for b in blocks), "no install-and-run command"
+    assert any("pip install -e \".[test]\"" in b and "pytest" in b for b in blocks), "no test command"
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    blocks = _shell_blocks((REPO / "README.md").read_text())
+    (test_command,) = [b.strip() for b in blocks if "pytest" in b]
+    ci_lines = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
+    assert test_command in ci_lines, f".ci/run does not run the README's test command {test_command!r}"
+
+
+def test_test_extras_pin_the_local_cpu_torch():
+    # An unpinned torch would pull gigabytes of CUDA packages on a fresh machine.
+    setup = (REPO / "setup.cfg").read_text()
+    assert re.search(r"^\s+torch==2\.13\.0$", setup, flags=re.M)
