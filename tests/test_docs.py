@@ -71,12 +71,13 @@ def test_rule_page_contents(rule) -> None:
     page = docs.render_rule(rule)
     assert page.startswith(f"# {rule.name} ({rule.code})\n")
     headings = re.findall(r"^## (.+)$", page, flags=re.M)
-    expected = ["What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Accepted"]
+    expected = ["What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Torch versions", "Accepted"]
     if rule.seeds:
         expected.append("Seed notes")
     if rule.references:
         expected.append("References")
     assert headings == expected
+    assert rule.torch_versions.describe() in page
     for text in (rule.summary, rule.why, rule.fix_description, rule.seeds):
         assert text in page
     for example in rule.flagged:
