@@ -128,7 +128,14 @@ def process_file(path: str, engine: Engine, args: argparse.Namespace) -> FileRep
                 if args.diff:
                     report.diff = unified_diff(path, source.text, result.source)
                 else:
-                    write_atomically(path, encode(source, result.source))
+                    try:
+                        write_atomically(path, encode(source, result.source))
+                    except SourceError as exc:
+                        # Nothing was written: report what is still in the file.
+                        report.errors.append(f"{path}: {exc}")
+                        report.fixed = 0
+                        report.diagnostics = engine.check(source.text).diagnostics
+                        report.warnings.clear()
         else:
             checked = engine.check(source.text)
             report.diagnostics = checked.diagnostics
@@ -219,7 +226,18 @@ def _walk(root: str) -> Iterator[str]:
 
 
 def entry_point() -> None:
-    sys.exit(main())
+    try:
+        status = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``torchlint src | head``): not our error to
+        # report, and Python must not complain again while flushing at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = 1
+    except KeyboardInterrupt:
+        print("torchlint: interrupted", file=sys.stderr)
+        status = 130
+    sys.exit(status)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -93,13 +93,13 @@ class Engine:
         ``syntax_checked`` says the caller already compiled ``source`` with
         Python's own parser (flake8 has), which otherwise happens here first.
         """
+        if not syntax_checked:
+            check_syntax(source)  # every file, so no syntax error goes unreported
         if self.honour_noqa and file_is_exempt(source):
             return CheckResult([])
         active = self.rules_for(source)
         if not active:
             return CheckResult([])
-        if not syntax_checked:
-            check_syntax(source)
         module = parse(source)
         try:
             return self._check_module(module, source, active)
@@ -137,7 +137,7 @@ class Engine:
         result = FixResult(source, [])
         current = source
         for _ in range(MAX_FIX_ROUNDS):
-            checked = self.check(current)
+            checked = self.check(current, syntax_checked=current is not source)
             result.internal_errors.extend(checked.internal_errors)
             by_fix: Dict[int, Diagnostic] = {}
             for diagnostic in checked.diagnostics:
