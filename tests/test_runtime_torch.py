@@ -6,7 +6,8 @@ or the exception the example names), and the real fixer's output, which must
 run with warnings turned into errors. Where the original completes, both runs
 must compute the same values. TL104 is the exception the research notes
 document: ``F.sigmoid`` / ``F.tanh`` no longer warn in torch 2.x, so the test
-witnesses that the original is warning-free and equal to the fix.
+witnesses that the original is warning-free and equal to the fix; so are the
+risky patterns in ``SILENT_PITFALLS``, which never warn.
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ from torchlint.rules import all_rules  # noqa: E402
 # Deprecated aliases that torch 2.x no longer warns about (research note: F.sigmoid / F.tanh
 # stopped warning with pytorch/pytorch#86905).
 WARNING_FREE_IN_TORCH_2 = frozenset({"TL104"})
+
+# Risky patterns that are silent by nature (no warning, no error): their runnable
+# examples prove that the fix computes the same values where the pitfall does not
+# bite (torch.load with weights_only=True on torch >= 2.6, F.dropout in training
+# mode, NaN checks on NaN-free data).
+SILENT_PITFALLS = frozenset({"TL203", "TL205", "TL208"})
 
 RUNNABLE = [
     pytest.param(rule, example, id=f"{rule.code}-flagged-{index}")
@@ -126,7 +133,7 @@ def test_runnable_example_under_torch(rule: Rule, example: Example) -> None:
     assert result.error is None, (
         f"the fixed code failed (warnings are errors): {type(result.error).__name__}: {result.error}\n{fixed}")
 
-    if rule.code in WARNING_FREE_IN_TORCH_2:
+    if rule.code in WARNING_FREE_IN_TORCH_2 | SILENT_PITFALLS:
         assert original.warnings == [], f"torch 2.x is documented as warning-free here, got:\n{_warning_lines(original)}"
     else:
         assert original.warnings or original.error is not None, (

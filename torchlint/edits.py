@@ -44,16 +44,27 @@ def replace_with_expression(code: str) -> Callable[[cst.CSTNode], cst.CSTNode]:
 
 
 def set_args(call: cst.Call, args: Sequence[cst.Arg]) -> cst.Call:
-    """Replace the argument list, fixing up commas so the call stays valid."""
+    """Replace the argument list, fixing up commas so the call stays valid.
+
+    What followed the original last argument (its trailing comma, the line
+    break before ``)``) stays at the end; an argument that is no longer last
+    takes the separator the call already uses between its arguments.
+    """
     args = list(args)
     fixed: List[cst.Arg] = []
+    original_last = call.args[-1] if call.args else None
     for index, arg in enumerate(args):
         last = index == len(args) - 1
+        was_last = original_last is not None and arg.value is original_last.value
         if last:
             # Keep a trailing comma only if the original last argument had one.
-            original_last = call.args[-1] if call.args else None
             keep = original_last is not None and isinstance(original_last.comma, cst.Comma)
-            arg = arg.with_changes(comma=original_last.comma if keep else cst.MaybeSentinel.DEFAULT)
+            changes = {"comma": original_last.comma if keep else cst.MaybeSentinel.DEFAULT}
+            if original_last is not None and not was_last:
+                changes["whitespace_after_arg"] = original_last.whitespace_after_arg
+            arg = arg.with_changes(**changes)
+        elif was_last:
+            arg = arg.with_changes(comma=_separator(call), whitespace_after_arg=cst.SimpleWhitespace(""))
         elif not isinstance(arg.comma, cst.Comma):
             arg = arg.with_changes(comma=_separator(call))
         fixed.append(arg)
@@ -64,6 +75,9 @@ def _separator(call: cst.Call) -> cst.Comma:
     for arg in call.args[:-1]:
         if isinstance(arg.comma, cst.Comma):
             return arg.comma
+    if isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        # One argument on its own line: put the others on lines like it.
+        return cst.Comma(whitespace_after=call.whitespace_before_args)
     return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
 
 

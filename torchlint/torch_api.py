@@ -237,3 +237,73 @@ def is_nn_class(qualified: str) -> bool:
 
 def is_loss_class(qualified: str) -> bool:
     return is_nn_class(qualified) and qualified.endswith(("Loss", "Loss2d"))
+
+
+# --- Risky patterns (TL203-TL208) ---------------------------------------------
+
+# torch.load(f, map_location=None, pickle_module=None, *, weights_only=None,
+# mmap=None, **pickle_load_args) in torch 2.13. ``weights_only`` exists since
+# 1.13 and defaults to True since 2.6 (None before: full unpickling).
+TORCH_LOAD: FrozenSet[str] = frozenset({"torch.load", "torch.serialization.load"})
+TORCH_LOAD_POSITIONAL: Tuple[str, ...] = ("f", "map_location", "pickle_module")
+WEIGHTS_ONLY_SINCE: Tuple[int, ...] = (1, 13)
+WEIGHTS_ONLY_DEFAULT_SINCE: Tuple[int, ...] = (2, 6)
+
+# Callables whose ``dim`` defaults to None, meaning torch's legacy implicit
+# choice (``_get_softmax_dim``: 0 for 0-, 1- and 3-dim input, else 1) with a
+# UserWarning. Value: the positional index of ``dim``.
+IMPLICIT_DIM_CALLABLES: Mapping[str, int] = {
+    **{FUNCTIONAL + name: 1 for name in ("softmax", "log_softmax", "softmin")},
+    **{NN + name: 0 for name in ("Softmax", "LogSoftmax", "Softmin")},
+    **{NN + "modules.activation." + name: 0 for name in ("Softmax", "LogSoftmax", "Softmin")},
+}
+
+# Functional dropouts: f(input, p=0.5, training=<default>, inplace=False).
+# Value: the default of ``training`` (the alpha variants default to False).
+DROPOUT_FUNCTIONS: Mapping[str, bool] = {
+    **{FUNCTIONAL + name: True for name in ("dropout", "dropout1d", "dropout2d", "dropout3d")},
+    **{FUNCTIONAL + name: False for name in ("alpha_dropout", "feature_alpha_dropout")},
+}
+DROPOUT_TRAINING_INDEX = 2
+
+# Torch constructors that read a NumPy array and raise ValueError ("At least
+# one stride in the given numpy array is negative") on a negative-stride view.
+ARRAY_TO_TENSOR: FrozenSet[str] = frozenset(
+    "torch." + name
+    for name in (
+        "from_numpy", "tensor", "as_tensor", "asarray",
+        "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+        "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
+    )
+)
+# Of those, the ones that accept nothing but an ndarray.
+NDARRAY_ONLY_TO_TENSOR: FrozenSet[str] = frozenset({"torch.from_numpy"})
+
+# NumPy functions returning a view with a negative stride (rot90 unless k % 4 == 0).
+NUMPY_NEGATIVE_STRIDE_FUNCTIONS: FrozenSet[str] = frozenset(
+    "numpy." + name for name in ("flip", "fliplr", "flipud", "rot90")
+)
+# Views that permute an array's strides, keeping negative ones: numpy
+# functions (array first) and ndarray methods / attributes.
+NUMPY_STRIDE_PERMUTING_FUNCTIONS: FrozenSet[str] = frozenset(
+    "numpy." + name for name in ("transpose", "swapaxes", "moveaxis")
+)
+NDARRAY_STRIDE_PERMUTING_METHODS: FrozenSet[str] = frozenset({"transpose", "swapaxes"})
+NDARRAY_STRIDE_PERMUTING_ATTRIBUTES: FrozenSet[str] = frozenset({"T"})
+
+# Calls known to return a numpy.ndarray.
+NDARRAY_FACTORIES: FrozenSet[str] = frozenset(
+    "numpy." + name
+    for name in (
+        "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "copy",
+        "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+        "arange", "linspace", "logspace", "eye", "identity", "load", "loadtxt", "genfromtxt",
+        "frombuffer", "fromfile", "stack", "concatenate", "vstack", "hstack", "dstack",
+        "random.rand", "random.randn", "random.random", "random.uniform", "random.normal",
+    )
+) | frozenset({"cv2.imread", "cv2.cvtColor", "cv2.resize", "imageio.imread", "imageio.v2.imread"})
+
+# Names of a float NaN; ``float('nan')`` (any case, sign or surrounding space) too.
+NAN_CONSTANTS: FrozenSet[str] = frozenset(
+    {"math.nan", "cmath.nan", "numpy.nan", "numpy.NaN", "numpy.NAN", "torch.nan"}
+)

@@ -126,6 +126,27 @@ class Inference:
             self._module_classes[classdef] = known
         return known
 
+    def bound_values(self, name: cst.Name) -> Optional[Tuple[cst.BaseExpression, ...]]:
+        """The expressions ``name`` is assigned in its scope, when that is all it is.
+
+        For rules with their own notion of value (a NumPy view, a NaN
+        constant): every binding must be a plain ``name = expr`` (or
+        ``name: T = expr`` / ``name := expr``); any other binding (a
+        parameter, import, loop target, unpacking, ``+=``, ``global``) gives
+        None.
+        """
+        assignments = self._resolver.assignments(name)
+        if not assignments:
+            return None
+        values = []
+        for assignment in assignments:
+            node = getattr(assignment, "node", None)
+            binding = self._bindings.get(node) if isinstance(node, cst.Name) else None
+            if binding is None or binding.how != "assign" or binding.path:
+                return None
+            values.append(binding.value)
+        return tuple(values)
+
     # -- evaluation ---------------------------------------------------------
 
     def _evaluate(self, expr: cst.BaseExpression) -> Value:

@@ -19,6 +19,7 @@ class Resolver:
     def __init__(self, scopes: Mapping[cst.CSTNode, Optional[Scope]]) -> None:
         self._scopes = scopes
         self._cache: Dict[int, FrozenSet[str]] = {}
+        self._imports_cache: Dict[str, bool] = {}
 
     def scope_of(self, node: cst.CSTNode) -> Optional[Scope]:
         return self._scopes.get(node)
@@ -87,6 +88,37 @@ class Resolver:
             if {qn.name for qn in scope.get_qualified_names_for(spelled)} == {module}:
                 return spelled
         return None
+
+    def imports(self, package: str) -> bool:
+        """Does the file import ``package`` or one of its submodules anywhere?
+
+        For rules about torch APIs whose method names other libraries share
+        (``load_state_dict``): no torch import, no torch object to blame.
+        """
+        cached = self._imports_cache.get(package)
+        if cached is None:
+            cached = any(
+                module == package or module.startswith(package + ".")
+                for module in self._imported_modules()
+            )
+            self._imports_cache[package] = cached
+        return cached
+
+    def _imported_modules(self) -> Iterator[str]:
+        seen: Set[int] = set()
+        for scope in self._scopes.values():
+            if scope is None or id(scope) in seen:
+                continue
+            seen.add(id(scope))
+            for assignment in scope.assignments:
+                if not isinstance(assignment, ImportAssignment):
+                    continue
+                node = assignment.node
+                if isinstance(node, cst.Import):
+                    for alias in node.names:
+                        yield cst.helpers.get_full_name_for_node(alias.name) or ""
+                elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None:
+                    yield cst.helpers.get_full_name_for_node(node.module) or ""
 
     def is_unbound(self, name: str, at: cst.CSTNode) -> bool:
         """True when ``name`` is bound nowhere in the file (safe to import it)."""

@@ -1,0 +1,111 @@
+"""TL204: softmax, log_softmax and softmin without `dim`."""
+
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint import edits
+from torchlint.analysis.context import NodeContext
+from torchlint.rule import Example, Finding, FixSafety, Rule
+from torchlint.torch_api import IMPLICIT_DIM_CALLABLES
+
+
+class SoftmaxImplicitDim(Rule):
+    code = "TL204"
+    name = "softmax-implicit-dim"
+    summary = "`F.softmax(x)` / `nn.Softmax()` without `dim` uses a legacy implicit dimension"
+    why = (
+        "`F.softmax`, `F.log_softmax`, `F.softmin` and the `nn.Softmax`, `nn.LogSoftmax`, `nn.Softmin` "
+        "modules normalise along `dim`. Without it (or with `dim=None`) torch warns `Implicit dimension "
+        "choice for softmax has been deprecated` and falls back to a legacy guess: dim 0 for 0-, 1- and "
+        "3-dimensional input, dim 1 otherwise. For a batch of sequences `(batch, seq, classes)` that is "
+        "the batch dimension, so the probabilities are silently wrong; for `(batch, classes)` it happens "
+        "to be right but still warns on every call."
+    )
+    fix_safety = FixSafety.NONE
+    fix_description = (
+        "None: the implicit dimension depends on the input's number of dimensions, which is not known "
+        "statically. Pass the dimension you mean, usually `dim=-1` (the class dimension last)."
+    )
+    triggers = ("softmax", "Softmax", "softmin", "Softmin")
+    seeds = "004 (nn.Softmax dim section)"
+    references = ("https://pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html",)
+
+    flagged = (
+        Example(
+            """
+            import torch
+            import torch.nn.functional as F
+            logits = torch.randn(8, 10)
+            probs = F.softmax(logits)
+            log_probs = F.log_softmax(logits, dim=None)
+            """,
+            count=2,
+        ),
+        Example(
+            """
+            import torch.nn as nn
+            head = nn.Sequential(nn.Linear(128, 10), nn.LogSoftmax())
+            """,
+        ),
+        Example(
+            """
+            import torch
+            from torch.nn import Softmin
+            from torch.nn.functional import softmax
+            weights = softmax(scores, dtype=torch.float32)
+            gate = Softmin()
+            """,
+            count=2,
+        ),
+    )
+    accepted = (
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        logits = torch.randn(8, 10)
+        probs = F.softmax(logits, dim=-1)
+        log_probs = F.log_softmax(logits, 1)
+        head = nn.Sequential(nn.Linear(128, 10), nn.Softmax(dim=1), nn.LogSoftmax(-1))
+        values = logits.softmax(-1)
+        """,
+        """
+        import torch.nn.functional as F
+        options = {"dim": -1}
+        probs = F.softmax(logits, **options)  # dim may be in there: not flagged
+        """,
+        """
+        from scipy.special import softmax
+        probs = softmax(scores)
+        """,
+        """
+        def softmax(x):
+            return x
+        probs = softmax([1.0, 2.0])
+        """,
+    )
+
+    def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        callee = ctx.resolver.resolve(node.func)
+        index = IMPLICIT_DIM_CALLABLES.get(callee) if callee else None
+        if index is None or edits.has_star_args(node):
+            return
+        if _passes_dim(node, index):
+            return
+        spelled = edits.expression_code(node.func)
+        yield Finding(
+            node,
+            f"`{spelled}()` without `dim`: torch warns and picks a legacy implicit dimension (0 for 0-, 1- and "
+            "3-D input, else 1); pass `dim=` explicitly",
+        )
+
+
+def _passes_dim(call: cst.Call, index: int) -> bool:
+    dim = edits.keyword(call, "dim")
+    if dim is None:
+        positional = [arg for arg in call.args if arg.keyword is None]
+        if len(positional) <= index:
+            return False
+        dim = positional[index]
+    return not (isinstance(dim.value, cst.Name) and dim.value.value == "None")

@@ -1,0 +1,185 @@
+"""TL205: `F.dropout(...)` in a module's `forward` without `training=`."""
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from torchlint import edits
+from torchlint.analysis.context import NodeContext
+from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
+from torchlint.torch_api import DROPOUT_FUNCTIONS, DROPOUT_TRAINING_INDEX
+
+
+class FunctionalDropoutTraining(Rule):
+    code = "TL205"
+    name = "functional-dropout-without-training"
+    summary = "`F.dropout(x)` in `forward` ignores `model.eval()`; pass `training=self.training`"
+    why = (
+        "`nn.Dropout` follows the module's mode, but the functional form only knows the `training` "
+        "argument it is given: `F.dropout`, `F.dropout1d/2d/3d` default to `training=True`, so inside a "
+        "module's `forward` they keep dropping activations after `model.eval()` and evaluation results "
+        "are noisy and wrong. `F.alpha_dropout` and `F.feature_alpha_dropout` default to `training=False` "
+        "and so never drop anything, not even while training. Only calls directly inside `forward` of a "
+        "class deriving from `nn.Module` are reported; `training` passed by position counts as given."
+    )
+    fix_safety = FixSafety.UNSAFE
+    fix_description = (
+        "Adds `training=self.training` (spelled with the method's own first parameter). Unsafe because "
+        "it changes what the module computes in the mode that was wrong: no dropout in `eval()` (and, "
+        "for the alpha variants, dropout while training). In training mode `F.dropout` computes the same "
+        "as before."
+    )
+    triggers = ("dropout",)
+    seeds = "003 (dropout functions)"
+    references = ("https://pytorch.org/docs/stable/generated/torch.nn.functional.dropout.html",)
+
+    flagged = (
+        Example(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 3)
+
+                def forward(self, x):
+                    return self.fc(F.dropout(x, 0.5))
+
+
+            net = Net()
+            out = net(torch.ones(2, 4))
+            """,
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 3)
+
+                def forward(self, x):
+                    return self.fc(F.dropout(x, 0.5, training=self.training))
+
+
+            net = Net()
+            out = net(torch.ones(2, 4))
+            """,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch.nn as nn
+            from torch.nn.functional import alpha_dropout, dropout2d
+
+
+            class Block(nn.Module):
+                def forward(self, x, p=0.2):
+                    x = dropout2d(x, p=p, inplace=False)
+                    return alpha_dropout(x)
+            """,
+            """
+            import torch.nn as nn
+            from torch.nn.functional import alpha_dropout, dropout2d
+
+
+            class Block(nn.Module):
+                def forward(self, x, p=0.2):
+                    x = dropout2d(x, p=p, inplace=False, training=self.training)
+                    return alpha_dropout(x, training=self.training)
+            """,
+            count=2,
+        ),
+    )
+    accepted = (
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                x = F.dropout(x, 0.5, self.training)
+                return F.dropout(x, p=0.1, training=self.training)
+        """,
+        """
+        import torch.nn.functional as F
+
+
+        def augment(x):
+            return F.dropout(x, 0.1)  # a plain function: noise on purpose
+
+
+        class Helper:
+            def forward(self, x):
+                return F.dropout(x, 0.5)  # not an nn.Module
+        """,
+        """
+        import torch.nn as nn
+
+
+        def dropout(x, p):
+            return x
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return dropout(x, 0.5)
+        """,
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Net(nn.Module):
+            def forward(self, x, **options):
+                return F.dropout(x, **options)
+        """,
+    )
+
+    def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        callee = ctx.resolver.resolve(node.func)
+        if callee not in DROPOUT_FUNCTIONS or edits.has_star_args(node):
+            return
+        if _passes_training(node):
+            return
+        classdef = ctx.enclosing_class_of_method()
+        method = ctx.enclosing(cst.FunctionDef)
+        if classdef is None or not isinstance(method, cst.FunctionDef) or method.name.value != "forward":
+            return
+        if not ctx.inference.is_module_class(classdef):
+            return
+        this = _self_name(method)
+        if this is None:
+            return
+        spelled = edits.expression_code(node.func)
+        if DROPOUT_FUNCTIONS[callee]:
+            consequence = "it defaults to `training=True`, so it keeps dropping after `model.eval()`"
+        else:
+            consequence = "it defaults to `training=False`, so it never drops, not even while training"
+        fix = Fix([Edit(node, edits.add_keywords((("training", f"{this}.training"),)))], safe=False)
+        yield Finding(
+            node,
+            f"`{spelled}()` in `forward` without `training=`: {consequence}; pass `training={this}.training`",
+            fix,
+        )
+
+
+def _passes_training(call: cst.Call) -> bool:
+    if edits.keyword(call, "training") is not None:
+        return True
+    return sum(1 for arg in call.args if arg.keyword is None) > DROPOUT_TRAINING_INDEX
+
+
+def _self_name(method: cst.FunctionDef) -> Optional[str]:
+    decorators = {cst.helpers.get_full_name_for_node(d.decorator) for d in method.decorators}
+    if decorators & {"staticmethod", "classmethod"}:
+        return None
+    params = method.params.posonly_params or method.params.params
+    return params[0].name.value if params else None

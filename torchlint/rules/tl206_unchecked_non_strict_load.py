@@ -1,0 +1,98 @@
+"""TL206: `load_state_dict(..., strict=False)` whose missing/unexpected keys are thrown away."""
+
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint import edits
+from torchlint.analysis.context import NodeContext
+from torchlint.analysis.inference import Kind
+from torchlint.rule import Example, Finding, FixSafety, Rule
+from torchlint.settings import versions
+
+
+class UncheckedNonStrictLoad(Rule):
+    code = "TL206"
+    name = "unchecked-non-strict-load"
+    summary = "`model.load_state_dict(sd, strict=False)` as a statement ignores which keys did not load"
+    why = (
+        "`strict=False` makes `load_state_dict` skip every key that does not match instead of raising, "
+        "and returns the skipped ones as `missing_keys` and `unexpected_keys`. Throwing that result away "
+        "hides the usual mistakes: a `module.` prefix left by `nn.DataParallel`, a renamed layer, a "
+        "checkpoint for another architecture; the model then silently keeps its random weights. The rule "
+        "reports the call when it is a bare statement, in files that import torch; assigning or checking "
+        "the result (even `_ = ...`) is the explicit way to say the mismatch is expected."
+    )
+    fix_safety = FixSafety.NONE
+    fix_description = (
+        "None: what to do with mismatched keys is your decision. Keep the result and check it, e.g. "
+        "`result = model.load_state_dict(sd, strict=False)` then `assert not result.missing_keys, "
+        "result.missing_keys`, or log `result.unexpected_keys`."
+    )
+    triggers = ("strict",)
+    seeds = "001 (三.5)"
+    references = ("https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.load_state_dict",)
+    # The returned NamedTuple of missing/unexpected keys exists since torch 1.1.
+    torch_versions = versions(since="1.1")
+
+    flagged = (
+        Example(
+            """
+            import torch
+            import torchvision
+            model = torchvision.models.resnet18()
+            model.load_state_dict(torch.load("weights.pt", map_location="cpu", weights_only=True), strict=False)
+            """,
+        ),
+        Example(
+            """
+            import torch.nn as nn
+
+
+            class Finetuned(nn.Module):
+                def restore(self, state):
+                    self.backbone.load_state_dict(state, strict = False)
+            """,
+        ),
+    )
+    accepted = (
+        """
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(3, 4)
+        state = torch.load("weights.pt", map_location="cpu", weights_only=True)
+        result = model.load_state_dict(state, strict=False)
+        assert not result.missing_keys, result.missing_keys
+        print(model.load_state_dict(state, strict=False))
+        model.load_state_dict(state)
+        model.load_state_dict(state, strict=True)
+        """,
+        """
+        import torch
+        model.load_state_dict(state, strict=args.strict)  # not the literal False
+        """,
+        """
+        from max import nn  # another framework's Module API, no torch in this file
+        model = nn.Module()
+        model.load_state_dict(state, strict=False)
+        """,
+    )
+
+    def check_Expr(self, node: cst.Expr, ctx: NodeContext) -> Iterator[Finding]:
+        call = node.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+            return
+        if call.func.attr.value != "load_state_dict":
+            return
+        strict = edits.keyword(call, "strict")
+        if strict is None or not (isinstance(strict.value, cst.Name) and strict.value.value == "False"):
+            return
+        if not ctx.resolver.imports("torch"):
+            return
+        if ctx.inference.value(call.func.value).kind in (Kind.TENSOR, Kind.LOADER, Kind.NUMBER):
+            return
+        yield Finding(
+            call,
+            "`load_state_dict(..., strict=False)` result discarded: keys that did not load go unnoticed; "
+            "check the returned `missing_keys` and `unexpected_keys`",
+        )
