@@ -54,7 +54,9 @@ def set_args(call: cst.Call, args: Sequence[cst.Arg]) -> cst.Call:
             original_last = call.args[-1] if call.args else None
             keep = original_last is not None and isinstance(original_last.comma, cst.Comma)
             arg = arg.with_changes(comma=original_last.comma if keep else cst.MaybeSentinel.DEFAULT)
-        elif not isinstance(arg.comma, cst.Comma):
+        elif not isinstance(arg.comma, cst.Comma) or (call.args and arg is call.args[-1]):
+            # The former last argument's trailing comma is followed by the
+            # closing parenthesis's indentation: separate it like the others.
             arg = arg.with_changes(comma=_separator(call))
         fixed.append(arg)
     return call.with_changes(args=fixed)
