@@ -22,8 +22,8 @@ class Uint8Mask(Rule):
     summary = "uint8 tensors as masks are deprecated (indexing, `where`) or rejected (`masked_fill`, ...); use `.bool()`"
     why = (
         "Before torch 1.2 masks were `uint8` tensors (`(x > 0)` returned one, `.byte()` made one). Since "
-        "1.2 masks are `bool`: indexing with a uint8 tensor (`x[mask]`) and `torch.where(mask, a, b)` warn "
-        "on every call, and under torch 2.13 `masked_fill`, `masked_select`, `masked_scatter` and "
+        "1.2 masks are `bool`: indexing with a uint8 tensor (`x[mask]`) warns on every call, `torch.where(mask, a, b)` "
+        "warns (once per process), and under torch 2.13 `masked_fill`, `masked_select`, `masked_scatter` and "
         "assigning through a mask (`x[mask] = 0`) raise `RuntimeError` (\"only supports boolean masks\"). "
         "The rule fires where the mask is visibly uint8: built with `.byte()`, `dtype=torch.uint8`, "
         "`.to(torch.uint8)`, `.type(torch.uint8)` or `torch.ByteTensor` / `torch.cuda.ByteTensor`, inline "
