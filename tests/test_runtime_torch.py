@@ -6,7 +6,9 @@ or the exception the example names), and the real fixer's output, which must
 run with warnings turned into errors. Where the original completes, both runs
 must compute the same values. TL104 is the exception the research notes
 document: ``F.sigmoid`` / ``F.tanh`` no longer warn in torch 2.x, so the test
-witnesses that the original is warning-free and equal to the fix.
+witnesses that the original is warning-free and equal to the fix. Risky patterns
+that torch runs silently (SILENT_PITFALLS, e.g. TL209's growing autograd graph)
+are witnessed the same way: warning-free, and equal values.
 """
 
 from __future__ import annotations
