@@ -27,12 +27,11 @@ from torchlint.rules import all_rules  # noqa: E402
 # Deprecated aliases that torch 2.x no longer warns about (research note: F.sigmoid / F.tanh
 # stopped warning with pytorch/pytorch#86905).
 WARNING_FREE_IN_TORCH_2 = frozenset({"TL104"})
-
 # Risky patterns that are silent by nature (no warning, no error): their runnable
 # examples prove that the fix computes the same values where the pitfall does not
 # bite (torch.load with weights_only=True on torch >= 2.6, F.dropout in training
-# mode, NaN checks on NaN-free data).
-SILENT_PITFALLS = frozenset({"TL203", "TL205", "TL208"})
+# mode, NaN checks on NaN-free data, a loss total kept as a tensor).
+SILENT_PITFALLS = frozenset({"TL203", "TL205", "TL208", "TL209"})
 
 RUNNABLE = [
     pytest.param(rule, example, id=f"{rule.code}-flagged-{index}")

@@ -167,3 +167,119 @@ def test_legacy_reduction_matches_torch(size_average, reduce) -> None:
     if "emit_warning" in inspect.signature(legacy_get_string).parameters:
         kwargs["emit_warning"] = False
     assert legacy_reduction(size_average, reduce) == legacy_get_string(size_average, reduce, **kwargs)
+
+
+# --- dtypes, masks, loss values, CUDA initialisation, checkpointing (TL209-TL213) ---
+
+import warnings  # noqa: E402
+
+from torchlint import torch_api as api  # noqa: E402
+
+
+@pytest.mark.parametrize("qualified, name", sorted(api.DTYPES.items()))
+def test_dtype_table(qualified: str, name: str) -> None:
+    dtype = lookup(qualified)
+    assert isinstance(dtype, torch.dtype) and dtype == getattr(torch, name)
+
+
+@pytest.mark.parametrize("qualified, name", sorted(api.TENSOR_TYPE_DTYPES.items()))
+def test_tensor_type_dtype_table(qualified: str, name: str) -> None:
+    assert lookup(qualified) is not _MISSING
+    # .type() accepts the type's name and converts to its dtype (CPU types only here).
+    if not qualified.startswith("torch.cuda."):
+        assert torch.zeros(2).type(qualified).dtype == getattr(torch, name)
+        assert lookup(qualified)([1]).dtype == getattr(torch, name)
+
+
+@pytest.mark.parametrize("method, name", sorted(api.DTYPE_METHODS.items()))
+def test_dtype_methods(method: str, name: str) -> None:
+    assert getattr(torch.zeros(2), method)().dtype == getattr(torch, name)
+
+
+@pytest.mark.parametrize("method", sorted(api.DTYPE_KEEPING_METHODS))
+def test_dtype_keeping_methods_exist(method: str) -> None:
+    assert callable(getattr(torch.Tensor, method, None))
+
+
+def test_size_methods_return_numbers() -> None:
+    x = torch.zeros(2, 3)
+    for method in api.SIZE_METHODS:
+        result = getattr(x, method)(0) if method == "size" else getattr(x, method)()
+        assert isinstance(result, int), method
+
+
+@pytest.mark.parametrize("method", sorted(api.NON_DIFFERENTIABLE_METHODS))
+def test_non_differentiable_methods_drop_the_graph(method: str) -> None:
+    loss = (torch.ones(3, requires_grad=True) * 2).sum()
+    assert loss.requires_grad
+    assert not getattr(loss, method)(*([0.0] if method in ("eq", "ne", "lt", "le", "gt", "ge") else [])).requires_grad
+
+
+def test_grad_contexts() -> None:
+    for qualified in api.NO_GRAD_CONTEXTS:
+        with lookup(qualified)():
+            assert not (torch.ones(1, requires_grad=True) * 2).requires_grad, qualified
+    for qualified in api.SET_GRAD_ENABLED:
+        with lookup(qualified)(False):
+            assert not (torch.ones(1, requires_grad=True) * 2).requires_grad, qualified
+    for qualified in api.AUTOGRAD_FUNCTIONS:
+        assert callable(lookup(qualified)), qualified
+
+
+def test_cuda_initialising_functions_exist() -> None:
+    for qualified in api.CUDA_INITIALISING_FUNCTIONS:
+        assert callable(lookup(qualified)), qualified
+    # device_count asks NVML first; manual_seed is deferred: neither pins CUDA_VISIBLE_DEVICES.
+    assert "torch.cuda.device_count" not in api.CUDA_INITIALISING_FUNCTIONS
+    assert "torch.cuda.manual_seed" not in api.CUDA_INITIALISING_FUNCTIONS
+    source = inspect.getsource(torch.cuda.is_available)
+    assert "_cuda_getDeviceCount" in source  # cudaGetDeviceCount runs cuInit
+
+
+@pytest.mark.parametrize("qualified", sorted(api.CHECKPOINT_FUNCTIONS))
+def test_checkpoint_without_use_reentrant_warns_and_defaults_to_true(qualified: str) -> None:
+    fn = lookup(qualified)
+    assert "use_reentrant" in inspect.signature(fn).parameters
+    source = inspect.getsource(fn)
+    assert "if use_reentrant is None:" in source and "use_reentrant = True" in source
+
+
+def _mask_call(target: str, fn: Any, mask: Any) -> Any:
+    x = torch.arange(4.0)
+    position, keyword = (api.MASK_METHODS if target == "method" else api.MASK_FUNCTIONS)[fn]
+    extra = {"masked_fill": [0.0], "masked_fill_": [0.0], "masked_select": [], "masked_scatter": [torch.zeros(4)],
+             "masked_scatter_": [torch.zeros(4)], "where": [x, -x]}
+    if target == "method":
+        args = [mask] + extra[fn] if fn != "where" else [mask, -x]
+        return getattr(x.clone(), fn)(*args)
+    short = fn.rsplit(".", 1)[1]
+    args = [mask] + extra[short] if short == "where" else [x, mask] + extra[short]
+    assert args[position] is mask
+    return lookup(fn)(*args)
+
+
+@pytest.mark.parametrize("target, fn", [("method", m) for m in sorted(api.MASK_METHODS)]
+                         + [("function", f) for f in sorted(api.MASK_FUNCTIONS)])
+def test_mask_arguments_warn_or_raise_with_uint8_and_agree_with_bool(target: str, fn: str) -> None:
+    mask = torch.tensor([2, 0, 1, 0], dtype=torch.uint8)
+    expected = _mask_call(target, fn, mask.bool())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = _mask_call(target, fn, mask)
+        except RuntimeError:
+            return  # rejected outright
+    if not fn.endswith("where"):  # where's warning is shown once per process
+        assert caught, f"{fn} accepted a uint8 mask silently"
+    assert torch.equal(result, expected)
+
+
+def test_uint8_indexing_warns_and_agrees_with_bool() -> None:
+    x = torch.arange(4.0)
+    mask = torch.tensor([2, 0, 1, 0], dtype=torch.uint8)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = x[mask]
+    assert caught and torch.equal(result, x[mask.bool()])
+    with pytest.raises(RuntimeError):
+        x[mask] = 0.0

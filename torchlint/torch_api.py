@@ -307,3 +307,117 @@ NDARRAY_FACTORIES: FrozenSet[str] = frozenset(
 NAN_CONSTANTS: FrozenSet[str] = frozenset(
     {"math.nan", "cmath.nan", "numpy.nan", "numpy.NaN", "numpy.NAN", "torch.nan"}
 )
+
+# --- dtypes (TL213) -----------------------------------------------------------
+
+_DTYPE_NAMES: Mapping[str, Tuple[str, ...]] = {
+    "uint8": ("uint8",), "int8": ("int8",), "int16": ("int16", "short"), "int32": ("int32", "int"),
+    "int64": ("int64", "long"), "bool": ("bool",), "float16": ("float16", "half"),
+    "bfloat16": ("bfloat16",), "float32": ("float32", "float"), "float64": ("float64", "double"),
+}
+
+# Qualified torch dtype objects -> canonical dtype name.
+DTYPES: Mapping[str, str] = {
+    "torch." + alias: name for name, aliases in _DTYPE_NAMES.items() for alias in aliases
+}
+
+_TENSOR_TYPE_NAMES: Mapping[str, str] = {
+    "ByteTensor": "uint8", "CharTensor": "int8", "ShortTensor": "int16", "IntTensor": "int32",
+    "LongTensor": "int64", "BoolTensor": "bool", "HalfTensor": "float16", "BFloat16Tensor": "bfloat16",
+    "FloatTensor": "float32", "DoubleTensor": "float64",
+}
+
+# Legacy tensor types (constructors, and `.type()` arguments) -> dtype name.
+TENSOR_TYPE_DTYPES: Mapping[str, str] = {
+    f"{module}.{type_name}": dtype
+    for type_name, dtype in _TENSOR_TYPE_NAMES.items()
+    for module in ("torch", "torch.cuda")
+}
+
+# Tensor methods that convert to one dtype when called without arguments.
+DTYPE_METHODS: Mapping[str, str] = {
+    "byte": "uint8", "char": "int8", "short": "int16", "int": "int32", "long": "int64", "bool": "bool",
+    "half": "float16", "bfloat16": "bfloat16", "float": "float32", "double": "float64",
+}
+
+# Tensor methods whose result has the receiver's dtype (in-place `_` methods too).
+DTYPE_KEEPING_METHODS: FrozenSet[str] = frozenset({
+    "cuda", "cpu", "clone", "detach", "contiguous", "pin_memory", "t", "transpose", "permute",
+    "view", "view_as", "reshape", "reshape_as", "flatten", "squeeze", "unsqueeze", "expand",
+    "expand_as", "repeat", "narrow",
+})
+
+# Tensor methods returning Python numbers (`size` only with a dim).
+SIZE_METHODS: FrozenSet[str] = frozenset({"size", "numel", "dim", "ndimension", "nelement", "element_size"})
+
+
+# --- Loss accumulation (TL209) -------------------------------------------------
+
+# Methods whose result carries no autograd graph even on a tensor that has one.
+NON_DIFFERENTIABLE_METHODS: FrozenSet[str] = frozenset({
+    "detach", "detach_", "eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin",
+    "long", "int", "short", "char", "byte", "bool",
+})
+
+# Context managers / decorators that turn autograd recording off.
+NO_GRAD_CONTEXTS: FrozenSet[str] = frozenset({
+    "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+    "torch.autograd.inference_mode", "torch.autograd.grad_mode.inference_mode",
+})
+SET_GRAD_ENABLED: FrozenSet[str] = frozenset({
+    "torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled",
+})
+
+# Functions that differentiate a tensor passed to them.
+AUTOGRAD_FUNCTIONS: FrozenSet[str] = frozenset({
+    "torch.autograd.backward", "torch.autograd.grad",
+})
+
+
+# --- CUDA initialisation (TL210) -------------------------------------------------
+
+# torch.cuda functions that initialise CUDA (the driver's cuInit, after which
+# CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER are never read again), from the
+# torch 2.13 sources: `is_available()` calls cudaGetDeviceCount (which runs
+# cuInit) unless PYTORCH_NVML_BASED_CUDA_CHECK=1; the others call _lazy_init
+# or cudaSetDevice. Not listed because they do not initialise: device_count()
+# (asks NVML first and re-reads CUDA_VISIBLE_DEVICES until CUDA is
+# initialised), is_initialized(), manual_seed()/manual_seed_all() (queued
+# until initialisation), empty_cache() and the memory statistics (no-ops before it).
+CUDA_INITIALISING_FUNCTIONS: FrozenSet[str] = frozenset(
+    "torch.cuda." + name
+    for name in (
+        "is_available", "init", "set_device", "current_device", "get_device_name",
+        "get_device_capability", "get_device_properties", "synchronize", "mem_get_info",
+        "current_stream", "default_stream", "is_bf16_supported", "can_device_access_peer",
+        "ipc_collect", "cudart", "current_blas_handle",
+    )
+)
+
+# Environment variables the CUDA driver reads once, when it initialises.
+CUDA_INIT_ENVIRONMENT: FrozenSet[str] = frozenset({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"})
+
+
+# --- Activation checkpointing (TL212) --------------------------------------------
+
+# Checkpoint functions and the torch version that added their `use_reentrant`
+# argument (checkpoint: 1.11, pytorch#69508; checkpoint_sequential: 2.0, pytorch#86331).
+CHECKPOINT_FUNCTIONS: Mapping[str, str] = {
+    "torch.utils.checkpoint.checkpoint": "1.11",
+    "torch.utils.checkpoint.checkpoint_sequential": "2.0",
+}
+
+
+# --- Boolean masks (TL213) --------------------------------------------------------
+
+# Tensor methods taking a mask, and the mask's position among their arguments.
+MASK_METHODS: Mapping[str, Tuple[int, str]] = {
+    "masked_fill": (0, "mask"), "masked_fill_": (0, "mask"), "masked_select": (0, "mask"),
+    "masked_scatter": (0, "mask"), "masked_scatter_": (0, "mask"), "where": (0, "condition"),
+}
+
+# torch functions taking a mask: (position, keyword).
+MASK_FUNCTIONS: Mapping[str, Tuple[int, str]] = {
+    "torch.masked_fill": (1, "mask"), "torch.masked_select": (1, "mask"),
+    "torch.masked_scatter": (1, "mask"), "torch.where": (0, "condition"),
+}

@@ -9,7 +9,7 @@ nodes, when all bindings of the file are known.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
@@ -21,7 +21,7 @@ from torchlint.settings import Settings
 
 @dataclass(frozen=True)
 class Frame:
-    """An enclosing FunctionDef, ClassDef, For or While, linked to its parent."""
+    """An enclosing FunctionDef, ClassDef, For, While or With, linked to its parent."""
 
     node: cst.CSTNode
     parent: Optional["Frame"]
@@ -88,8 +88,20 @@ class NodeContext:
             frame = frame.parent
         return False
 
+    def enclosing_in_function(self, *types: Type[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+        """Enclosing frames of ``types``, innermost first, up to and including
+        the nearest function or class (what governs this node when it runs:
+        e.g. the ``with`` blocks around it and its function's decorators)."""
+        frame = self.frame
+        while frame is not None:
+            if isinstance(frame.node, types):
+                yield frame.node
+            if isinstance(frame.node, (cst.FunctionDef, cst.ClassDef)):
+                return
+            frame = frame.parent
 
-_FRAME_TYPES = (cst.FunctionDef, cst.ClassDef, cst.For, cst.While)
+
+_FRAME_TYPES = (cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.With)
 
 
 class Collector(cst.CSTVisitor):

@@ -37,6 +37,8 @@ class Value:
     cuda: Optional[bool] = None  # known to live on a CUDA device (True) or not (False)
     module_class: Optional[str] = None  # MODULE: qualified class, when it is a torch.nn class
     reduces: bool = False  # MODULE: a loss module whose call returns a 0-dim tensor
+    dtype: Optional[str] = None  # TENSOR (or unknown kind): torch dtype name when visible, e.g. "uint8"
+    loss: bool = False  # TENSOR: a loss value (a loss function/module result, or math on one), not detached
 
 
 UNKNOWN = Value(Kind.UNKNOWN)
@@ -76,6 +78,8 @@ def meet(values: Iterable[Value]) -> Value:
             cuda=result.cuda if result.cuda == value.cuda else None,
             module_class=result.module_class if result.module_class == value.module_class else None,
             reduces=result.reduces and value.reduces,
+            dtype=result.dtype if result.dtype == value.dtype else None,
+            loss=result.loss and value.loss,
         )
     return result if result is not None else UNKNOWN
 
@@ -117,6 +121,18 @@ class Inference:
         """Known to be on a CUDA device (a tensor, or anything moved there)."""
         return self.value(expr).cuda is True
 
+    def initial_value(self, name: cst.Name) -> Value:
+        """What an accumulator starts as: the value its bindings agree on,
+        leaving out the updates of itself (``total += x``, ``total = total + x``)."""
+        values = []
+        for assignment in self._resolver.assignments(name):
+            node = getattr(assignment, "node", None)
+            binding = self._bindings.get(node) if isinstance(node, cst.Name) else None
+            if binding is not None and _updates(binding, node.value):
+                continue
+            values.append(self._assignment_value(assignment))
+        return meet(values) if values else UNKNOWN
+
     def is_module_class(self, classdef: cst.ClassDef) -> bool:
         """Does this class derive from torch.nn.Module (directly or via the file)?"""
         known = self._module_classes.get(classdef)
@@ -157,7 +173,8 @@ class Inference:
         if isinstance(expr, cst.Attribute):
             base = self.value(expr.value)
             if (base.kind is Kind.TENSOR or base.cuda) and expr.attr.value in api.TENSOR_ATTRIBUTES:
-                return replace(base, scalar=base.scalar and expr.attr.value == "data")
+                return replace(base, scalar=base.scalar and expr.attr.value == "data",
+                               loss=base.loss and expr.attr.value not in ("data", "grad"))
             return UNKNOWN
         if isinstance(expr, (cst.Integer, cst.Float)):
             return NUMBER
@@ -172,7 +189,7 @@ class Inference:
         if isinstance(expr, cst.Subscript):
             base = self.value(expr.value)
             if base.kind is Kind.TENSOR:
-                return Value(Kind.TENSOR, cuda=base.cuda)
+                return Value(Kind.TENSOR, cuda=base.cuda, dtype=base.dtype)
             return UNKNOWN
         if isinstance(expr, cst.IfExp):
             return meet((self.value(expr.body), self.value(expr.orelse)))
@@ -187,7 +204,7 @@ class Inference:
             return UNKNOWN
         scalar = all(v.kind is Kind.NUMBER or (v.kind is Kind.TENSOR and v.scalar) for v in values)
         cuda = True if any(v.cuda for v in tensors) else (False if all(v.cuda is False for v in tensors) else None)
-        return Value(Kind.TENSOR, scalar=scalar, cuda=cuda)
+        return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, loss=any(v.loss for v in tensors))
 
     def _name_value(self, name: cst.Name) -> Value:
         assignments = self._resolver.assignments(name)
@@ -277,19 +294,31 @@ class Inference:
             if method in ("cuda", "to", "cpu", "float", "double", "half", "train", "eval"):
                 return replace(receiver, cuda=_device_after(method, call, receiver.cuda))
             return None
-        if receiver.kind is Kind.TENSOR or receiver.cuda:
+        if receiver.kind is Kind.TENSOR or receiver.cuda or receiver.dtype is not None:
             # A tensor, or something visibly sent to the GPU (only tensors
-            # and modules have .cuda(), and modules have no tensor methods).
+            # and modules have .cuda(), and modules have no tensor methods),
+            # or visibly given a tensor dtype.
+            if receiver.kind is Kind.TENSOR and method in api.SIZE_METHODS and (method != "size" or call.args):
+                return NUMBER
             if method not in api.TENSOR_RETURNING_METHODS and not method.endswith("_"):
                 return UNKNOWN
             if method in ("max", "min") and call.args:
                 return UNKNOWN  # with a dim these return (values, indices)
             scalar = receiver.kind is Kind.TENSOR and (
                 receiver.scalar or (method in api.FULL_REDUCTIONS and not call.args))
-            return Value(receiver.kind, scalar=scalar, cuda=_device_after(method, call, receiver.cuda))
-        if method in ("cuda", "to") and receiver.kind is Kind.UNKNOWN:
-            cuda = _device_after(method, call, None)
-            return Value(Kind.UNKNOWN, cuda=True) if cuda else None
+            return Value(receiver.kind, scalar=scalar, cuda=_device_after(method, call, receiver.cuda),
+                         dtype=self._dtype_after(method, call, receiver.dtype),
+                         loss=receiver.loss and method not in api.NON_DIFFERENTIABLE_METHODS)
+        if method in ("cuda", "to", "type") and receiver.kind is Kind.UNKNOWN:
+            cuda = _device_after(method, call, None) if method != "type" else None
+            dtype = self._dtype_after(method, call, None) if method != "cuda" else None
+            if cuda or dtype == "uint8":
+                # Modules convert only to floating dtypes (.to() refuses others, .type() fails
+                # on their parameters): a uint8 conversion is a tensor's.
+                return Value(Kind.UNKNOWN, cuda=True if cuda else None, dtype=dtype)
+            return None
+        if method == "byte" and not call.args and receiver.kind is Kind.UNKNOWN:
+            return Value(Kind.UNKNOWN, dtype="uint8")  # only tensors have .byte()
         if method in api.FULL_REDUCTIONS and not call.args and isinstance(func.value, cst.Comparison):
             # ``(pred == y).sum()``: an elementwise comparison reduced to one
             # number; with ``.data[0]`` after it, only torch fits.
@@ -298,7 +327,9 @@ class Inference:
 
     def _known_callee_value(self, call: cst.Call, callee: str) -> Value:
         if callee in api.CUDA_TENSOR_TYPES:
-            return Value(Kind.TENSOR, cuda=True)
+            return Value(Kind.TENSOR, cuda=True, dtype=api.TENSOR_TYPE_DTYPES.get(callee))
+        if callee == "builtins.len":
+            return NUMBER
         if callee in api.VARIABLE or callee in api.PARAMETER_CLASSES:
             wrapped = self.value(call.args[0].value) if call.args and call.args[0].keyword is None else UNKNOWN
             return Value(Kind.TENSOR, scalar=wrapped.scalar, cuda=wrapped.cuda)
@@ -314,21 +345,51 @@ class Inference:
         if callee in api.LOSS_FUNCTION_PARAMS or (
             callee.startswith(api.FUNCTIONAL) and callee.endswith("_loss")
         ):
-            return Value(Kind.TENSOR, scalar=_reduces(call))
+            return Value(Kind.TENSOR, scalar=_reduces(call), loss=True)
         if callee.startswith(api.FUNCTIONAL):
             return TENSOR
         if callee in api.TENSOR_FACTORIES:
             positional = [a for a in call.args if a.keyword is None]
             scalar = callee in api.SCALAR_FUNCTIONS and len(positional) == 1 and len(call.args) == 1
-            return Value(Kind.TENSOR, scalar=scalar, cuda=_device_keyword(call))
+            dtype = api.TENSOR_TYPE_DTYPES.get(callee)
+            keyword = _keyword(call, "dtype")
+            if keyword is not None:
+                dtype = self._dtype_of(keyword)
+            return Value(Kind.TENSOR, scalar=scalar, cuda=_device_keyword(call), dtype=dtype)
         return UNKNOWN
 
     def _module_call_value(self, module: Value) -> Value:
         if module.reduces:
-            return Value(Kind.TENSOR, scalar=True, cuda=module.cuda)
+            return Value(Kind.TENSOR, scalar=True, cuda=module.cuda, loss=True)
         if module.module_class is not None and module.module_class not in api.TUPLE_RETURNING_MODULES:
-            return Value(Kind.TENSOR, cuda=module.cuda)
+            return Value(Kind.TENSOR, cuda=module.cuda, loss=api.is_loss_class(module.module_class))
         return UNKNOWN  # user modules may return tuples or dicts
+
+    def _dtype_of(self, expr: cst.BaseExpression) -> Optional[str]:
+        """``torch.uint8`` -> "uint8"; tensor types (``torch.ByteTensor``, 'torch.ByteTensor') too."""
+        text = _literal_string(expr)
+        qualified = text if text is not None else self._resolver.resolve(expr)
+        if qualified is None:
+            return None
+        return api.DTYPES.get(qualified) or api.TENSOR_TYPE_DTYPES.get(qualified)
+
+    def _dtype_after(self, method: str, call: cst.Call, before: Optional[str]) -> Optional[str]:
+        """The dtype of ``x.method(...)`` for a receiver of dtype ``before``."""
+        if method in api.DTYPE_METHODS:
+            return api.DTYPE_METHODS[method] if not call.args else None
+        if method in ("to", "type"):
+            for arg in call.args:
+                if arg.keyword is None or arg.keyword.value in ("dtype", "dst_type"):
+                    dtype = self._dtype_of(arg.value)
+                    if dtype is not None:
+                        return dtype
+                    if method == "to" and arg.keyword is None and _device_literal(arg.value) is not None:
+                        continue  # ``.to('cuda')`` keeps the dtype
+                    return None
+            return before if method == "to" and call.args else None
+        if method in api.DTYPE_KEEPING_METHODS or method.endswith("_"):
+            return before
+        return None
 
     def _local_class(self, func: cst.BaseExpression) -> Optional[cst.ClassDef]:
         if not isinstance(func, cst.Name):
@@ -368,6 +429,27 @@ def _device_literal(expr: cst.BaseExpression) -> Optional[bool]:
     if text == "cpu":
         return False
     return None
+
+
+def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def _updates(binding: Binding, name: str) -> bool:
+    """``name += x`` or ``name = name + x``: a binding that updates ``name``."""
+    if binding.how == "aug":
+        return True
+    value = binding.value
+    return (
+        binding.how == "assign"
+        and not binding.path
+        and isinstance(value, cst.BinaryOperation)
+        and isinstance(value.left, cst.Name)
+        and value.left.value == name
+    )
 
 
 def _device_keyword(call: cst.Call) -> Optional[bool]:

@@ -1,0 +1,288 @@
+"""TL209: `total_loss += loss` in a loop keeps every step's autograd graph alive."""
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from torchlint import edits
+from torchlint.analysis.context import NodeContext
+from torchlint.analysis.inference import Kind
+from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
+from torchlint.settings import versions
+from torchlint.torch_api import AUTOGRAD_FUNCTIONS, NO_GRAD_CONTEXTS, SET_GRAD_ENABLED
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
+class LossAccumulatedAsTensor(Rule):
+    code = "TL209"
+    name = "loss-accumulated-as-tensor"
+    summary = "`total += loss` in a loop keeps every step's autograd graph alive; accumulate `loss.item()`"
+    why = (
+        "Since torch 0.4 a loss is a 0-dim tensor that carries the autograd graph of its step. Adding it to a "
+        "running total that started as a Python number (`total = 0`, then `total += loss` in the training "
+        "loop) turns the total into a tensor whose graph links every step's graph: their saved activations "
+        "cannot be freed, memory grows with each iteration, and the logged total is a tensor instead of a "
+        "number. `loss.item()` (or `loss.detach()`) accumulates the value without the graph.\n\n"
+        "The rule fires inside a `for`/`while` loop on `total += x` and `total = total + x` when `x` is "
+        "known to be a loss value (the result of a loss function or loss module, or arithmetic on one, not "
+        "detached), `total` starts as a Python number in all its other bindings, and autograd is on (not "
+        "inside `with torch.no_grad()` / `torch.inference_mode()` or a function decorated with them). A "
+        "total that is later differentiated (`total.backward()`, `torch.autograd.grad(total, ...)`, "
+        "`scaler.scale(total)`) is a deliberate accumulation over sub-batches and is not flagged; neither "
+        "are accumulators kept on `self` or in containers, whose starting value the rule cannot see."
+    )
+    fix_safety = FixSafety.UNSAFE
+    fix_description = (
+        "Appends `.item()` to the accumulated 0-dim loss (`total += loss.item()`, "
+        "`total = total + (loss * n).item()`). Unsafe: the total becomes a Python float instead of a "
+        "tensor, so later code calling tensor methods on it (`total.item()`, `total.cpu()`) must change too, "
+        "and `.item()` waits for the GPU on every step. A loss that is not known to be 0-dim is flagged "
+        "without a fix."
+    )
+    triggers = ("+",)
+    seeds = "001 (三.1); 002 (2)"
+    torch_versions = versions(since="0.4")
+
+    flagged = (
+        Example(
+            """
+            import torch
+            import torch.nn as nn
+            model = nn.Linear(3, 1)
+            criterion = nn.MSELoss()
+            data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]
+            total_loss = 0.0
+            for x, y in data:
+                loss = criterion(model(x), y)
+                loss.backward()
+                total_loss += loss
+            """,
+            """
+            import torch
+            import torch.nn as nn
+            model = nn.Linear(3, 1)
+            criterion = nn.MSELoss()
+            data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]
+            total_loss = 0.0
+            for x, y in data:
+                loss = criterion(model(x), y)
+                loss.backward()
+                total_loss += loss.item()
+            """,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch.nn.functional as F
+            from torch.utils.data import DataLoader
+
+
+            def train_epoch(model, dataset):
+                running = 0
+                for inputs, targets in DataLoader(dataset, batch_size=32):
+                    loss = F.cross_entropy(model(inputs), targets)
+                    loss.backward()
+                    running = running + loss * inputs.size(0)
+                return running / len(dataset)
+            """,
+            """
+            import torch.nn.functional as F
+            from torch.utils.data import DataLoader
+
+
+            def train_epoch(model, dataset):
+                running = 0
+                for inputs, targets in DataLoader(dataset, batch_size=32):
+                    loss = F.cross_entropy(model(inputs), targets)
+                    loss.backward()
+                    running = running + (loss * inputs.size(0)).item()
+                return running / len(dataset)
+            """,
+        ),
+        Example(
+            """
+            import torch.nn as nn
+
+            criterion = nn.MSELoss(reduction="none")
+
+
+            def fit(model, batches):
+                per_sample = 0
+                for x, y in batches:
+                    loss = criterion(model(x), y)
+                    loss.mean().backward()
+                    per_sample += loss  # not 0-dim: flagged without a fix
+            """,
+        ),
+    )
+    accepted = (
+        """
+        import torch
+        import torch.nn as nn
+        criterion = nn.MSELoss()
+
+
+        def evaluate(model, batches):
+            total = 0.0
+            with torch.no_grad():
+                for x, y in batches:
+                    total += criterion(model(x), y)
+            return total
+        """,
+        """
+        import torch.nn as nn
+        criterion = nn.CrossEntropyLoss()
+
+
+        def accumulate(model, chunks, target):
+            total = 0
+            for chunk in chunks:
+                total += criterion(model(chunk), target)
+            total.backward()  # a deliberate sum over sub-batches
+        """,
+        """
+        import torch
+        import torch.nn as nn
+        criterion = nn.MSELoss()
+
+
+        def train(model, batches):
+            total = 0.0
+            correct = 0
+            grad_sum = torch.zeros(3)
+            for x, y in batches:
+                out = model(x)
+                loss = criterion(out, y)
+                total += loss.detach()  # no graph: avoids a GPU sync per step
+                total += loss.item()
+                correct += (out.argmax(1) == y).sum()
+                grad_sum += loss  # a tensor accumulator by design
+        """,
+        """
+        def train(model, batches, criterion):
+            total = 0
+            for x, y in batches:
+                total += criterion(model(x), y)  # criterion of unknown kind
+        """,
+        """
+        import torch
+        import torch.nn.functional as F
+
+
+        @torch.no_grad()
+        def evaluate(model, batches):
+            total = 0
+            for x, y in batches:
+                total += F.mse_loss(model(x), y)
+            return total
+        """,
+    )
+
+    def check_AugAssign(self, node: cst.AugAssign, ctx: NodeContext) -> Iterator[Finding]:
+        if isinstance(node.operator, cst.AddAssign):
+            yield from self._check(node.target, node.value, ctx)
+
+    def check_Assign(self, node: cst.Assign, ctx: NodeContext) -> Iterator[Finding]:
+        value = node.value
+        if (
+            len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Name)
+            and isinstance(value, cst.BinaryOperation)
+            and isinstance(value.operator, cst.Add)
+            and isinstance(value.left, cst.Name)
+            and value.left.value == node.targets[0].target.value
+        ):
+            yield from self._check(node.targets[0].target, value.right, ctx)
+
+    def _check(self, target: cst.BaseExpression, added: cst.BaseExpression, ctx: NodeContext) -> Iterator[Finding]:
+        if not isinstance(target, cst.Name) or not ctx.in_loop():
+            return
+        value = ctx.inference.value(added)
+        if not value.loss:
+            return
+        if ctx.inference.initial_value(target).kind is not Kind.NUMBER:
+            return
+        if _grad_disabled(ctx) or _differentiated_later(target, ctx):
+            return
+        fix = Fix([Edit(added, _append_item)], safe=False) if value.scalar else None
+        yield Finding(
+            target,
+            f"adding a loss tensor to `{target.value}` keeps every step's autograd graph alive; "
+            "accumulate `loss.item()` (or `loss.detach()`)",
+            fix,
+        )
+
+
+def _grad_disabled(ctx: NodeContext) -> bool:
+    """Inside ``with torch.no_grad():`` (or inference_mode, set_grad_enabled(False)) or a function decorated so."""
+    for frame in ctx.enclosing_in_function(cst.With, cst.FunctionDef):
+        if isinstance(frame, cst.With):
+            if any(_disables_grad(item.item, ctx) for item in frame.items):
+                return True
+        else:
+            assert isinstance(frame, cst.FunctionDef)
+            if any(_disables_grad(d.decorator, ctx) for d in frame.decorators):
+                return True
+    return False
+
+
+def _disables_grad(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
+    func = expr.func if isinstance(expr, cst.Call) else expr
+    name = ctx.resolver.resolve(func)
+    if name in NO_GRAD_CONTEXTS:
+        return True
+    if name in SET_GRAD_ENABLED and isinstance(expr, cst.Call) and expr.args:
+        return edits.literal_value(expr.args[0].value) == (True, False)
+    return False
+
+
+class _Differentiation(cst.CSTVisitor):
+    """Finds ``<...name...>.backward()``, ``torch.autograd.grad(<...name...>)`` and ``x.scale(<...name...>)``."""
+
+    def __init__(self, target: cst.Name, ctx: NodeContext) -> None:
+        super().__init__()
+        self._target = target
+        self._ctx = ctx
+        self._scope = ctx.resolver.scope_of(target)
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> Optional[bool]:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+            self.found = self.found or self._mentions(func.value)
+        elif (isinstance(func, cst.Attribute) and func.attr.value == "scale") or (
+            self._ctx.resolver.resolve(func) in AUTOGRAD_FUNCTIONS
+        ):
+            self.found = self.found or any(self._mentions(arg.value) for arg in node.args)
+        return not self.found
+
+    def _mentions(self, expr: cst.CSTNode) -> bool:
+        finder = _NameFinder(self._target.value)
+        expr.visit(finder)
+        return any(self._ctx.resolver.scope_of(name) is self._scope for name in finder.names)
+
+
+class _NameFinder(cst.CSTVisitor):
+    def __init__(self, identifier: str) -> None:
+        super().__init__()
+        self._identifier = identifier
+        self.names = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self._identifier:
+            self.names.append(node)
+
+
+def _differentiated_later(target: cst.Name, ctx: NodeContext) -> bool:
+    body = ctx.enclosing(cst.FunctionDef) or ctx.file.module
+    finder = _Differentiation(target, ctx)
+    body.visit(finder)
+    return finder.found
+
+
+def _append_item(node: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(node, cst.BaseExpression)
+    if not isinstance(node, _ATOMS) and not node.lpar:
+        node = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("item")))

@@ -1,0 +1,214 @@
+"""TL213: a uint8 tensor used as a mask (indexing, masked_fill, where, ...)."""
+
+from typing import Iterator, Optional, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import NodeContext
+from torchlint.analysis.inference import Kind
+from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
+from torchlint.settings import versions
+from torchlint.torch_api import MASK_FUNCTIONS, MASK_METHODS
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+_NOT_TENSORS = (Kind.MODULE, Kind.LOADER, Kind.NUMBER)
+_INDEXING = "indexing with uint8 is deprecated (and assigning through it raises RuntimeError)"
+_WHERE = "a uint8 condition in `where` is deprecated"
+
+
+class Uint8Mask(Rule):
+    code = "TL213"
+    name = "uint8-mask"
+    summary = "uint8 tensors as masks are deprecated (indexing, `where`) or rejected (`masked_fill`, ...); use `.bool()`"
+    why = (
+        "Before torch 1.2 masks were `uint8` tensors (`(x > 0)` returned one, `.byte()` made one). Since "
+        "1.2 masks are `bool`: indexing with a uint8 tensor (`x[mask]`) warns on every call, `torch.where(mask, a, b)` "
+        "warns (once per process), and under torch 2.13 `masked_fill`, `masked_select`, `masked_scatter` and "
+        "assigning through a mask (`x[mask] = 0`) raise `RuntimeError` (\"only supports boolean masks\"). "
+        "The rule fires where the mask is visibly uint8: built with `.byte()`, `dtype=torch.uint8`, "
+        "`.to(torch.uint8)`, `.type(torch.uint8)` or `torch.ByteTensor` / `torch.cuda.ByteTensor`, inline "
+        "or in a name whose every binding is such an expression.\n\n"
+        "`~mask` on a uint8 mask is a bitwise NOT (1 becomes 254, 0 becomes 255), so every element counts "
+        "as true: that use is flagged as the bug it is, without a fix."
+    )
+    fix_safety = FixSafety.SOMETIMES
+    fix_description = (
+        "Converts the mask where it is used: `x[mask]` becomes `x[mask.bool()]`, `x.masked_fill(mask, v)` "
+        "becomes `x.masked_fill(mask.bool(), v)`; `(a > b).byte()` used inline becomes `(a > b).bool()`. "
+        "Torch treats every non-zero uint8 as true, exactly like `.bool()`, so indexing and `where` compute "
+        "the same values without the warning, and the calls that raise today do what they did before torch "
+        "made them errors. Indexing a value not known to be a tensor is flagged without a fix (NumPy, for "
+        "one, reads a uint8 index as positions, not as a mask)."
+    )
+    triggers = ("byte", "uint8", "ByteTensor")
+    seeds = "001 (三.3)"
+    torch_versions = versions(since="1.2")
+
+    flagged = (
+        Example(
+            """
+            import torch
+            scores = torch.tensor([0.2, 0.9, 0.4, 0.7])
+            keep = (scores > 0.5).byte()
+            kept = scores[keep]
+            """,
+            """
+            import torch
+            scores = torch.tensor([0.2, 0.9, 0.4, 0.7])
+            keep = (scores > 0.5).byte()
+            kept = scores[keep.bool()]
+            """,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            logits = torch.randn(2, 5)
+            pad = torch.zeros(2, 5, dtype=torch.uint8)
+            pad[:, 3:] = 1
+            masked = logits.masked_fill(pad, float("-inf"))
+            """,
+            """
+            import torch
+            logits = torch.randn(2, 5)
+            pad = torch.zeros(2, 5, dtype=torch.uint8)
+            pad[:, 3:] = 1
+            masked = logits.masked_fill(pad.bool(), float("-inf"))
+            """,
+            runnable=True,
+            raises="RuntimeError",
+        ),
+        Example(
+            """
+            import torch
+            x = torch.arange(6.0)
+            picked = torch.where((x > 2).byte(), x, torch.zeros(6))
+            selected = x[torch.ByteTensor([1, 0, 1, 0, 1, 0])]
+            """,
+            """
+            import torch
+            x = torch.arange(6.0)
+            picked = torch.where((x > 2).bool(), x, torch.zeros(6))
+            selected = x[torch.ByteTensor([1, 0, 1, 0, 1, 0]).bool()]
+            """,
+            count=2,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+
+
+            def build_targets(pred_boxes, target):
+                obj_mask = torch.cuda.ByteTensor(4, 3).fill_(0)
+                obj_mask[0, 1] = 1
+                return pred_boxes[obj_mask], target[~obj_mask]
+            """,
+            count=2,
+        ),
+    )
+    accepted = (
+        """
+        import torch
+        x = torch.randn(5)
+        keep = x > 0
+        y = x[keep]
+        z = x.masked_fill(~keep, 0)
+        """,
+        """
+        import torch
+        x = torch.randn(5)
+        idx = torch.tensor([0, 2], dtype=torch.long)
+        y = x[idx]
+        pixels = torch.zeros(4, dtype=torch.uint8)
+        first = pixels[0]
+        where = torch.where(pixels)  # one argument: indices of non-zero elements
+        """,
+        """
+        import numpy as np
+        image = np.zeros(4, dtype=np.uint8)
+        x = values[image.astype(bool)]
+        """,
+        """
+        def apply(x, mask):
+            return x[mask.byte_mask()]  # not a torch method
+        """,
+    )
+
+    def check_Subscript(self, node: cst.Subscript, ctx: NodeContext) -> Iterator[Finding]:
+        receiver = ctx.inference.value(node.value)
+        if receiver.kind in _NOT_TENSORS:
+            return
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Index) and index.star is None:
+                yield from self._check_mask(index.value, ctx, _INDEXING, fixable=receiver.kind is Kind.TENSOR)
+
+    def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        func = node.func
+        position: Optional[Tuple[int, str]] = None
+        callee = ctx.resolver.resolve(func)
+        if callee is not None:
+            position = MASK_FUNCTIONS.get(callee)
+            short = callee.rsplit(".", 1)[1]
+            if callee == "torch.where" and len(node.args) < 2:
+                return  # torch.where(mask) lists non-zero positions: any dtype is fine
+        elif isinstance(func, cst.Attribute) and func.attr.value in MASK_METHODS:
+            receiver = ctx.inference.value(func.value)
+            method = func.attr.value
+            # masked_* exist only on tensors; Tensor.where shares its name with other libraries.
+            if receiver.kind is Kind.TENSOR or (receiver.kind is Kind.UNKNOWN and method != "where"):
+                position = MASK_METHODS[method]
+                short = method
+        if position is None:
+            return
+        mask = _argument(node, *position)
+        if mask is not None:
+            use = _WHERE if short == "where" else f"`{short}` raises RuntimeError for uint8 masks (torch 2.13)"
+            yield from self._check_mask(mask, ctx, use, fixable=True)
+
+    def _check_mask(self, mask: cst.BaseExpression, ctx: NodeContext, use: str, fixable: bool) -> Iterator[Finding]:
+        if ctx.inference.value(mask).dtype != "uint8":
+            return
+        if isinstance(mask, cst.UnaryOperation) and isinstance(mask.operator, cst.BitInvert):
+            yield Finding(
+                mask,
+                "`~` on a uint8 mask is a bitwise NOT (1 -> 254, 0 -> 255): every element counts as true; "
+                "make the mask bool and then invert it",
+            )
+            return
+        if isinstance(mask, cst.UnaryOperation):
+            return
+        yield Finding(
+            mask,
+            f"uint8 mask: {use}; use `.bool()`",
+            Fix([Edit(mask, _to_bool)]) if fixable else None,
+        )
+
+
+def _argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == keyword:
+                return arg.value
+        elif index == position:
+            return arg.value
+    return None
+
+
+def _to_bool(node: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(node, cst.BaseExpression)
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "byte"
+        and not node.args
+        and isinstance(node.func.value, cst.Comparison)
+    ):
+        # A comparison is already bool: the detour through uint8 can go.
+        return node.with_changes(func=node.func.with_changes(attr=cst.Name("bool")))
+    if not isinstance(node, _ATOMS) and not node.lpar:
+        node = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("bool")))
