@@ -8,36 +8,18 @@ be read, decoded, parsed or written; other files are still checked.
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
-from dataclasses import dataclass, field
-from typing import Iterable, Iterator, List, Optional, Sequence, TextIO, Tuple
+from typing import List, Optional, Sequence, TextIO
 
 from torchlint import __version__
-from torchlint.engine import Diagnostic, Engine, ParseError
+from torchlint.engine import Engine
+from torchlint.files import discover
+from torchlint.report import format_diagnostic, print_summary
 from torchlint.rules import all_rules
+from torchlint.runner import FileReport, process_file
 from torchlint.selection import SelectionError, select_rules
 from torchlint.settings import Settings, SettingsError, parse_version
-from torchlint.source import SourceError, encode, physical_lines, read_source, write_atomically
-
-SOURCE_SUFFIXES = (".py", ".pyi")
-SKIPPED_DIRECTORIES = frozenset({
-    ".git", ".hg", ".svn", ".bzr", "__pycache__", ".tox", ".nox", ".venv", "venv", ".eggs",
-    "build", "dist", "site-packages", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-    "__pypackages__", "_build", "buck-out",
-})
-
-
-@dataclass
-class FileReport:
-    path: str
-    diagnostics: List[Diagnostic] = field(default_factory=list)
-    errors: List[str] = field(default_factory=list)
-    warnings: List[str] = field(default_factory=list)
-    fixed: int = 0
-    diff: str = ""
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -98,131 +80,6 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
     print_summary(reports, args, stdout)
     remaining = any(report.diagnostics for report in reports)
     return status or (1 if remaining else 0)
-
-
-def format_diagnostic(path: str, d: Diagnostic) -> str:
-    # Identical to flake8's default format, so both tools print the same lines.
-    return f"{path}:{d.line}:{d.column + 1}: {d.code} {d.message}"
-
-
-def process_file(path: str, engine: Engine, args: argparse.Namespace) -> FileReport:
-    report = FileReport(path)
-    try:
-        source = read_source(path)
-    except SourceError as exc:
-        report.errors.append(f"{path}: {exc}")
-        return report
-    try:
-        if args.fix or args.diff:
-            result = engine.fix(source.text, unsafe=args.unsafe_fixes)
-            report.diagnostics = result.diagnostics
-            report.fixed = sum(result.fixed.values())
-            for diagnostic, reason in result.discarded:
-                report.warnings.append(
-                    f"{path}:{diagnostic.line}:{diagnostic.column + 1}: {diagnostic.code} fix discarded: {reason}"
-                )
-            if not result.converged:
-                report.warnings.append(f"{path}: fixes did not settle after repeated rounds; some were left out")
-            _report_internal(report, result.internal_errors)
-            if result.source != source.text:
-                if args.diff:
-                    report.diff = unified_diff(path, source.text, result.source)
-                else:
-                    try:
-                        write_atomically(path, encode(source, result.source))
-                    except SourceError as exc:
-                        # Nothing was written: report what is still in the file.
-                        report.errors.append(f"{path}: {exc}")
-                        report.fixed = 0
-                        report.diagnostics = engine.check(source.text).diagnostics
-                        report.warnings.clear()
-        else:
-            checked = engine.check(source.text)
-            report.diagnostics = checked.diagnostics
-            _report_internal(report, checked.internal_errors)
-    except ParseError as exc:
-        report.diagnostics = []
-        report.errors.append(f"{path}:{exc.line}:{exc.column + 1}: cannot parse: {exc.message}")
-    except SourceError as exc:
-        report.errors.append(f"{path}: {exc}")
-    return report
-
-
-def _report_internal(report: FileReport, errors: Iterable[str]) -> None:
-    for error in dict.fromkeys(errors):
-        report.errors.append(f"{report.path}: internal error (please report it): {error}")
-
-
-def unified_diff(path: str, before: str, after: str) -> str:
-    lines = difflib.unified_diff(
-        physical_lines(before), physical_lines(after), fromfile=f"a/{path}", tofile=f"b/{path}"
-    )
-    text = ""
-    for line in lines:
-        text += line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
-    return text
-
-
-def print_summary(reports: Sequence[FileReport], args: argparse.Namespace, stdout: TextIO) -> None:
-    diagnostics = [d for report in reports for d in report.diagnostics]
-    fixed = sum(report.fixed for report in reports)
-    safe = sum(1 for d in diagnostics if d.fixable)
-    unsafe = sum(1 for d in diagnostics if d.unsafe_fixable)
-    parts = []
-    if fixed:
-        parts.append(f"Fixed {_plural(fixed, 'problem')}.")
-    if diagnostics:
-        found = f"Found {_plural(len(diagnostics), 'problem')}" + (" remaining" if args.fix else "")
-        hints = []
-        if safe and not args.fix:
-            hints.append(f"{safe} fixable with --fix")
-        if unsafe and not args.unsafe_fixes:
-            hints.append(f"{unsafe} {'more ' if safe and not args.fix else ''}with --fix --unsafe-fixes")
-        parts.append(found + (f" ({', '.join(hints)})" if hints else "") + ".")
-    failed = sum(1 for report in reports if report.errors)
-    if failed:
-        parts.append(f"{_plural(failed, 'file')} could not be checked (see the errors above).")
-    elif not diagnostics and not fixed:
-        parts.append("All checks passed.")
-    print(" ".join(parts), file=stdout)
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
-def discover(paths: Sequence[str]) -> Iterator[Tuple[str, Optional[str]]]:
-    """Yield (file, None) for each file to check, (path, error) for bad paths."""
-    seen = set()
-    for path in paths:
-        if os.path.isdir(path):
-            files = sorted(_walk(path))
-        elif os.path.exists(path):
-            files = [path]
-        elif os.path.lexists(path):
-            yield path, "broken symbolic link"
-            continue
-        else:
-            yield path, "no such file or directory"
-            continue
-        for file in files:
-            key = os.path.realpath(file)
-            if key not in seen:
-                seen.add(key)
-                yield file, None
-
-
-def _walk(root: str) -> Iterator[str]:
-    for directory, subdirectories, files in os.walk(root):
-        subdirectories[:] = sorted(
-            d for d in subdirectories
-            if d not in SKIPPED_DIRECTORIES
-            and not d.endswith(".egg-info")
-            and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
-        )
-        for name in files:
-            if name.endswith(SOURCE_SUFFIXES):
-                yield os.path.join(directory, name)
 
 
 def entry_point() -> None:

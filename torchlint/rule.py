@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Iterator, Optional, Sequence, Tuple, Type
 
 import libcst as cst
@@ -18,7 +18,7 @@ import libcst as cst
 from torchlint.settings import ALWAYS, VersionRange
 
 if TYPE_CHECKING:  # pragma: no cover
-    from torchlint.analysis.context import FileContext, NodeContext
+    from torchlint.analysis.context import NodeContext
 
 
 class FixSafety(enum.Enum):

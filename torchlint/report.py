@@ -1,0 +1,42 @@
+"""How results are shown: diagnostic lines and the closing summary."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Sequence, TextIO
+
+from torchlint.engine import Diagnostic
+from torchlint.runner import FileReport
+
+
+def format_diagnostic(path: str, d: Diagnostic) -> str:
+    # Identical to flake8's default format, so both tools print the same lines.
+    return f"{path}:{d.line}:{d.column + 1}: {d.code} {d.message}"
+
+
+def print_summary(reports: Sequence[FileReport], args: argparse.Namespace, stdout: TextIO) -> None:
+    diagnostics = [d for report in reports for d in report.diagnostics]
+    fixed = sum(report.fixed for report in reports)
+    safe = sum(1 for d in diagnostics if d.fixable)
+    unsafe = sum(1 for d in diagnostics if d.unsafe_fixable)
+    parts = []
+    if fixed:
+        parts.append(f"Fixed {_plural(fixed, 'problem')}.")
+    if diagnostics:
+        found = f"Found {_plural(len(diagnostics), 'problem')}" + (" remaining" if args.fix else "")
+        hints = []
+        if safe and not args.fix:
+            hints.append(f"{safe} fixable with --fix")
+        if unsafe and not args.unsafe_fixes:
+            hints.append(f"{unsafe} {'more ' if safe and not args.fix else ''}with --fix --unsafe-fixes")
+        parts.append(found + (f" ({', '.join(hints)})" if hints else "") + ".")
+    failed = sum(1 for report in reports if report.errors)
+    if failed:
+        parts.append(f"{_plural(failed, 'file')} could not be checked (see the errors above).")
+    elif not diagnostics and not fixed:
+        parts.append("All checks passed.")
+    print(" ".join(parts), file=stdout)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
