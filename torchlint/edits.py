@@ -104,6 +104,20 @@ def remove_keywords(names: Iterable[str]) -> Callable[[cst.CSTNode], cst.CSTNode
     return apply
 
 
+_ATOMS = (
+    cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString,
+    cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
+    cst.SetComp, cst.GeneratorExp, cst.Ellipsis,
+)
+
+
+def parenthesized_if_needed(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` wrapped in parentheses unless it is an atom that can take ``.attr`` or an operator."""
+    if expr.lpar or isinstance(expr, _ATOMS):
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
 def expression_code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
