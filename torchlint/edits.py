@@ -8,7 +8,7 @@ keyword copies the separator style of the existing arguments.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -67,9 +67,10 @@ def _separator(call: cst.Call) -> cst.Comma:
     return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
 
 
-def keyword_arg(name: str, value_code: str) -> cst.Arg:
+def keyword_arg(name: str, value: Union[str, cst.BaseExpression]) -> cst.Arg:
+    """``name=value``; ``value`` is source code or an expression node."""
     return cst.Arg(
-        value=cst.parse_expression(value_code),
+        value=cst.parse_expression(value) if isinstance(value, str) else value,
         keyword=cst.Name(name),
         equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
     )

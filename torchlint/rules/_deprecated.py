@@ -51,19 +51,25 @@ from torchlint.torch_api import Rename as ApiRename
 class DeprecatedApiRule(RenamedSymbolRule):
     STATUS: ClassVar[Status]
     RENAMES = {}  # the table replaces the rename mapping; see _rename_of
+    # Filled from the table for each subclass:
+    ENTRIES: ClassVar[Tuple[Deprecation, ...]]
+    _by_old: ClassVar[Dict[str, Deprecation]]  # names reached through imports, by qualified name
+    _methods: ClassVar[Dict[str, Deprecation]]  # Tensor methods, by method name
+    _ctx_attrs: ClassVar[Dict[str, Deprecation]]  # autograd ctx attributes, by name
+    _keywords: ClassVar[Tuple[Deprecation, ...]]
+    _modules: ClassVar[Tuple[Deprecation, ...]]
+    _names: ClassVar[frozenset]  # every entry's last name component
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         table = entries(cls.STATUS)
+        on_ctx = FUNCTION_CTX + "."
         cls.ENTRIES = table
-        # Names reached through imports (``torch.qr``, ``torch.Tensor.qr``, ``from torch import qr``).
-        cls._by_old: Dict[str, Deprecation] = {
-            e.old: e for e in table if e.kind is not Kind.KEYWORD and not e.old.startswith(FUNCTION_CTX + ".")
-        }
-        cls._methods: Dict[str, Deprecation] = {e.name: e for e in table if e.kind is Kind.METHOD}
-        cls._ctx_attrs: Dict[str, Deprecation] = {e.name: e for e in table if e.old.startswith(FUNCTION_CTX + ".")}
-        cls._keywords: Tuple[Deprecation, ...] = tuple(e for e in table if e.kind is Kind.KEYWORD)
-        cls._modules: Tuple[Deprecation, ...] = tuple(e for e in table if e.kind is Kind.MODULE)
+        cls._by_old = {e.old: e for e in table if e.kind is not Kind.KEYWORD and not e.old.startswith(on_ctx)}
+        cls._methods = {e.name: e for e in table if e.kind is Kind.METHOD}
+        cls._ctx_attrs = {e.name: e for e in table if e.old.startswith(on_ctx)}
+        cls._keywords = tuple(e for e in table if e.kind is Kind.KEYWORD)
+        cls._modules = tuple(e for e in table if e.kind is Kind.MODULE)
         cls._names = frozenset(e.name for e in table)
         # What a file must contain to use an entry: its last name component.
         cls.triggers = tuple(sorted(cls._names))
@@ -226,6 +232,7 @@ class _NewArg:
     keyword: Optional[str]
     index: Optional[int] = None  # the old argument's position in call.args
     code: Optional[str] = None  # or new source code (already spelled for the file)
+    pack: Tuple[int, ...] = ()  # or a list of the old arguments at these positions
     keep: bool = False  # pass the old Arg node through untouched
 
 
@@ -264,7 +271,7 @@ def _call_fix(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext) -> Optiona
     if rewrite.varargs:
         if len(positional) < rewrite.min_args:
             return None
-        plan.append(_NewArg(None, code="[" + ", ".join("{%d}" % i for i in positional) + "]"))
+        plan.append(_NewArg(None, pack=tuple(positional)))
         bound: Dict[str, int] = {}
     else:
         if positional and not rewrite.params:
@@ -296,7 +303,9 @@ def _call_fix(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext) -> Optiona
             return None
         if value is None:
             plan.append(_NewArg(None, index=bound[param]))
-        elif value is not _DROPPED:
+        elif value is _DROPPED:
+            missing_before = True
+        else:
             text = spelled(value)
             if text is None:
                 return None
@@ -386,31 +395,24 @@ def _rebuild_call(func_code: str, plan: Sequence[_NewArg]):
                 continue
             if item.index is not None:
                 value = old_args[item.index].value
+            elif item.pack:
+                value = _list_of([old_args[i].value for i in item.pack])
             else:
                 assert item.code is not None
-                value = _expression(item.code, old_args)
-            if item.keyword is None:
-                new_args.append(cst.Arg(value=value))
-            else:
-                new_args.append(edits.keyword_arg(item.keyword, "0").with_changes(value=value))
+                value = cst.parse_expression(item.code)
+            new_args.append(cst.Arg(value=value) if item.keyword is None else edits.keyword_arg(item.keyword, value))
         return edits.set_args(node.with_changes(func=cst.parse_expression(func_code)), new_args)
 
     return apply
 
 
-def _expression(code: str, old_args: Sequence[cst.Arg]) -> cst.BaseExpression:
-    """Parse ``code``; ``{i}`` placeholders stand for old argument values (a list of them)."""
-    if "{" not in code:
-        return cst.parse_expression(code)
-    indices = [int(part.split("}", 1)[0]) for part in code.split("{")[1:]]
+def _list_of(values: Sequence[cst.BaseExpression]) -> cst.List:
+    """``[a, b, c]``."""
+    separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     return cst.List(
         elements=[
-            cst.Element(
-                value=old_args[i].value,
-                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if n < len(indices) - 1
-                else cst.MaybeSentinel.DEFAULT,
-            )
-            for n, i in enumerate(indices)
+            cst.Element(value=v, comma=separator if n < len(values) - 1 else cst.MaybeSentinel.DEFAULT)
+            for n, v in enumerate(values)
         ]
     )
 
@@ -449,13 +451,9 @@ def _range_fix(call: cst.Call, rewrite: InclusiveRange, ctx: NodeContext) -> Opt
     bound = _bind(call, _RANGE_PARAMS)
     if bound is None:
         return None
-    others = []
-    for index, arg in enumerate(call.args):
-        if arg.keyword is None:
-            continue
-        if arg.keyword.value in _RANGE_PARAMS:
-            return None  # named bounds: keep it simple
-        others.append(arg.keyword.value)
+    keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+    if keywords & set(_RANGE_PARAMS):
+        return None  # named bounds: keep it simple
     if "start" not in bound or "end" not in bound:
         return None
     values = {name: _integer(call.args[index].value) for name, index in bound.items()}
@@ -465,7 +463,7 @@ def _range_fix(call: cst.Call, rewrite: InclusiveRange, ctx: NodeContext) -> Opt
     if step == 0 or (end - start) * step < 0:
         return None  # torch.range raises for these
     end_exclusive = end + (1 if step > 0 else -1)
-    as_float = "dtype" not in others  # torch.range returns the default floating dtype
+    as_float = "dtype" not in keywords  # torch.range returns the default floating dtype
     numbers = [start, end_exclusive] + ([step] if "step" in bound else [])
     texts = [repr(float(n)) if as_float else str(n) for n in numbers]
     func = spell_qualified(rewrite.new, call, ctx)
