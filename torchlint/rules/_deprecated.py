@@ -194,6 +194,30 @@ class DeprecatedApiRule(RenamedSymbolRule):
         return self._names
 
 
+def entry_table(table: Sequence[Deprecation]) -> str:
+    """The entries as a markdown table, for the rule docs."""
+    rows = ["| API | use instead | since torch | fix |", "| --- | --- | --- | --- |"]
+    for entry in table:
+        rows.append(f"| `{entry.display}` | {entry.replacement} | {entry.since or 'any'} | {_fix_kind(entry)} |")
+    return "\n".join(rows)
+
+
+def _fix_kind(entry: Deprecation) -> str:
+    rewrite = entry.rewrite
+    if rewrite is None:
+        return "none"
+    kind = {
+        Rename: "rename",
+        RenameKeyword: "rename",
+        ReadAs: "call",
+        InclusiveRange: "integer literals",
+        CallRewrite: "keyword arguments" if isinstance(rewrite, CallRewrite) and rewrite.passthrough == ALL
+        and not rewrite.params else "rewrite",
+    }[type(rewrite)]
+    since = getattr(rewrite, "since", None)
+    return f"{kind} (torch >= {since})" if since else kind
+
+
 def _rename_of(entry: Deprecation) -> ApiRename:
     assert isinstance(entry.rewrite, Rename)
     return ApiRename(entry.old, entry.rewrite.new, "")

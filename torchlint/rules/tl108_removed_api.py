@@ -1,8 +1,8 @@
 """TL108: torch functions that were removed (torch.solve, symeig, potrf, ...)."""
 
-from torchlint.deprecations import Deprecation, Status
+from torchlint.deprecations import Deprecation, Status, entries
 from torchlint.rule import Example, FixSafety
-from torchlint.rules._deprecated import DeprecatedApiRule
+from torchlint.rules._deprecated import DeprecatedApiRule, entry_table
 
 
 class RemovedTorchApi(DeprecatedApiRule):
@@ -21,15 +21,12 @@ class RemovedTorchApi(DeprecatedApiRule):
     )
     fix_safety = FixSafety.SOMETIMES
     fix_description = (
-        "Rewrites only where the replacement computes exactly what the removed function did: "
-        "`set_deterministic` -> `use_deterministic_algorithms`, `is_deterministic` -> "
-        "`are_deterministic_algorithms_enabled` (also in from-imports), `matrix_rank(A, symmetric=s)` -> "
-        "`linalg.matrix_rank(A, hermitian=s)`, `potrf(A, upper)` -> `linalg.cholesky(A, upper=...)` and "
-        "`potrs(B, U, upper)` -> `cholesky_solve(B, U, upper=...)` with their old default `upper=True` "
-        "spelled out. Everything else (`solve`, `symeig`, `eig`, `lstsq`, `gels`, `gesv`, `trtrs`, "
-        "`btrifact`, `btrisolve`, Tensor methods, removed modules) is reported with its replacement: their "
-        "results have a different shape or layout, so the call site needs a human. With `--torch-version`, "
-        "replacements newer than that version are not suggested."
+        "Rewrites only where the replacement computes exactly what the removed function did, with the old "
+        "defaults spelled out where the new function's differ (`potrf` returned the upper factor). "
+        "Everything else is reported with its replacement: results of a different shape or layout need a "
+        "human at the call site. From-imports are fixed for plain renames only. With `--torch-version`, "
+        "entries whose replacement is newer than that version are not reported.\n\n"
+        + entry_table(entries(Status.REMOVED))
     )
     seeds = "torch-deprecations research notes (removed linear algebra functions)"
     STATUS = Status.REMOVED

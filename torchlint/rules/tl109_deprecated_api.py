@@ -1,8 +1,8 @@
 """TL109: deprecated torch functions, classes and arguments, from the deprecation table."""
 
-from torchlint.deprecations import Deprecation, Status
+from torchlint.deprecations import Deprecation, Status, entries
 from torchlint.rule import Example, FixSafety
-from torchlint.rules._deprecated import DeprecatedApiRule
+from torchlint.rules._deprecated import DeprecatedApiRule, entry_table
 
 
 class DeprecatedTorchApi(DeprecatedApiRule):
@@ -22,22 +22,16 @@ class DeprecatedTorchApi(DeprecatedApiRule):
     )
     fix_safety = FixSafety.SOMETIMES
     fix_description = (
-        "Rewrites only where the result is the same: plain renames (`ger` -> `outer`, `memory_cached` -> "
-        "`memory_reserved`, `clip_grad_norm` -> `clip_grad_norm_`, `NLLLoss2d` -> `NLLLoss`, "
-        "`saved_variables` -> `saved_tensors`, `grad_variables=` -> `grad_tensors=`, also through "
-        "from-imports); `torch.range` with integer literals -> `torch.arange` with the end made exclusive "
-        "(float literals unless `dtype=` is given, since `range` returns floating point); "
-        "`chain_matmul(a, b, ...)` -> `linalg.multi_dot([a, b, ...])`; `lu_solve(B, LU, piv)` -> "
-        "`linalg.lu_solve(LU, piv, B)`; `cholesky(A, upper)` -> `linalg.cholesky(A, upper=...)`; "
-        "`qr(A, some)` -> `linalg.qr(A, mode=...)` for a literal `some`; `torch.cuda.amp.autocast(...)` -> "
-        "`torch.amp.autocast('cuda', ...)` (and `GradScaler`, `torch.cpu.amp`) when every argument is a "
-        "keyword (the positional orders differ); `@torch.cuda.amp.custom_fwd` -> "
-        "`@torch.amp.custom_fwd(device_type='cuda')`; `set_default_tensor_type(torch.FloatTensor)` (CPU "
-        "floating types) -> `set_default_dtype(torch.float32)`; `torch.has_cuda` -> "
-        "`torch.backends.cuda.is_built()` and friends. `lu`, `assert_allclose`, `weight_norm`, "
-        "`triangular_solve`, `sdp_kernel` and Tensor methods other than `ger` are reported only. With "
-        "`--torch-version`, an API whose replacement is newer than that version is not reported, and a "
-        "rewrite needing a newer torch (e.g. `linalg.cholesky(upper=)`, 1.10) is not offered."
+        "Rewrites only where the result is the same: renames (also through from-imports and their uses); "
+        "calls whose arguments map exactly (`lu_solve(B, LU, piv)` -> `linalg.lu_solve(LU, piv, B)`, "
+        "`qr(A, some=False)` -> `linalg.qr(A, mode='complete')` for a literal `some`, "
+        "`chain_matmul(a, b)` -> `linalg.multi_dot([a, b])`); the `torch.cuda.amp` / `torch.cpu.amp` "
+        "classes only when every argument is a keyword (the positional orders differ); `torch.range` only "
+        "with integer literals, the end made exclusive and the numbers written as floats unless `dtype=` "
+        "is given (`range` returns floating point). Calls with `*args`/`**kwargs` or comments between the "
+        "arguments are not rewritten. With `--torch-version`, an API whose replacement is newer than that "
+        "version is not reported, and a rewrite needing a newer torch is not offered.\n\n"
+        + entry_table(entries(Status.DEPRECATED))
     )
     seeds = "torch-deprecations research notes (other deprecated APIs)"
     STATUS = Status.DEPRECATED
