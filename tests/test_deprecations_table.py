@@ -47,6 +47,7 @@ from torchlint.deprecations import (  # noqa: E402
 from torchlint.engine import Engine  # noqa: E402
 from torchlint.rules import rule_by_code  # noqa: E402
 from torchlint.settings import parse_version  # noqa: E402
+from torchlint.torch_api import AUTOGRAD_FUNCTION_BASES, DTYPE_FACTORIES, DTYPE_TENSOR_METHODS  # noqa: E402
 
 _MISSING = object()
 
@@ -360,6 +361,37 @@ def test_legacy_tensor_types_map_to_their_dtypes() -> None:
         with pytest.raises(TypeError, match="must be torch.dtype"), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the CUDA types also warn about __torch_function__
             torch.zeros(1, dtype=tensor_type)
+
+
+# Minimal arguments for each factory TL110 knows, called with ``dtype=``.
+_T = "torch.ones(2)"
+DTYPE_CALLS = {
+    "torch.tensor": "[1]", "torch.as_tensor": "[1]", "torch.asarray": "[1]", "torch.scalar_tensor": "1",
+    "torch.zeros": "2", "torch.ones": "2", "torch.empty": "2", "torch.full": "(2,), 1",
+    "torch.empty_strided": "(2,), (1,)", "torch.arange": "2", "torch.range": "0, 1", "torch.linspace": "0, 1, 3",
+    "torch.logspace": "0, 1, 3", "torch.eye": "2", "torch.rand": "2", "torch.randn": "2",
+    "torch.randint": "0, 5, (2,)", "torch.randperm": "3", "torch.zeros_like": _T, "torch.ones_like": _T,
+    "torch.empty_like": _T, "torch.full_like": _T + ", 1", "torch.rand_like": _T, "torch.randn_like": _T,
+    "torch.randint_like": _T + ", 5", "torch.tril_indices": "3, 3", "torch.triu_indices": "3, 3",
+    "new_tensor": "[1]", "new_zeros": "2", "new_ones": "2", "new_empty": "2", "new_full": "(2,), 1",
+}
+_INTEGER_ONLY = {"torch.tril_indices", "torch.triu_indices"}
+
+
+@pytest.mark.parametrize("name", sorted(DTYPE_FACTORIES | DTYPE_TENSOR_METHODS))
+def test_dtype_factory_takes_dtype(name: str) -> None:
+    dtype = torch.int32 if name in _INTEGER_ONLY else torch.float64
+    callee = name if name.startswith("torch.") else f"{_T}.{name}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.range
+        result = eval(f"{callee}({DTYPE_CALLS[name]}, dtype=dtype)", {"torch": torch, "dtype": dtype})
+    assert result.dtype == dtype, name
+
+
+@pytest.mark.parametrize("qualified", sorted(AUTOGRAD_FUNCTION_BASES))
+def test_autograd_function_base(qualified: str) -> None:
+    base = lookup(qualified)
+    assert isinstance(base, type) and issubclass(base, torch.autograd.Function), qualified
 
 
 # --- rewrites compute what the old APIs compute ------------------------------------------

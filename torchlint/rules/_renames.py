@@ -13,6 +13,10 @@ attribute references (``F.upsample``, ``nn.init.normal``) and from-imports
 
 Calls gain the replacement's ``extra_keywords``; a reference that is not
 called cannot gain them, so it is flagged without a fix.
+
+``spell_qualified`` / ``spell_root`` / ``spell_code`` write a torch name (or
+table code such as ``torch.float32``) the way a file imports torch; the
+table-driven rules (``_deprecated``, TL110) use them too.
 """
 
 from __future__ import annotations
