@@ -156,6 +156,11 @@ class Deprecation:
     warns: bool = True  # DEPRECATED entries: current torch warns when it is used
 
     @property
+    def exact_fix(self) -> bool:
+        """The table knows an exact rewrite (otherwise the entry is reported only)."""
+        return self.rewrite is not None
+
+    @property
     def versions(self) -> VersionRange:
         """Where the advice holds: the replacement must exist in the oldest torch."""
         return versions(since=self.since)

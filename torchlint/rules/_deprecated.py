@@ -83,7 +83,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
         return entry.versions.applies_to(ctx.file.settings.torch_version)
 
     def _fixable(self, entry: Deprecation, ctx: NodeContext) -> bool:
-        return entry.rewrite is not None and entry.fix_versions.applies_to(ctx.file.settings.torch_version)
+        return entry.exact_fix and entry.fix_versions.applies_to(ctx.file.settings.torch_version)
 
     def _finding(self, node: cst.CSTNode, entry: Deprecation, fix: Optional[Fix]) -> Finding:
         return Finding(node, self.message(entry), fix)

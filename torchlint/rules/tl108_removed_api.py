@@ -53,16 +53,18 @@ class RemovedTorchApi(DeprecatedApiRule):
             """
             import torch
             torch.set_deterministic(False)
+            enabled = torch.is_deterministic()
             A = torch.tensor([[1.0, 2.0], [2.0, 4.0]])
             rank = torch.matrix_rank(A, symmetric=True)
             """,
             """
             import torch
             torch.use_deterministic_algorithms(False)
+            enabled = torch.are_deterministic_algorithms_enabled()
             A = torch.tensor([[1.0, 2.0], [2.0, 4.0]])
             rank = torch.linalg.matrix_rank(A, hermitian=True)
             """,
-            count=2,
+            count=3,
             runnable=True,
             raises="AttributeError",
         ),

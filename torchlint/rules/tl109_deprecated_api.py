@@ -126,6 +126,7 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             with torch.cpu.amp.autocast(dtype=torch.bfloat16):
                 z = x + 1
             scaler = torch.cuda.amp.GradScaler(enabled=False)
+            cpu_scaler = torch.cpu.amp.GradScaler(init_scale=2.0**10, enabled=False)
             """,
             """
             import torch
@@ -135,8 +136,9 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             with torch.amp.autocast('cpu', dtype=torch.bfloat16):
                 z = x + 1
             scaler = torch.amp.GradScaler('cuda', enabled=False)
+            cpu_scaler = torch.amp.GradScaler('cpu', init_scale=2.0**10, enabled=False)
             """,
-            count=3,
+            count=4,
             runnable=True,
         ),
         Example(
@@ -199,6 +201,7 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             norm = nn.utils.clip_grad_norm(model.parameters(), 1.0)
             criterion = nn.NLLLoss2d(ignore_index=0)
             reserved = torch.cuda.memory_cached()
+            peak = torch.cuda.max_memory_cached()
             """,
             """
             import torch
@@ -208,8 +211,9 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             norm = nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             criterion = nn.NLLLoss(ignore_index=0)
             reserved = torch.cuda.memory_reserved()
+            peak = torch.cuda.max_memory_reserved()
             """,
-            count=3,
+            count=4,
             runnable=True,
         ),
         Example(
@@ -233,14 +237,16 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             """
             import torch
             torch.set_default_tensor_type(torch.FloatTensor)
-            built = torch.has_cuda
+            built = [torch.has_cuda, torch.has_cudnn]
+            more = [torch.has_mps, torch.has_mkldnn]
             """,
             """
             import torch
             torch.set_default_dtype(torch.float32)
-            built = torch.backends.cuda.is_built()
+            built = [torch.backends.cuda.is_built(), torch.backends.cudnn.is_available()]
+            more = [torch.backends.mps.is_built(), torch.backends.mkldnn.is_available()]
             """,
-            count=2,
+            count=5,
             runnable=True,
         ),
         Example(
