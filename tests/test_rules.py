@@ -18,7 +18,7 @@ from torchlint.rule import Example, FixSafety, Rule
 from torchlint.rules import all_rules
 
 RULES: List[Rule] = all_rules()
-RUNTIME_RULE_CODES = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL106")
+RUNTIME_RULE_CODES = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL106", "TL107", "TL108", "TL109", "TL110")
 
 
 def _flagged_params():
