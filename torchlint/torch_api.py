@@ -206,6 +206,25 @@ CUDA_TENSOR_TYPES: FrozenSet[str] = frozenset(
 
 VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 
+# Base classes of custom autograd functions (``class MyFn(Function)``).
+AUTOGRAD_FUNCTION_BASES: FrozenSet[str] = frozenset({
+    "torch.autograd.Function", "torch.autograd.function.Function", "torch.autograd.function.InplaceFunction",
+})
+
+# torch functions taking a ``dtype=`` keyword that must be a torch.dtype.
+DTYPE_FACTORIES: FrozenSet[str] = frozenset(
+    "torch." + name
+    for name in (
+        "tensor", "as_tensor", "asarray", "scalar_tensor", "zeros", "ones", "empty", "full", "empty_strided",
+        "arange", "range", "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm",
+        "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
+        "tril_indices", "triu_indices",
+    )
+)
+
+# Tensor methods taking a ``dtype=`` keyword (``x.new_zeros(3, dtype=...)``).
+DTYPE_TENSOR_METHODS: FrozenSet[str] = frozenset({"new_tensor", "new_zeros", "new_ones", "new_empty", "new_full"})
+
 PARAMETER_CLASSES: FrozenSet[str] = frozenset({
     NN + "Parameter", NN + "parameter.Parameter", NN + "UninitializedParameter",
     NN + "parameter.UninitializedParameter", NN + "UninitializedBuffer", NN + "Buffer",
