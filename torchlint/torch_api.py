@@ -237,3 +237,27 @@ def is_nn_class(qualified: str) -> bool:
 
 def is_loss_class(qualified: str) -> bool:
     return is_nn_class(qualified) and qualified.endswith(("Loss", "Loss2d"))
+
+
+# --- Removed APIs (TL108 reports them; TL211 leaves them to TL108) ----------------
+
+# Gone from torch 2.x, or kept only as stubs that raise RuntimeError when called
+# (torch.solve, symeig, eig, lstsq, matrix_rank: measured, see the snapshot's
+# "removed" list). A name here, or anything under it, is not a misspelling.
+REMOVED_APIS: FrozenSet[str] = frozenset({
+    "torch.solve", "torch.symeig", "torch.eig", "torch.lstsq", "torch.matrix_rank",
+    "torch.gels", "torch.gesv", "torch.potrf", "torch.potrs", "torch.trtrs",
+    "torch.btrifact", "torch.btrisolve", "torch.set_deterministic",
+    "torch._six", "torch.utils.ffi",
+})
+
+
+def is_removed_api(qualified: str) -> bool:
+    return any(qualified == name or qualified.startswith(name + ".") for name in REMOVED_APIS)
+
+
+# Attributes that torch extensions add to torch at import time (device plugins
+# registered through the PrivateUse1 mechanism): not in any torch build.
+EXTENSION_ATTRIBUTES: FrozenSet[str] = frozenset(
+    "torch." + name for name in ("npu", "hpu", "mlu", "musa", "gcu", "dipu", "sdaa", "ipu", "xla", "dml", "vacc")
+)
