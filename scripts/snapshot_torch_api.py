@@ -151,17 +151,15 @@ def _has(module: types.ModuleType, name: str) -> bool:
     return True
 
 
-def members(module: types.ModuleType) -> Tuple[Set[str], bool]:
-    """(public names, open?) of a module. Open: any attribute name resolves."""
+def members(module: types.ModuleType) -> Tuple[Set[str], Set[str], bool]:
+    """(public names, submodules on disk, open?) of a module. Open: any attribute name resolves."""
     names = {n for n in dir(module) if _public(n)}
     if type(module) is not types.ModuleType:  # e.g. torch.backends.cudnn's CudnnModule
         names |= {n for n in dir(type(module)) if _public(n)}
     candidates = set(getattr(module, "__all__", ())) | _source_names(module)
     names |= {n for n in candidates if _public(n) and n not in names and _has(module, n)}
-    for info in pkgutil.iter_modules(getattr(module, "__path__", None) or ()):
-        if _public(info.name):
-            names.add(info.name)
-    return names, _has(module, PROBE)
+    on_disk = {info.name for info in pkgutil.iter_modules(getattr(module, "__path__", None) or ()) if _public(info.name)}
+    return names | on_disk, on_disk, _has(module, PROBE)
 
 
 # --- removed functions -----------------------------------------------------------
@@ -395,6 +393,7 @@ def _defined_in_torch(obj: object) -> bool:
 
 LEGEND = (
     "namespaces: public attribute names of each module (submodules on disk included); "
+    "modules: which of those names are modules; "
     "removed: functions that exist only to raise 'removed' errors (not in namespaces); "
     "signatures: parameters in Python's def syntax without defaults or annotations "
     "(a,/ positional-only; * or *args opens keyword-only; **kw any keyword); a leading @ marks "
@@ -427,21 +426,26 @@ def snapshot() -> dict:
     modules = {name: importlib.import_module(name) for name in NAMESPACES}
 
     namespaces: Dict[str, List[str]] = {}
+    submodules: Dict[str, List[str]] = {}
     open_namespaces: List[str] = []
     removed: List[str] = []
     signatures: Dict[str, str] = {}
     aliases: Dict[str, Dict[str, str]] = {}
     for namespace, module in modules.items():
-        names, is_open = members(module)
+        names, modules_here, is_open = members(module)
         if is_open:
             open_namespaces.append(namespace)
+        modules_here = set(modules_here)
         for name in sorted(names):
             qualified = f"{namespace}.{name}"
             try:
                 obj = getattr(module, name)
             except Exception:
                 continue  # a submodule that cannot be imported on this build
-            if isinstance(obj, types.ModuleType) or not callable(obj):
+            if isinstance(obj, types.ModuleType):
+                modules_here.add(name)
+                continue
+            if not callable(obj):
                 continue
             if is_removed_stub(obj):
                 removed.append(qualified)
@@ -457,6 +461,7 @@ def snapshot() -> dict:
                 aliases.setdefault(alias[0], {}).setdefault(alias[1], namespace)
         gone = {r.rsplit(".", 1)[1] for r in removed if r.rsplit(".", 1)[0] == namespace}
         namespaces[namespace] = sorted(names - gone)
+        submodules[namespace] = sorted(modules_here)
     return {
         "format": FORMAT,
         "torch_version": torch.__version__.split("+")[0],
@@ -465,6 +470,7 @@ def snapshot() -> dict:
         "open_namespaces": sorted(open_namespaces),
         "removed": sorted(removed),
         "namespaces": namespaces,
+        "modules": submodules,
         "signatures": dict(sorted(signatures.items())),
         "aliases": {module: dict(sorted(names.items())) for module, names in sorted(aliases.items())},
     }
@@ -488,7 +494,7 @@ def dumps(data: dict) -> str:
                 for ns, names in value.items()
             ]
             out.append("\n".join(block(key, inner, "{", "}")))
-        elif key in ("signatures", "aliases"):
+        elif key in ("signatures", "aliases", "modules"):
             out.append("\n".join(block(key, [f"{json.dumps(k)}:{compact(v)}" for k, v in value.items()], "{", "}")))
         else:
             out.append(f"{json.dumps(key)}:{compact(value)}")

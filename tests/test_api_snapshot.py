@@ -106,6 +106,9 @@ def test_members_and_removed() -> None:
         "torch.backends.cudnn")
     # Submodules on disk count even when not imported: `import torch.utils.tensorboard`.
     assert "tensorboard" in api_snapshot.namespace_members("torch.utils")
+    assert {"tensorboard", "data"} <= api_snapshot.submodules("torch.utils")
+    assert {"nn", "fft", "linalg"} <= api_snapshot.submodules("torch")
+    assert "zeros" not in api_snapshot.submodules("torch")
 
 
 def test_signatures() -> None:

@@ -106,6 +106,7 @@ class Snapshot:
         self.removed: FrozenSet[str] = frozenset(data["removed"])
         self.open_namespaces: FrozenSet[str] = frozenset(data["open_namespaces"])
         self.namespaces: Dict[str, FrozenSet[str]] = {ns: frozenset(names) for ns, names in data["namespaces"].items()}
+        self.modules: Dict[str, FrozenSet[str]] = {ns: frozenset(names) for ns, names in data["modules"].items()}
         self._signatures: Mapping[str, str] = data["signatures"]
         self._aliases: Mapping[str, Mapping[str, str]] = data["aliases"]
         self._params: Dict[str, Params] = {}
@@ -156,6 +157,11 @@ def namespace_members(qualified_module: str) -> Optional[FrozenSet[str]]:
     if qualified_module in snapshot.open_namespaces:
         return None
     return snapshot.namespaces.get(qualified_module)
+
+
+def submodules(qualified_module: str) -> FrozenSet[str]:
+    """The members of a namespace that are modules (``torch`` -> ``nn``, ``fft``, ...)."""
+    return load().modules.get(qualified_module, frozenset())
 
 
 def is_namespace(qualified_module: str) -> bool:

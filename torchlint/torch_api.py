@@ -259,5 +259,6 @@ def is_removed_api(qualified: str) -> bool:
 # Attributes that torch extensions add to torch at import time (device plugins
 # registered through the PrivateUse1 mechanism): not in any torch build.
 EXTENSION_ATTRIBUTES: FrozenSet[str] = frozenset(
-    "torch." + name for name in ("npu", "hpu", "mlu", "musa", "gcu", "dipu", "sdaa", "ipu", "xla", "dml", "vacc")
+    "torch." + name
+    for name in ("npu", "hpu", "mlu", "musa", "neuron", "tpu", "gcu", "dipu", "sdaa", "ipu", "xla", "dml", "vacc")
 )

@@ -214,6 +214,8 @@ class MisspelledTorchApi(Rule):
             fast = None
         if torch.__version__ >= "3":
             torch.newer_api()
+        if is_torch_gaudi9_available():  # the condition names the platform
+            torch.gaudi9.set_device(0)
         """,
         """
         import torch
@@ -297,8 +299,10 @@ class MisspelledTorchApi(Rule):
         if members is None or attr in members:
             return
         facts = self._file_facts(ctx)
-        if facts.guarded(node, _ATTRIBUTE_ERRORS):
+        if facts.guarded(node, _ATTRIBUTE_ERRORS, attr):
             return
+        if ctx.file.call_of(node) is not None:
+            members = members - api_snapshot.submodules(namespace)  # a module is never what was called
         suggestion = api_snapshot.closest(attr, members)
         if node in facts.store_targets:
             if suggestion is None:
@@ -326,8 +330,8 @@ class MisspelledTorchApi(Rule):
             name = cst.helpers.get_full_name_for_node(alias.name)
             if not name or name in members or not _reportable(f"{module}.{name}"):
                 continue
-            if self._file_facts(ctx).guarded(node, _ATTRIBUTE_ERRORS):
-                return
+            if self._file_facts(ctx).guarded(node, _ATTRIBUTE_ERRORS, name):
+                continue
             message = f"`{module}.{name}` is not in torch {api_snapshot.torch_minor_version()}'s API (ImportError)"
             correction = api_snapshot.unambiguous_correction(name, members)
             fix = None
@@ -348,7 +352,7 @@ class MisspelledTorchApi(Rule):
                     break
                 if child in members:
                     continue
-                if not self._file_facts(ctx).guarded(node, _ATTRIBUTE_ERRORS):
+                if not self._file_facts(ctx).guarded(node, _ATTRIBUTE_ERRORS, child):
                     qualified = f"{namespace}.{child}"
                     message = (f"`{qualified}` is not in torch {api_snapshot.torch_minor_version()}'s API "
                                "(ModuleNotFoundError)")
@@ -368,9 +372,11 @@ class MisspelledTorchApi(Rule):
         if params is None or params.var_keyword:
             return
         accepted = params.keywords
-        unknown = [arg for arg in keywords if arg.keyword.value not in accepted]
-        if not unknown or self._file_facts(ctx).guarded(node, _CALL_ERRORS):
-            return
+        facts = self._file_facts(ctx) if any(arg.keyword.value not in accepted for arg in keywords) else None
+        unknown = [
+            arg for arg in keywords
+            if arg.keyword.value not in accepted and not facts.guarded(node, _CALL_ERRORS, arg.keyword.value)
+        ]
         callee = qualified.rsplit(".", 1)[1]
         passed = {arg.keyword.value for arg in keywords}
         real_names = [n for n, _ in params.parameters if n in accepted]  # not the numpy aliases
@@ -518,19 +524,20 @@ class _FileFacts:
             self._stored_names = {ctx.resolver.resolve(t) for t in self.store_targets} - {None}
         return self._stored_names
 
-    def guarded(self, node: cst.CSTNode, exceptions: FrozenSet[str]) -> bool:
-        """Inside version-compatibility code: a ``try`` catching ``exceptions``,
-        or a branch whose condition asks ``hasattr``/``getattr`` or a version."""
+    def guarded(self, node: cst.CSTNode, exceptions: FrozenSet[str], name: str) -> bool:
+        """Inside version- or platform-compatibility code: a ``try`` catching
+        ``exceptions``, or a branch whose condition asks ``hasattr``/``getattr``,
+        a version, or mentions ``name`` (``if is_torch_npu_available():``)."""
         child, parent = node, self.parents.get(node)
         while parent is not None:
             if isinstance(parent, cst.Try) and child is parent.body and any(
                 _catches(handler, exceptions) for handler in parent.handlers
             ):
                 return True
-            if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and _is_compat_test(parent.test):
+            if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and _is_compat_test(parent.test, name):
                 return True
             if isinstance(parent, cst.BooleanOperation) and (
-                _is_compat_test(parent.left) or _is_compat_test(parent.right)
+                _is_compat_test(parent.left, name) or _is_compat_test(parent.right, name)
             ):
                 return True
             child, parent = parent, self.parents.get(parent)
@@ -549,15 +556,16 @@ def _catches(handler: cst.ExceptHandler, exceptions: FrozenSet[str]) -> bool:
     return False
 
 
-def _is_compat_test(test: cst.BaseExpression) -> bool:
-    finder = _CompatTestFinder()
+def _is_compat_test(test: cst.BaseExpression, name: str) -> bool:
+    finder = _CompatTestFinder(name)
     test.visit(finder)
     return finder.found
 
 
 class _CompatTestFinder(cst.CSTVisitor):
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
         super().__init__()
+        self.name = name.lower() if len(name) >= 3 else "\0"  # too short to be telling
         self.found = False
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -565,7 +573,12 @@ class _CompatTestFinder(cst.CSTVisitor):
             self.found = True
 
     def visit_Name(self, node: cst.Name) -> None:
-        if "version" in node.value.lower() or node.value == "TYPE_CHECKING":
+        text = node.value.lower()
+        if "version" in text or node.value == "TYPE_CHECKING" or self.name in text:
+            self.found = True
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if self.name in node.value.lower():
             self.found = True
 
 
