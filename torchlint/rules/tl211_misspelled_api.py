@@ -173,8 +173,9 @@ class MisspelledTorchApi(Rule):
             y = F.conv4d(x, w)  # conv1d? conv2d? conv3d?: no fix
             from torch.optim import AdamW8
             import torch.utils.tensorbord
+            from torch.utils.dat import DataLoader
             """,
-            count=3,
+            count=4,
         ),
         Example(
             """
@@ -245,6 +246,8 @@ class MisspelledTorchApi(Rule):
         cfg = Config(True)
         if cfg.require_grad:
             pass
+        encoder = torch.nn.Linear(2, 2)
+        encoder._requires_grad = False  # private: a marker of the program's own
         """,
         """
         import torch
@@ -322,8 +325,12 @@ class MisspelledTorchApi(Rule):
     def check_ImportFrom(self, node: cst.ImportFrom, ctx: NodeContext) -> Iterator[Finding]:
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             return
-        module = cst.helpers.get_full_name_for_node(node.module)
-        members = api_snapshot.namespace_members(module) if module else None
+        module = cst.helpers.get_full_name_for_node(node.module) or ""
+        missing = self._missing_module(node, node.module, module, ctx)
+        if missing is not None:
+            yield missing
+            return
+        members = api_snapshot.namespace_members(module)
         if members is None:
             return
         for alias in node.names:
@@ -342,22 +349,31 @@ class MisspelledTorchApi(Rule):
     def check_Import(self, node: cst.Import, ctx: NodeContext) -> Iterator[Finding]:
         for alias in node.names:
             dotted = cst.helpers.get_full_name_for_node(alias.name) or ""
-            parts = dotted.split(".")
-            if parts[0] != "torch":
+            missing = self._missing_module(node, alias.name, dotted, ctx)
+            if missing is not None:
+                yield missing
+
+    def _missing_module(
+        self, statement: cst.CSTNode, name_node: cst.CSTNode, dotted: str, ctx: NodeContext
+    ) -> Optional[Finding]:
+        """``torch.nn.functinal`` in an import: the first part that does not exist."""
+        parts = dotted.split(".")
+        if parts[0] != "torch":
+            return None
+        for index in range(1, len(parts)):
+            namespace, child = ".".join(parts[:index]), parts[index]
+            members = api_snapshot.namespace_members(namespace)
+            if members is None or not _reportable(f"{namespace}.{child}"):
+                return None
+            if child in members:
                 continue
-            for index in range(1, len(parts)):
-                namespace, child = ".".join(parts[:index]), parts[index]
-                members = api_snapshot.namespace_members(namespace)
-                if members is None or not _reportable(f"{namespace}.{child}"):
-                    break
-                if child in members:
-                    continue
-                if not self._file_facts(ctx).guarded(node, _ATTRIBUTE_ERRORS, child):
-                    qualified = f"{namespace}.{child}"
-                    message = (f"`{qualified}` is not in torch {api_snapshot.torch_minor_version()}'s API "
-                               "(ModuleNotFoundError)")
-                    yield Finding(alias.name, _did_you_mean(message, api_snapshot.closest(child, members)))
-                break
+            if self._file_facts(ctx).guarded(statement, _ATTRIBUTE_ERRORS, child):
+                return None
+            message = (f"`{namespace}.{child}` is not in torch {api_snapshot.torch_minor_version()}'s API "
+                       "(ModuleNotFoundError)")
+            candidates = api_snapshot.submodules(namespace) or members  # imports name modules
+            return Finding(name_node, _did_you_mean(message, api_snapshot.closest(child, candidates)))
+        return None
 
     # -- keywords: DataLoader(ds, num_worker=2) ----------------------------------
 
@@ -385,7 +401,8 @@ class MisspelledTorchApi(Rule):
             if keyword in params.positional_only:
                 yield Finding(arg, f"`{keyword}` is positional-only in `{callee}`; pass it by position (TypeError)")
                 continue
-            message = f"unknown keyword `{keyword}` for `{callee}` in torch {api_snapshot.torch_minor_version()} (TypeError)"
+            version = api_snapshot.torch_minor_version()
+            message = f"unknown keyword `{keyword}` for `{callee}` in torch {version} (TypeError)"
             correction = api_snapshot.unambiguous_correction(keyword, real_names)
             fix = None
             if correction and correction not in passed:
@@ -400,8 +417,8 @@ class MisspelledTorchApi(Rule):
             if not isinstance(attribute, cst.Attribute):
                 continue
             name = attribute.attr.value
-            if name == REQUIRES_GRAD or api_snapshot.similarity(name, REQUIRES_GRAD) < 0.85:
-                continue
+            if name == REQUIRES_GRAD or name.startswith("_") or api_snapshot.similarity(name, REQUIRES_GRAD) < 0.85:
+                continue  # a private name (``m._requires_grad = False``) is a deliberate marker
             finding = self._requires_grad_typo(node, attribute, ctx)
             if finding is not None:
                 yield finding
