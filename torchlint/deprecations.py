@@ -369,6 +369,12 @@ def by_old(status: Status) -> Dict[str, Deprecation]:
     return {e.old: e for e in entries(status) if e.kind is not Kind.KEYWORD}
 
 
+def is_removed_api(qualified: str) -> bool:
+    """A removed torch name, or anything under it (``torch._six.string_classes``)."""
+    removed = by_old(Status.REMOVED)
+    return any(qualified == name or qualified.startswith(name + ".") for name in removed)
+
+
 # --- legacy tensor types used as dtypes (TL110) -------------------------------------
 
 # ``torch.FloatTensor`` and friends are tensor types, not dtypes: ``dtype=``

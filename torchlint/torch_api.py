@@ -440,3 +440,10 @@ MASK_FUNCTIONS: Mapping[str, Tuple[int, str]] = {
     "torch.masked_fill": (1, "mask"), "torch.masked_select": (1, "mask"),
     "torch.masked_scatter": (1, "mask"), "torch.where": (0, "condition"),
 }
+
+# Attributes that torch extensions add to torch at import time (device plugins
+# registered through the PrivateUse1 mechanism): not in any torch build.
+EXTENSION_ATTRIBUTES: FrozenSet[str] = frozenset(
+    "torch." + name
+    for name in ("npu", "hpu", "mlu", "musa", "neuron", "tpu", "gcu", "dipu", "sdaa", "ipu", "xla", "dml", "vacc")
+)
