@@ -167,7 +167,10 @@ class TorchvisionPretrained(Rule):
             if value is None:
                 weights = None
                 if member and not edits.literal_value(arg.value)[0] and not _is_number(arg.value):
-                    message = f'{head}; pass `{new}=` (`{new}="{member}" if {_code(arg.value)} else None`)'
+                    condition = _code(arg.value)
+                    if not isinstance(arg.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                        condition = f"({condition})"
+                    message = f'{head}; pass `{new}=` (`{new}="{member}" if {condition} else None`)'
                 else:
                     message = f"{head}; pass `{new}=` with a `{enum}` member or None"
             elif member is None:
