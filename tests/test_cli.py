@@ -28,7 +28,7 @@ import pytest
 import torchlint
 from torchlint.rules import all_rules
 
-from conftest import run_torchlint
+from conftest import every_rule_selector, run_torchlint
 
 # --------------------------------------------------------------------------
 # snippets
@@ -773,14 +773,15 @@ def fixed(tmp_path_factory):
     put(d, "real/target.py", UPSAMPLE)
     os.symlink(os.path.join("real", "target.py"), d / "link.py")
 
-    first = run_torchlint(["--fix", "--unsafe-fixes", "."], cwd=d)
+    every_rule = ["--select", every_rule_selector()]  # opt-in rules too
+    first = run_torchlint(["--fix", "--unsafe-fixes", *every_rule, "."], cwd=d)
     every_file = [p for p in d.rglob("*") if p.is_file() and not p.is_symlink()]
     for path in every_file:
         age(path)
     before_second = {p: fingerprint(p) for p in every_file}
-    second = run_torchlint(["--fix", "--unsafe-fixes", "."], cwd=d)
+    second = run_torchlint(["--fix", "--unsafe-fixes", *every_rule, "."], cwd=d)
     after_second = {p: fingerprint(p) for p in every_file}
-    diff = run_torchlint(["--diff", "--unsafe-fixes", "."], cwd=d)
+    diff = run_torchlint(["--diff", "--unsafe-fixes", *every_rule, "."], cwd=d)
     return SimpleNamespace(
         dir=d, examples=examples, examples_dir=examples_dir, first=first, second=second, diff=diff,
         untouched=untouched, untouched_before=untouched_before,

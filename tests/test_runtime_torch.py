@@ -33,8 +33,10 @@ WARNING_FREE_IN_TORCH_2 = frozenset({"TL104"})
 # Risky patterns that are silent by nature (no warning, no error): their runnable
 # examples prove that the fix computes the same values where the pitfall does not
 # bite (torch.load with weights_only=True on torch >= 2.6, F.dropout in training
-# mode, NaN checks on NaN-free data, a loss total kept as a tensor).
-SILENT_PITFALLS = frozenset({"TL203", "TL205", "TL208", "TL209"})
+# mode, NaN checks on NaN-free data, a loss total kept as a tensor, log1p / expm1 /
+# logsumexp on inputs where the naive forms are still accurate, zero_grad with
+# gradients left unread).
+SILENT_PITFALLS = frozenset({"TL203", "TL205", "TL208", "TL209", "TL301", "TL303"})
 
 RUNNABLE = [
     pytest.param(rule, example, id=f"{rule.code}-flagged-{index}")

@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff, also apply fixes that change behaviour")
     parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
-    parser.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to check (e.g. TL1,TL201)")
+    parser.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to check (e.g. TL1,TL201); opt-in rules run only when named by full code")
     parser.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to skip")
     parser.add_argument(
         "--torch-version", metavar="X.Y",

@@ -81,7 +81,8 @@ def render_rule(rule: Rule) -> str:
         fix_availability(rule),
     ]
     if not rule.enabled_by_default:
-        lines += ["", "This rule is not enabled by default; select it with `--select " + rule.code + "`."]
+        lines += ["", f"This rule is not enabled by default: enable it with `--select {rule.code}` (its full code; "
+                  f"a prefix such as `TL` does not), or in flake8 with `--torchlint-enable {rule.code}`."]
     lines += ["", "## What it does", "", rule.summary, "", "## Why is this bad?", "", rule.why, ""]
 
     lines += ["## Example", ""]

@@ -9,7 +9,7 @@ nodes, when all bindings of the file are known.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
@@ -17,6 +17,8 @@ from libcst.metadata import ScopeProvider
 from torchlint.analysis.inference import Binding, Inference
 from torchlint.analysis.names import Resolver
 from torchlint.settings import Settings
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class FileContext:
         self.resolver = resolver
         self.inference = inference
         self._collector = collector
+        self._memo: Dict[object, object] = {}
 
     def call_of(self, callee: cst.CSTNode) -> Optional[cst.Call]:
         """The Call whose ``func`` is ``callee``, if it is called."""
@@ -49,6 +52,14 @@ class FileContext:
     def is_store_target(self, expr: cst.CSTNode) -> bool:
         """Is ``expr`` assigned to or deleted (``x.a = 1``, ``x.a += 1``, ``del x.a``)?"""
         return expr in self._collector.store_targets
+
+    def memo(self, key: object, compute: Callable[[], T]) -> T:
+        """A fact about the whole file, computed once (``key`` names it, e.g.
+        ``("TL302", "trains")``): for rules whose finding at one node depends
+        on code anywhere else in the file."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
