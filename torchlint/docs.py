@@ -42,6 +42,11 @@ def _rule_source(rule: Rule) -> str:
     return type(rule).__module__.replace(".", "/") + ".py"
 
 
+def generated_note(rule: Rule) -> str:
+    """The HTML comment at the top of a rule's page (``torchlint rule`` drops it)."""
+    return _generated_note(_rule_source(rule))
+
+
 def _code_block(code: str) -> str:
     return "```python\n" + code.rstrip("\n") + "\n```"
 
@@ -76,7 +81,7 @@ def render_rule(rule: Rule) -> str:
     lines: List[str] = [
         f"# {rule.name} ({rule.code})",
         "",
-        _generated_note(_rule_source(rule)),
+        generated_note(rule),
         "",
         fix_availability(rule),
     ]
