@@ -227,3 +227,32 @@ def test_flake8_hook_with_torchlint_as_additional_dependency(pre_commit):
     assert "good.py" not in result.stdout
     result = pre_commit.run(["run", "--config", "cfg.yaml", "--color", "never", "--files", "good.py"], work)
     assert result.returncode == 0, output(result)
+
+
+def test_documented_configurations_are_valid(tmp_path):
+    if importlib.util.find_spec("pre_commit") is None:
+        pytest.skip("pre-commit is not installed (it is in the test extras: pip install -e '.[test]')")
+    import re
+
+    import yaml
+
+    blocks = re.findall(r"```yaml\n(.*?)```", (REPO / "docs" / "running.md").read_text(), flags=re.S)
+    manifest_ids = {hook["id"] for hook in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
+    torchlint_ids = []
+    assert len(blocks) == 2
+    for index, block in enumerate(blocks):
+        path = tmp_path / f"config{index}.yaml"
+        path.write_text(block)
+        result = subprocess.run([sys.executable, "-m", "pre_commit", "validate-config", str(path)],
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, output(result)
+        for repo in yaml.safe_load(block)["repos"]:
+            if repo["repo"] == "<torchlint-git-url>":
+                torchlint_ids += [hook["id"] for hook in repo["hooks"]]
+            else:
+                (hook,) = repo["hooks"]
+                assert hook["id"] == "flake8"
+                assert any(dep.startswith("torchlint @ git+") for dep in hook["additional_dependencies"])
+    # the commented-out alternative names the other hook
+    assert torchlint_ids == ["torchlint-fix"] and "# - id: torchlint\n" in blocks[0]
+    assert set(torchlint_ids) <= manifest_ids
