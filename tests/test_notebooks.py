@@ -389,3 +389,22 @@ def test_split_refuses_text_whose_cells_were_mixed_up():
     assert layout.split(layout.text.replace("torchlint_nb_magic_0", "x")) is None
     swapped = layout.text.replace("cell 0", "cell X").replace("cell 1", "cell 0").replace("cell X", "cell 1")
     assert layout.split(swapped) is None
+
+
+def test_fixes_that_would_move_code_between_cells_are_not_written(tmp_path, monkeypatch):
+    path = save(tmp_path / "nb.ipynb", training_notebook())
+    before = path.read_bytes()
+    engine = Engine(all_rules())
+    real_fix = engine.fix
+
+    def fix_that_loses_a_cell_boundary(text, unsafe=False):
+        result = real_fix(text, unsafe)
+        result.source = result.source.replace("# torchlint_nb cell 1\n", "")
+        return result
+
+    monkeypatch.setattr(engine, "fix", fix_that_loses_a_cell_boundary)
+    report = process_file(str(path), engine, argparse.Namespace(fix=True, diff=False, unsafe_fixes=False))
+    assert report.warnings == [f"{path}: fixes not applied: they would move code between cells"]
+    assert (report.fixed, report.errors) == (0, [])
+    assert [(d.code, d.cell, d.line) for d in report.diagnostics] == [("TL103", 3, 3), ("TL104", 3, 5)]
+    assert path.read_bytes() == before
