@@ -12,7 +12,7 @@ import os
 import sys
 from typing import List, Optional, Sequence, TextIO
 
-from torchlint import __version__
+from torchlint import __version__, rule_command
 from torchlint.engine import Engine
 from torchlint.files import discover
 from torchlint.report import format_diagnostic, print_summary
@@ -25,6 +25,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torchlint",
         description="Find and fix deprecated and risky PyTorch code.",
+        epilog=(
+            "`torchlint rule CODE` prints a rule's documentation; `torchlint rule --all` lists the rules. "
+            "To check a file or folder named `rule`, run `torchlint ./rule`."
+        ),
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to check (default: .)")
     parser.add_argument("--fix", action="store_true", help="apply safe fixes in place")
@@ -46,6 +50,9 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 8000))
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == [rule_command.NAME]:  # only as the first argument: `torchlint ./rule` checks a path
+        return rule_command.main(argv[1:], stdout, stderr)
     args = build_parser().parse_args(argv)
     try:
         rules = select_rules(all_rules(), args.select, args.ignore)

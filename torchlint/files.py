@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from typing import Iterator, Optional, Sequence, Tuple
 
-SOURCE_SUFFIXES = (".py", ".pyi")
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 SKIPPED_DIRECTORIES = frozenset({
     ".git", ".hg", ".svn", ".bzr", "__pycache__", ".tox", ".nox", ".venv", "venv", ".eggs",
     "build", "dist", "site-packages", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-    "__pypackages__", "_build", "buck-out",
+    "__pypackages__", "_build", "buck-out", ".ipynb_checkpoints",
 })
 
 

@@ -26,6 +26,10 @@ class FileReport:
 
 
 def process_file(path: str, engine: Engine, args: argparse.Namespace) -> FileReport:
+    if path.endswith(".ipynb"):
+        from torchlint.notebook import process_notebook  # builds on this module
+
+        return process_notebook(path, engine, args)
     report = FileReport(path)
     try:
         source = read_source(path)
