@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Dict, List
 
