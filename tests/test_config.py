@@ -369,3 +369,47 @@ def test_fix_and_exclude_in_one_run(tmp_path):
     assert result.returncode == 0, result
     assert a.read_text() == UPSAMPLE_FIXED
     assert g.read_text() == UPSAMPLE
+
+
+# --------------------------------------------------------------------------
+# the pieces, directly
+# --------------------------------------------------------------------------
+
+
+def test_per_file_ignores_syntax_is_flake8s():
+    from torchlint.config import parse_per_file_ignores
+
+    assert parse_per_file_ignores("\n  a.py:TL101 tests/*: TL2, TL3\n  b.py c.py :TL1\n") == [
+        ("a.py", ["TL101"]), ("tests/*", ["TL2", "TL3"]), ("b.py", ["TL1"]), ("c.py", ["TL1"]),
+    ]
+    for bad in ("tests/*", "a.py:", ": TL1", "a.py:TL1 b.py"):
+        with pytest.raises(ValueError):
+            parse_per_file_ignores(bad)
+
+
+def test_path_patterns(tmp_path):
+    from torchlint.config import PathPattern
+
+    base = str(tmp_path)
+    name = PathPattern.make("build", base)
+    assert name.matches(str(tmp_path / "x" / "build"))
+    assert not name.matches(str(tmp_path / "x" / "build" / "a.py"))  # searches prune the folder itself
+    assert name.matches(str(tmp_path / "x" / "build" / "a.py"), parents=True)
+    anchored = PathPattern.make("./src/gen/", base)
+    assert anchored.pattern == "src/gen"
+    assert anchored.matches(str(tmp_path / "src" / "gen"))
+    assert not anchored.matches(str(tmp_path / "lib" / "src" / "gen"))
+    assert anchored.matches(str(tmp_path / "src" / "gen" / "deep" / "m.py"), parents=True)
+    # outside the configuration's folder, only name patterns can match
+    assert not anchored.matches(str(tmp_path.parent / "src" / "gen"), parents=True)
+    assert PathPattern.make("*_pb2.py", base).matches("/elsewhere/x_pb2.py")
+    glob = PathPattern.make("tests/*", base)
+    assert glob.matches(str(tmp_path / "tests" / "a" / "b.py"))
+
+
+def test_every_key_is_documented():
+    from torchlint.config import KEYS
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "configuration.md").read_text()
+    for key in KEYS:
+        assert f"| `{key}` |" in doc, key
