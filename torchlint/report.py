@@ -22,10 +22,16 @@ def format_location(path: str, line: int, column: int, cell: Optional[int] = Non
 
 
 def print_summary(reports: Sequence[FileReport], args: argparse.Namespace, stdout: TextIO) -> None:
+    print(summary_line(reports, args), file=stdout)
+
+
+def summary_line(reports: Sequence[FileReport], args: argparse.Namespace) -> str:
     diagnostics = [d for report in reports for d in report.diagnostics]
     fixed = sum(report.fixed for report in reports)
     safe = sum(1 for d in diagnostics if d.fixable)
     unsafe = sum(1 for d in diagnostics if d.unsafe_fixable)
+    if args.unsafe_fixes:  # --fix would apply the unsafe fixes too
+        safe, unsafe = safe + unsafe, 0
     parts = []
     if fixed:
         parts.append(f"Fixed {_plural(fixed, 'problem')}.")
@@ -42,7 +48,7 @@ def print_summary(reports: Sequence[FileReport], args: argparse.Namespace, stdou
         parts.append(f"{_plural(failed, 'file')} could not be checked (see the errors above).")
     elif not diagnostics and not fixed:
         parts.append("All checks passed.")
-    print(" ".join(parts), file=stdout)
+    return " ".join(parts)
 
 
 def _plural(count: int, noun: str) -> str:
