@@ -19,10 +19,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Measured on torchvision 0.2.1 and kornia 0.1.4: TL105 x3 (nn.init without
-# underscore), TL201 x2 (`coef.to(device)` as a statement), TL106 x2
-# (`size_average=None, reduce=None` next to `reduction=`).
-MIN_FINDINGS = {"TL105": 2, "TL201": 1, "TL106": 1}
+# Measured on torchvision 0.2.1 and kornia 0.1.4 (all true positives): TL105 x3
+# (nn.init.kaiming_normal and friends), TL203 x3 (torch.load of the MNIST and
+# PhotoTour files), TL201 x2 (kornia's `coef.to(LAF.device)` as a statement, a
+# real bug). Kornia's two TL106 findings (`size_average=None, reduce=None`) are
+# false positives, so they are not required here.
+MIN_FINDINGS = {"TL105": 2, "TL203": 2, "TL201": 1}
 
 
 def _load_bench():

@@ -46,16 +46,18 @@ class JsonReporter(Reporter):
                 "message": fix_title(rule) or None,
                 "edits": [self.edit(edit) for edit in edits],
             }
-        return {
+        result = {
             "filename": report.path,
             "code": d.code,
             "name": rule.name if rule else None,
             "message": d.message,
             "location": {"row": d.line, "column": d.column + 1},
-            "cell": d.cell,  # notebooks: 1-based cell number; row/column are within the cell
             "fix": fix,
             "url": rule_url(d.code),
         }
+        if d.cell is not None:  # notebooks: the 1-based cell; row and column are within it
+            result["cell"] = d.cell
+        return result
 
     @staticmethod
     def edit(edit: TextEdit) -> Dict[str, Any]:
