@@ -45,7 +45,9 @@ PACKAGES = (
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
     cache = tmp_path_factory.mktemp("corpus")
-    corpora = [bench.prepare(package, cache) for package in PACKAGES]
+    # Few retries: without a network the test should skip quickly, not hang.
+    corpora = [bench.prepare(package, cache, pip_options=("--retries", "1", "--timeout", "30"))
+               for package in PACKAGES]
     failed = [f"{c.package.spec}: {c.error}" for c in corpora if c.error]
     if failed:
         pytest.skip("cannot download the corpus (no network?): " + "; ".join(failed))
