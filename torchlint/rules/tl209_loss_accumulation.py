@@ -1,5 +1,7 @@
 """TL209: `total_loss += loss` in a loop keeps every step's autograd graph alive."""
 
+import re
+
 from typing import Iterator, Optional
 
 import libcst as cst
@@ -40,7 +42,8 @@ class LossAccumulatedAsTensor(Rule):
         "and `.item()` waits for the GPU on every step. A loss that is not known to be 0-dim is flagged "
         "without a fix."
     )
-    triggers = ("+",)
+    triggers = (re.compile(r"\+=|(\w+)\s*=\s*\1\s*\+"),)  # total += x, total = total + x
+    requires = (re.compile(r"loss|cross_entropy|kl_div", re.IGNORECASE),)  # where loss values come from
     seeds = "001 (三.1); 002 (2)"
     torch_versions = versions(since="0.4")
 
