@@ -12,6 +12,23 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
+def every_rule_selector() -> str:
+    """``--select`` value that runs every rule: ``TL`` plus each opt-in rule by
+    its full code (a prefix does not turn opt-in rules on)."""
+    from torchlint.rules import all_rules
+    from torchlint.selection import opt_in_codes
+
+    return ",".join(["TL", *opt_in_codes(all_rules())])
+
+
+def opt_in_enable() -> str:
+    """flake8's ``--torchlint-enable`` value that turns on every opt-in rule."""
+    from torchlint.rules import all_rules
+    from torchlint.selection import opt_in_codes
+
+    return ",".join(opt_in_codes(all_rules()))
+
+
 def run_torchlint(args: Sequence[str], cwd=None, input: str = None, timeout: int = 120) -> subprocess.CompletedProcess:
     """``python -m torchlint ARGS`` as a user would run it."""
     return subprocess.run(

@@ -146,3 +146,63 @@ def test_readme_outside_the_markers_is_kept() -> None:
     assert updated == "intro\n" + docs.README_START + "\nNEW\n" + docs.README_END + "\noutro\n"
     with pytest.raises(ValueError):
         docs.replace_readme_section("no markers here\n", "NEW\n")
+
+
+# --- hand-written pages ------------------------------------------------------------------
+
+
+def test_hand_written_pages_exist_and_are_linked_from_the_readme() -> None:
+    readme = _read(REPO / "README.md")
+    for page in docs.HAND_WRITTEN_PAGES:
+        assert (REPO / page).is_file(), f"{page} is missing"
+        assert page.as_posix() in docs.relative_links(readme), f"README.md does not link to {page}"
+    assert docs.hand_written_problems(REPO, readme) == []
+
+
+def test_check_mode_reports_missing_unlinked_pages_and_broken_links(tmp_path) -> None:
+    root = _copy_docs(tmp_path)
+    (root / "docs" / "editors.md").unlink()
+    (root / "docs" / "extra.md").write_text("# Extra\n\nSee [the rules](rules/README.md).\n", encoding="utf-8")
+    running = root / "docs" / "running.md"
+    running.write_text(running.read_text(encoding="utf-8") + "\n[gone](nowhere.md#top) [web](https://example.org/x.md)\n",
+                       encoding="utf-8")
+    out = io.StringIO()
+    assert docs.main(["--check", "--root", str(root)], stdout=out) == 1
+    report = out.getvalue().splitlines()
+    assert "error: docs/editors.md: missing (a hand-written page; write it)" in report
+    assert "error: README.md: no link to docs/extra.md" in report
+    assert "error: docs/running.md: broken link to nowhere.md" in report
+    assert not any("example.org" in line for line in report)
+    assert report[-1] == "the errors above are in hand-written files: fix them by hand"
+    # the generator never writes hand-written pages
+    assert docs.main(["--root", str(root)], stdout=io.StringIO()) == 1
+    assert not (root / "docs" / "editors.md").exists()
+
+
+def _blocks(page: str, language: str):
+    return re.findall(rf"```{language}\n(.*?)```", _read(REPO / "docs" / page), flags=re.S)
+
+
+def test_editor_settings_in_the_docs_are_valid_json() -> None:
+    import json
+
+    blocks = [json.loads(block) for block in _blocks("editors.md", "json")]
+    severities = [b["flake8.severity"] for b in blocks if "flake8.severity" in b]
+    assert severities and severities[0]["TL"] == "Warning"
+    pylsp = [b["pylsp"]["plugins"] for b in blocks if "pylsp" in b]
+    assert pylsp and pylsp[0]["flake8"] == {"enabled": True}
+
+
+def test_documented_flake8_config_is_read_by_flake8(tmp_path) -> None:
+    (ini,) = _blocks("running.md", "ini")
+    assert "torch-version" in ini
+    (tmp_path / "setup.cfg").write_text(ini, encoding="utf-8")
+    # TL104 only applies while torch < 2.0 is supported; the documented 2.1 turns it off.
+    (tmp_path / "m.py").write_text("import torch.nn.functional as F\ny = F.upsample(F.sigmoid(x), scale_factor=2)\n")
+    with_config = subprocess.run([sys.executable, "-m", "flake8", "--select", "TL", "m.py"],
+                                 cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    without = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "TL", "m.py"],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert with_config.stderr == "" and without.stderr == ""
+    assert [line.split()[1] for line in without.stdout.splitlines()] == ["TL103", "TL104"]
+    assert [line.split()[1] for line in with_config.stdout.splitlines()] == ["TL103"]

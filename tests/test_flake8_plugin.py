@@ -19,13 +19,15 @@ import pytest
 import torchlint
 from torchlint.rules import all_rules
 
-from conftest import run_flake8, run_torchlint
+from conftest import every_rule_selector, opt_in_enable, run_flake8, run_torchlint
 
 T = TypeVar("T")
 
 FINDING = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) (?P<message>.*)$")
 
-EXPECTED_CODES = {"TL101", "TL102", "TL103", "TL104", "TL105", "TL106", "TL201", "TL202"}
+# The founding rules, plus TL107: `Variable(out, volatile=True)` is also the
+# no-op Variable wrapper.
+EXPECTED_CODES = {"TL101", "TL102", "TL103", "TL104", "TL105", "TL106", "TL107", "TL201", "TL202"}
 
 # One finding of every rule, each on its own line.
 ALL_RULES = """\
@@ -114,9 +116,11 @@ def example_runs(tmp_path_factory):
     for code, index, example in EXAMPLES:
         put(d, example_name(code, index), example.code)
     names = sorted(example_name(code, index) for code, index, _ in EXAMPLES)
+    # Every rule, opt-in ones included: by full code in the CLI's --select,
+    # through --torchlint-enable in flake8.
     runs = in_parallel({
-        "cli": lambda: run_torchlint(names, cwd=d),
-        "flake8": lambda: run_flake8(["--select", "TL", *names], cwd=d),
+        "cli": lambda: run_torchlint(["--select", every_rule_selector(), *names], cwd=d),
+        "flake8": lambda: run_flake8(["--select", "TL", "--torchlint-enable", opt_in_enable(), *names], cwd=d),
     })
     return SimpleNamespace(
         dir=d, cli=runs["cli"], flake8=runs["flake8"],

@@ -18,7 +18,7 @@ from torchlint.rule import Example, FixSafety, Rule
 from torchlint.rules import all_rules
 
 RULES: List[Rule] = all_rules()
-RUNTIME_RULE_CODES = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL106")
+RUNTIME_RULE_CODES = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL106", "TL107", "TL108", "TL109", "TL110")
 
 
 def _flagged_params():
@@ -167,6 +167,8 @@ def test_rule_has_examples(rule: Rule) -> None:
         assert example.fixed != example.code, "a fixed form equal to the original documents no fix"
         if example.raises is not None:
             assert example.runnable, "`raises` is only checked on runnable examples"
+        if example.silent:
+            assert example.runnable and example.raises is None, "`silent` is only checked on runnable examples"
     if rule.fix_safety is not FixSafety.NONE:
         assert any(e.fixed is not None for e in rule.flagged), f"{rule.code} has a fix but no example shows it"
     else:

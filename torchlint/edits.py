@@ -8,7 +8,7 @@ keyword copies the separator style of the existing arguments.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -81,9 +81,10 @@ def _separator(call: cst.Call) -> cst.Comma:
     return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
 
 
-def keyword_arg(name: str, value_code: str) -> cst.Arg:
+def keyword_arg(name: str, value: Union[str, cst.BaseExpression]) -> cst.Arg:
+    """``name=value``; ``value`` is source code or an expression node."""
     return cst.Arg(
-        value=cst.parse_expression(value_code),
+        value=cst.parse_expression(value) if isinstance(value, str) else value,
         keyword=cst.Name(name),
         equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
     )
@@ -116,6 +117,20 @@ def remove_keywords(names: Iterable[str]) -> Callable[[cst.CSTNode], cst.CSTNode
         return set_args(node, kept)
 
     return apply
+
+
+_ATOMS = (
+    cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString,
+    cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
+    cst.SetComp, cst.GeneratorExp, cst.Ellipsis,
+)
+
+
+def parenthesized_if_needed(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` wrapped in parentheses unless it is an atom that can take ``.attr`` or an operator."""
+    if expr.lpar or isinstance(expr, _ATOMS):
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def expression_code(node: cst.CSTNode) -> str:

@@ -42,6 +42,10 @@ class Diagnostic:
     line: int  # 1-based
     column: int  # 0-based, in characters
     fix: Optional[Fix] = None
+    # Notebooks only: the 1-based number of the cell among all the notebook's
+    # cells (markdown ones included, as Jupyter shows them); line and column
+    # are then within that cell. None for ordinary source files.
+    cell: Optional[int] = None
 
     @property
     def fixable(self) -> bool:

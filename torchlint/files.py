@@ -1,30 +1,50 @@
 """Which files to check: explicit paths, and directories searched recursively.
 
 Directories skip version control, virtualenvs (any folder holding a
-``pyvenv.cfg``), caches and build output; a file named explicitly is always
-checked. Each file is yielded once, in sorted order, whatever the overlap of
-the paths given.
+``pyvenv.cfg``), caches and build output (``DEFAULT_EXCLUDE``, which a
+configuration's ``exclude`` replaces); a file named explicitly is always
+checked unless ``force_exclude`` is set. Each file is yielded once, in sorted
+order, whatever the overlap of the paths given.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Iterator, Optional, Sequence, Tuple
+from typing import Callable, Iterator, Optional, Sequence, Tuple
 
-SOURCE_SUFFIXES = (".py", ".pyi")
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 SKIPPED_DIRECTORIES = frozenset({
     ".git", ".hg", ".svn", ".bzr", "__pycache__", ".tox", ".nox", ".venv", "venv", ".eggs",
     "build", "dist", "site-packages", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-    "__pypackages__", "_build", "buck-out",
+    "__pypackages__", "_build", "buck-out", ".ipynb_checkpoints",
 })
+# The same, as the name patterns a configuration's ``exclude`` replaces.
+DEFAULT_EXCLUDE = (*sorted(SKIPPED_DIRECTORIES), "*.egg-info")
 
 
-def discover(paths: Sequence[str]) -> Iterator[Tuple[str, Optional[str]]]:
-    """Yield (file, None) for each file to check, (path, error) for bad paths."""
+def _skipped_by_default(path: str) -> bool:
+    name = os.path.basename(os.path.normpath(path))
+    return name in SKIPPED_DIRECTORIES or name.endswith(".egg-info")
+
+
+def discover(
+    paths: Sequence[str],
+    is_excluded: Optional[Callable[[str], bool]] = None,
+    force_excluded: Optional[Callable[[str], bool]] = None,
+) -> Iterator[Tuple[str, Optional[str]]]:
+    """Yield (file, None) for each file to check, (path, error) for bad paths.
+
+    ``is_excluded(path)`` says which folders and files a search skips
+    (default: the built-in list). ``force_excluded(path)``, when given, drops
+    paths named explicitly too (``--force-exclude``).
+    """
+    excluded = is_excluded or _skipped_by_default
     seen = set()
     for path in paths:
+        if force_excluded is not None and force_excluded(path):
+            continue
         if os.path.isdir(path):
-            files = sorted(_walk(path))
+            files = sorted(_walk(path, excluded))
         elif os.path.exists(path):
             files = [path]
         elif os.path.lexists(path):
@@ -40,14 +60,15 @@ def discover(paths: Sequence[str]) -> Iterator[Tuple[str, Optional[str]]]:
                 yield file, None
 
 
-def _walk(root: str) -> Iterator[str]:
+def _walk(root: str, excluded: Callable[[str], bool]) -> Iterator[str]:
     for directory, subdirectories, files in os.walk(root):
         subdirectories[:] = sorted(
             d for d in subdirectories
-            if d not in SKIPPED_DIRECTORIES
-            and not d.endswith(".egg-info")
+            if not excluded(os.path.join(directory, d))
             and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
         )
         for name in files:
             if name.endswith(SOURCE_SUFFIXES):
-                yield os.path.join(directory, name)
+                path = os.path.join(directory, name)
+                if not excluded(path):
+                    yield path

@@ -4,14 +4,18 @@ flake8 searches the reported line for ``# noqa`` (optionally
 ``# noqa: CODE[,CODE]``, codes matched as prefixes); a line inside a
 multi-line string or a backslash continuation shares the comment of the
 whole token range. ``# flake8: noqa`` on a line of its own skips the file.
+
+``add_noqa`` writes the comments ``--add-noqa`` adds, on the line where that
+search finds them: the last line of the token range.
 """
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from torchlint.source import physical_lines
 
@@ -57,20 +61,107 @@ class NoqaIndex:
 def _token_line_mapping(source: str, lines: List[str]) -> Dict[int, str]:
     """Map each line to the joined text of the token range it belongs to."""
     mapping: Dict[int, str] = {}
+    for first, last in _token_ranges(source):
+        joined = "".join(lines[first - 1:last])
+        for number in range(first, last + 1):
+            mapping[number] = joined
+    return mapping
+
+
+def _tokens(source: str) -> List[tokenize.TokenInfo]:
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+        return list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
-        return mapping
+        return []
+
+
+def _token_ranges(source: str) -> Iterator[Tuple[int, int]]:
+    """(first, last) line of each token range ending at a NEWLINE or NL token."""
     first, last = None, None
-    for token in tokens:
+    for token in _tokens(source):
         if token.type in (tokenize.ENDMARKER, tokenize.DEDENT):
             continue
         start, end = token.start[0], token.end[0]
         first = start if first is None else min(first, start)
         last = end if last is None else max(last, end)
         if token.type in (tokenize.NL, tokenize.NEWLINE):
-            joined = "".join(lines[first - 1:last])
-            for number in range(first, last + 1):
-                mapping[number] = joined
+            yield first, last
             first, last = None, None
-    return mapping
+
+
+def add_noqa(source: str, findings: Sequence[Tuple[int, str]]) -> Tuple[str, int, List[str]]:
+    """Add ``# noqa: CODE`` comments so that every (line, code) finding is suppressed.
+
+    The comment goes at the end of the line where flake8's search looks (the
+    last line of the finding's token range); codes join an existing
+    ``# noqa: X`` comment there. Nothing else in the text changes. Returns the
+    new text, the number of lines changed, and a message for each finding
+    that could not be suppressed that way (its line is left unchanged).
+    """
+    lines = physical_lines(source)
+    target_of: Dict[int, int] = {}
+    for first, last in _token_ranges(source):
+        for number in range(first, last + 1):
+            target_of[number] = last
+    comments: Dict[int, Tuple[int, str]] = {}
+    for token in _tokens(source):
+        if token.type == tokenize.COMMENT:
+            comments[token.start[0]] = (token.start[1], token.string)
+
+    wanted: Dict[int, Set[str]] = {}
+    for line, code in findings:
+        wanted.setdefault(target_of.get(line, line), set()).add(code)
+
+    new_lines = list(lines)
+    for target, codes in wanted.items():
+        if not 1 <= target <= len(lines):
+            continue
+        new_lines[target - 1] = _with_noqa(lines[target - 1], comments.get(target), codes)
+
+    def unsuppressed_targets(text: str) -> Set[int]:
+        index = NoqaIndex(text)
+        return {target_of.get(line, line) for line, code in findings if not index.suppresses(line, code)}
+
+    # A comment that does not work (another `# noqa` on the line decides,
+    # e.g. inside a string) is taken back and reported.
+    failed = unsuppressed_targets("".join(new_lines))
+    for target in failed:
+        new_lines[target - 1] = lines[target - 1]
+    failures = [
+        f"{line}: cannot add `# noqa: {code}` (another `# noqa` on that line decides)"
+        for line, code in findings if target_of.get(line, line) in failed
+    ]
+    new_source = "".join(new_lines)
+    if new_source != source and not _same_code(source, new_source):  # pragma: no cover - a safety net
+        return source, 0, [f"{line}: adding `# noqa: {code}` would change the code" for line, code in findings]
+    changed = sum(1 for old, new in zip(lines, new_lines) if old != new)
+    return new_source, changed, failures
+
+
+def _with_noqa(line: str, comment: Optional[Tuple[int, str]], codes: Set[str]) -> str:
+    body = line.rstrip("\r\n")
+    ending = line[len(body):]
+    if comment is not None:
+        column, text = comment
+        match = NOQA_INLINE.search(text)
+        if match is not None and match.group("codes"):
+            listed = [c for c in _CODE_SEPARATORS.split(match.group("codes").strip()) if c]
+            new = sorted(c for c in codes if not (c in listed or c.startswith(tuple(listed))))
+            if not new:
+                return line
+            end = column + match.start("codes") + len(match.group("codes").rstrip(", \t"))
+            return body[:end] + ", " + ", ".join(new) + body[end:] + ending
+    if body.endswith(("  ", "\t")):
+        separator = ""
+    elif body.endswith(" "):
+        separator = " "
+    else:
+        separator = "  "
+    return body + separator + "# noqa: " + ", ".join(sorted(codes)) + ending
+
+
+def _same_code(before: str, after: str) -> bool:
+    try:
+        return ast.dump(ast.parse(before)) == ast.dump(ast.parse(after))
+    except (SyntaxError, ValueError):
+        return False

@@ -3,22 +3,35 @@
 from __future__ import annotations
 
 import argparse
-from typing import Sequence, TextIO
+from typing import Optional, Sequence, TextIO
 
 from torchlint.engine import Diagnostic
 from torchlint.runner import FileReport
 
 
 def format_diagnostic(path: str, d: Diagnostic) -> str:
-    # Identical to flake8's default format, so both tools print the same lines.
-    return f"{path}:{d.line}:{d.column + 1}: {d.code} {d.message}"
+    # Identical to flake8's default format, so both tools print the same lines;
+    # in a notebook the cell comes first, as ruff prints it: nb.ipynb:cell 3:2:5.
+    return f"{format_location(path, d.line, d.column, d.cell)}: {d.code} {d.message}"
+
+
+def format_location(path: str, line: int, column: int, cell: Optional[int] = None) -> str:
+    """``path:line:col`` (column 1-based), or ``path:cell N:line:col`` in a notebook."""
+    where = f"{path}:cell {cell}" if cell is not None else path
+    return f"{where}:{line}:{column + 1}"
 
 
 def print_summary(reports: Sequence[FileReport], args: argparse.Namespace, stdout: TextIO) -> None:
+    print(summary_line(reports, args), file=stdout)
+
+
+def summary_line(reports: Sequence[FileReport], args: argparse.Namespace) -> str:
     diagnostics = [d for report in reports for d in report.diagnostics]
     fixed = sum(report.fixed for report in reports)
     safe = sum(1 for d in diagnostics if d.fixable)
     unsafe = sum(1 for d in diagnostics if d.unsafe_fixable)
+    if args.unsafe_fixes:  # --fix would apply the unsafe fixes too
+        safe, unsafe = safe + unsafe, 0
     parts = []
     if fixed:
         parts.append(f"Fixed {_plural(fixed, 'problem')}.")
@@ -35,7 +48,7 @@ def print_summary(reports: Sequence[FileReport], args: argparse.Namespace, stdou
         parts.append(f"{_plural(failed, 'file')} could not be checked (see the errors above).")
     elif not diagnostics and not fixed:
         parts.append("All checks passed.")
-    print(" ".join(parts), file=stdout)
+    return " ".join(parts)
 
 
 def _plural(count: int, noun: str) -> str:

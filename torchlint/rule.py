@@ -40,7 +40,9 @@ class Example:
     the fixed code must compute the same values, the fixed code warning-free.
     ``count`` is how many findings the snippet produces. ``raises`` names the
     exception the original raises under today's torch (the pitfall itself);
-    then only the fixed code's clean run is compared.
+    then only the fixed code's clean run is compared. ``silent`` says the
+    original runs without any warning under today's torch (a deprecation
+    torch documents but does not report, e.g. ``torch.ger``).
     """
 
     code: str
@@ -48,6 +50,7 @@ class Example:
     count: int = 1
     runnable: bool = False
     raises: Optional[str] = None
+    silent: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "code", dedent(self.code))

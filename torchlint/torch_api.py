@@ -206,6 +206,25 @@ CUDA_TENSOR_TYPES: FrozenSet[str] = frozenset(
 
 VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 
+# Base classes of custom autograd functions (``class MyFn(Function)``).
+AUTOGRAD_FUNCTION_BASES: FrozenSet[str] = frozenset({
+    "torch.autograd.Function", "torch.autograd.function.Function", "torch.autograd.function.InplaceFunction",
+})
+
+# torch functions taking a ``dtype=`` keyword that must be a torch.dtype.
+DTYPE_FACTORIES: FrozenSet[str] = frozenset(
+    "torch." + name
+    for name in (
+        "tensor", "as_tensor", "asarray", "scalar_tensor", "zeros", "ones", "empty", "full", "empty_strided",
+        "arange", "range", "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm",
+        "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
+        "tril_indices", "triu_indices",
+    )
+)
+
+# Tensor methods taking a ``dtype=`` keyword (``x.new_zeros(3, dtype=...)``).
+DTYPE_TENSOR_METHODS: FrozenSet[str] = frozenset({"new_tensor", "new_zeros", "new_ones", "new_empty", "new_full"})
+
 PARAMETER_CLASSES: FrozenSet[str] = frozenset({
     NN + "Parameter", NN + "parameter.Parameter", NN + "UninitializedParameter",
     NN + "parameter.UninitializedParameter", NN + "UninitializedBuffer", NN + "Buffer",
@@ -421,3 +440,73 @@ MASK_FUNCTIONS: Mapping[str, Tuple[int, str]] = {
     "torch.masked_fill": (1, "mask"), "torch.masked_select": (1, "mask"),
     "torch.masked_scatter": (1, "mask"), "torch.where": (0, "condition"),
 }
+
+# Attributes that torch extensions add to torch at import time (device plugins
+# registered through the PrivateUse1 mechanism): not in any torch build.
+EXTENSION_ATTRIBUTES: FrozenSet[str] = frozenset(
+    "torch." + name
+    for name in ("npu", "hpu", "mlu", "musa", "neuron", "tpu", "gcu", "dipu", "sdaa", "ipu", "xla", "dml", "vacc")
+)
+
+# --- Private names with public twins (TL114) ----------------------------------------
+
+
+@dataclass(frozen=True)
+class PublicTwin:
+    """A private path (a component starts with ``_``) and its public spelling.
+
+    ``since``: the first torch where the public name exists. ``wrapper``: the
+    public name is a function that only calls the private one (torch.compiler
+    over torch._dynamo) rather than the very same object.
+    """
+
+    private: str
+    public: str
+    since: Optional[str] = None
+    wrapper: bool = False
+
+
+def _twins(private_module: str, public_module: str, names: Tuple[str, ...], since: Optional[str] = None,
+           wrapper: bool = False) -> Tuple[PublicTwin, ...]:
+    return tuple(PublicTwin(f"{private_module}.{n}", f"{public_module}.{n}", since, wrapper) for n in names)
+
+
+_FUNC_TRANSFORMS = ("jacrev", "jacfwd", "hessian", "vjp", "jvp", "functionalize", "linearize")
+_DTENSOR = ("DTensor", "Shard", "Replicate", "Partial", "Placement", "distribute_tensor", "distribute_module")
+
+PUBLIC_TWINS: Tuple[PublicTwin, ...] = (
+    # made public by pytorch#69862 (torch 1.11); TorchFix's TOR104/TOR105
+    *_twins("torch.utils.data._utils.collate", "torch.utils.data", ("default_collate", "default_convert"), "1.11"),
+    *_twins("torch.utils.data._utils.worker", "torch.utils.data", ("get_worker_info",), "1.2"),
+    PublicTwin("torch._tensor.Tensor", "torch.Tensor"),
+    *_twins("torch._lowrank", "torch", ("svd_lowrank", "pca_lowrank"), "1.5"),
+    *_twins("torch.jit._script", "torch.jit", ("script", "ScriptModule")),
+    *_twins("torch.jit._trace", "torch.jit", ("trace",)),
+    *_twins("torch.fx._symbolic_trace", "torch.fx", ("symbolic_trace", "Tracer"), "1.8"),
+    *_twins("torch._functorch.apis", "torch.func", ("vmap", "grad", "grad_and_value"), "2.0"),
+    *_twins("torch._functorch.eager_transforms", "torch.func", _FUNC_TRANSFORMS, "2.0"),
+    *_twins("torch._functorch.functional_call", "torch.func", ("functional_call",), "2.0"),
+    *_twins("torch._dynamo", "torch.compiler",
+            ("reset", "disable", "allow_in_graph", "list_backends", "assume_constant_result"), "2.1", wrapper=True),
+    # torch._utils.is_compiling warns that it is deprecated and returns torch.compiler.is_compiling()
+    PublicTwin("torch._utils.is_compiling", "torch.compiler.is_compiling", "2.3", wrapper=True),
+    *_twins("torch.distributed._tensor", "torch.distributed.tensor", _DTENSOR, "2.5"),
+    *_twins("torch.distributed._tensor", "torch.distributed.device_mesh", ("DeviceMesh", "init_device_mesh"), "2.2"),
+    *_twins("torch.distributed._composable.fsdp", "torch.distributed.fsdp",
+            ("fully_shard", "FSDPModule", "MixedPrecisionPolicy", "CPUOffloadPolicy"), "2.6"),
+)
+
+PUBLIC_TWINS_BY_PRIVATE: Mapping[str, PublicTwin] = {twin.private: twin for twin in PUBLIC_TWINS}
+
+
+# --- Performance hints (TL302-TL304) ------------------------------------------------
+
+DATALOADER_NUM_WORKERS_POSITION = 5  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, ...)
+DATALOADER_PIN_MEMORY_POSITION = 7  # ..., collate_fn, pin_memory, ...
+
+# `zero_grad(set_to_none=...)` exists from torch 1.7; its default became True in 2.0.
+ZERO_GRAD_SET_TO_NONE_SINCE = "1.7"
+
+CUDNN = "torch.backends.cudnn."
+# Flags of torch.backends.cudnn that take a bool.
+CUDNN_FLAGS: FrozenSet[str] = frozenset({"enabled", "benchmark", "deterministic", "allow_tf32"})

@@ -9,7 +9,7 @@ nodes, when all bindings of the file are known.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
@@ -17,6 +17,8 @@ from libcst.metadata import ScopeProvider
 from torchlint.analysis.inference import Binding, Inference
 from torchlint.analysis.names import Resolver
 from torchlint.settings import Settings
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class FileContext:
         self.resolver = resolver
         self.inference = inference
         self._collector = collector
+        self._memo: Dict[object, object] = {}
 
     def call_of(self, callee: cst.CSTNode) -> Optional[cst.Call]:
         """The Call whose ``func`` is ``callee``, if it is called."""
@@ -45,6 +48,18 @@ class FileContext:
 
     def statement_line_of(self, small: cst.CSTNode) -> Optional[cst.SimpleStatementLine]:
         return self._collector.line_of.get(small)
+
+    def is_store_target(self, expr: cst.CSTNode) -> bool:
+        """Is ``expr`` assigned to or deleted (``x.a = 1``, ``x.a += 1``, ``del x.a``)?"""
+        return expr in self._collector.store_targets
+
+    def memo(self, key: object, compute: Callable[[], T]) -> T:
+        """A fact about the whole file, computed once (``key`` names it, e.g.
+        ``("TL302", "trains")``): for rules whose finding at one node depends
+        on code anywhere else in the file."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -115,6 +130,7 @@ class Collector(cst.CSTVisitor):
         self.self_params: Dict[cst.Param, cst.ClassDef] = {}
         self.call_of: Dict[cst.CSTNode, cst.Call] = {}  # a callee expression -> its Call
         self.line_of: Dict[cst.CSTNode, cst.SimpleStatementLine] = {}  # small statement -> its line
+        self.store_targets: Set[cst.CSTNode] = set()  # expressions assigned to or deleted
         self._frame: Optional[Frame] = None
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -142,6 +158,7 @@ class Collector(cst.CSTVisitor):
     # -- bindings -----------------------------------------------------------
 
     def _bind(self, target: cst.BaseExpression, how: str, value: cst.BaseExpression, path=()) -> None:
+        self.store_targets.add(target)
         if isinstance(target, cst.Name):
             self.bindings[target] = Binding(how, value, tuple(path))
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -166,6 +183,15 @@ class Collector(cst.CSTVisitor):
     def _on_named_expr(self, node: cst.NamedExpr) -> None:
         self._bind(node.target, "assign", node.value)
 
+    def _on_del(self, node: cst.Del) -> None:
+        self._mark_stored(node.target)
+
+    def _mark_stored(self, target: cst.BaseExpression) -> None:
+        self.store_targets.add(target)
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._mark_stored(element.value)
+
     def _note_self_param(self, function: cst.FunctionDef, owner: cst.CSTNode) -> None:
         if not isinstance(owner, cst.ClassDef):
             return
@@ -183,6 +209,7 @@ _BINDING_HANDLERS = {
     cst.AugAssign: Collector._on_aug_assign,
     cst.For: Collector._on_for,
     cst.NamedExpr: Collector._on_named_expr,
+    cst.Del: Collector._on_del,
 }
 
 

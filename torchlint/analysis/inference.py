@@ -96,6 +96,7 @@ class Inference:
         self._self_params = self_params
         self._cache: Dict[cst.CSTNode, Value] = {}
         self._module_classes: Dict[cst.ClassDef, bool] = {}
+        self._function_classes: Dict[cst.ClassDef, bool] = {}
 
     # -- the questions rules ask ------------------------------------------
 
@@ -162,6 +163,19 @@ class Inference:
                 return None
             values.append(binding.value)
         return tuple(values)
+
+    def is_autograd_function_class(self, classdef: cst.ClassDef) -> bool:
+        """Does this class derive from torch.autograd.Function (directly or via the file)?"""
+        known = self._function_classes.get(classdef)
+        if known is None:
+            self._function_classes[classdef] = False  # cycles: not a Function
+            known = any(self._is_function_base(base.value) for base in classdef.bases if base.keyword is None)
+            self._function_classes[classdef] = known
+        return known
+
+    def local_class(self, func: cst.BaseExpression) -> Optional[cst.ClassDef]:
+        """The class of this file a name is bound to (its only binding), if any."""
+        return self._local_class(func)
 
     # -- evaluation ---------------------------------------------------------
 
@@ -407,6 +421,13 @@ class Inference:
             return qualified in api.MODULE_BASES or api.is_nn_class(qualified)
         local = self._local_class(base)
         return local is not None and self.is_module_class(local)
+
+    def _is_function_base(self, base: cst.BaseExpression) -> bool:
+        qualified = self._resolver.resolve(base)
+        if qualified is not None:
+            return qualified in api.AUTOGRAD_FUNCTION_BASES
+        local = self._local_class(base)
+        return local is not None and self.is_autograd_function_class(local)
 
 
 def _literal_string(expr: cst.BaseExpression) -> Optional[str]:

@@ -30,8 +30,10 @@ class Resolver:
         Names bound locally (assignments, classes, functions) come back as
         their local spelling, so they never look like torch.
         """
-        if not isinstance(node, (cst.Name, cst.Attribute)):
-            return frozenset()  # libcst would name a call ``f()`` after ``f``
+        if not _is_dotted_name(node):
+            # libcst would name a call ``f()`` after ``f``, and ``f(x).attr``
+            # or ``f[0].attr`` after ``f.attr``.
+            return frozenset()
         key = id(node)
         cached = self._cache.get(key)
         if cached is None:
@@ -130,6 +132,13 @@ class Resolver:
             return False
         # A binding in any nested scope still counts: do not risk shadowing.
         return not any(name in child.assignments for child in _descendant_scopes(global_scope, self._scopes))
+
+
+def _is_dotted_name(node: cst.CSTNode) -> bool:
+    """``a`` or ``a.b.c``: a name, not an attribute of a call, subscript or literal."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 def _visible_assignments(scope: Scope) -> Iterator[BaseAssignment]:

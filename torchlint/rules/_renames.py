@@ -13,10 +13,15 @@ attribute references (``F.upsample``, ``nn.init.normal``) and from-imports
 
 Calls gain the replacement's ``extra_keywords``; a reference that is not
 called cannot gain them, so it is flagged without a fix.
+
+``spell_qualified`` / ``spell_root`` / ``spell_code`` write a torch name (or
+table code such as ``torch.float32``) the way a file imports torch; the
+table-driven rules (``_deprecated``, TL110) use them too.
 """
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar, Iterator, List, Mapping, Optional, Tuple
 
 import libcst as cst
@@ -54,13 +59,11 @@ class RenamedSymbolRule(Rule):
         if rename.new_module == rename.old_module:
             fix_edits.append(Edit(node, edits.rename_attr(rename.new_attr)))
         else:
-            spelled = ctx.resolver.name_for_module(rename.new_module, node)
+            spelled = spell_qualified(rename.new, node, ctx)
             if spelled is None:
-                root = rename.new_module.split(".", 1)[0]
-                if rename.new_module != root or not ctx.resolver.is_unbound(root, node):
-                    return None
-                spelled, required = root, (root,)
-            fix_edits.append(Edit(node, edits.replace_with_expression(f"{spelled}.{rename.new_attr}")))
+                return None
+            code, required = spelled
+            fix_edits.append(Edit(node, edits.replace_with_expression(code)))
         if call is not None and rename.extra_keywords:
             if edits.has_star_args(call):
                 return None  # the keywords might already be in **kwargs
@@ -147,6 +150,49 @@ class RenamedSymbolRule(Rule):
             cached = frozenset(old.rsplit(".", 1)[1] for old in self.RENAMES)
             self.__dict__["_old_attr_cache"] = cached
         return cached
+
+
+def spell_qualified(qualified: str, at: cst.CSTNode, ctx: NodeContext) -> Optional[Tuple[str, Tuple[str, ...]]]:
+    """How to write the torch name ``qualified`` at ``at``: (code, imports to add).
+
+    Through a plain import of its module (``F.interpolate``), else through
+    the root package (``th.linalg.qr`` after ``import torch as th``: torch
+    imports its public submodules), else as written plus ``import torch``
+    when that name is bound nowhere in the file; None if it cannot be spelled.
+    """
+    module, attr = qualified.rsplit(".", 1)
+    spelled = ctx.resolver.name_for_module(module, at)
+    if spelled is not None:
+        return f"{spelled}.{attr}", ()
+    root, _, rest = qualified.partition(".")
+    spelled_root = spell_root(root, at, ctx)
+    if spelled_root is None:
+        return None
+    return f"{spelled_root[0]}.{rest}", spelled_root[1]
+
+
+def spell_root(root: str, at: cst.CSTNode, ctx: NodeContext) -> Optional[Tuple[str, Tuple[str, ...]]]:
+    """The name a top-level package is bound to at ``at`` (``th`` after ``import torch as th``),
+    or the package itself plus the import to add when the name is bound nowhere."""
+    spelled = ctx.resolver.name_for_module(root, at)
+    if spelled is not None:
+        return spelled, ()
+    if ctx.resolver.is_unbound(root, at):
+        return root, (root,)
+    return None
+
+
+_TORCH_ROOT = re.compile(r"(?<![\w.'\"])torch(?=\.)")
+
+
+def spell_code(code: str, at: cst.CSTNode, ctx: NodeContext) -> Optional[Tuple[str, Tuple[str, ...]]]:
+    """Table code such as ``torch.float32`` as it must read at ``at``: (code, imports to add)."""
+    if not _TORCH_ROOT.search(code):
+        return code, ()
+    spelled = spell_root("torch", at, ctx)
+    if spelled is None:
+        return None
+    return _TORCH_ROOT.sub(spelled[0], code), spelled[1]
 
 
 def _imports_name(node: cst.ImportFrom, name: str) -> bool:

@@ -1,0 +1,466 @@
+"""CLI options around reporting: --statistics, --show-fixes, --exit-zero,
+--exit-non-zero-on-fix, --stdin-filename, --add-noqa, and colour.
+
+All through the real CLI in subprocesses; colour is checked under a real
+pseudo-terminal as well as in a pipe.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Dict, List, Optional
+
+import pytest
+
+from conftest import run_flake8, run_torchlint
+from test_cli import (
+    CLEAN, CUDA, CUDA_FIXED, DIAGNOSTIC, MIXED, NO_FIX, UPSAMPLE, UPSAMPLE_FIXED, age, fingerprint, in_parallel,
+    mixed_fixed, no_traceback, put,
+)
+
+ESC = "\x1b["
+
+
+def lines(result) -> List[str]:
+    return result.stdout.splitlines()
+
+
+def run_bytes(args, cwd, input: bytes = None, env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "torchlint", *args], cwd=cwd, input=input, capture_output=True,
+                          timeout=120, env=env)
+
+
+# --------------------------------------------------------------------------
+# --statistics, --show-fixes, exit status options
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def reporting(tmp_path_factory):
+    d = tmp_path_factory.mktemp("reporting")
+    put(d, "a.py", MIXED)
+    put(d, "b.py", UPSAMPLE + "z = F.upsample(x, scale_factor=3)\n")
+    put(d, "c.py", NO_FIX)
+    put(d, "broken.py", "def f(:\n")
+    fixes = {name: tmp_path_factory.mktemp(name) for name in ("show", "quiet", "nonzero", "nonzero_clean", "zero")}
+    for name in ("show", "quiet", "nonzero"):
+        put(fixes[name], "a.py", MIXED)
+        put(fixes[name], "b.py", UPSAMPLE)
+    put(fixes["nonzero_clean"], "clean.py", CLEAN)
+    put(fixes["zero"], "a.py", MIXED)
+    return SimpleNamespace(dir=d, fixes=fixes, **in_parallel({
+        "statistics": lambda: run_torchlint(["--statistics", "a.py", "b.py", "c.py"], cwd=d),
+        "statistics_unsafe": lambda: run_torchlint(["--statistics", "--unsafe-fixes", "a.py", "b.py", "c.py"], cwd=d),
+        "statistics_json": lambda: run_torchlint(["--statistics", "--output-format", "json", "a.py", "b.py", "c.py"],
+                                                 cwd=d),
+        "statistics_github": lambda: run_torchlint(["--statistics", "--output-format", "github", "a.py"], cwd=d),
+        "exit_zero": lambda: run_torchlint(["--exit-zero", "a.py"], cwd=d),
+        "exit_zero_error": lambda: run_torchlint(["--exit-zero", "a.py", "broken.py"], cwd=d),
+        "show": lambda: run_torchlint(["--fix", "--show-fixes", "a.py", "b.py"], cwd=fixes["show"]),
+        "quiet": lambda: run_torchlint(["--fix", "a.py", "b.py"], cwd=fixes["quiet"]),
+        "nonzero": lambda: run_torchlint(["--fix", "--unsafe-fixes", "--exit-non-zero-on-fix", "a.py", "b.py"],
+                                         cwd=fixes["nonzero"]),
+        "nonzero_clean": lambda: run_torchlint(["--fix", "--exit-non-zero-on-fix", "clean.py"],
+                                               cwd=fixes["nonzero_clean"]),
+        "zero_fix": lambda: run_torchlint(["--fix", "--exit-zero", "--exit-non-zero-on-fix", "a.py"],
+                                          cwd=fixes["zero"]),
+    }))
+
+
+def test_statistics_count_each_code_with_its_fixability(reporting):
+    result = reporting.statistics
+    assert result.returncode == 1
+    assert result.stderr == ""
+    assert lines(result) == [
+        "3\tTL103\t[*] deprecated-upsample",
+        "1\tTL101\t[*] data-index-scalar",
+        "1\tTL102\t[ ] volatile-variable",
+        "1\tTL106\t[*] legacy-loss-reduction",
+        "1\tTL201\t[-] discarded-tensor-conversion",
+        "Found 7 problems (5 fixable with --fix, 1 more with --fix --unsafe-fixes).",
+    ]
+    # no finding lines: the counts replace them
+    assert not any(DIAGNOSTIC.match(line) for line in lines(result))
+
+
+def test_statistics_mark_unsafe_fixes_as_applicable_with_unsafe_fixes(reporting):
+    assert "1\tTL201\t[*] discarded-tensor-conversion" in lines(reporting.statistics_unsafe)
+
+
+def test_statistics_as_json(reporting):
+    import json
+
+    data = json.loads(reporting.statistics_json.stdout)
+    assert [(row["code"], row["count"], row["fixable"], row["fix_needs_unsafe_fixes"]) for row in data] == [
+        ("TL103", 3, True, False), ("TL101", 1, True, False), ("TL102", 1, False, False),
+        ("TL106", 1, True, False), ("TL201", 1, False, True),
+    ]
+    assert data[0]["name"] == "deprecated-upsample"
+    assert data[0]["message"] == "`upsample` is deprecated; use `interpolate(...)`"
+
+
+def test_statistics_with_a_format_that_cannot_show_them_is_a_usage_error(reporting):
+    result = reporting.statistics_github
+    assert result.returncode == 2
+    assert "--statistics" in result.stderr
+    no_traceback(result)
+
+
+def test_exit_zero_reports_but_exits_0(reporting):
+    result = reporting.exit_zero
+    assert result.returncode == 0
+    assert len([line for line in lines(result) if DIAGNOSTIC.match(line)]) == 4
+    assert lines(result)[-1].startswith("Found 4 problems")
+    # errors are still errors
+    assert reporting.exit_zero_error.returncode == 2
+
+
+def test_show_fixes_lists_the_fixes_applied_to_each_file(reporting):
+    result = reporting.show
+    assert result.returncode == 1  # TL201 (unsafe) remains
+    out = lines(result)
+    start = out.index("Applied fixes:")
+    assert out[start:] == [
+        "Applied fixes:",
+        "  a.py",
+        "    TL101 (data-index-scalar): 1 fix",
+        "    TL103 (deprecated-upsample): 1 fix",
+        "    TL106 (legacy-loss-reduction): 1 fix",
+        "  b.py",
+        "    TL103 (deprecated-upsample): 1 fix",
+        "Fixed 4 problems. Found 1 problem remaining (1 with --fix --unsafe-fixes).",
+    ]
+    assert (reporting.fixes["show"] / "a.py").read_text() == mixed_fixed(MIXED)
+    assert "Applied fixes:" not in reporting.quiet.stdout
+    assert lines(reporting.quiet) == out[:start] + out[-1:]
+
+
+def test_exit_non_zero_on_fix(reporting):
+    result = reporting.nonzero
+    assert lines(result) == ["Fixed 5 problems."]
+    assert result.returncode == 1  # nothing remains, but files were changed
+    assert (reporting.fixes["nonzero"] / "b.py").read_text() == UPSAMPLE_FIXED
+    assert reporting.nonzero_clean.returncode == 0  # nothing to fix
+    assert reporting.zero_fix.returncode == 0  # --exit-zero wins, as in ruff
+
+
+# --------------------------------------------------------------------------
+# --stdin-filename
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def stdin(tmp_path_factory):
+    d = tmp_path_factory.mktemp("stdin")
+    put(d, "pyproject.toml", '[tool.torchlint]\nper-file-ignores = {"legacy/*" = ["TL103"]}\n'
+                             'extend-exclude = ["generated"]\n')
+    crlf_latin1 = ("# -*- coding: latin-1 -*-\r\n# café\r\n" + UPSAMPLE.replace("\n", "\r\n")).encode("latin-1")
+    jobs = {
+        "lint": lambda: run_bytes(["--stdin-filename", "src/m.py"], d, MIXED.encode()),
+        "dash": lambda: run_bytes(["-"], d, UPSAMPLE.encode()),
+        "per_file": lambda: run_bytes(["--stdin-filename", "legacy/m.py"], d, UPSAMPLE.encode()),
+        "fix": lambda: run_bytes(["--fix", "--stdin-filename", "src/m.py"], d, MIXED.encode()),
+        "fix_unsafe": lambda: run_bytes(["--fix", "--unsafe-fixes", "--stdin-filename", "m.py"], d, CUDA.encode()),
+        "fix_clean": lambda: run_bytes(["--fix", "--stdin-filename", "m.py"], d, CLEAN.encode()),
+        "fix_encoding": lambda: run_bytes(["--fix", "--stdin-filename", "m.py"], d, crlf_latin1),
+        "fix_broken": lambda: run_bytes(["--fix", "--stdin-filename", "m.py"], d, b"import torch\ndef f(:\n"),
+        "fix_show": lambda: run_bytes(["--fix", "--show-fixes", "--stdin-filename", "m.py"], d, UPSAMPLE.encode()),
+        "fix_forced_exclude": lambda: run_bytes(
+            ["--fix", "--force-exclude", "--stdin-filename", "generated/m.py"], d, UPSAMPLE.encode()),
+        "diff": lambda: run_bytes(["--diff", "--stdin-filename", "src/m.py"], d, UPSAMPLE.encode()),
+        "json": lambda: run_bytes(["--output-format", "json", "--stdin-filename", "src/m.py"], d, CUDA.encode()),
+        "with_paths": lambda: run_bytes(["--stdin-filename", "m.py", "other.py"], d, CUDA.encode()),
+    }
+    return SimpleNamespace(dir=d, crlf_latin1=crlf_latin1, **in_parallel(jobs))
+
+
+def test_stdin_is_reported_under_the_given_name(stdin):
+    result = stdin.lint
+    assert result.returncode == 1
+    out = result.stdout.decode().splitlines()
+    assert [line.split(":")[0] for line in out[:-1]] == ["src/m.py"] * 4
+    assert out[-1] == "Found 4 problems (3 fixable with --fix, 1 more with --fix --unsafe-fixes)."
+    assert stdin.dash.stdout.decode().splitlines()[0] == "-:4:7: TL103 `upsample` is deprecated; use `interpolate(...)`"
+    assert not (stdin.dir / "src").exists()  # nothing is written under that name
+
+
+def test_per_file_ignores_apply_to_the_stdin_filename(stdin):
+    assert (stdin.per_file.returncode, stdin.per_file.stdout.decode()) == (0, "All checks passed.\n")
+
+
+def test_fix_on_stdin_writes_only_the_fixed_source_to_stdout(stdin):
+    result = stdin.fix
+    assert result.stdout.decode() == mixed_fixed(MIXED)
+    # what remains is reported on stderr
+    assert "src/m.py:10:1: TL201 " in result.stderr.decode()
+    assert result.returncode == 1
+    unsafe = stdin.fix_unsafe
+    assert (unsafe.returncode, unsafe.stdout.decode()) == (0, CUDA_FIXED)
+    clean = stdin.fix_clean
+    assert (clean.returncode, clean.stdout.decode()) == (0, CLEAN)
+
+
+def test_fix_on_stdin_keeps_the_encoding_and_line_endings(stdin):
+    result = stdin.fix_encoding
+    assert result.returncode == 0, result
+    assert result.stdout == stdin.crlf_latin1.replace(b"F.upsample", b"F.interpolate")
+
+
+def test_fix_on_stdin_with_a_syntax_error_echoes_the_source_unchanged(stdin):
+    result = stdin.fix_broken
+    assert result.returncode == 2
+    assert result.stdout == b"import torch\ndef f(:\n"
+    assert b"m.py:2:" in result.stderr and b"cannot parse" in result.stderr
+    no_traceback(result)
+
+
+def test_show_fixes_on_stdin_go_to_stderr(stdin):
+    result = stdin.fix_show
+    assert result.stdout.decode() == UPSAMPLE_FIXED
+    assert "TL103 (deprecated-upsample): 1 fix" in result.stderr.decode()
+
+
+def test_force_excluded_stdin_is_passed_through(stdin):
+    result = stdin.fix_forced_exclude
+    assert (result.returncode, result.stdout, result.stderr) == (0, UPSAMPLE.encode(), b"")
+
+
+def test_diff_and_json_on_stdin(stdin):
+    diff = stdin.diff.stdout.decode()
+    assert stdin.diff.returncode == 1
+    assert "--- a/src/m.py\n+++ b/src/m.py\n" in diff and "+y = F.interpolate(x, scale_factor=2)\n" in diff
+    import json
+
+    (item,) = json.loads(stdin.json.stdout)
+    assert (item["filename"], item["code"]) == ("src/m.py", "TL201")
+
+
+def test_stdin_filename_with_paths_is_a_usage_error(stdin):
+    assert stdin.with_paths.returncode == 2
+    assert b"--stdin-filename" in stdin.with_paths.stderr
+
+
+# --------------------------------------------------------------------------
+# --add-noqa
+# --------------------------------------------------------------------------
+
+NOQA_SOURCE = (
+    "import torch\n"
+    "import torch.nn.functional as F\n"
+    "x = torch.zeros(1, 1, 2, 2)\n"
+    "a = F.upsample(x, scale_factor=2)\n"                      # plain line
+    "b = F.upsample(x, scale_factor=2)  # noqa: E501\n"        # merge with flake8 codes
+    "c = F.upsample(x)  # type: ignore\n"                      # another comment stays first
+    'd = F.upsample(x, mode="""nearest\n'                      # a multi-line string: the comment
+    '""")\n'                                                   # goes after its end
+    "e = F.upsample(x, \\\n"                                   # a backslash continuation
+    "    scale_factor=2)\n"
+    "t = torch.zeros(3)\n"
+    "t.cuda(); F.upsample(x)   \n"                             # two codes; trailing spaces kept
+    "f = F.upsample(\n"                                        # a multi-line call: reported on
+    "    x,\n"                                                 # its first line
+    ")\n"
+    "g = 1  # noqa: E501\n"
+)
+NOQA_EXPECTED = (
+    "import torch\n"
+    "import torch.nn.functional as F\n"
+    "x = torch.zeros(1, 1, 2, 2)\n"
+    "a = F.upsample(x, scale_factor=2)  # noqa: TL103\n"
+    "b = F.upsample(x, scale_factor=2)  # noqa: E501, TL103\n"
+    "c = F.upsample(x)  # type: ignore  # noqa: TL103\n"
+    'd = F.upsample(x, mode="""nearest\n'
+    '""")  # noqa: TL103\n'
+    "e = F.upsample(x, \\\n"
+    "    scale_factor=2)  # noqa: TL103\n"
+    "t = torch.zeros(3)\n"
+    "t.cuda(); F.upsample(x)   # noqa: TL103, TL201\n"
+    "f = F.upsample(  # noqa: TL103\n"
+    "    x,\n"
+    ")\n"
+    "g = 1  # noqa: E501\n"
+)
+
+
+@pytest.fixture(scope="module")
+def noqa(tmp_path_factory):
+    d = tmp_path_factory.mktemp("add-noqa")
+    files = {
+        "m.py": put(d, "m.py", NOQA_SOURCE),
+        "crlf.py": put(d, "crlf.py", NOQA_SOURCE.replace("\n", "\r\n")),
+        "clean.py": put(d, "clean.py", CLEAN, aged=True),
+        "in_string.py": put(d, "in_string.py", 'import torch.nn.functional as F\ns = "# noqa: E501"; F.upsample(x)\n'),
+        "nonl.py": put(d, "nonl.py", UPSAMPLE.rstrip("\n")),
+    }
+    clean_before = fingerprint(files["clean.py"])
+    first = run_torchlint(["--add-noqa", "."], cwd=d)
+    after_first = {name: path.read_bytes() for name, path in files.items()}
+    for path in files.values():
+        age(path)
+    before_second = {name: fingerprint(path) for name, path in files.items()}
+    second = run_torchlint(["--add-noqa", "."], cwd=d)
+    after_second = {name: fingerprint(path) for name, path in files.items()}
+    runs = in_parallel({
+        "check": lambda: run_torchlint(["m.py", "crlf.py", "nonl.py"], cwd=d),
+        "flake8": lambda: run_flake8(["--select", "TL", "m.py", "crlf.py", "nonl.py"], cwd=d),
+        "with_fix": lambda: run_torchlint(["--add-noqa", "--fix", "m.py"], cwd=d),
+    })
+    return SimpleNamespace(dir=d, files=files, first=first, second=second, after_first=after_first,
+                           before_second=before_second, after_second=after_second, clean_before=clean_before,
+                           **runs)
+
+
+def test_add_noqa_appends_the_codes_where_flake8_looks_for_them(noqa):
+    assert noqa.first.returncode == 0, noqa.first
+    assert noqa.after_first["m.py"].decode() == NOQA_EXPECTED
+    # 7 lines in m.py, the same 7 in crlf.py, 1 in nonl.py
+    assert noqa.first.stdout.splitlines()[-1] == "Added noqa comments to 15 lines in 3 files."
+
+
+def test_add_noqa_keeps_crlf_and_a_missing_final_newline(noqa):
+    assert noqa.after_first["crlf.py"] == NOQA_EXPECTED.replace("\n", "\r\n").encode()
+    assert noqa.after_first["nonl.py"] == (UPSAMPLE.rstrip("\n") + "  # noqa: TL103").encode()
+
+
+def test_add_noqa_changes_nothing_but_the_end_of_the_lines(noqa):
+    before = NOQA_SOURCE.splitlines()
+    after = NOQA_EXPECTED.splitlines()
+    assert len(before) == len(after)
+    for old, new in zip(before, after):
+        assert new.startswith(old), (old, new)
+        assert new == old or "# noqa" in new[len(old):] or "TL" in new[len(old):]
+
+
+def test_after_add_noqa_neither_torchlint_nor_flake8_reports_anything(noqa):
+    assert (noqa.check.returncode, noqa.check.stdout) == (0, "All checks passed.\n")
+    assert (noqa.flake8.returncode, noqa.flake8.stdout) == (0, "")
+
+
+def test_add_noqa_is_idempotent(noqa):
+    assert noqa.second.returncode == 0
+    assert noqa.after_second == noqa.before_second
+    assert noqa.second.stdout.splitlines()[-1] == "Added noqa comments to 0 lines in 0 files."
+
+
+def test_add_noqa_leaves_files_without_findings_alone(noqa):
+    assert fingerprint(noqa.files["clean.py"]) == noqa.clean_before
+
+
+def test_add_noqa_does_not_touch_a_line_whose_noqa_is_decided_elsewhere(noqa):
+    # `# noqa: E501` inside a string is what flake8's search finds first on
+    # that line: a comment added at the end would not work, so none is added.
+    assert noqa.after_first["in_string.py"] == noqa.files["in_string.py"].read_bytes()
+    assert b"# noqa: E501\"; F.upsample(x)\n" in noqa.after_first["in_string.py"]
+    assert "in_string.py:2: cannot add `# noqa: TL103`" in noqa.first.stderr
+
+
+def test_add_noqa_with_fix_is_a_usage_error(noqa):
+    assert noqa.with_fix.returncode == 2
+    assert "--add-noqa" in noqa.with_fix.stderr
+
+
+# --------------------------------------------------------------------------
+# colour
+# --------------------------------------------------------------------------
+
+
+def run_in_terminal(args, cwd, env) -> str:
+    """Run the CLI with stdout and stderr on a pseudo-terminal; return what it printed."""
+    master, slave = pty.openpty()
+    try:
+        process = subprocess.Popen([sys.executable, "-m", "torchlint", *args], cwd=cwd, env=env,
+                                   stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+    finally:
+        os.close(slave)
+    chunks = []
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 60)
+            if not ready:
+                break
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(master)
+        process.wait(timeout=60)
+    return b"".join(chunks).decode()
+
+
+def _env(**changes) -> Dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    env["TERM"] = "xterm"
+    env.update(changes)
+    return env
+
+
+@pytest.fixture(scope="module")
+def colour(tmp_path_factory):
+    d = tmp_path_factory.mktemp("colour")
+    put(d, "a.py", UPSAMPLE)
+    plain_env, no_color_env, force_env = _env(), _env(NO_COLOR="1"), _env(FORCE_COLOR="1")
+    return SimpleNamespace(**in_parallel({
+        "tty": lambda: run_in_terminal(["a.py"], d, plain_env),
+        "tty_full": lambda: run_in_terminal(["--output-format", "full", "a.py"], d, plain_env),
+        "tty_no_color": lambda: run_in_terminal(["a.py"], d, no_color_env),
+        "tty_json": lambda: run_in_terminal(["--output-format", "json", "a.py"], d, plain_env),
+        "tty_github": lambda: run_in_terminal(["--output-format", "github", "a.py"], d, plain_env),
+        "tty_dumb": lambda: run_in_terminal(["a.py"], d, _env(TERM="dumb")),
+        "pipe": lambda: run_bytes(["a.py"], d, env=plain_env),
+        "pipe_force": lambda: run_bytes(["a.py"], d, env=force_env),
+        "pipe_force_no_color": lambda: run_bytes(["a.py"], d, env=_env(FORCE_COLOR="1", NO_COLOR="1")),
+        "pipe_force_json": lambda: run_bytes(["--output-format", "json", "a.py"], d, env=force_env),
+        "file": lambda: _to_file(d, plain_env),
+    }))
+
+
+def _to_file(d: Path, env) -> str:
+    out = d / "out.txt"
+    with open(out, "wb") as handle:
+        subprocess.run([sys.executable, "-m", "torchlint", "a.py"], cwd=d, env=env, stdout=handle, timeout=120)
+    return out.read_text()
+
+
+def _strip(text: str) -> str:
+    import re
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def test_colour_on_a_terminal(colour):
+    assert ESC in colour.tty
+    # the colour is only decoration: without it, the text is the plain output
+    assert _strip(colour.tty).replace("\r\n", "\n") == (
+        "a.py:4:7: TL103 `upsample` is deprecated; use `interpolate(...)`\n"
+        "Found 1 problem (1 fixable with --fix).\n"
+    )
+    assert ESC in colour.tty_full
+    assert "+y = F.interpolate(x, scale_factor=2)" in _strip(colour.tty_full)
+
+
+@pytest.mark.parametrize("run", ["tty_no_color", "tty_json", "tty_github", "tty_dumb"])
+def test_no_colour_on_a_terminal_with_no_color_or_a_machine_format(colour, run):
+    output = getattr(colour, run)
+    assert "TL103" in output
+    assert ESC not in output
+
+
+def test_never_colour_in_pipes_and_files(colour):
+    assert ESC not in colour.pipe.stdout.decode()
+    assert ESC not in colour.file
+    assert colour.file.startswith("a.py:4:7: TL103")
+
+
+def test_force_color_colours_a_pipe_but_no_color_wins(colour):
+    assert ESC in colour.pipe_force.stdout.decode()
+    assert ESC not in colour.pipe_force_no_color.stdout.decode()
+    assert ESC not in colour.pipe_force_json.stdout.decode()

@@ -1,0 +1,252 @@
+"""Behaviour of the deprecation rules (TL107-TL111) beyond their documented examples.
+
+Version targeting (``--torch-version``), import spelling, and the cases where
+a fix must not be offered. These need no torch: they check what the linter
+writes, not what torch computes (``test_deprecations_table.py`` does that).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import List, Optional, Tuple
+
+import pytest
+
+from torchlint.engine import Engine
+from torchlint.rules import rule_by_code
+from torchlint.settings import Settings, parse_version
+
+
+def _engine(codes: str, torch_version: Optional[str] = None) -> Engine:
+    settings = Settings(parse_version(torch_version)) if torch_version else Settings()
+    return Engine([rule_by_code(code) for code in codes.split(",")], settings)
+
+
+def _check(source: str, codes: str = "TL108,TL109", torch_version: Optional[str] = None) -> List[Tuple[int, str, bool]]:
+    result = _engine(codes, torch_version).check(textwrap.dedent(source).lstrip())
+    assert result.internal_errors == []
+    return [(d.line, d.code, d.fix is not None) for d in result.diagnostics]
+
+
+def _fix(source: str, codes: str = "TL108,TL109", torch_version: Optional[str] = None, unsafe: bool = False) -> str:
+    result = _engine(codes, torch_version).fix(textwrap.dedent(source).lstrip(), unsafe=unsafe)
+    assert result.internal_errors == [] and result.discarded == []
+    return result.source
+
+
+# --- --torch-version ----------------------------------------------------------------------
+
+
+VERSIONED = """
+import torch
+U = torch.cholesky(A, True)
+s = torch.cuda.amp.GradScaler(enabled=False)
+X = torch.solve(B, A)
+Y = torch.lu_solve(B, LU, piv)
+"""
+
+
+@pytest.mark.parametrize(
+    "version, expected",
+    [
+        (None, [(2, "TL109", True), (3, "TL109", True), (4, "TL108", False), (5, "TL109", True)]),
+        ("1.7", []),  # no torch.linalg yet: nothing to suggest
+        ("1.9", [(2, "TL109", False), (4, "TL108", False)]),  # linalg.cholesky(upper=) is 1.10
+        ("1.13", [(2, "TL109", True), (4, "TL108", False), (5, "TL109", True)]),
+        ("2.3", [(2, "TL109", True), (3, "TL109", True), (4, "TL108", False), (5, "TL109", True)]),
+    ],
+)
+def test_entries_and_fixes_follow_the_oldest_torch(version, expected) -> None:
+    assert _check(VERSIONED, torch_version=version) == expected
+
+
+def test_rules_without_a_version_range_stay_on() -> None:
+    source = "import torch\nx = torch.tensor([1], dtype=torch.FloatTensor)\n"
+    assert _check(source, "TL110", torch_version="0.4") == [(2, "TL110", True)]
+
+
+# --- spelling the replacement -------------------------------------------------------------
+
+
+def test_replacement_is_spelled_through_the_files_torch_alias() -> None:
+    fixed = _fix("""
+        import torch as th
+        q, r = th.qr(m, some=False)
+        with th.cuda.amp.autocast(enabled=False):
+            pass
+        """)
+    assert "th.linalg.qr(m, mode='complete')" in fixed
+    assert "th.amp.autocast('cuda', enabled=False)" in fixed
+    assert "import torch\n" not in fixed
+
+
+def test_import_torch_is_added_when_the_name_is_free() -> None:
+    fixed = _fix("""
+        from torch import cuda
+        with cuda.amp.autocast(enabled=False):
+            pass
+        """)
+    assert fixed == "import torch\nfrom torch import cuda\nwith torch.amp.autocast('cuda', enabled=False):\n    pass\n"
+
+
+def test_no_fix_when_torch_is_bound_to_something_else() -> None:
+    source = """
+        from torch import cuda
+        torch = None
+        with cuda.amp.autocast(enabled=False):
+            pass
+        """
+    assert _check(source) == [(3, "TL109", False)]
+
+
+def test_aliased_from_import_of_a_rename() -> None:
+    assert _fix("""
+        from torch.cuda import memory_cached as cached
+        used = cached()
+        """) == "from torch.cuda import memory_reserved as cached\nused = cached()\n"
+
+
+def test_from_import_of_a_call_rewrite_is_flagged_without_fix() -> None:
+    assert _check("from torch import lu_solve, chain_matmul\n") == [(1, "TL109", False), (1, "TL109", False)]
+
+
+# --- where no fix may be offered -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "torch.lu_solve(*args)",
+        "torch.chain_matmul(a)",  # multi_dot needs two or more matrices
+        "torch.qr(a, some=flag)",  # not a literal
+        "torch.qr(a, True, some=True)",  # given twice: torch raises
+        "torch.cuda.amp.autocast(True)",  # positional: the new order differs
+        "torch.cuda.amp.GradScaler(2.0 ** 16)",
+        "torch.cuda.amp.custom_fwd(cast_inputs=torch.float16, device_type='cuda')",
+        "torch.range(0, n)",  # not a literal
+        "torch.range(0, 1, 0.25)",  # a float step
+        "torch.range(5, 0)",  # torch.range raises for this
+        "torch.set_default_tensor_type(torch.cuda.FloatTensor)",  # also moves tensors to the GPU
+        "torch.set_default_tensor_type(kind)",
+        "torch.matrix_rank(a, tol=1e-3)",  # tol has no exact place in linalg.matrix_rank
+        "torch.lu_solve(\n    b,  # right-hand side\n    lu,\n    piv,\n)",  # a comment would move
+    ],
+)
+def test_no_fix(call: str) -> None:
+    findings = _check(f"import torch\nx = {call}\n")
+    assert findings and not any(fixable for _, _, fixable in findings), findings
+
+
+def test_assigning_a_deprecated_attribute_is_not_rewritten_into_a_call() -> None:
+    assert _check("import torch\ntorch.has_cuda = False\nprint(torch.has_cuda)\n") == [
+        (2, "TL109", False), (3, "TL109", True)]
+
+
+def test_grad_variables_with_grad_tensors_is_not_renamed() -> None:
+    source = "import torch\ntorch.autograd.backward(y, grad_tensors=g, grad_variables=g)\n"
+    assert _check(source) == [(2, "TL109", False)]
+
+
+def test_bare_decorator_only_as_a_decorator() -> None:
+    assert _check("import torch\nfwd = torch.cuda.amp.custom_fwd\n") == [(2, "TL109", False)]
+
+
+def test_nested_rewrites_compose() -> None:
+    assert _fix("import torch\nq = torch.qr(torch.cholesky(torch.chain_matmul(a, b)))\n") == (
+        "import torch\nq = torch.linalg.qr(torch.linalg.cholesky(torch.linalg.multi_dot([a, b])))\n")
+
+
+# --- receivers -----------------------------------------------------------------------------
+
+
+def test_tensor_methods_need_a_known_tensor() -> None:
+    source = """
+        import torch
+        a = torch.ones(2, 2)
+        q = a.qr()
+        r = model.qr()
+        s = torch.ones(2).solve(a)
+        t = (a + 1).ger(a[0])
+        """
+    assert _check(source) == [(3, "TL109", False), (5, "TL108", False), (6, "TL109", True)]
+
+
+def test_saved_variables_only_on_the_ctx_of_an_autograd_function() -> None:
+    source = """
+        import torch
+        class Fn(torch.autograd.Function):
+            @staticmethod
+            def backward(ctx, grad):
+                other = ctx
+                return ctx.saved_variables, other.saved_variables, grad.saved_variables
+        class Sub(Fn):
+            @staticmethod
+            def backward(ctx, grad):
+                return ctx.saved_variables
+        """
+    assert _check(source) == [(6, "TL109", True), (10, "TL109", True)]
+
+
+# --- TL107 / TL110 / TL111 ------------------------------------------------------------------
+
+
+def test_variable_with_volatile_is_fixed_in_two_rounds() -> None:
+    source = "from torch.autograd import Variable\nv = Variable(x, volatile=True)\n"
+    assert _fix(source, "TL102,TL107") == "from torch.autograd import Variable\nv = Variable(x)\n"
+    assert _fix(source, "TL102,TL107", unsafe=True) == "from torch.autograd import Variable\nv = x\n"
+
+
+@pytest.mark.parametrize(
+    "call, fixed",
+    [
+        ("Variable(a + b).sum()", "(a + b).sum()"),
+        ("Variable(a)[0]", "a[0]"),
+        ("Variable(-a, requires_grad=True)", "(-a).requires_grad_()"),
+        ("Variable(a, True)", "a.requires_grad_()"),
+        ("Variable(a, requires_grad=False)", "a"),
+        ("Variable(a, name='w')", None),
+        ("Variable()", None),
+    ],
+)
+def test_variable_rewrites(call: str, fixed: Optional[str]) -> None:
+    source = f"from torch.autograd import Variable\nv = {call}\n"
+    result = _fix(source, "TL107", unsafe=True)
+    expected = source if fixed is None else f"from torch.autograd import Variable\nv = {fixed}\n"
+    assert result == expected
+
+
+def test_tensor_type_dtype_with_kwargs_is_not_given_a_device() -> None:
+    source = "import torch\nx = torch.zeros(2, dtype=torch.cuda.FloatTensor, **options)\n"
+    assert _check(source, "TL110") == [(2, "TL110", False)]
+    cpu = "import torch\nx = torch.zeros(2, dtype=torch.FloatTensor, **options)\n"
+    assert _fix(cpu, "TL110") == "import torch\nx = torch.zeros(2, dtype=torch.float32, **options)\n"
+
+
+def test_tensor_type_dtype_needs_a_torch_factory() -> None:
+    source = """
+        import torch
+        import numpy as np
+        a = np.zeros(2, dtype=torch.FloatTensor)
+        b = x.new_zeros(2, dtype=torch.FloatTensor)
+        c = torch.ones(2).new_zeros(2, dtype=torch.FloatTensor)
+        """
+    assert _check(source, "TL110") == [(5, "TL110", True)]
+
+
+def test_legacy_function_subclass_chain_and_static_methods() -> None:
+    source = """
+        import torch
+        class Base(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+            @classmethod
+            def backward(cls, ctx, grad):
+                return grad
+        class Child(Base):
+            def forward(self, x):
+                return x
+        y = Child.apply(1)
+        z = Base()(1)
+        """
+    assert _check(source, "TL111") == [(10, "TL111", False), (13, "TL111", False)]

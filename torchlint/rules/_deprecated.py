@@ -1,0 +1,516 @@
+"""Shared logic of the rules driven by ``torchlint.deprecations`` (TL108, TL109).
+
+A subclass names the ``STATUS`` of the entries it reports and words the
+message; this class finds the entries' uses and interprets their rewrites:
+
+* references through imports (``torch.qr``, ``th.cuda.amp.autocast``,
+  ``nn.NLLLoss2d``): every rewrite kind applies; ``Rename`` reuses the rename
+  machinery of ``_renames`` (also for from-imports and their uses);
+* from-imports of an entry (``from torch.cuda.amp import autocast``): flagged,
+  fixed only for a ``Rename``;
+* ``import`` / ``from`` of a removed module (``torch._six``);
+* Tensor methods (``b.solve(A)``) where inference knows the receiver is a
+  tensor; the autograd context attribute (``ctx.saved_variables``) on the
+  first parameter of a method of an autograd ``Function`` subclass;
+* deprecated keywords (``backward(grad_variables=...)``).
+
+Entries whose replacement is newer than the oldest supported torch
+(``--torch-version``) are skipped; a rewrite that needs a newer torch than the
+message is dropped (flag only).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from torchlint import edits
+from torchlint.analysis.context import NodeContext
+from torchlint.deprecations import (
+    ALL,
+    FUNCTION_CTX,
+    CallRewrite,
+    Deprecation,
+    InclusiveRange,
+    Kind,
+    ReadAs,
+    Ref,
+    Rename,
+    RenameKeyword,
+    Status,
+    entries,
+)
+from torchlint.rule import Edit, Finding, Fix
+from torchlint.rules._renames import RenamedSymbolRule, spell_code, spell_qualified
+from torchlint.torch_api import Rename as ApiRename
+
+
+class DeprecatedApiRule(RenamedSymbolRule):
+    STATUS: ClassVar[Status]
+    RENAMES = {}  # the table replaces the rename mapping; see _rename_of
+    # Filled from the table for each subclass:
+    ENTRIES: ClassVar[Tuple[Deprecation, ...]]
+    _by_old: ClassVar[Dict[str, Deprecation]]  # names reached through imports, by qualified name
+    _methods: ClassVar[Dict[str, Deprecation]]  # Tensor methods, by method name
+    _ctx_attrs: ClassVar[Dict[str, Deprecation]]  # autograd ctx attributes, by name
+    _keywords: ClassVar[Tuple[Deprecation, ...]]
+    _modules: ClassVar[Tuple[Deprecation, ...]]
+    _names: ClassVar[frozenset]  # every entry's last name component
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        table = entries(cls.STATUS)
+        on_ctx = FUNCTION_CTX + "."
+        cls.ENTRIES = table
+        cls._by_old = {e.old: e for e in table if e.kind is not Kind.KEYWORD and not e.old.startswith(on_ctx)}
+        cls._methods = {e.name: e for e in table if e.kind is Kind.METHOD}
+        cls._ctx_attrs = {e.name: e for e in table if e.old.startswith(on_ctx)}
+        cls._keywords = tuple(e for e in table if e.kind is Kind.KEYWORD)
+        cls._modules = tuple(e for e in table if e.kind is Kind.MODULE)
+        cls._names = frozenset(e.name for e in table)
+        # What a file must contain to use an entry: its last name component.
+        cls.triggers = tuple(sorted(cls._names))
+
+    def message(self, entry: Deprecation) -> str:  # type: ignore[override]
+        raise NotImplementedError
+
+    # -- applicability ------------------------------------------------------------
+
+    def _applies(self, entry: Deprecation, ctx: NodeContext) -> bool:
+        return entry.versions.applies_to(ctx.file.settings.torch_version)
+
+    def _fixable(self, entry: Deprecation, ctx: NodeContext) -> bool:
+        return entry.exact_fix and entry.fix_versions.applies_to(ctx.file.settings.torch_version)
+
+    def _finding(self, node: cst.CSTNode, entry: Deprecation, fix: Optional[Fix]) -> Finding:
+        return Finding(node, self.message(entry), fix)
+
+    # -- references: torch.qr(...), b.solve(A), ctx.saved_variables ----------------
+
+    def check_Attribute(self, node: cst.Attribute, ctx: NodeContext) -> Iterator[Finding]:
+        name = node.attr.value
+        if name not in self._names:
+            return
+        qualified = ctx.resolver.resolve(node)
+        if qualified is not None:
+            entry = self._by_old.get(qualified)
+            if entry is not None and self._applies(entry, ctx):
+                fix = self._reference_fix(node, entry, ctx) if self._fixable(entry, ctx) else None
+                yield self._finding(node.attr, entry, fix)
+            return  # an imported name is never a tensor or a ctx
+        entry = self._methods.get(name)
+        if entry is not None and self._applies(entry, ctx) and ctx.inference.is_tensor(node.value):
+            fix = None
+            if self._fixable(entry, ctx) and isinstance(entry.rewrite, Rename):
+                fix = Fix([Edit(node, edits.rename_attr(entry.rewrite.new.rsplit(".", 1)[1]))])
+            yield self._finding(node.attr, entry, fix)
+            return
+        entry = self._ctx_attrs.get(name)
+        if entry is not None and self._applies(entry, ctx) and _is_autograd_ctx(node.value, ctx):
+            fix = None
+            if self._fixable(entry, ctx) and isinstance(entry.rewrite, Rename):
+                fix = Fix([Edit(node, edits.rename_attr(entry.rewrite.new.rsplit(".", 1)[1]))])
+            yield self._finding(node.attr, entry, fix)
+
+    def _reference_fix(self, node: cst.Attribute, entry: Deprecation, ctx: NodeContext) -> Optional[Fix]:
+        rewrite = entry.rewrite
+        if isinstance(rewrite, Rename):
+            return self._attribute_fix(node, _rename_of(entry), ctx)
+        if isinstance(rewrite, ReadAs):
+            if ctx.file.call_of(node) is not None or ctx.file.is_store_target(node):
+                return None  # ``torch.has_cuda()`` fails anyway; a call cannot be assigned to
+            spelled = spell_qualified(rewrite.call, node, ctx)
+            if spelled is None:
+                return None
+            return Fix([Edit(node, edits.replace_with_expression(spelled[0] + "()"))], required_imports=spelled[1])
+        if isinstance(rewrite, CallRewrite):
+            call = ctx.file.call_of(node)
+            if call is None:
+                return _decorator_fix(node, rewrite, ctx) if rewrite.decorator else None
+            return _call_fix(call, rewrite, ctx)
+        if isinstance(rewrite, InclusiveRange):
+            call = ctx.file.call_of(node)
+            return _range_fix(call, rewrite, ctx) if call is not None else None
+        return None
+
+    # -- imports --------------------------------------------------------------------
+
+    def check_Import(self, node: cst.Import, ctx: NodeContext) -> Iterator[Finding]:
+        for alias in node.names:
+            entry = self._module_entry(cst.helpers.get_full_name_for_node(alias.name) or "")
+            if entry is not None and self._applies(entry, ctx):
+                yield self._finding(alias.name, entry, None)
+
+    def check_ImportFrom(self, node: cst.ImportFrom, ctx: NodeContext) -> Iterator[Finding]:
+        if node.relative or node.module is None:
+            return
+        module = cst.helpers.get_full_name_for_node(node.module) or ""
+        entry = self._module_entry(module)
+        if entry is not None:
+            if self._applies(entry, ctx):
+                yield self._finding(node.module, entry, None)
+            return
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            entry = self._by_old.get(f"{module}.{cst.helpers.get_full_name_for_node(alias.name)}")
+            if entry is None or not self._applies(entry, ctx):
+                continue
+            fix = None
+            if self._fixable(entry, ctx) and isinstance(entry.rewrite, Rename):
+                fix = self._import_fix(node, alias, _rename_of(entry), ctx)
+            yield self._finding(alias.name, entry, fix)
+
+    def _module_entry(self, name: str) -> Optional[Deprecation]:
+        for entry in self._modules:
+            if name == entry.old or name.startswith(entry.old + "."):
+                return entry
+        return None
+
+    # -- keywords: torch.autograd.backward(..., grad_variables=g) -------------------
+
+    def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        if not self._keywords:
+            return
+        given = {arg.keyword.value: arg for arg in node.args if arg.keyword is not None}
+        candidates = [e for e in self._keywords if e.keyword in given]
+        if not candidates:
+            return
+        callee = ctx.resolver.resolve(node.func)
+        for entry in candidates:
+            if entry.old != callee or not self._applies(entry, ctx):
+                continue
+            arg = given[entry.keyword]
+            fix = None
+            rewrite = entry.rewrite
+            if self._fixable(entry, ctx) and isinstance(rewrite, RenameKeyword) and rewrite.new not in given:
+                fix = Fix([Edit(arg, _rename_keyword(rewrite.new))])
+            yield self._finding(arg, entry, fix)
+
+    def _old_attrs(self) -> frozenset:
+        return self._names
+
+
+def entry_table(table: Sequence[Deprecation]) -> str:
+    """The entries as a markdown table, for the rule docs."""
+    rows = ["| API | use instead | since torch | fix |", "| --- | --- | --- | --- |"]
+    for entry in table:
+        rows.append(f"| `{entry.display}` | {entry.replacement} | {entry.since or 'any'} | {_fix_kind(entry)} |")
+    return "\n".join(rows)
+
+
+def _fix_kind(entry: Deprecation) -> str:
+    rewrite = entry.rewrite
+    if rewrite is None:
+        return "none"
+    kind = {
+        Rename: "rename",
+        RenameKeyword: "rename",
+        ReadAs: "call",
+        InclusiveRange: "integer literals",
+        CallRewrite: "keyword arguments" if isinstance(rewrite, CallRewrite) and rewrite.passthrough == ALL
+        and not rewrite.params else "rewrite",
+    }[type(rewrite)]
+    since = getattr(rewrite, "since", None)
+    return f"{kind} (torch >= {since})" if since else kind
+
+
+def _rename_of(entry: Deprecation) -> ApiRename:
+    assert isinstance(entry.rewrite, Rename)
+    return ApiRename(entry.old, entry.rewrite.new, "")
+
+
+def _rename_keyword(new: str):
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Arg) and node.keyword is not None
+        return node.with_changes(keyword=node.keyword.with_changes(value=new))
+
+    return apply
+
+
+def _is_autograd_ctx(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
+    """``expr`` is the first parameter of a method of an autograd Function subclass."""
+    if not isinstance(expr, cst.Name):
+        return False
+    function = ctx.enclosing(cst.FunctionDef)
+    owner = ctx.enclosing_class_of_method()
+    if function is None or owner is None or not ctx.inference.is_autograd_function_class(owner):
+        return False
+    params = function.params.posonly_params or function.params.params
+    if not params or params[0].name.value != expr.value:
+        return False
+    bindings = ctx.resolver.assignments(expr)
+    return bool(bindings) and all(getattr(b, "node", None) is params[0] for b in bindings)
+
+
+# --- call rewrites ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _NewArg:
+    """One argument of the rewritten call: an old argument (by index) or code."""
+
+    keyword: Optional[str]
+    index: Optional[int] = None  # the old argument's position in call.args
+    code: Optional[str] = None  # or new source code (already spelled for the file)
+    pack: Tuple[int, ...] = ()  # or a list of the old arguments at these positions
+    keep: bool = False  # pass the old Arg node through untouched
+
+
+def _bind(call: cst.Call, params: Sequence[str]) -> Optional[Dict[str, int]]:
+    """Old parameter name -> index in ``call.args``; None if a positional does not fit."""
+    bound: Dict[str, int] = {}
+    for index, arg in enumerate(call.args):
+        if arg.keyword is not None:
+            continue
+        if index >= len(params):
+            return None
+        bound[params[index]] = index
+    return bound
+
+
+def _call_fix(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext) -> Optional[Fix]:
+    if edits.has_star_args(call) or _has_comment(call.args):
+        return None  # comments between arguments cannot follow them when they move
+    required: List[str] = []
+
+    def spelled(code: str) -> Optional[str]:
+        result = spell_code(code, call, ctx)
+        if result is None:
+            return None
+        required.extend(result[1])
+        return result[0]
+
+    plan: List[_NewArg] = []
+    for code in rewrite.lead:
+        text = spelled(code)
+        if text is None:
+            return None
+        plan.append(_NewArg(None, code=text))
+    positional = [i for i, a in enumerate(call.args) if a.keyword is None]
+    keywords = {a.keyword.value: i for i, a in enumerate(call.args) if a.keyword is not None}
+    if rewrite.varargs:
+        if len(positional) < rewrite.min_args:
+            return None
+        plan.append(_NewArg(None, pack=tuple(positional)))
+        bound: Dict[str, int] = {}
+    else:
+        if positional and not rewrite.params:
+            return None  # e.g. torch.cuda.amp.autocast(True): the positions differ
+        bound = _bind(call, rewrite.params)
+        if bound is None:
+            return None
+        for name, index in keywords.items():
+            if name in rewrite.params:
+                if name in bound:
+                    return None  # given twice: the original raises
+                bound[name] = index
+    mapped = set(rewrite.args) | {old for _, old in rewrite.keywords}
+    unknown = [p for p in bound if p not in mapped]
+    if unknown:
+        return None  # an old parameter the new function has no place for
+    passed_through = [name for name in keywords if name not in rewrite.params]
+    if rewrite.passthrough != ALL and any(name not in rewrite.passthrough for name in passed_through):
+        return None
+    missing_before = False
+    for param in rewrite.args:
+        if param not in bound:
+            missing_before = True
+            continue
+        if missing_before:
+            return None  # a gap in the positional arguments
+        value = _translate(call, bound[param], rewrite, param, ctx)
+        if value is _NO_FIX:
+            return None
+        if value is None:
+            plan.append(_NewArg(None, index=bound[param]))
+        elif value is _DROPPED:
+            missing_before = True
+        else:
+            text = spelled(value)
+            if text is None:
+                return None
+            plan.append(_NewArg(None, code=text))
+    defaults = dict(rewrite.defaults)
+    for new_keyword, param in rewrite.keywords:
+        if param in bound:
+            value = _translate(call, bound[param], rewrite, param, ctx)
+            if value is _NO_FIX:
+                return None
+            if value is None:
+                plan.append(_NewArg(new_keyword, index=bound[param]))
+                continue
+            if value is _DROPPED:
+                continue
+            code = value
+        elif param in defaults:
+            code = defaults[param]
+        else:
+            continue
+        text = spelled(code)
+        if text is None:
+            return None
+        plan.append(_NewArg(new_keyword, code=text))
+    for name in passed_through:
+        plan.append(_NewArg(name, index=keywords[name], keep=True))
+    for new_keyword, code in rewrite.extra:
+        if new_keyword in keywords:
+            return None
+        text = spelled(code)
+        if text is None:
+            return None
+        plan.append(_NewArg(new_keyword, code=text))
+    func = spell_qualified(rewrite.new, call, ctx)
+    if func is None:
+        return None
+    required.extend(func[1])
+    return Fix([Edit(call, _rebuild_call(func[0], plan))], required_imports=tuple(dict.fromkeys(required)))
+
+
+class _CommentFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_Comment(self, node: cst.Comment) -> None:
+        self.found = True
+
+
+def _has_comment(nodes: Sequence[cst.CSTNode]) -> bool:
+    finder = _CommentFinder()
+    for node in nodes:
+        node.visit(finder)
+    return finder.found
+
+
+_NO_FIX = object()
+_DROPPED = object()
+
+
+def _translate(call: cst.Call, index: int, rewrite: CallRewrite, param: str, ctx: NodeContext):
+    """None: keep the argument's value; code: replace it; _DROPPED; _NO_FIX."""
+    table = rewrite.literals.get(param)
+    if table is None:
+        return None
+    value = call.args[index].value
+    resolved = ctx.resolver.resolve(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+    if resolved is not None and Ref(resolved) in table:
+        code = table[Ref(resolved)]
+    else:
+        known, literal = edits.literal_value(value)
+        if not known or isinstance(literal, Ref) or literal not in table:
+            return _NO_FIX
+        code = table[literal]
+    return _DROPPED if code is None else code
+
+
+def _rebuild_call(func_code: str, plan: Sequence[_NewArg]):
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        old_args = node.args
+        new_args: List[cst.Arg] = []
+        for item in plan:
+            if item.keep:
+                assert item.index is not None
+                new_args.append(old_args[item.index])
+                continue
+            if item.index is not None:
+                value = old_args[item.index].value
+            elif item.pack:
+                value = _list_of([old_args[i].value for i in item.pack])
+            else:
+                assert item.code is not None
+                value = cst.parse_expression(item.code)
+            new_args.append(cst.Arg(value=value) if item.keyword is None else edits.keyword_arg(item.keyword, value))
+        return edits.set_args(node.with_changes(func=cst.parse_expression(func_code)), new_args)
+
+    return apply
+
+
+def _list_of(values: Sequence[cst.BaseExpression]) -> cst.List:
+    """``[a, b, c]``."""
+    separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    return cst.List(
+        elements=[
+            cst.Element(value=v, comma=separator if n < len(values) - 1 else cst.MaybeSentinel.DEFAULT)
+            for n, v in enumerate(values)
+        ]
+    )
+
+
+def _decorator_fix(node: cst.Attribute, rewrite: CallRewrite, ctx: NodeContext) -> Optional[Fix]:
+    """``@torch.cuda.amp.custom_fwd`` -> ``@torch.amp.custom_fwd(device_type='cuda')``."""
+    frame = ctx.frame
+    if frame is None or not isinstance(frame.node, (cst.FunctionDef, cst.ClassDef)):
+        return None
+    if not any(decorator.decorator is node for decorator in frame.node.decorators):
+        return None
+    func = spell_qualified(rewrite.new, node, ctx)
+    if func is None:
+        return None
+    required = list(func[1])
+    parts = []
+    for keyword, code in rewrite.extra:
+        spelled = spell_code(code, node, ctx)
+        if spelled is None:
+            return None
+        required.extend(spelled[1])
+        parts.append(f"{keyword}={spelled[0]}")
+    expression = f"{func[0]}({', '.join(parts)})"
+    return Fix([Edit(node, edits.replace_with_expression(expression))], required_imports=tuple(dict.fromkeys(required)))
+
+
+# --- torch.range -> torch.arange ---------------------------------------------------------
+
+
+_RANGE_PARAMS = ("start", "end", "step")
+
+
+def _range_fix(call: cst.Call, rewrite: InclusiveRange, ctx: NodeContext) -> Optional[Fix]:
+    if edits.has_star_args(call):
+        return None
+    bound = _bind(call, _RANGE_PARAMS)
+    if bound is None:
+        return None
+    keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+    if keywords & set(_RANGE_PARAMS):
+        return None  # named bounds: keep it simple
+    if "start" not in bound or "end" not in bound:
+        return None
+    values = {name: _integer(call.args[index].value) for name, index in bound.items()}
+    if any(v is None for v in values.values()):
+        return None
+    start, end, step = values["start"], values["end"], values.get("step", 1)
+    if step == 0 or (end - start) * step < 0:
+        return None  # torch.range raises for these
+    end_exclusive = end + (1 if step > 0 else -1)
+    as_float = "dtype" not in keywords  # torch.range returns the default floating dtype
+    numbers = [start, end_exclusive] + ([step] if "step" in bound else [])
+    texts = [repr(float(n)) if as_float else str(n) for n in numbers]
+    func = spell_qualified(rewrite.new, call, ctx)
+    if func is None:
+        return None
+
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        args = list(node.args)
+        for position, text in enumerate(texts):
+            args[position] = args[position].with_changes(value=cst.parse_expression(text))
+        return node.with_changes(func=cst.parse_expression(func[0]), args=args)
+
+    return Fix([Edit(call, apply)], required_imports=func[1])
+
+
+def _integer(expr: cst.BaseExpression) -> Optional[int]:
+    """The value of an integer literal such as ``3`` or ``-1``."""
+    if isinstance(expr, cst.Integer) or (
+        isinstance(expr, cst.UnaryOperation)
+        and isinstance(expr.operator, (cst.Minus, cst.Plus))
+        and isinstance(expr.expression, cst.Integer)
+    ):
+        value = ast.literal_eval(edits.expression_code(expr))
+        return value if isinstance(value, int) else None
+    return None

@@ -1,0 +1,173 @@
+"""TL107: `torch.autograd.Variable(x)` wrappers, obsolete since torch 0.4."""
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from torchlint import edits
+from torchlint.analysis.context import NodeContext
+from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
+from torchlint.torch_api import VARIABLE
+
+MESSAGES = {
+    False: "`Variable(x)` is obsolete since torch 0.4 (it returns `x.detach()`); use the tensor itself",
+    True: (
+        "`Variable(x, requires_grad=True)` is obsolete since torch 0.4 (it returns "
+        "`x.detach().requires_grad_()`); use `x.requires_grad_()`"
+    ),
+    None: "`Variable(x, ...)` is obsolete since torch 0.4 (it returns a detached copy of `x`); use the tensor itself",
+}
+
+
+class VariableWrapper(Rule):
+    code = "TL107"
+    name = "variable-wrapper"
+    summary = "`Variable(x)` wrappers are obsolete since torch 0.4; use the tensor (`x.requires_grad_()`)"
+    why = (
+        "Before torch 0.4 a tensor had to be wrapped in `torch.autograd.Variable` to take part in "
+        "autograd; since 0.4 tensors do it themselves and `Variable` is kept only for backward "
+        "compatibility, silently. It is not a no-op: `Variable(x)` returns a new tensor sharing `x`'s "
+        "storage but detached from its graph (`x.detach()`), and `Variable(x, requires_grad=True)` a new "
+        "leaf (`x.detach().requires_grad_()`), so code that wraps a tensor that already requires grad cuts "
+        "the graph there. Legacy code wraps fresh data (`Variable(inputs.cuda())`), where the tensor itself "
+        "is what was meant."
+    )
+    fix_safety = FixSafety.UNSAFE
+    fix_description = (
+        "Replaces `Variable(x)` (or `requires_grad=False`) with `x` and `Variable(x, requires_grad=True)` "
+        "with `x.requires_grad_()`, parenthesizing `x` where needed. Unsafe because the wrapper detaches: "
+        "if `x` already requires grad, the rewrite keeps it connected to its graph, and `requires_grad_()` "
+        "sets the flag on `x` itself, so gradients accumulate in `x.grad` rather than in a separate leaf; "
+        "for fresh data (the usual legacy case) nothing changes. No fix with other arguments (`volatile=`, "
+        "see TL102) or a non-literal `requires_grad`. The `Variable` import is left for you to remove."
+    )
+    triggers = ("Variable",)
+    seeds = "003 (Variable wrappers everywhere); 000 (2.5.2)"
+
+    flagged = (
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+            torch.manual_seed(0)
+            w = Variable(torch.randn(3), requires_grad=True)
+            x = Variable(torch.ones(3))
+            loss = (w * x).sum()
+            loss.backward()
+            g = w.grad
+            """,
+            """
+            import torch
+            from torch.autograd import Variable
+            torch.manual_seed(0)
+            w = torch.randn(3).requires_grad_()
+            x = torch.ones(3)
+            loss = (w * x).sum()
+            loss.backward()
+            g = w.grad
+            """,
+            count=2,
+            runnable=True,
+            silent=True,
+        ),
+        Example(
+            """
+            import torch
+            import torch.autograd as autograd
+            a, b = torch.ones(2), torch.arange(2.0)
+            s = autograd.Variable(a + b, False) * 2
+            t = autograd.Variable(a * b, requires_grad=True).sum()
+            """,
+            """
+            import torch
+            import torch.autograd as autograd
+            a, b = torch.ones(2), torch.arange(2.0)
+            s = (a + b) * 2
+            t = (a * b).requires_grad_().sum()
+            """,
+            count=2,
+            runnable=True,
+            silent=True,
+        ),
+        Example(
+            """
+            import torch
+            for inputs, labels in loader:
+                inputs, labels = Variable(inputs.cuda()), torch.autograd.Variable(labels.cuda())
+            """,
+            """
+            import torch
+            for inputs, labels in loader:
+                inputs, labels = Variable(inputs.cuda()), labels.cuda()
+            """,
+        ),
+        Example(
+            """
+            from torch.autograd import Variable
+            v = Variable(x, requires_grad=flag)  # not a literal: no fix
+            """,
+        ),
+    )
+    accepted = (
+        """
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        x = torch.ones(3)
+        """,
+        """
+        import tensorflow as tf
+        v = tf.Variable(3.0)
+        """,
+        """
+        class Variable:
+            def __init__(self, value):
+                self.value = value
+        v = Variable(3)
+        """,
+        """
+        from torch.autograd import Variable
+        def is_tensor(x):
+            return isinstance(x, Variable)  # the class itself is not flagged, only wrapping calls
+        """,
+    )
+
+    def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        if ctx.resolver.resolve(node.func) not in VARIABLE:
+            return
+        requires_grad = _requires_grad(node)
+        yield Finding(node, MESSAGES[requires_grad], _fix(node, requires_grad))
+
+
+def _requires_grad(call: cst.Call) -> Optional[bool]:
+    """The literal requires_grad of ``Variable(x, ...)``, False when absent, None when unknown."""
+    positional = [a for a in call.args if a.keyword is None]
+    keyword = edits.keyword(call, "requires_grad")
+    arg = keyword if keyword is not None else (positional[1] if len(positional) > 1 else None)
+    if arg is None:
+        return False
+    known, value = edits.literal_value(arg.value)
+    return value if known and isinstance(value, bool) else None
+
+
+def _fix(call: cst.Call, requires_grad: Optional[bool]) -> Optional[Fix]:
+    if requires_grad is None or edits.has_star_args(call) or not call.args or call.args[0].keyword is not None:
+        return None
+    allowed = 2 if edits.keyword(call, "requires_grad") is None else 1
+    positional = [a for a in call.args if a.keyword is None]
+    keywords = [a for a in call.args if a.keyword is not None]
+    if len(positional) > allowed or any(a.keyword.value != "requires_grad" for a in keywords):
+        return None  # volatile=, name=, ...: see TL102
+
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        value = node.args[0].value
+        if requires_grad:
+            receiver = edits.parenthesized_if_needed(value)
+            return cst.Call(
+                func=cst.Attribute(value=receiver, attr=cst.Name("requires_grad_")), lpar=node.lpar, rpar=node.rpar
+            )
+        if node.lpar:
+            return value.with_changes(lpar=node.lpar, rpar=node.rpar)
+        return edits.parenthesized_if_needed(value)
+
+    return Fix([Edit(call, apply)], safe=False)

@@ -1,0 +1,176 @@
+"""TL108: torch functions that were removed (torch.solve, symeig, potrf, ...)."""
+
+from torchlint.deprecations import Deprecation, Status, entries
+from torchlint.rule import Example, FixSafety
+from torchlint.rules._deprecated import DeprecatedApiRule, entry_table
+
+
+class RemovedTorchApi(DeprecatedApiRule):
+    code = "TL108"
+    name = "removed-torch-api"
+    summary = "`torch.solve`, `symeig`, `eig`, `lstsq`, `potrf` and other removed functions fail on current torch"
+    why = (
+        "The pre-`torch.linalg` linear algebra functions were deprecated in torch 1.9 and are gone: "
+        "`torch.solve`, `symeig`, `eig`, `lstsq` and `matrix_rank` (and their Tensor methods) are stubs "
+        "that raise `RuntimeError`, and the 0.4-era names `gels`, `gesv`, `potrf`, `potrs`, `trtrs`, "
+        "`btrifact`, `btrisolve` no longer exist (`AttributeError`), nor do `set_deterministic`, "
+        "`is_deterministic`, `torch._six` and `torch.utils.ffi`. Their replacements often differ in more "
+        "than the name: `torch.linalg.solve(A, B)` takes its arguments in the opposite order and returns "
+        "only the solution, `linalg.eigh` reads the lower triangle by default where `symeig` read the "
+        "upper, `linalg.eig` returns complex tensors, and `potrf` returned the upper Cholesky factor."
+    )
+    fix_safety = FixSafety.SOMETIMES
+    fix_description = (
+        "Rewrites only where the replacement computes exactly what the removed function did, with the old "
+        "defaults spelled out where the new function's differ (`potrf` returned the upper factor). "
+        "Everything else is reported with its replacement: results of a different shape or layout need a "
+        "human at the call site. From-imports are fixed for plain renames only. With `--torch-version`, "
+        "entries whose replacement is newer than that version are not reported.\n\n"
+        + entry_table(entries(Status.REMOVED))
+    )
+    seeds = "torch-deprecations research notes (removed linear algebra functions)"
+    STATUS = Status.REMOVED
+
+    def message(self, entry: Deprecation) -> str:  # type: ignore[override]
+        if entry.removed:
+            when = f" in torch {entry.removed}"
+        elif entry.deprecated:
+            when = f" (deprecated since {entry.deprecated})"
+        else:
+            when = ""
+        return f"`{entry.display}` was removed{when}; use {entry.replacement}"
+
+    flagged = (
+        Example(
+            """
+            import torch
+            A = torch.eye(3)
+            B = torch.ones(3, 1)
+            X, LU = torch.solve(B, A)
+            """,
+        ),
+        Example(
+            """
+            import torch
+            torch.set_deterministic(False)
+            enabled = torch.is_deterministic()
+            A = torch.tensor([[1.0, 2.0], [2.0, 4.0]])
+            rank = torch.matrix_rank(A, symmetric=True)
+            """,
+            """
+            import torch
+            torch.use_deterministic_algorithms(False)
+            enabled = torch.are_deterministic_algorithms_enabled()
+            A = torch.tensor([[1.0, 2.0], [2.0, 4.0]])
+            rank = torch.linalg.matrix_rank(A, hermitian=True)
+            """,
+            count=3,
+            runnable=True,
+            raises="AttributeError",
+        ),
+        Example(
+            """
+            import torch
+            A = torch.tensor([[1.0, 2.0], [2.0, 4.0]])
+            rank = torch.matrix_rank(A)
+            """,
+            """
+            import torch
+            A = torch.tensor([[1.0, 2.0], [2.0, 4.0]])
+            rank = torch.linalg.matrix_rank(A)
+            """,
+            runnable=True,
+            raises="RuntimeError",
+        ),
+        Example(
+            """
+            import torch as th
+            A = th.tensor([[4.0, 2.0], [2.0, 3.0]])
+            B = th.tensor([[1.0], [2.0]])
+            U = th.potrf(A)
+            X = th.potrs(B, U)
+            """,
+            """
+            import torch as th
+            A = th.tensor([[4.0, 2.0], [2.0, 3.0]])
+            B = th.tensor([[1.0], [2.0]])
+            U = th.linalg.cholesky(A, upper=True)
+            X = th.cholesky_solve(B, U, upper=True)
+            """,
+            count=2,
+            runnable=True,
+            raises="AttributeError",
+        ),
+        Example(
+            """
+            import torch
+            A = torch.randn(3, 3)
+            w, v = A.symeig(eigenvectors=True)
+            x, qr = torch.ones(3, 1).lstsq(A)
+            """,
+            count=2,
+        ),
+        Example(
+            """
+            from torch import gesv, potrf
+            U = potrf(A)  # from-imports: flagged at the import, no fix
+            """,
+            count=2,
+        ),
+        Example(
+            """
+            from torch import is_deterministic
+            if is_deterministic():
+                print("deterministic")
+            """,
+            """
+            from torch import are_deterministic_algorithms_enabled
+            if are_deterministic_algorithms_enabled():
+                print("deterministic")
+            """,
+        ),
+        Example(
+            """
+            import torch.utils.ffi
+            from torch._six import inf, string_classes
+            """,
+            count=2,
+        ),
+    )
+    accepted = (
+        """
+        import torch
+        A, B = torch.eye(3), torch.ones(3, 1)
+        X = torch.linalg.solve(A, B)
+        w, v = torch.linalg.eigh(A)
+        L = torch.linalg.cholesky(A)
+        torch.use_deterministic_algorithms(True)
+        """,
+        """
+        def solve(b, A):
+            return b
+        x = solve(1, 2)
+        """,
+        """
+        import numpy as np
+        import scipy.linalg
+        A = np.eye(3)
+        x = np.linalg.solve(A, np.ones(3))
+        w, v = np.linalg.eig(A)
+        s = scipy.linalg.lstsq(A, np.ones(3))
+        """,
+        """
+        def fit(problem, A):
+            return problem.solve(A), problem.eig()  # unknown receiver: not a tensor
+        """,
+        """
+        class Solver:
+            def potrf(self):
+                return 1
+        u = Solver().potrf()
+        """,
+        """
+        import six
+        from six import string_types
+        """,
+    )

@@ -1,0 +1,146 @@
+"""TL110: a legacy tensor type (`torch.cuda.FloatTensor`) passed as `dtype=`."""
+
+from typing import Iterator, List, Optional
+
+import libcst as cst
+
+from torchlint import edits
+from torchlint.analysis.context import NodeContext
+from torchlint.deprecations import LEGACY_TENSOR_TYPES
+from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
+from torchlint.rules._renames import spell_code
+from torchlint.torch_api import DTYPE_FACTORIES, DTYPE_TENSOR_METHODS
+
+
+class TensorTypeAsDtype(Rule):
+    code = "TL110"
+    name = "tensor-type-as-dtype"
+    summary = "`dtype=torch.cuda.FloatTensor` raises TypeError; use `dtype=torch.float32, device='cuda'`"
+    why = (
+        "`torch.FloatTensor`, `torch.cuda.LongTensor` and the other legacy tensor types are types, not "
+        "dtypes: factories such as `torch.tensor`, `zeros`, `ones`, `full`, `arange` or `randn` reject them "
+        "with `TypeError: argument 'dtype' must be torch.dtype, not torch.tensortype`. Since torch 0.4 a "
+        "tensor's element type and its device are separate arguments: `dtype=torch.float32` and "
+        "`device='cuda'`."
+    )
+    fix_safety = FixSafety.SAFE
+    fix_description = (
+        "Replaces the type with its dtype (`FloatTensor` -> `torch.float32`, `LongTensor` -> `torch.int64`, "
+        "...) and, for the `torch.cuda` types, adds `device='cuda'`. No fix for a CUDA type when the call "
+        "already passes `device=` (or `**kwargs`): which device was meant is then unclear."
+    )
+    triggers = ("Tensor",)
+    seeds = "000 (2.1.1)"
+
+    flagged = (
+        Example(
+            """
+            import torch
+            x = torch.tensor([1, 2, 3], dtype=torch.FloatTensor)
+            idx = torch.zeros(2, 3, dtype=torch.LongTensor)
+            """,
+            """
+            import torch
+            x = torch.tensor([1, 2, 3], dtype=torch.float32)
+            idx = torch.zeros(2, 3, dtype=torch.int64)
+            """,
+            count=2,
+            runnable=True,
+            raises="TypeError",
+        ),
+        Example(
+            """
+            import torch
+            data = [[1, 2], [3, 4]]
+            x = torch.tensor(data, dtype=torch.cuda.FloatTensor)
+            mask = torch.ones(4, dtype=torch.cuda.ByteTensor, requires_grad=False)
+            """,
+            """
+            import torch
+            data = [[1, 2], [3, 4]]
+            x = torch.tensor(data, dtype=torch.float32, device='cuda')
+            mask = torch.ones(4, dtype=torch.uint8, requires_grad=False, device='cuda')
+            """,
+            count=2,
+        ),
+        Example(
+            """
+            import torch as th
+            from torch.cuda import HalfTensor
+            y = th.randn(8, dtype=HalfTensor)
+            z = y.new_zeros(3, dtype=th.DoubleTensor)
+            """,
+            """
+            import torch as th
+            from torch.cuda import HalfTensor
+            y = th.randn(8, dtype=th.float16, device='cuda')
+            z = y.new_zeros(3, dtype=th.float64)
+            """,
+            count=2,
+        ),
+        Example(
+            """
+            import torch
+            x = torch.empty(3, dtype=torch.cuda.FloatTensor, device=rank)  # which device? no fix
+            """,
+        ),
+    )
+    accepted = (
+        """
+        import torch
+        x = torch.tensor([1.0], dtype=torch.float32, device="cuda")
+        y = x.type(torch.FloatTensor)  # .type() takes tensor types
+        ok = isinstance(x, torch.cuda.FloatTensor)
+        """,
+        """
+        import numpy as np
+        a = np.zeros(3, dtype=np.float32)
+        """,
+        """
+        import torch
+        def zeros(n, dtype):
+            return [dtype] * n
+        z = zeros(3, dtype=torch.FloatTensor)  # a local function
+        """,
+        """
+        def build(x, kind):
+            return x.new_zeros(3, dtype=kind)
+        """,
+    )
+
+    def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        dtype = edits.keyword(node, "dtype")
+        if dtype is None:
+            return
+        legacy = ctx.resolver.resolve(dtype.value) if isinstance(dtype.value, (cst.Name, cst.Attribute)) else None
+        if legacy not in LEGACY_TENSOR_TYPES or not _takes_dtype(node, ctx):
+            return
+        new_dtype, cuda = LEGACY_TENSOR_TYPES[legacy]
+        advice = f"dtype={new_dtype}" + (", device='cuda'" if cuda else "")
+        message = f"`{legacy}` is a tensor type, not a dtype (`dtype=` raises TypeError); use `{advice}`"
+        yield Finding(dtype, message, _fix(node, dtype, new_dtype, cuda, ctx))
+
+
+def _takes_dtype(call: cst.Call, ctx: NodeContext) -> bool:
+    callee = ctx.resolver.resolve(call.func)
+    if callee is not None:
+        return callee in DTYPE_FACTORIES
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value in DTYPE_TENSOR_METHODS
+        and ctx.inference.is_tensor(func.value)
+    )
+
+
+def _fix(call: cst.Call, dtype: cst.Arg, new_dtype: str, cuda: bool, ctx: NodeContext) -> Optional[Fix]:
+    spelled = spell_code(new_dtype, dtype, ctx)
+    if spelled is None:
+        return None
+    code, required = spelled
+    fix_edits: List[Edit] = [Edit(dtype.value, edits.replace_with_expression(code))]
+    if cuda:
+        if edits.keyword(call, "device") is not None or edits.has_star_args(call):
+            return None
+        fix_edits.append(Edit(call, edits.add_keywords((("device", "'cuda'"),))))
+    return Fix(fix_edits, required_imports=required)

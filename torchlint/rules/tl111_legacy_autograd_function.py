@@ -1,0 +1,151 @@
+"""TL111: legacy autograd Functions (non-static forward/backward, instantiated and called)."""
+
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint.analysis.context import NodeContext
+from torchlint.rule import Example, Finding, FixSafety, Rule
+
+_METHODS = ("forward", "backward")
+_STATIC = {"staticmethod", "classmethod"}
+
+
+class LegacyAutogradFunction(Rule):
+    code = "TL111"
+    name = "legacy-autograd-function"
+    summary = "autograd `Function`s with non-static `forward`/`backward`, or called as `MyFn()(x)`"
+    why = (
+        "Before torch 0.4 a custom `torch.autograd.Function` kept state on `self`, defined `forward` and "
+        "`backward` as ordinary methods and was used by instantiating it: `MyFn()(x)`. That style is "
+        "gone: calling an instance raises `RuntimeError: Legacy autograd function with non-static forward "
+        "method is deprecated`, and instantiating one warns. A Function's `forward(ctx, ...)` and "
+        "`backward(ctx, ...)` are `@staticmethod`s, state travels through `ctx` (`ctx.save_for_backward`, "
+        "attributes on `ctx`), and the function is applied with `MyFn.apply(x)`."
+    )
+    fix_safety = FixSafety.NONE
+    triggers = ("Function",)
+    seeds = "003 (MyReLU example)"
+
+    flagged = (
+        Example(
+            """
+            import torch
+
+
+            class MyReLU(torch.autograd.Function):
+                def forward(self, x):
+                    self.save_for_backward(x)
+                    return x.clamp(min=0)
+
+                def backward(self, grad_output):
+                    (x,) = self.saved_tensors
+                    return grad_output * (x > 0).float()
+
+
+            y = MyReLU()(torch.randn(3))
+            """,
+            count=3,
+        ),
+        Example(
+            """
+            from torch.autograd import Function
+
+
+            class Scale(Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x * 2
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad * 2
+
+
+            class Base(Scale):
+                pass
+
+
+            fn = Base()  # instantiated; `fn(x)` raises
+            """,
+        ),
+    )
+    accepted = (
+        """
+        import torch
+
+
+        class MyReLU(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x.clamp(min=0)
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                (x,) = ctx.saved_tensors
+                return grad_output * (x > 0).float()
+
+
+        y = MyReLU.apply(torch.randn(3))
+        """,
+        """
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        y = Net()(1)
+        """,
+        """
+        from sympy import Function
+
+
+        class f(Function):
+            def forward(self, x):
+                return x
+
+
+        g = f()(1)
+        """,
+        """
+        from mylib import CustomFunction  # unknown class: not flagged
+        y = CustomFunction()(1)
+        """,
+    )
+
+    def check_ClassDef(self, node: cst.ClassDef, ctx: NodeContext) -> Iterator[Finding]:
+        if not any(_defines(node, name) for name in _METHODS):
+            return
+        if not ctx.inference.is_autograd_function_class(node):
+            return
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for statement in body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value in _METHODS:
+                decorators = {cst.helpers.get_full_name_for_node(d.decorator) for d in statement.decorators}
+                if not decorators & _STATIC:
+                    yield Finding(
+                        statement,
+                        f"`{statement.name.value}` of autograd Function `{node.name.value}` is not a "
+                        "@staticmethod (legacy style); define `@staticmethod "
+                        f"{statement.name.value}(ctx, ...)` and call `{node.name.value}.apply(...)`",
+                    )
+
+    def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        classdef = ctx.inference.local_class(node.func)
+        if classdef is None or not ctx.inference.is_autograd_function_class(classdef):
+            return
+        name = classdef.name.value
+        yield Finding(
+            node,
+            f"autograd Function `{name}` is instantiated (legacy style; calling the instance raises "
+            f"RuntimeError in current torch); use `{name}.apply(...)`",
+        )
+
+
+def _defines(classdef: cst.ClassDef, name: str) -> bool:
+    body = classdef.body.body if isinstance(classdef.body, cst.IndentedBlock) else ()
+    return any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in body)

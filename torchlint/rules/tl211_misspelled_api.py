@@ -1,0 +1,641 @@
+"""TL211: misspelled torch names, keywords and `requires_grad`."""
+
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set
+
+import libcst as cst
+from libcst.metadata.scope_provider import ImportAssignment
+
+from torchlint import api_snapshot, edits
+from torchlint.analysis.context import NodeContext
+from torchlint.analysis.inference import Kind
+from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
+from torchlint.deprecations import is_removed_api
+from torchlint.torch_api import EXTENSION_ATTRIBUTES
+
+REQUIRES_GRAD = "requires_grad"
+
+# Exceptions whose handler shows the code expects the name may be missing
+# (version-compatibility code): references inside such a ``try`` are left alone.
+_ATTRIBUTE_ERRORS = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+_CALL_ERRORS = frozenset({"TypeError", "Exception", "BaseException"})
+
+
+class MisspelledTorchApi(Rule):
+    code = "TL211"
+    name = "misspelled-torch-api"
+    summary = "Misspelled torch names and keywords (`torch.set_num_threds`, `num_worker=`, `.require_grad =`)"
+    why = (
+        "Python finds a misspelled name only when the line runs: `torch.set_num_threds(4)` raises "
+        "AttributeError, `DataLoader(ds, num_worker=2)` raises TypeError, possibly hours into a job, and "
+        "`x.require_grad = True` raises nothing at all: it sets an unrelated attribute and the tensor "
+        "still does not require grad. torchlint carries a snapshot of torch's public API (names of "
+        "`torch`, `torch.nn`, `torch.nn.functional`, `torch.optim`, `torch.utils.data`, `torch.cuda`, "
+        "`torch.backends.cudnn` and other namespaces, and the parameters of their callables) and "
+        "reports references that are not in it. Names newer than the snapshot's torch cannot be known, "
+        "so references guarded by `hasattr`, a version check or `try`/`except AttributeError` are "
+        "left alone, as are private names, namespaces outside the snapshot and removed functions "
+        "(reported by TL108)."
+    )
+    fix_safety = FixSafety.UNSAFE
+    fix_description = (
+        "Renames the misspelled attribute or keyword to the only close match (difflib ratio >= 0.85, "
+        "clearly ahead of any other candidate); no fix when several names are equally close, when the "
+        "correction changes a name's capitalised first letter (`nn.relu` vs `nn.ReLU`), or for "
+        "imports whose bound name would change. `x.require_grad = v` becomes `x.requires_grad = v`; on "
+        "a known `nn.Module` it becomes `m.requires_grad_(v)`. Unsafe: code that used to crash (or "
+        "silently do nothing) now runs and does what it says."
+    )
+    triggers = ("torch",)
+    seeds = "004 (torch.set_num_threds, require_grad); 003 (DataLoader bath_size/num_worker)"
+
+    flagged = (
+        Example(
+            """
+            import torch
+            torch.set_num_threds(torch.get_num_threads())
+            """,
+            """
+            import torch
+            torch.set_num_threads(torch.get_num_threads())
+            """,
+            runnable=True,
+            raises="AttributeError",
+        ),
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+            ds = TensorDataset(torch.arange(8.0))
+            loader = DataLoader(ds, bath_size=4, shuffle=False, num_worker=0)
+            batches = [b for (b,) in loader]
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+            ds = TensorDataset(torch.arange(8.0))
+            loader = DataLoader(ds, batch_size=4, shuffle=False, num_workers=0)
+            batches = [b for (b,) in loader]
+            """,
+            count=2,
+            runnable=True,
+            raises="TypeError",
+        ),
+        Example(
+            """
+            import torch
+            w = torch.ones(3)
+            w.require_grad = True
+            loss = (w * 2).sum()
+            loss.backward()
+            grad = w.grad
+            """,
+            """
+            import torch
+            w = torch.ones(3)
+            w.requires_grad = True
+            loss = (w * 2).sum()
+            loss.backward()
+            grad = w.grad
+            """,
+            runnable=True,
+            raises="RuntimeError",
+        ),
+        Example(
+            """
+            import torch.nn as nn
+            model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+            for param in model.parameters():
+                param.require_grad = False
+            """,
+            """
+            import torch.nn as nn
+            model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+            for param in model.parameters():
+                param.requires_grad = False
+            """,
+        ),
+        Example(
+            """
+            import torch
+            import torch.nn as nn
+            layer = nn.Conv2D(3, 8, kernel_size=3)
+            y = layer(torch.ones(1, 3, 8, 8))
+            """,
+            """
+            import torch
+            import torch.nn as nn
+            layer = nn.Conv2d(3, 8, kernel_size=3)
+            y = layer(torch.ones(1, 3, 8, 8))
+            """,
+            runnable=True,
+            raises="AttributeError",
+        ),
+        Example(
+            """
+            import torch
+            x = torch.arange(6.0).reshape(2, 3)
+            total = torch.sum(x, dims=1)
+            """,
+            """
+            import torch
+            x = torch.arange(6.0).reshape(2, 3)
+            total = torch.sum(x, dim=1)
+            """,
+            runnable=True,
+            raises="TypeError",
+        ),
+        Example(
+            """
+            import torch
+            torch.backends.cudnn.benchmarks = True
+            """,
+            """
+            import torch
+            torch.backends.cudnn.benchmark = True
+            """,
+        ),
+        Example(
+            """
+            import torch.nn as nn
+            encoder = nn.Linear(4, 4)
+            encoder.require_grad = False
+            """,
+            """
+            import torch.nn as nn
+            encoder = nn.Linear(4, 4)
+            encoder.requires_grad_(False)
+            """,
+        ),
+        Example(
+            """
+            import torch.nn.functional as F
+            y = F.conv4d(x, w)  # conv1d? conv2d? conv3d?: no fix
+            from torch.optim import AdamW8
+            import torch.utils.tensorbord
+            from torch.utils.dat import DataLoader
+            """,
+            count=4,
+        ),
+        Example(
+            """
+            import torch
+            opt = torch.optim.SGD(params, lr=0.1, momentom=0.9)
+            z = torch.zeros(3, require_grad=True)
+            """,
+            """
+            import torch
+            opt = torch.optim.SGD(params, lr=0.1, momentum=0.9)
+            z = torch.zeros(3, requires_grad=True)
+            """,
+            count=2,
+        ),
+    )
+    accepted = (
+        """
+        import torch
+        torch.set_num_threads(4)
+        x = torch.sum(torch.ones(2, 3), axis=0, keepdims=True)  # numpy spellings torch accepts
+        loader = torch.utils.data.DataLoader(ds, batch_size=4, num_workers=2)
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cuda.matmul.allow_tf32 = True
+        w = torch.ones(3, requires_grad=True)
+        """,
+        """
+        import torch
+        if hasattr(torch, "compile_everything"):
+            model = torch.compile_everything(model)
+        try:
+            from torch.nn.attention import flex_attention_v2
+        except ImportError:
+            flex_attention_v2 = None
+        try:
+            fast = torch.some_future_function
+        except AttributeError:
+            fast = None
+        if torch.__version__ >= "3":
+            torch.newer_api()
+        if is_torch_gaudi9_available():  # the condition names the platform
+            torch.gaudi9.set_device(0)
+        """,
+        """
+        import torch
+        torch.my_helper = lambda x: x  # a name the file adds itself
+        y = torch.my_helper(1)
+        torch.backends.cudnn.my_flag = True  # nothing like it in torch: deliberate
+        """,
+        """
+        import torch
+        import torch_npu  # a device plugin that adds torch.npu
+        x = torch.ones(1).to("npu")
+        torch.npu.synchronize()
+        """,
+        """
+        import torch
+        ops = torch.ops.aten.add  # namespaces outside the snapshot
+        y = torch.Tensor.add(x, x)
+        z = torch.distributed.is_initialized()
+        private = torch._C._get_tracing_state()
+        legacy = torch.solve  # removed: TL108's business
+        """,
+        """
+        import torch
+        class Config:
+            def __init__(self, require_grad):
+                self.require_grad = require_grad  # the class's own attribute
+        cfg = Config(True)
+        if cfg.require_grad:
+            pass
+        encoder = torch.nn.Linear(2, 2)
+        encoder._requires_grad = False  # private: a marker of the program's own
+        """,
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, **settings)
+        max_pool = torch.nn.functional.max_pool2d(x, 2, return_indices=False)  # takes **kwargs
+        """,
+        """
+        import numpy as np
+        np.set_num_threds(4)
+        def DataLoader(ds, num_worker=0):
+            return ds
+        loader = DataLoader([], num_worker=2)
+        """,
+        """
+        import torch
+        try:
+            loader = torch.utils.data.DataLoader(ds, in_order_v2=True)
+        except TypeError:
+            loader = torch.utils.data.DataLoader(ds)
+        """,
+        """
+        import torch
+        from torch.nn.modules.conv import Conv2d
+        from torch.utils.data.dataloader import DataLoader
+        layer = Conv2d(3, 8, kernel_size=3, padding_mode="zeros")
+        loader = DataLoader(ds, batch_size=4, persistent_workers=False)
+        """,
+    )
+
+    def __init__(self) -> None:
+        self._facts: Optional[_FileFacts] = None
+
+    def _file_facts(self, ctx: NodeContext) -> "_FileFacts":
+        facts = self._facts
+        if facts is None or facts.module is not ctx.file.module:
+            facts = self._facts = _FileFacts(ctx.file.module)
+        return facts
+
+    # -- attributes: torch.set_num_threds, nn.Conv2D, cudnn.benchmarks = True ----
+
+    def check_Attribute(self, node: cst.Attribute, ctx: NodeContext) -> Iterator[Finding]:
+        if not _rooted_in_import(node, ctx):
+            return
+        qualified = ctx.resolver.resolve_torch(node)
+        if qualified is None:
+            return
+        namespace, _, attr = qualified.rpartition(".")
+        if attr != node.attr.value or not _reportable(qualified):
+            return
+        members = api_snapshot.namespace_members(namespace)
+        if members is None or attr in members:
+            return
+        facts = self._file_facts(ctx)
+        if facts.guarded(node, _ATTRIBUTE_ERRORS, attr):
+            return
+        if ctx.file.call_of(node) is not None:
+            members = members - api_snapshot.submodules(namespace)  # a module is never what was called
+        suggestion = api_snapshot.closest(attr, members)
+        if node in facts.store_targets:
+            if suggestion is None:
+                return  # adding an attribute of one's own, not misspelling one
+            effect = "assigning it has no effect"
+        else:
+            if qualified in facts.stored_names(ctx):
+                return  # the file sets it itself
+            effect = "AttributeError at run time"
+        message = f"`{qualified}` is not in torch {api_snapshot.torch_minor_version()}'s API ({effect})"
+        correction = api_snapshot.unambiguous_correction(attr, members)
+        fix = Fix([Edit(node, edits.rename_attr(correction))], safe=False) if correction else None
+        yield Finding(node.attr, _did_you_mean(message, suggestion), fix)
+
+    # -- imports: from torch.optim import AdamW8; import torch.utils.tensorbord --
+
+    def check_ImportFrom(self, node: cst.ImportFrom, ctx: NodeContext) -> Iterator[Finding]:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = cst.helpers.get_full_name_for_node(node.module) or ""
+        missing = self._missing_module(node, node.module, module, ctx)
+        if missing is not None:
+            yield missing
+            return
+        members = api_snapshot.namespace_members(module)
+        if members is None:
+            return
+        for alias in node.names:
+            name = cst.helpers.get_full_name_for_node(alias.name)
+            if not name or name in members or not _reportable(f"{module}.{name}"):
+                continue
+            if self._file_facts(ctx).guarded(node, _ATTRIBUTE_ERRORS, name):
+                continue
+            message = f"`{module}.{name}` is not in torch {api_snapshot.torch_minor_version()}'s API (ImportError)"
+            correction = api_snapshot.unambiguous_correction(name, members)
+            fix = None
+            if correction and alias.asname is not None:  # the bound name stays the same
+                fix = Fix([Edit(alias, _rename_imported(correction))], safe=False)
+            yield Finding(alias.name, _did_you_mean(message, api_snapshot.closest(name, members)), fix)
+
+    def check_Import(self, node: cst.Import, ctx: NodeContext) -> Iterator[Finding]:
+        for alias in node.names:
+            dotted = cst.helpers.get_full_name_for_node(alias.name) or ""
+            missing = self._missing_module(node, alias.name, dotted, ctx)
+            if missing is not None:
+                yield missing
+
+    def _missing_module(
+        self, statement: cst.CSTNode, name_node: cst.CSTNode, dotted: str, ctx: NodeContext
+    ) -> Optional[Finding]:
+        """``torch.nn.functinal`` in an import: the first part that does not exist."""
+        parts = dotted.split(".")
+        if parts[0] != "torch":
+            return None
+        for index in range(1, len(parts)):
+            namespace, child = ".".join(parts[:index]), parts[index]
+            members = api_snapshot.namespace_members(namespace)
+            if members is None or not _reportable(f"{namespace}.{child}"):
+                return None
+            if child in members:
+                continue
+            if self._file_facts(ctx).guarded(statement, _ATTRIBUTE_ERRORS, child):
+                return None
+            message = (f"`{namespace}.{child}` is not in torch {api_snapshot.torch_minor_version()}'s API "
+                       "(ModuleNotFoundError)")
+            candidates = api_snapshot.submodules(namespace) or members  # imports name modules
+            return Finding(name_node, _did_you_mean(message, api_snapshot.closest(child, candidates)))
+        return None
+
+    # -- keywords: DataLoader(ds, num_worker=2) ----------------------------------
+
+    def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        keywords = [arg for arg in node.args if arg.keyword is not None]
+        if not keywords or not isinstance(node.func, (cst.Name, cst.Attribute)):
+            return
+        qualified = ctx.resolver.resolve_torch(node.func)
+        if qualified is None or not _reportable(qualified):
+            return
+        params = api_snapshot.signature(qualified)
+        if params is None or params.var_keyword:
+            return
+        accepted = params.keywords
+        facts = self._file_facts(ctx) if any(arg.keyword.value not in accepted for arg in keywords) else None
+        unknown = [
+            arg for arg in keywords
+            if arg.keyword.value not in accepted and not facts.guarded(node, _CALL_ERRORS, arg.keyword.value)
+        ]
+        callee = qualified.rsplit(".", 1)[1]
+        passed = {arg.keyword.value for arg in keywords}
+        real_names = [n for n, _ in params.parameters if n in accepted]  # not the numpy aliases
+        for arg in unknown:
+            keyword = arg.keyword.value
+            if keyword in params.positional_only:
+                yield Finding(arg, f"`{keyword}` is positional-only in `{callee}`; pass it by position (TypeError)")
+                continue
+            version = api_snapshot.torch_minor_version()
+            message = f"unknown keyword `{keyword}` for `{callee}` in torch {version} (TypeError)"
+            correction = api_snapshot.unambiguous_correction(keyword, real_names)
+            fix = None
+            if correction and correction not in passed:
+                fix = Fix([Edit(arg, _rename_keyword(correction))], safe=False)
+            yield Finding(arg, _did_you_mean(message, api_snapshot.closest(keyword, real_names)), fix)
+
+    # -- x.require_grad = True ----------------------------------------------------
+
+    def check_Assign(self, node: cst.Assign, ctx: NodeContext) -> Iterator[Finding]:
+        for target in node.targets:
+            attribute = target.target
+            if not isinstance(attribute, cst.Attribute):
+                continue
+            name = attribute.attr.value
+            if name == REQUIRES_GRAD or name.startswith("_") or api_snapshot.similarity(name, REQUIRES_GRAD) < 0.85:
+                continue  # a private name (``m._requires_grad = False``) is a deliberate marker
+            finding = self._requires_grad_typo(node, attribute, ctx)
+            if finding is not None:
+                yield finding
+
+    def _requires_grad_typo(self, node: cst.Assign, attribute: cst.Attribute, ctx: NodeContext) -> Optional[Finding]:
+        facts = self._file_facts(ctx)
+        if not facts.imports_torch:
+            return None
+        name = attribute.attr.value
+        value = ctx.inference.value(attribute.value)
+        if value.kind in (Kind.LOADER, Kind.NUMBER) or _is_self_of_plain_class(attribute.value, ctx):
+            return None
+        if value.kind is Kind.UNKNOWN and name in facts.read_attributes:
+            return None  # the program's own attribute, set and read back
+        if value.kind is Kind.MODULE:
+            fix = None
+            if len(node.targets) == 1:
+                fix = Fix([Edit(node, _call_requires_grad_(attribute.value, node.value))], safe=False)
+            return Finding(
+                attribute.attr,
+                f"`{name}` is not an nn.Module attribute: assigning it does nothing; "
+                f"call `.requires_grad_({edits.expression_code(node.value)})`",
+                fix,
+            )
+        return Finding(
+            attribute.attr,
+            f"`{name}` is not a tensor attribute: assigning it does nothing; did you mean `{REQUIRES_GRAD}`?",
+            Fix([Edit(attribute, edits.rename_attr(REQUIRES_GRAD))], safe=False),
+        )
+
+
+# --- helpers -----------------------------------------------------------------------
+
+
+def _did_you_mean(message: str, suggestion: Optional[str]) -> str:
+    return f"{message}; did you mean `{suggestion}`?" if suggestion else message
+
+
+def _reportable(qualified: str) -> bool:
+    """Public, not removed (TL108), not added by a torch extension."""
+    if any(part.startswith("_") for part in qualified.split(".")):
+        return False
+    return not (
+        is_removed_api(qualified) or qualified in api_snapshot.removed() or qualified in EXTENSION_ATTRIBUTES
+    )
+
+
+def _rooted_in_import(node: cst.Attribute, ctx: NodeContext) -> bool:
+    """Cheap screen before name resolution: ``a.b.c`` whose ``a`` is only ever imported."""
+    root: cst.BaseExpression = node
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return False
+    assignments = ctx.resolver.assignments(root)
+    return bool(assignments) and all(isinstance(a, ImportAssignment) for a in assignments)
+
+
+def _is_self_of_plain_class(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
+    """``self`` in a method of a class that is not an nn.Module."""
+    if not isinstance(expr, cst.Name):
+        return False
+    classdef = ctx.enclosing_class_of_method()
+    function = ctx.enclosing(cst.FunctionDef)
+    if classdef is None or not isinstance(function, cst.FunctionDef):
+        return False
+    params = function.params.posonly_params or function.params.params
+    if not params or params[0].name.value != expr.value:
+        return False
+    return not ctx.inference.is_module_class(classdef)
+
+
+def _rename_keyword(new: str):
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Arg) and node.keyword is not None
+        return node.with_changes(keyword=node.keyword.with_changes(value=new))
+
+    return apply
+
+
+def _rename_imported(new: str):
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.ImportAlias)
+        return node.with_changes(name=cst.Name(new))
+
+    return apply
+
+
+def _call_requires_grad_(receiver: cst.BaseExpression, value: cst.BaseExpression):
+    """``m.require_grad = v`` -> ``m.requires_grad_(v)``."""
+
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Assign)
+        call = cst.Call(
+            func=cst.Attribute(value=node.targets[0].target.value, attr=cst.Name(REQUIRES_GRAD + "_")),
+            args=[cst.Arg(value=node.value)],
+        )
+        return cst.Expr(value=call, semicolon=node.semicolon)
+
+    return apply
+
+
+class _FileFacts:
+    """What TL211 needs to know about a whole file, computed when first asked
+    (only files with a candidate finding pay for it)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        collector = _FactsCollector()
+        module.visit(collector)
+        self.parents = collector.parents
+        self.store_targets: FrozenSet[cst.Attribute] = frozenset(collector.store_targets)
+        self.read_attributes: FrozenSet[str] = frozenset(collector.read_attributes)
+        self.imports_torch = collector.imports_torch
+        self._stored_names: Optional[Set[str]] = None
+
+    def stored_names(self, ctx: NodeContext) -> Set[str]:
+        """Qualified names the file assigns (``torch.my_helper = ...``)."""
+        if self._stored_names is None:
+            self._stored_names = {ctx.resolver.resolve(t) for t in self.store_targets} - {None}
+        return self._stored_names
+
+    def guarded(self, node: cst.CSTNode, exceptions: FrozenSet[str], name: str) -> bool:
+        """Inside version- or platform-compatibility code: a ``try`` catching
+        ``exceptions``, or a branch whose condition asks ``hasattr``/``getattr``,
+        a version, or mentions ``name`` (``if is_torch_npu_available():``)."""
+        child, parent = node, self.parents.get(node)
+        while parent is not None:
+            if isinstance(parent, cst.Try) and child is parent.body and any(
+                _catches(handler, exceptions) for handler in parent.handlers
+            ):
+                return True
+            if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and _is_compat_test(parent.test, name):
+                return True
+            if isinstance(parent, cst.BooleanOperation) and (
+                _is_compat_test(parent.left, name) or _is_compat_test(parent.right, name)
+            ):
+                return True
+            child, parent = parent, self.parents.get(parent)
+        return False
+
+
+def _catches(handler: cst.ExceptHandler, exceptions: FrozenSet[str]) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    for element in types:
+        expr = element.value if isinstance(element, cst.Element) else element
+        name = cst.helpers.get_full_name_for_node(expr) or ""
+        if name.rsplit(".", 1)[-1] in exceptions:
+            return True
+    return False
+
+
+def _is_compat_test(test: cst.BaseExpression, name: str) -> bool:
+    finder = _CompatTestFinder(name)
+    test.visit(finder)
+    return finder.found
+
+
+class _CompatTestFinder(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name.lower() if len(name) >= 3 else "\0"  # too short to be telling
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in ("hasattr", "getattr"):
+            self.found = True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        text = node.value.lower()
+        if "version" in text or node.value == "TYPE_CHECKING" or self.name in text:
+            self.found = True
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if self.name in node.value.lower():
+            self.found = True
+
+
+class _FactsCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.parents: Dict[cst.CSTNode, cst.CSTNode] = {}
+        self.store_targets: List[cst.Attribute] = []
+        self.read_attributes: Set[str] = set()
+        self.imports_torch = False
+        self._stack: List[cst.CSTNode] = []
+        self._targets: Set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.parents[node] = self._stack[-1]
+        self._stack.append(node)
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                self._note_target(target.target)
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            self._note_target(node.target)
+        elif isinstance(node, cst.Attribute) and id(node) not in self._targets:
+            self.read_attributes.add(node.attr.value)
+        elif isinstance(node, cst.Import):
+            self.imports_torch |= any(
+                (cst.helpers.get_full_name_for_node(a.name) or "").split(".")[0] == "torch" for a in node.names
+            )
+        elif isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
+            self.imports_torch |= (cst.helpers.get_full_name_for_node(node.module) or "").split(".")[0] == "torch"
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
+
+    def _note_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Attribute):
+            self.store_targets.append(target)
+            self._targets.add(id(target))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._note_target(element.value)

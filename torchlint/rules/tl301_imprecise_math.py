@@ -1,0 +1,281 @@
+"""TL301: `log(1 + x)`, `exp(x) - 1` and `log(sum(exp(x)))` lose precision; use the fused functions."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator, Optional, Tuple
+
+import libcst as cst
+
+from torchlint import edits
+from torchlint.analysis.context import NodeContext
+from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
+
+LOG = "torch.log"
+EXP = "torch.exp"
+SUM = "torch.sum"
+
+
+class ImpreciseMath(Rule):
+    code = "TL301"
+    name = "imprecise-log-exp"
+    summary = (
+        "`torch.log(1 + x)`, `torch.exp(x) - 1` and `torch.log(torch.sum(torch.exp(x), dim))` lose precision; "
+        "use `torch.log1p`, `torch.expm1`, `torch.logsumexp`"
+    )
+    why = (
+        "Floating point cannot represent `1 + x` exactly when `x` is small: in float32 `1 + 1e-10` is exactly "
+        "1, so `torch.log(1 + x)` returns 0 and `torch.exp(x) - 1` returns 0 where the answer is 1e-10; "
+        "relative errors grow as `x` shrinks well before that. `torch.log1p(x)` and `torch.expm1(x)` compute "
+        "the same functions without forming `1 + x`. `torch.log(torch.sum(torch.exp(x), dim))` overflows to "
+        "`inf` as soon as an element exceeds about 88 (float32), and underflows to `-inf` for very negative "
+        "inputs; `torch.logsumexp(x, dim)` subtracts the maximum first and stays finite. These patterns are "
+        "everywhere in log-likelihoods, softplus-like terms and attention scores, and their failures are "
+        "silent: no warning, just zeros, infs and NaN gradients. The sum must have an explicit `dim`: "
+        "`torch.logsumexp` requires one (a sum over all elements is reported without a fix)."
+    )
+    fix_safety = FixSafety.UNSAFE
+    fix_description = (
+        "Rewrites to `torch.log1p(x)`, `torch.expm1(x)` or `torch.logsumexp(x, dim, keepdim)`, spelled with "
+        "the module the original call used. The results change in the last bits (and from 0 or `inf` to the "
+        "right value where the old form failed), which is the point but not a behaviour-preserving edit, so "
+        "the fix is unsafe. No fix when the sum has no `dim`, or `dtype=` / `out=` arguments."
+    )
+    triggers = ("log", "exp")
+
+    flagged = (
+        Example(
+            """
+            import torch
+            x = torch.linspace(-0.5, 2.0, 6)
+            a = torch.log(1 + x)
+            b = torch.log(x + 1.0)
+            c = torch.exp(x) - 1
+            """,
+            """
+            import torch
+            x = torch.linspace(-0.5, 2.0, 6)
+            a = torch.log1p(x)
+            b = torch.log1p(x)
+            c = torch.expm1(x)
+            """,
+            count=3,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch as th
+            scores = th.arange(12.0).reshape(3, 4) / 4
+            lse = th.log(th.sum(th.exp(scores), dim=1))
+            kept = th.log(th.exp(scores).sum(0, keepdim=True))
+            """,
+            """
+            import torch as th
+            scores = th.arange(12.0).reshape(3, 4) / 4
+            lse = th.logsumexp(scores, dim=1)
+            kept = th.logsumexp(scores, 0, keepdim=True)
+            """,
+            count=2,
+            runnable=True,
+        ),
+        Example(
+            """
+            from torch import exp, log
+            y = log(1 + exp(z))
+            """,
+            """
+            import torch
+            from torch import exp, log
+            y = torch.log1p(exp(z))
+            """,
+        ),
+        Example(
+            """
+            import torch
+            total = torch.log(torch.sum(torch.exp(x)))  # no dim: logsumexp needs one
+            """,
+        ),
+    )
+    accepted = (
+        """
+        import torch
+        a = torch.log1p(x)
+        b = torch.expm1(x)
+        c = torch.logsumexp(x, dim=1)
+        d = torch.log(2 + x)
+        e = torch.exp(x) - 2
+        f = torch.log(x - 1)
+        g = 1 - torch.exp(x)
+        """,
+        """
+        import math
+        import numpy as np
+        a = math.log(1 + x)
+        b = np.exp(x) - 1
+        c = np.log(np.sum(np.exp(x), axis=1))
+        """,
+        """
+        def log(x):
+            return x
+        y = log(1 + 2)
+        """,
+    )
+
+    def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        if not _single_positional(node) or ctx.resolver.resolve(node.func) != LOG:
+            return
+        argument = node.args[0].value
+        if isinstance(argument, cst.BinaryOperation) and isinstance(argument.operator, cst.Add):
+            side = _one_side(argument)
+            if side is not None:
+                spelled = _spelled(node, "log1p", ctx)
+                fix = None
+                if spelled is not None:
+                    code, required = spelled
+                    fix = Fix([Edit(node, _log1p(code, side))], safe=False, required_imports=required)
+                operand = edits.expression_code(argument.right if side == "left" else argument.left)
+                yield Finding(node, f"`log(1 + x)` loses precision for small `x`; use `log1p({operand})`", fix)
+            return
+        if isinstance(argument, cst.Call):
+            yield from self._check_logsumexp(node, argument, ctx)
+
+    def check_BinaryOperation(self, node: cst.BinaryOperation, ctx: NodeContext) -> Iterator[Finding]:
+        if not isinstance(node.operator, cst.Subtract) or not _is_one(node.right):
+            return
+        left = node.left
+        if not isinstance(left, cst.Call) or not _single_positional(left) or left.args[0].keyword is not None:
+            return
+        if ctx.resolver.resolve(left.func) != EXP:
+            return
+        spelled = _spelled(left, "expm1", ctx)
+        fix = None
+        if spelled is not None:
+            code, required = spelled
+            fix = Fix([Edit(node, _expm1(code))], safe=False, required_imports=required)
+        operand = edits.expression_code(left.args[0].value)
+        yield Finding(node, f"`exp(x) - 1` loses precision for small `x`; use `expm1({operand})`", fix)
+
+    def _check_logsumexp(self, log: cst.Call, inner: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        # torch.sum(torch.exp(x), ...) or torch.exp(x).sum(...)
+        if isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "sum" and isinstance(
+            inner.func.value, cst.Call
+        ):
+            exp, rest, method = inner.func.value, list(inner.args), True
+        elif ctx.resolver.resolve(inner.func) == SUM and inner.args and inner.args[0].keyword is None \
+                and not inner.args[0].star and isinstance(inner.args[0].value, cst.Call):
+            exp, rest, method = inner.args[0].value, list(inner.args[1:]), False
+        else:
+            return
+        if not _single_positional(exp) or exp.args[0].keyword is not None or ctx.resolver.resolve(exp.func) != EXP:
+            return
+        dim = _dim(rest)
+        fix = None
+        if dim is not None and all(_known_sum_argument(arg) for arg in rest):
+            spelled = _spelled(log, "logsumexp", ctx)
+            if spelled is not None:
+                code, required = spelled
+                fix = Fix([Edit(log, _logsumexp(code, method))], safe=False, required_imports=required)
+        operand = edits.expression_code(exp.args[0].value)
+        if dim is None:
+            message = (f"`log(sum(exp(x)))` overflows for large `x`; use `logsumexp({operand}, dim)` "
+                       "(it needs a `dim`: flatten first to reduce over all elements)")
+        else:
+            message = f"`log(sum(exp(x)))` overflows for large `x`; use `logsumexp({operand}, ...)`"
+        yield Finding(log, message, fix)
+
+
+def _single_positional(call: cst.Call) -> bool:
+    """``f(x)``: exactly one argument, positional (or the ``input=`` keyword), no ``*``."""
+    if len(call.args) != 1 or call.args[0].star:
+        return False
+    keyword = call.args[0].keyword
+    return keyword is None or keyword.value == "input"
+
+
+def _is_one(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Integer):
+        return expr.evaluated_value == 1
+    if isinstance(expr, cst.Float):
+        return expr.evaluated_value == 1.0
+    return False
+
+
+def _is_number(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary))
+
+
+def _one_side(add: cst.BinaryOperation) -> Optional[str]:
+    """Which side of ``a + b`` is the literal 1 (the other one being no literal)."""
+    if _is_one(add.left) and not _is_number(add.right):
+        return "left"
+    if _is_one(add.right) and not _is_number(add.left):
+        return "right"
+    return None
+
+
+def _dim(rest) -> Optional[cst.BaseExpression]:
+    """The ``dim`` argument of a sum (after its input), unless absent or None."""
+    for position, arg in enumerate(rest):
+        if (arg.keyword is None and position == 0) or (arg.keyword is not None and arg.keyword.value == "dim"):
+            if isinstance(arg.value, cst.Name) and arg.value.value == "None":
+                return None
+            return arg.value
+    return None
+
+
+def _known_sum_argument(arg: cst.Arg) -> bool:
+    """Arguments logsumexp takes with the same meaning: dim and keepdim (positional or keyword)."""
+    if arg.star:
+        return False
+    return arg.keyword is None or arg.keyword.value in ("dim", "keepdim")
+
+
+def _spelled(call: cst.Call, name: str, ctx: NodeContext) -> Optional[Tuple[str, Tuple[str, ...]]]:
+    """How to spell torch.<name> next to ``call``: (code, imports to add)."""
+    if isinstance(call.func, cst.Attribute):
+        return edits.expression_code(call.func.value) + "." + name, ()
+    spelled = ctx.resolver.name_for_module("torch", call)
+    if spelled is not None:
+        return f"{spelled}.{name}", ()
+    if ctx.resolver.is_unbound("torch", call):
+        return f"torch.{name}", ("torch",)
+    return None
+
+
+def _log1p(func_code: str, side: str) -> Callable[[cst.CSTNode], cst.CSTNode]:
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        add = node.args[0].value
+        assert isinstance(add, cst.BinaryOperation)
+        operand = add.right if side == "left" else add.left
+        return node.with_changes(func=cst.parse_expression(func_code), args=[node.args[0].with_changes(value=operand)])
+
+    return apply
+
+
+def _expm1(func_code: str) -> Callable[[cst.CSTNode], cst.CSTNode]:
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.BinaryOperation) and isinstance(node.left, cst.Call)
+        call = node.left.with_changes(func=cst.parse_expression(func_code))
+        return call.with_changes(lpar=node.lpar, rpar=node.rpar)
+
+    return apply
+
+
+def _logsumexp(func_code: str, method: bool) -> Callable[[cst.CSTNode], cst.CSTNode]:
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        inner = node.args[0].value
+        assert isinstance(inner, cst.Call)
+        if method:
+            assert isinstance(inner.func, cst.Attribute) and isinstance(inner.func.value, cst.Call)
+            exp, rest = inner.func.value, list(inner.args)
+            first = cst.Arg(value=exp.args[0].value)
+        else:
+            exp, rest = inner.args[0].value, list(inner.args[1:])
+            assert isinstance(exp, cst.Call)
+            first = inner.args[0].with_changes(value=exp.args[0].value)
+        if rest and not isinstance(first.comma, cst.Comma):
+            first = first.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return node.with_changes(func=cst.parse_expression(func_code), args=[first, *rest])
+
+    return apply
