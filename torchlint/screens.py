@@ -10,7 +10,7 @@ rules can mix them freely with strings and regexes.
 from __future__ import annotations
 
 import re
-from typing import Optional, Union
+from typing import Iterable, Optional, Union
 
 Pattern = Union[str, "re.Pattern[str]", "Screen"]
 
@@ -117,3 +117,80 @@ def _string_end(source: str, index: int) -> Optional[int]:
         if found.group() == "\n":
             return None  # an unterminated single-quoted string: give up (say yes)
         return found.end()
+
+
+class CallArgs(Screen):
+    """A call to one of ``names`` whose argument text matches ``pattern``."""
+
+    def __init__(self, names: str, pattern: str) -> None:
+        self._call = re.compile(rf"\b(?:{names})\s*\(")
+        self._pattern = re.compile(pattern)
+
+    def search(self, source: str) -> bool:
+        for match in self._call.finditer(source):
+            arguments = argument_text(source, match.end())
+            if arguments is None or self._pattern.search(arguments):
+                return True
+        return False
+
+
+class CallThen(Screen):
+    """A call to one of ``names`` followed (after its closing parenthesis) by ``pattern``."""
+
+    def __init__(self, names: str, pattern: str) -> None:
+        self._call = re.compile(rf"\b(?:{names})\s*\(")
+        self._after = re.compile(pattern)
+
+    def search(self, source: str) -> bool:
+        for match in self._call.finditer(source):
+            arguments = argument_text(source, match.end())
+            if arguments is None:
+                return True
+            if self._after.match(source, match.end() + len(arguments) + 1):
+                return True
+        return False
+
+
+def referenced(names: Iterable[str], keywords: Iterable[str] = ()) -> "re.Pattern[str]":
+    """A name used the way torch APIs are reached: as an attribute (``.name``),
+    in an import (``from torch import name`` or inside a parenthesised import
+    list), or as a keyword argument (``name=``) for ``keywords``.
+
+    Unlike a bare substring this does not match inside other words
+    (``eig`` in ``weight``) nor Python's own names (``range(``).
+    """
+    alternation = "|".join(sorted(map(re.escape, names)))
+    parts = [
+        rf"\.\s*(?:{alternation})\b",
+        rf"\bimport\b[^\n]*\b(?:{alternation})\b",
+        rf"^[ \t]*(?:{alternation})\b[ \t]*(?:,|\)|\bas\b|$)",
+    ]
+    keywords = sorted(map(re.escape, keywords))
+    if keywords:
+        parts.append(rf"\b(?:{'|'.join(keywords)})\s*=")
+    return re.compile("|".join(parts), re.MULTILINE)
+
+
+def top_level(arguments: str) -> str:
+    """``arguments`` with nested brackets and string literals blanked out, so
+    only the call's own argument separators and keywords remain visible."""
+    kept = []
+    depth = 0
+    index = 0
+    while index < len(arguments):
+        char = arguments[index]
+        if char in "'\"":
+            end = _string_end(arguments, index)
+            if end is None:
+                break
+            kept.append(" ")
+            index = end
+            continue
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth == 0:
+            kept.append(char)
+        index += 1
+    return "".join(kept)
