@@ -85,6 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     output.add_argument("--exit-non-zero-on-fix", action="store_true",
                         help="exit 1 when a fix was applied, even if no findings remain")
+    speed = parser.add_argument_group("speed")
+    speed.add_argument("-j", "--jobs", type=int, metavar="N",
+                       help="worker processes (default: one per core); output order does not depend on it")
+    speed.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
+    speed.add_argument("--cache-dir", metavar="DIR",
+                       help="where check results are cached (default: $TORCHLINT_CACHE_DIR or ./.torchlint_cache)")
     parser.add_argument("--version", action="version", version=f"torchlint {__version__}")
     return parser
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from torchlint.files import DEFAULT_EXCLUDE
+from torchlint.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
 from torchlint.rule import Rule
 from torchlint.selection import SelectionError, check_selectors, parse_codes, select_rules
 from torchlint.settings import SettingsError, Version, parse_version
@@ -355,6 +356,8 @@ class Options:
     exit_non_zero_on_fix: bool = False
     stdin_filename: Optional[str] = None
     add_noqa: bool = False
+    jobs: int = 1  # worker processes
+    cache_dir: Optional[str] = None  # None: no result cache
 
     def is_excluded(self, path: str) -> bool:
         """Is the file or folder ``path`` excluded (its own name or path; searches prune parents)?"""
@@ -454,7 +457,18 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         exit_non_zero_on_fix=args.exit_non_zero_on_fix,
         stdin_filename=args.stdin_filename,
         add_noqa=args.add_noqa,
+        jobs=_jobs(getattr(args, "jobs", None)),
+        cache_dir=None if getattr(args, "no_cache", False) else (
+            getattr(args, "cache_dir", None) or os.environ.get("TORCHLINT_CACHE_DIR") or DEFAULT_CACHE_DIRECTORY
+        ),
     )
+
+
+def _jobs(requested: Optional[int]) -> int:
+    """Worker processes: as asked, or one per core; never fewer than one."""
+    if requested is not None and requested > 0:
+        return requested
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
 def _split(text: str) -> List[str]:

@@ -89,7 +89,7 @@ class Engine:
 
     def rules_for(self, source: str) -> List[Rule]:
         """Cheap textual screen: rules whose trigger words occur in ``source``."""
-        return [r for r in self.rules if not r.triggers or any(t in source for t in r.triggers)]
+        return [r for r in self.rules if r.may_match(source)]
 
     def check(self, source: str, syntax_checked: bool = False) -> CheckResult:
         """Find problems in ``source``; raises ParseError for invalid Python.

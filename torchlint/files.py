@@ -15,7 +15,7 @@ from typing import Callable, Iterator, Optional, Sequence, Tuple
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 SKIPPED_DIRECTORIES = frozenset({
     ".git", ".hg", ".svn", ".bzr", "__pycache__", ".tox", ".nox", ".venv", "venv", ".eggs",
-    "build", "dist", "site-packages", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    "build", "dist", "site-packages", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".torchlint_cache",
     "__pypackages__", "_build", "buck-out", ".ipynb_checkpoints",
 })
 # The same, as the name patterns a configuration's ``exclude`` replaces.

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Iterator, Option
 
 import libcst as cst
 
+from torchlint.screens import Pattern, occurs
 from torchlint.settings import ALWAYS, VersionRange
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -110,7 +111,12 @@ class Rule:
     fix_description: ClassVar[str] = ""
     flagged: ClassVar[Sequence[Example]] = ()
     accepted: ClassVar[Sequence[str]] = ()
-    triggers: ClassVar[Tuple[str, ...]] = ()
+    # The textual screen: a file is analysed for this rule only if one of
+    # ``triggers`` and all of ``requires`` occur in it (substrings or compiled
+    # regexes). Both must be necessary conditions of a finding: they decide
+    # which files are parsed at all, so they are what makes torchlint fast.
+    triggers: ClassVar[Tuple[Pattern, ...]] = ()
+    requires: ClassVar[Tuple[Pattern, ...]] = ()
     seeds: ClassVar[str] = ""  # where the pitfall is described in the seed notes
     references: ClassVar[Tuple[str, ...]] = ()
     enabled_by_default: ClassVar[bool] = True
@@ -122,6 +128,13 @@ class Rule:
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         cls.accepted = tuple(dedent(a) for a in cls.accepted)
+
+    @classmethod
+    def may_match(cls, source: str) -> bool:
+        """Cheap textual screen: can this rule possibly flag ``source``?"""
+        if cls.triggers and not any(occurs(p, source) for p in cls.triggers):
+            return False
+        return all(occurs(p, source) for p in cls.requires)
 
     @classmethod
     def node_handlers(cls) -> Iterator[Tuple[Type[cst.CSTNode], str]]:

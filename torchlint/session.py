@@ -8,13 +8,17 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, TextIO, Tuple
+import multiprocessing
+from dataclasses import replace
+from typing import Dict, Iterator, List, Optional, Sequence, TextIO, Tuple
 
+from torchlint.cache import ResultCache, content_key, context_key
 from torchlint.config import Options
 from torchlint.engine import Engine, ParseError
 from torchlint.files import discover
 from torchlint.noqa import add_noqa
 from torchlint.reporters import REPORTERS, Reporter
+from torchlint.rule import Fix
 from torchlint.reporters.style import Style, use_color
 from torchlint.runner import FileReport, process_file
 from torchlint.settings import Settings
@@ -42,13 +46,16 @@ def run_files(options: Options, linter: Linter, stdout: TextIO, stderr: TextIO) 
     status = 0
     reports: List[FileReport] = []
     force = options.is_excluded_with_parents if options.force_exclude else None
-    for path, error in discover(options.paths or ["."], options.is_excluded, force):
+    found = list(discover(options.paths or ["."], options.is_excluded, force))
+    files = [path for path, error in found if not error]
+    produced = _process_all(files, options, linter, reporter.wants_previews)
+    for path, error in found:
         if error:
             print(f"torchlint: error: {path}: {error}", file=stderr)
             reports.append(FileReport(path, errors=[error]))
             status = 2
             continue
-        report = process_file(path, linter.engine_for(path), options, previews=reporter.wants_previews)
+        report = next(produced)
         reports.append(report)
         status = max(status, _print_problems(report, stderr))
         if options.diff:
@@ -60,6 +67,95 @@ def run_files(options: Options, linter: Linter, stdout: TextIO, stderr: TextIO) 
         return status or (1 if changed else 0)
     reporter.finish(reports)
     return status or _exit_status(options, reports)
+
+
+# The linter workers use, set before the pool forks so they inherit it.
+_WORKER_STATE: Optional[Tuple[Options, Linter, bool]] = None
+_PARALLEL_THRESHOLD = 8  # fewer files than this: not worth starting workers
+
+
+def _process_all(files: Sequence[str], options: Options, linter: Linter, previews: bool) -> Iterator[FileReport]:
+    """Reports for ``files`` in their order: from the cache, or computed (in
+    worker processes when there are enough files)."""
+    cache = _cache_for(options, previews)
+    keys: Dict[str, str] = {}
+    reports: Dict[str, FileReport] = {}
+    if cache is not None:
+        for path in files:
+            key, cached = _cache_lookup(cache, path, options, linter)
+            if key is not None:
+                keys[path] = key
+            if cached is not None:
+                reports[path] = cached
+    missing = [path for path in files if path not in reports]
+    for path, report in zip(missing, _compute(missing, options, linter, previews)):
+        if cache is not None and path in keys and not report.errors:
+            cache.put(path, keys[path], report.diagnostics)
+        reports[path] = report
+    if cache is not None:
+        cache.save()
+    return iter(reports[path] for path in files)
+
+
+def _compute(files: Sequence[str], options: Options, linter: Linter, previews: bool) -> Iterator[FileReport]:
+    global _WORKER_STATE
+    if options.jobs <= 1 or len(files) < _PARALLEL_THRESHOLD or not _can_fork():
+        return (process_file(path, linter.engine_for(path), options, previews=previews) for path in files)
+    _WORKER_STATE = (options, linter, previews)
+    pool = multiprocessing.get_context("fork").Pool(min(options.jobs, len(files)))
+    chunk = max(1, min(16, len(files) // (options.jobs * 8)))
+
+    def ordered() -> Iterator[FileReport]:
+        try:
+            yield from pool.imap(_work, files, chunksize=chunk)  # imap keeps the input order
+        finally:
+            pool.terminate()
+
+    return ordered()
+
+
+def _work(path: str) -> FileReport:
+    assert _WORKER_STATE is not None
+    options, linter, previews = _WORKER_STATE
+    return portable(process_file(path, linter.engine_for(path), options, previews=previews))
+
+
+def portable(report: FileReport) -> FileReport:
+    """The report without live fix objects (they hold parse trees and
+    closures), keeping whether each finding has a fix and how safe it is."""
+    report.diagnostics = [
+        replace(d, fix=None if d.fix is None else Fix((), safe=d.fix.safe)) for d in report.diagnostics
+    ]
+    return report
+
+
+def _can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _cache_for(options: Options, previews: bool) -> Optional[ResultCache]:
+    # Only plain checking is cached: fixing works from the file, and previews
+    # need the fixes themselves.
+    if options.cache_dir is None or options.fix or options.diff or previews:
+        return None
+    return ResultCache(options.cache_dir)
+
+
+def _cache_lookup(
+    cache: ResultCache, path: str, options: Options, linter: Linter
+) -> Tuple[Optional[str], Optional[FileReport]]:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None, None  # processing will report it
+    engine = linter.engine_for(path)
+    key = content_key(data, context_key([r.code for r in engine.rules], linter.settings))
+    diagnostics = cache.get(path, key)
+    if diagnostics is None:
+        return key, None
+    report = FileReport(path, diagnostics=diagnostics)
+    return key, report
 
 
 def _reporter(options: Options, stream: TextIO) -> Reporter:

@@ -43,6 +43,7 @@ from torchlint.deprecations import (
     Status,
     entries,
 )
+from torchlint.screens import referenced
 from torchlint.rule import Edit, Finding, Fix
 from torchlint.rules._renames import RenamedSymbolRule, spell_code, spell_qualified
 from torchlint.torch_api import Rename as ApiRename
@@ -71,8 +72,11 @@ class DeprecatedApiRule(RenamedSymbolRule):
         cls._keywords = tuple(e for e in table if e.kind is Kind.KEYWORD)
         cls._modules = tuple(e for e in table if e.kind is Kind.MODULE)
         cls._names = frozenset(e.name for e in table)
-        # What a file must contain to use an entry: its last name component.
-        cls.triggers = tuple(sorted(cls._names))
+        # What a file must contain to use an entry: its last name component,
+        # used as an attribute, imported, or (for keyword entries) passed.
+        cls.triggers = (
+            referenced(cls._names - {e.name for e in cls._keywords}, [e.name for e in cls._keywords]),
+        )
 
     def message(self, entry: Deprecation) -> str:  # type: ignore[override]
         raise NotImplementedError

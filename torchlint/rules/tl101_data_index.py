@@ -1,5 +1,7 @@
 """TL101: reading a Python number with `.data[0]` instead of `.item()`."""
 
+import re
+
 from typing import Iterator
 
 import libcst as cst
@@ -20,7 +22,7 @@ class DataIndexZero(Rule):
     )
     fix_safety = FixSafety.SAFE
     fix_description = "Replaces `<x>.data[0]` with `<x>.item()`."
-    triggers = (".data[",)
+    triggers = (re.compile(r"\.data\s*\[\s*0\s*\]"),)
     seeds = "000 (2.5.3); 001 (三.1); 002 (2); 003 (MyReLU example)"
 
     flagged = (

@@ -1,5 +1,7 @@
 """TL104: F.sigmoid / F.tanh -> torch.sigmoid / torch.tanh."""
 
+import re
+
 from torchlint.rule import Example, FixSafety
 from torchlint.rules._renames import RenamedSymbolRule
 from torchlint.settings import versions
@@ -22,7 +24,13 @@ class FunctionalSigmoidTanh(RenamedSymbolRule):
         "(`th.sigmoid` after `import torch as th`); adds `import torch` when the file binds no `torch`. "
         "`from torch.nn.functional import sigmoid` becomes `from torch import sigmoid`."
     )
-    triggers = ("sigmoid", "tanh")
+    # An attribute reference not spelled ``torch.sigmoid``, or the bare name
+    # in an import list; and the functional module somewhere.
+    triggers = (
+        re.compile(r"(?<!torch)\.(?:sigmoid|tanh)\b"),
+        re.compile(r"(?:^|[\s,(])(?:sigmoid|tanh)\s*(?:,|\)|$|\bas\b)", re.MULTILINE),
+    )
+    requires = ("functional",)
     torch_versions = versions(until="2.0")  # torch 2.x no longer warns
     seeds = "001 (三.4)"
     RENAMES = renames_for("TL104")

@@ -1,5 +1,7 @@
 """TL105: nn.init.X -> nn.init.X_."""
 
+import re
+
 from torchlint.rule import Example, FixSafety
 from torchlint.rules._renames import RenamedSymbolRule
 from torchlint.torch_api import Rename, renames_for
@@ -18,7 +20,10 @@ class InitWithoutUnderscore(RenamedSymbolRule):
     )
     fix_safety = FixSafety.SAFE
     fix_description = "Appends the underscore, in attribute references and in from-imports with their uses."
-    triggers = ("init",)
+    # A deprecated name (``normal``, not ``normal_``) and the init module.
+    triggers = (re.compile(r"\b(?:uniform|normal|constant|eye|dirac|xavier_uniform|xavier_normal|"
+                           r"kaiming_uniform|kaiming_normal|orthogonal|sparse)\b"),)
+    requires = (re.compile(r"\binit\b"),)
     seeds = "000 (2.5.1)"
     RENAMES = renames_for("TL105")
 

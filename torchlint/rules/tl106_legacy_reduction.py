@@ -1,5 +1,7 @@
 """TL106: size_average= / reduce= / reduction='elementwise_mean' on losses."""
 
+import re
+
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -30,7 +32,11 @@ class LegacyLossReduction(Rule):
         "was ignoring. Only literal True/False/None values are fixed; anything else is flagged only."
     )
     # Positional legacy arguments leave no keyword to spot: the loss names do.
-    triggers = ("size_average", "reduce", "elementwise_mean", "Loss", "_loss", "cross_entropy", "kl_div")
+    # (a loss constructor with arguments, or any functional loss call).
+    triggers = (
+        "size_average", "reduce", "elementwise_mean",
+        re.compile(r"Loss(?:2d)?\s*\(\s*[^\s)]"), re.compile(r"(?:_loss|cross_entropy|kl_div)\s*\("),
+    )
     seeds = "000 (2.5.4); 001 (六.2); 002 (6)"
 
     flagged = (

@@ -1,5 +1,7 @@
 """TL110: a legacy tensor type (`torch.cuda.FloatTensor`) passed as `dtype=`."""
 
+import re
+
 from typing import Iterator, List, Optional
 
 import libcst as cst
@@ -29,7 +31,7 @@ class TensorTypeAsDtype(Rule):
         "...) and, for the `torch.cuda` types, adds `device='cuda'`. No fix for a CUDA type when the call "
         "already passes `device=` (or `**kwargs`): which device was meant is then unclear."
     )
-    triggers = ("Tensor",)
+    triggers = (re.compile(r"\bdtype\s*=\s*[\w.]*Tensor\b"),)
     seeds = "000 (2.1.1)"
 
     flagged = (

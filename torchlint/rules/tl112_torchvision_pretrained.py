@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Iterator, Optional, Tuple
 
 import libcst as cst
@@ -50,6 +52,7 @@ class TorchvisionPretrained(Rule):
         "builder's legacy weights are not known."
     )
     triggers = ("torchvision",)
+    requires = (re.compile(r"pretrained|\(\s*(?:True|False)\b"),)  # keyword, or the legacy positional flag
     torch_versions = versions(since=WEIGHTS_API_TORCH)
     references = (
         "https://pytorch.org/vision/stable/models.html",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Iterator
 
 import libcst as cst
@@ -35,6 +37,7 @@ class V2ToTensor(Rule):
         "torchvision 0.16, which pairs with torch 2.1: with `--torch-version` older than 2.1 the rule is off."
     )
     triggers = ("torchvision",)
+    requires = (re.compile(r"ToTensor|to_tensor"),)
     torch_versions = versions(since=V2_TO_IMAGE_TORCH)
     references = ("https://pytorch.org/vision/stable/generated/torchvision.transforms.v2.ToTensor.html",)
 

@@ -7,6 +7,7 @@ from typing import Iterator, Mapping
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
+from torchlint.screens import referenced
 from torchlint.rule import Example, Finding, FixSafety
 from torchlint.rules._renames import RenamedSymbolRule
 from torchlint.settings import parse_version
@@ -45,7 +46,7 @@ class PrivateAlias(RenamedSymbolRule):
         "module (its uses are untouched), an attribute chain is rewritten where the public module is "
         "imported under a plain name. Otherwise it is reported without a fix."
     )
-    triggers = _PRIVATE_PARTS
+    triggers = (referenced(_PRIVATE_PARTS),)
     references = ("https://github.com/pytorch/pytorch/pull/69862",)
     RENAMES = RENAMES
 

@@ -1,5 +1,7 @@
 """TL201: `x.cuda()` on a tensor as a statement: the result is thrown away."""
 
+import re
+
 from typing import Iterator
 
 import libcst as cst
@@ -28,7 +30,15 @@ class DiscardedTensorConversion(Rule):
         "Assigns the result back: `x.cuda()` becomes `x = x.cuda()`. Unsafe because it changes behaviour, "
         "which is the point: later code sees the converted tensor."
     )
-    triggers = ("torch",)
+    # A statement that starts with ``<dotted name>[...].<conversion>(``.
+    triggers = (
+        re.compile(
+            r"(?:^|;)[ \t]*[A-Za-z_][\w.]*(?:\[[^\]\n]*\])*\.(?:"
+            + "|".join(sorted(DISCARDED_RESULT_METHODS))
+            + r")\(",
+            re.MULTILINE,
+        ),
+    )
     seeds = "001 (一.4); 002 (1)"
 
     flagged = (

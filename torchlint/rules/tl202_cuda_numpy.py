@@ -26,6 +26,7 @@ class CudaTensorToNumpy(Rule):
         "raises if the tensor requires grad; add `.detach()` where needed)."
     )
     triggers = ("numpy(",)
+    requires = ("cuda",)  # nothing reaches a GPU without saying so
     seeds = "000 (2.3.1); 004 (DEBUG 12)"
 
     flagged = (

@@ -1,11 +1,13 @@
 """TL203: `torch.load(...)` relying on the defaults of `map_location` and `weights_only`."""
 
+
 from typing import Iterator, List, Optional
 
 import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.screens import CallWithout
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.torch_api import (
     TORCH_LOAD,
@@ -52,7 +54,8 @@ class TorchLoadDefaults(Rule):
         "is unsafe; use `weights_only=False` instead only for checkpoints you trust. A missing "
         "`map_location` is reported but not fixed: the right device cannot be guessed."
     )
-    triggers = ("load",)
+    triggers = (CallWithout("load", "map_location", "weights_only"),)
+    requires = ("torch",)
     seeds = "001 (一.6)"
     references = (
         "https://pytorch.org/docs/stable/generated/torch.load.html",

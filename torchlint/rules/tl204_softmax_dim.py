@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.screens import CallWithout
 from torchlint.rule import Example, Finding, FixSafety, Rule
 from torchlint.torch_api import IMPLICIT_DIM_CALLABLES
 
@@ -27,7 +28,7 @@ class SoftmaxImplicitDim(Rule):
         "None: the implicit dimension depends on the input's number of dimensions, which is not known "
         "statically. Pass the dimension you mean, usually `dim=-1` (the class dimension last)."
     )
-    triggers = ("softmax", "Softmax", "softmin", "Softmin")
+    triggers = (CallWithout("softmax|log_softmax|softmin|Softmax|LogSoftmax|Softmin", "dim"),)
     seeds = "004 (nn.Softmax dim section)"
     references = ("https://pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html",)
 

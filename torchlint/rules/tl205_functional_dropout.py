@@ -1,11 +1,13 @@
 """TL205: `F.dropout(...)` in a module's `forward` without `training=`."""
 
+
 from typing import Iterator, Optional
 
 import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.screens import CallWithout
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.torch_api import DROPOUT_FUNCTIONS, DROPOUT_TRAINING_INDEX
 
@@ -29,7 +31,9 @@ class FunctionalDropoutTraining(Rule):
         "for the alpha variants, dropout while training). In training mode `F.dropout` computes the same "
         "as before."
     )
-    triggers = ("dropout",)
+    # A lowercase (functional) dropout call; nn.Dropout modules are fine.
+    # (``self.dropout(x)`` calls an nn.Dropout module: not a candidate).
+    triggers = (CallWithout(r"(?<!self\.)\b\w*dropout(?:[123]d)?", "training"),)
     seeds = "003 (dropout functions)"
     references = ("https://pytorch.org/docs/stable/generated/torch.nn.functional.dropout.html",)
 

@@ -1,5 +1,7 @@
 """TL206: `load_state_dict(..., strict=False)` whose missing/unexpected keys are thrown away."""
 
+import re
+
 from typing import Iterator
 
 import libcst as cst
@@ -29,7 +31,7 @@ class UncheckedNonStrictLoad(Rule):
         "`result = model.load_state_dict(sd, strict=False)` then `assert not result.missing_keys, "
         "result.missing_keys`, or log `result.unexpected_keys`."
     )
-    triggers = ("strict",)
+    triggers = (re.compile(r"strict\s*=\s*False"),)
     seeds = "001 (三.5)"
     references = ("https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.load_state_dict",)
     # The returned NamedTuple of missing/unexpected keys exists since torch 1.1.

@@ -1,11 +1,14 @@
 """TL207: a negative-stride NumPy view (`np.flip`, `a[::-1]`) passed to `torch.from_numpy` & co."""
 
+import re
+
 from typing import Iterator, Optional
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
+from torchlint.screens import All
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.torch_api import (
     ARRAY_TO_TENSOR,
@@ -41,7 +44,9 @@ class NegativeStrideToTensor(Rule):
         "Appends `.copy()` to the array argument, which gives a contiguous array with the same values. "
         "Safe: the original call always raises, so there is no behaviour to keep."
     )
-    triggers = ("from_numpy", "tensor", "Tensor")
+    # A flip, a rot90 or a negative slice step, and a torch constructor.
+    triggers = (All("numpy", re.compile(r"flip|rot90")), re.compile(r":[^:\],\n]*:[ \t]*-"))  # a negative step in one slice
+    requires = (re.compile(r"from_numpy|tensor|Tensor|asarray"),)
     seeds = "001 (十.1, 十.4); 004 (DEBUG 4)"
     references = ("https://pytorch.org/docs/stable/generated/torch.from_numpy.html",)
 

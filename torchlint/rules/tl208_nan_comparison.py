@@ -1,5 +1,7 @@
 """TL208: comparing with NaN (`x == float('nan')`, `x is np.nan`) instead of testing for it."""
 
+import re
+
 from typing import Iterator, Optional, Tuple
 
 import libcst as cst
@@ -37,7 +39,7 @@ class NanComparison(Rule):
         "point: NaNs are now detected. `is` with a tensor is flagged only (`torch.isnan` returns a tensor, "
         "not a bool)."
     )
-    triggers = ("nan", "NaN", "NAN", "Nan", "nAN", "naN", "nAn", "NAn")
+    triggers = (re.compile(r"\bnan\b", re.IGNORECASE),)
     seeds = "001 (六.1)"
     references = ("https://pytorch.org/docs/stable/generated/torch.isnan.html",)
 

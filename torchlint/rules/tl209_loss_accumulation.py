@@ -1,5 +1,7 @@
 """TL209: `total_loss += loss` in a loop keeps every step's autograd graph alive."""
 
+import re
+
 from typing import Iterator, Optional
 
 import libcst as cst
@@ -7,12 +9,31 @@ import libcst as cst
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
+from torchlint.screens import Screen
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.settings import versions
 from torchlint.torch_api import AUTOGRAD_FUNCTIONS, NO_GRAD_CONTEXTS, SET_GRAD_ENABLED
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
+
+
+_ACCUMULATION = re.compile(r"\b(\w+)\s*(?:\+=|=\s*\1\s*\+)")
+
+
+class _NumberAccumulator(Screen):
+    """``total += x`` (or ``total = total + x``) where ``total`` is also bound to
+    something that can be a Python number: a numeric literal or ``len()`` /
+    ``float()`` / ``int()`` / a size query, as the rule's inference requires."""
+
+    def search(self, source: str) -> bool:
+        for name in {m.group(1) for m in _ACCUMULATION.finditer(source)}:
+            start = re.compile(
+                rf"\b{re.escape(name)}\s*(?::[^=\n]*)?=\s*(?:[-+(\s]*[\d.]|len\(|float\(|int\(|[\w.]+\.(?:size|numel|dim)\()"
+            )
+            if start.search(source):
+                return True
+        return False
 
 class LossAccumulatedAsTensor(Rule):
     code = "TL209"
@@ -40,7 +61,8 @@ class LossAccumulatedAsTensor(Rule):
         "and `.item()` waits for the GPU on every step. A loss that is not known to be 0-dim is flagged "
         "without a fix."
     )
-    triggers = ("+",)
+    triggers = (_NumberAccumulator(),)  # total = 0 ... total += x
+    requires = (re.compile(r"loss|cross_entropy|kl_div", re.IGNORECASE),)  # where loss values come from
     seeds = "001 (三.1); 002 (2)"
     torch_versions = versions(since="0.4")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set
 
 import libcst as cst
@@ -10,6 +12,7 @@ from libcst.metadata.scope_provider import ImportAssignment
 from torchlint import api_snapshot, edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
+from torchlint.screens import Screen, argument_text, top_level
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.deprecations import is_removed_api
 from torchlint.torch_api import EXTENSION_ATTRIBUTES
@@ -21,6 +24,96 @@ REQUIRES_GRAD = "requires_grad"
 _ATTRIBUTE_ERRORS = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 _CALL_ERRORS = frozenset({"TypeError", "Exception", "BaseException"})
 
+
+
+_IMPORT_LINE = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.MULTILINE)
+_FROM_LINE = re.compile(r"^[ \t]*from[ \t]+(torch[\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]+)", re.MULTILINE)
+_KEYWORD = re.compile(r"(?<![=!<>])\b(\w+)\s*=(?!=)")
+_ATTRIBUTE_STORE = re.compile(r"\.\s*(\w*(?:req|grad)\w*)\s*=(?!=)")
+
+
+class _MisspellingScreen(Screen):
+    """Can a file contain a TL211 finding? Decided on the text, with the snapshot.
+
+    Mirrors what the rule can see: names rooted in ``import torch...`` /
+    ``from torch... import`` statements. A chain through an imported alias
+    that leaves a snapshotted namespace, a call of a known callable with a
+    keyword it does not take, an import of a missing name, or an attribute
+    assignment close to ``requires_grad`` makes the file a candidate;
+    anything unclear does too.
+    """
+
+    def search(self, source: str) -> bool:
+        if "torch" not in source:
+            return False
+        if any(
+            name != REQUIRES_GRAD and api_snapshot.similarity(name, REQUIRES_GRAD) >= 0.85
+            for name in _ATTRIBUTE_STORE.findall(source)
+        ):
+            return True
+        aliases: Dict[str, str] = {}
+        for match in _IMPORT_LINE.finditer(source):
+            for part in match.group(1).split(","):
+                words = part.split()
+                if not words or not words[0].startswith("torch"):
+                    continue
+                if _leaves_api(words[0]):
+                    return True
+                if len(words) == 3 and words[1] == "as":
+                    aliases[words[2]] = words[0]
+                else:
+                    aliases["torch"] = "torch"
+        for match in _FROM_LINE.finditer(source):
+            module = match.group(1)
+            if _leaves_api(module):
+                return True
+            members = api_snapshot.namespace_members(module)
+            for part in match.group(2).strip("() \n").split(","):
+                words = part.split()
+                if not words or words[0] == "*":
+                    continue
+                if members is not None and words[0] not in members and not words[0].startswith("_"):
+                    return True
+                aliases[words[2] if len(words) == 3 and words[1] == "as" else words[0]] = f"{module}.{words[0]}"
+        return bool(aliases) and self._chains_leave_api(source, aliases)
+
+    def _chains_leave_api(self, source: str, aliases: Dict[str, str]) -> bool:
+        heads = "|".join(sorted(map(re.escape, aliases), key=len, reverse=True))
+        chain = re.compile(rf"(?<![\w.])({heads})((?:\s*\.\s*\w+)*)(\s*\()?")
+        for match in chain.finditer(source):
+            qualified = aliases[match.group(1)]
+            for segment in re.findall(r"\w+", match.group(2)):
+                members = api_snapshot.namespace_members(qualified)
+                if members is None:
+                    break
+                if segment not in members and not segment.startswith("_"):
+                    return True
+                qualified = f"{qualified}.{segment}"
+            if match.group(3) and self._unknown_keyword(source, match.end(), qualified):
+                return True
+        return False
+
+    @staticmethod
+    def _unknown_keyword(source: str, start: int, qualified: str) -> bool:
+        params = api_snapshot.signature(qualified)
+        if params is None or params.var_keyword:
+            return False
+        arguments = argument_text(source, start)
+        if arguments is None:
+            return True
+        return any(not params.accepts_keyword(k) for k in _KEYWORD.findall(top_level(arguments)))
+
+
+def _leaves_api(dotted: str) -> bool:
+    """``torch.nn.functinal``: a dotted module path that leaves a snapshotted namespace."""
+    parts = dotted.split(".")
+    for index in range(1, len(parts)):
+        members = api_snapshot.namespace_members(".".join(parts[:index]))
+        if members is None:
+            return False
+        if parts[index] not in members and not parts[index].startswith("_"):
+            return True
+    return False
 
 class MisspelledTorchApi(Rule):
     code = "TL211"
@@ -47,7 +140,7 @@ class MisspelledTorchApi(Rule):
         "a known `nn.Module` it becomes `m.requires_grad_(v)`. Unsafe: code that used to crash (or "
         "silently do nothing) now runs and does what it says."
     )
-    triggers = ("torch",)
+    triggers = (_MisspellingScreen(),)
     seeds = "004 (torch.set_num_threds, require_grad); 003 (DataLoader bath_size/num_worker)"
 
     flagged = (

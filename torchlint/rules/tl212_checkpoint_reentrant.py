@@ -1,11 +1,13 @@
 """TL212: `torch.utils.checkpoint.checkpoint(...)` without an explicit `use_reentrant=`."""
 
+
 from typing import Iterator
 
 import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.screens import CallWithout
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.settings import versions
 from torchlint.torch_api import CHECKPOINT_FUNCTIONS
@@ -32,7 +34,8 @@ class CheckpointWithoutUseReentrant(Rule):
         "is unchanged and the warning goes away. Switching to the recommended `use_reentrant=False` is a "
         "decision to make by hand: it changes which inputs need grad and how RNG state and hooks behave."
     )
-    triggers = ("checkpoint",)
+    triggers = (CallWithout("checkpoint|checkpoint_sequential", "use_reentrant"),)
+    requires = ("utils",)  # torch.utils.checkpoint, however imported
     seeds = ""
     torch_versions = versions(since="1.11")
 

@@ -8,6 +8,7 @@ import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.screens import CallArgs, CallThen
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 
 LOG = "torch.log"
@@ -40,7 +41,8 @@ class ImpreciseMath(Rule):
         "right value where the old form failed), which is the point but not a behaviour-preserving edit, so "
         "the fix is unsafe. No fix when the sum has no `dim`, or `dtype=` / `out=` arguments."
     )
-    triggers = ("log", "exp")
+    # log(1 + x) / log(x + 1) / log(sum(exp(x))), or exp(x) - 1.
+    triggers = (CallArgs("log", r"\+|exp"), CallThen("exp", r"\s*-"))
 
     flagged = (
         Example(
