@@ -412,12 +412,34 @@ class Runner:
         self.timeout = timeout
         self.chunk_lines = chunk_lines
         self.extra = list(extra)
+        self._isolation: Optional[List[str]] = None
+
+    def isolation_options(self) -> List[str]:
+        """Options that make every run measure torchlint itself, when this torchlint has them.
+
+        ``--isolated``: no configuration file from the corpus (or from this
+        repository, which holds the cache) changes the rules; ``--no-cache``:
+        no result comes from an earlier run; ``-j 1``: this runner already
+        runs one torchlint per core.
+        """
+        if self._isolation is None:
+            env = dict(os.environ, PYTHONPATH=str(self.source))
+            try:
+                done = subprocess.run([self.python, "-m", "torchlint", "--help"], capture_output=True, text=True,
+                                      timeout=120, env=env, cwd=tempfile.gettempdir())
+                text = done.stdout
+            except (OSError, subprocess.SubprocessError):
+                text = ""
+            self._isolation = [flag for flag in ("--isolated", "--no-cache") if flag in text]
+            if re.search(r"\[-j N\]|-j N\b", text):
+                self._isolation += ["-j", "1"]
+        return self._isolation
 
     def run_many(
         self, work: Sequence[Tuple[str, Path, List[str], Dict[str, int]]], options: Sequence[str]
     ) -> Dict[str, Merged]:
         """work: (key, root, files, line counts); returns key -> Merged."""
-        options = [*options, *self.extra]
+        options = [*self.isolation_options(), *options, *self.extra]
         jobs = []
         for key, root, files, sizes in work:
             for chunk in chunked(files, sizes, self.chunk_lines):
