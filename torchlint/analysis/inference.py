@@ -193,6 +193,8 @@ class Inference:
         if isinstance(expr, (cst.Integer, cst.Float)):
             return NUMBER
         if isinstance(expr, cst.UnaryOperation):
+            if isinstance(expr.operator, cst.Not):
+                return UNKNOWN  # ``not x`` is a Python bool, whatever x is
             return self.value(expr.expression)
         if isinstance(expr, cst.BinaryOperation):
             return self._arithmetic((expr.left, expr.right))

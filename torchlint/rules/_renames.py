@@ -25,7 +25,7 @@ import re
 from typing import ClassVar, Iterator, List, Mapping, Optional, Tuple
 
 import libcst as cst
-from libcst.metadata.scope_provider import ImportAssignment
+from libcst.metadata.scope_provider import GlobalScope, ImportAssignment
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
@@ -89,6 +89,18 @@ class RenamedSymbolRule(Rule):
         references = self._references(node, bound, ctx)
         if references is None:
             return None
+        if isinstance(ctx.resolver.scope_of(node), GlobalScope):
+            # Other modules may import this name (``from .imports import *``,
+            # ``__all__``): the module must keep binding it, to the same thing.
+            if rename.extra_keywords or rename.new_module != rename.old_module:
+                return None if rename.extra_keywords else self._moved_import_fix(node, alias, rename, bound, ctx)
+            return Fix([Edit(alias, _rename_alias_keeping(rename.new_attr, bound))])
+        return self._local_import_fix(node, alias, rename, bound, references, ctx)
+
+    def _local_import_fix(
+        self, node: cst.ImportFrom, alias: cst.ImportAlias, rename: Rename, bound: str,
+        references: List[cst.Name], ctx: NodeContext,
+    ) -> Optional[Fix]:
         calls = [ctx.file.call_of(ref) for ref in references]
         if rename.extra_keywords and any(c is None or edits.has_star_args(c) for c in calls):
             return None
@@ -106,7 +118,14 @@ class RenamedSymbolRule(Rule):
                     return Fix(fix_edits)
             fix_edits.append(Edit(alias, _rename_alias(rename.new_attr)))
             return Fix(fix_edits)
-        # The callable lives in another module: import it from there instead.
+        return self._moved_import_fix(node, alias, rename, bound, ctx, fix_edits)
+
+    def _moved_import_fix(
+        self, node: cst.ImportFrom, alias: cst.ImportAlias, rename: Rename, bound: str, ctx: NodeContext,
+        fix_edits: Optional[List[Edit]] = None,
+    ) -> Optional[Fix]:
+        """The callable lives in another module: import it from there instead."""
+        fix_edits = list(fix_edits or [])
         new_import = f"from {rename.new_module} import {rename.new_attr}"
         if alias.asname is not None:
             new_import += f" as {bound}"
@@ -197,6 +216,16 @@ def spell_code(code: str, at: cst.CSTNode, ctx: NodeContext) -> Optional[Tuple[s
 
 def _imports_name(node: cst.ImportFrom, name: str) -> bool:
     return any(a.asname is None and a.evaluated_name == name for a in node.names)
+
+
+def _rename_alias_keeping(new_name: str, bound: str):
+    """``from m import old`` -> ``from m import new as old``: same binding, new target."""
+
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.ImportAlias)
+        return node.with_changes(name=cst.Name(new_name), asname=cst.AsName(name=cst.Name(bound)))
+
+    return apply
 
 
 def _rename_alias(new_name: str):

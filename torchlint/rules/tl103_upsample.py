@@ -19,7 +19,9 @@ class DeprecatedUpsample(RenamedSymbolRule):
     fix_safety = FixSafety.SAFE
     fix_description = (
         "Renames the call to `interpolate` and adds the `mode` (and `align_corners`) keywords the old "
-        "function implied; from-imports and their uses are rewritten together. A reference that is not "
+        "function implied; a from-import inside a function is rewritten together with its uses (a module-level "
+        "one is flagged without a fix: other modules may import the name from there and call it without the "
+        "keywords). A reference that is not "
         "called (e.g. stored in a variable) to `upsample_nearest`/`upsample_bilinear` is flagged without a fix."
     )
     triggers = ("upsample",)
@@ -67,17 +69,35 @@ class DeprecatedUpsample(RenamedSymbolRule):
         Example(
             """
             import torch
-            from torch.nn.functional import upsample_bilinear
-            x = torch.arange(16.0).reshape(1, 1, 4, 4)
-            y = upsample_bilinear(x, scale_factor=2)
+
+
+            def upscale(x):
+                from torch.nn.functional import upsample_bilinear
+                return upsample_bilinear(x, scale_factor=2)
+
+
+            y = upscale(torch.arange(16.0).reshape(1, 1, 4, 4))
             """,
             """
             import torch
-            from torch.nn.functional import interpolate
-            x = torch.arange(16.0).reshape(1, 1, 4, 4)
-            y = interpolate(x, scale_factor=2, mode='bilinear', align_corners=True)
+
+
+            def upscale(x):
+                from torch.nn.functional import interpolate
+                return interpolate(x, scale_factor=2, mode='bilinear', align_corners=True)
+
+
+            y = upscale(torch.arange(16.0).reshape(1, 1, 4, 4))
             """,
             runnable=True,
+        ),
+        Example(
+            # Module level: other modules may star-import `upsample_bilinear`
+            # from here and call it without `mode=`: no fix.
+            """
+            from torch.nn.functional import upsample_bilinear
+            y = upsample_bilinear(x, scale_factor=2)
+            """,
         ),
         Example(
             """

@@ -19,7 +19,11 @@ class InitWithoutUnderscore(RenamedSymbolRule):
         "same random numbers."
     )
     fix_safety = FixSafety.SAFE
-    fix_description = "Appends the underscore, in attribute references and in from-imports with their uses."
+    fix_description = (
+        "Appends the underscore in attribute references. A from-import inside a function is renamed with its "
+        "uses; a module-level one keeps its name bound (`from torch.nn.init import normal_ as normal`), since "
+        "other modules may import it from there (`from .imports import *`, `__all__`)."
+    )
     # A deprecated name (``normal``, not ``normal_``) and the init module.
     triggers = (re.compile(r"\b(?:uniform|normal|constant|eye|dirac|xavier_uniform|xavier_normal|"
                            r"kaiming_uniform|kaiming_normal|orthogonal|sparse)\b"),)
@@ -79,10 +83,10 @@ class InitWithoutUnderscore(RenamedSymbolRule):
             """,
             """
             import torch
-            from torch.nn.init import orthogonal_, normal_ as gauss
+            from torch.nn.init import orthogonal_ as orthogonal, normal_ as gauss
             torch.manual_seed(0)
             w = torch.empty(4, 4)
-            orthogonal_(w)
+            orthogonal(w)
             gauss(w, std=0.1)
             """,
             count=2,

@@ -115,6 +115,13 @@ class LegacyLossReduction(Rule):
     accepted = (
         """
         import torch.nn as nn
+        import torch.nn.functional as F
+        # Both legacy arguments None: torch's defaults, no warning, reduction= is honoured.
+        criterion = nn.MSELoss(size_average=None, reduce=None, reduction="sum")
+        per_item = F.mse_loss(p, t, size_average=None, reduce=None, reduction="none")
+        """,
+        """
+        import torch.nn as nn
         criterion = nn.CrossEntropyLoss(reduction="sum")
         """,
         """
@@ -135,7 +142,10 @@ class LegacyLossReduction(Rule):
         params = LOSS_PARAMS.get(callee) if callee else None
         if params is None:
             return
-        legacy = _legacy_arguments(node, params)
+        # Both legacy arguments None is torch's own default: it takes the
+        # ``reduction`` path, warns nothing, and honours ``reduction=``.
+        legacy = [(name, arg) for name, arg in _legacy_arguments(node, params)
+                  if edits.literal_value(arg.value) != (True, None)]
         reduction = edits.keyword(node, "reduction")
         if legacy:
             first = legacy[0][1]

@@ -124,8 +124,8 @@ class RemovedTorchApi(DeprecatedApiRule):
                 print("deterministic")
             """,
             """
-            from torch import are_deterministic_algorithms_enabled
-            if are_deterministic_algorithms_enabled():
+            from torch import are_deterministic_algorithms_enabled as is_deterministic
+            if is_deterministic():
                 print("deterministic")
             """,
         ),

@@ -226,10 +226,10 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             """,
             """
             import torch
-            from torch.nn.utils import clip_grad_norm_
+            from torch.nn.utils import clip_grad_norm_ as clip_grad_norm
             model = torch.nn.Linear(2, 1)
             model(torch.ones(1, 2)).sum().backward()
-            norm = clip_grad_norm_(model.parameters(), max_norm=0.5)
+            norm = clip_grad_norm(model.parameters(), max_norm=0.5)
             """,
             runnable=True,
         ),

@@ -105,6 +105,14 @@ class TorchLoadDefaults(Rule):
             state = torch.load("checkpoint.pt", weights_only=True)
             """,
         ),
+        Example(
+            # weights_only=True next to pickle_module always raises: flagged, no fix.
+            """
+            import pickle
+            import torch
+            model = torch.load("model.pt", map_location="cpu", pickle_module=pickle)
+            """,
+        ),
     )
     accepted = (
         """
@@ -146,7 +154,9 @@ class TorchLoadDefaults(Rule):
             return
         spelled = edits.expression_code(node.func)
         explanation = BOTH if len(missing) == 2 else (MAP_LOCATION if missing == ["map_location"] else WEIGHTS_ONLY)
-        fix = _fix(node) if "weights_only" in missing else None
+        # weights_only=True next to a pickle_module raises ("Can not safely load
+        # weights when explicit pickle_module is specified"): no fix then.
+        fix = _fix(node) if "weights_only" in missing and not _has_argument(node, "pickle_module") else None
         yield Finding(node, f"`{spelled}()` {explanation}", fix)
 
 

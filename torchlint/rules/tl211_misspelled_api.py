@@ -330,7 +330,6 @@ class MisspelledTorchApi(Rule):
         y = torch.Tensor.add(x, x)
         z = torch.distributed.is_initialized()
         private = torch._C._get_tracing_state()
-        legacy = torch.solve  # removed: TL108's business
         """,
         """
         import torch

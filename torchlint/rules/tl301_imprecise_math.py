@@ -100,6 +100,11 @@ class ImpreciseMath(Rule):
     accepted = (
         """
         import torch
+        m = torch.max(x)
+        y = m + torch.log(torch.sum(torch.exp(x - m)))  # already shifted by the maximum
+        """,
+        """
+        import torch
         a = torch.log1p(x)
         b = torch.expm1(x)
         c = torch.logsumexp(x, dim=1)
@@ -169,6 +174,9 @@ class ImpreciseMath(Rule):
             return
         if not _single_positional(exp) or exp.args[0].keyword is not None or ctx.resolver.resolve(exp.func) != EXP:
             return
+        shifted = exp.args[0].value
+        if isinstance(shifted, cst.BinaryOperation) and isinstance(shifted.operator, cst.Subtract):
+            return  # ``exp(x - m)``: the hand-written stable form (m the maximum); it does not overflow
         dim = _dim(rest)
         fix = None
         if dim is not None and all(_known_sum_argument(arg) for arg in rest):
