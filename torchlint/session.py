@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Dict, List, Sequence, TextIO, Tuple
 
 from torchlint.config import Options
-from torchlint.engine import Engine, ParseError
+from torchlint.engine import Engine, ParseError, Unsupported
 from torchlint.files import discover
 from torchlint.noqa import add_noqa
 from torchlint.reporters import REPORTERS, Reporter
@@ -155,6 +155,8 @@ def run_add_noqa(options: Options, linter: Linter, stdout: TextIO, stderr: TextI
                 write_atomically(path, encode(source, text))
                 added += changed
                 files += 1
+        except Unsupported as exc:
+            print(f"torchlint: warning: {path}:{exc.line}:{exc.column + 1}: skipped: {exc.message}", file=stderr)
         except ParseError as exc:
             print(f"torchlint: error: {path}:{exc.line}:{exc.column + 1}: cannot parse: {exc.message}", file=stderr)
             status = 2
