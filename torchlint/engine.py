@@ -17,7 +17,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from torchlint.analysis.context import NodeContext, analyse
-from torchlint.fixer import apply_fixes
+from torchlint.fixer import apply_fixes, keep_lost_text
 from torchlint.noqa import NoqaIndex, file_is_exempt
 from torchlint.rule import Fix, Rule
 from torchlint.settings import Settings
@@ -151,16 +151,18 @@ class Engine:
     def fix(self, source: str, unsafe: bool = False) -> FixResult:
         result = FixResult(source, [])
         current = source
+        round_trip: Optional[str] = None  # libcst's rendering of ``source``
         for _ in range(MAX_FIX_ROUNDS):
             checked = self.check(current, syntax_checked=current is not source)
             result.internal_errors.extend(checked.internal_errors)
+            if round_trip is None and checked.module is not None:
+                round_trip = checked.module.code
             by_fix: Dict[int, Diagnostic] = {}
             for diagnostic in checked.diagnostics:
                 if diagnostic.fix is not None and (diagnostic.fix.safe or unsafe):
                     by_fix.setdefault(id(diagnostic.fix), diagnostic)
             if not by_fix or checked.module is None:
-                result.source, result.diagnostics = current, checked.diagnostics
-                return result
+                return self._finish(result, source, round_trip, current, checked.diagnostics)
             fixes = [d.fix for d in by_fix.values()]
             fix_round = apply_fixes(checked.module, fixes)
             owner = {id(d.fix): d for d in by_fix.values()}
@@ -169,12 +171,26 @@ class Engine:
             for fix in fix_round.applied:
                 result.fixed[owner[id(fix)].code] += 1
             if fix_round.code == current:
-                result.source, result.diagnostics = current, checked.diagnostics
-                return result
+                return self._finish(result, source, round_trip, current, checked.diagnostics)
             current = fix_round.code
         result.converged = False
+        return self._finish(result, source, round_trip, current, None)
+
+    def _finish(self, result: FixResult, source: str, round_trip: Optional[str], current: str,
+                diagnostics: Optional[List[Diagnostic]]) -> FixResult:
+        """The fixed text, with what libcst's rendering dropped from ``source`` restored."""
+        if current != source and round_trip is not None and round_trip != source:
+            restored = keep_lost_text(source, round_trip, current)
+            if restored is None:  # cannot line the texts up: write nothing rather than lose characters
+                result.discarded.extend(
+                    (d, "the fixed code would lose characters libcst does not keep") for d in self.check(source).diagnostics
+                    if d.fix is not None)
+                result.fixed.clear()
+                restored = source
+            if restored != current:
+                current, diagnostics = restored, None
         result.source = current
-        result.diagnostics = self.check(current).diagnostics
+        result.diagnostics = diagnostics if diagnostics is not None else self.check(current).diagnostics
         return result
 
 
