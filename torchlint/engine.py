@@ -21,6 +21,7 @@ from torchlint.fixer import apply_fixes, keep_lost_text
 from torchlint.noqa import NoqaIndex, file_is_exempt
 from torchlint.rule import Fix, Rule
 from torchlint.settings import Settings
+from torchlint.source import physical_lines
 
 MAX_FIX_ROUNDS = 10
 # Deepest syntax tree (in ast levels) torchlint analyses; see ``check_depth``.
@@ -140,11 +141,15 @@ class Engine:
         if found:
             positions = wrapper.resolve(PositionProvider)
             noqa = NoqaIndex(source)
+            lines = physical_lines(source) if "\x0c" in source else None
             for rule, finding in found:
                 start = positions[finding.node].start
                 if self.honour_noqa and noqa.suppresses(start.line, rule.code):
                     continue
-                diagnostics.append(Diagnostic(rule.code, finding.message, start.line, start.column, finding.fix))
+                column = start.column
+                if lines is not None and lines[start.line - 1].startswith("\x0c"):
+                    column = _form_feed_column(lines[start.line - 1], column, file_context.module, finding.node)
+                diagnostics.append(Diagnostic(rule.code, finding.message, start.line, column, finding.fix))
         diagnostics.sort(key=Diagnostic.sort_key)
         return CheckResult(_dedupe(diagnostics), file_context.module, errors)
 
@@ -244,6 +249,20 @@ def parse(source: str) -> cst.Module:
         raise Unsupported("too deeply nested to parse", 1, 0) from None
     except Exception as exc:  # libcst's native parser can raise other errors
         raise Unsupported(f"libcst cannot parse this valid Python ({str(exc) or type(exc).__name__})", 1, 0) from None
+
+
+def _form_feed_column(line: str, column: int, module: cst.Module, node: cst.CSTNode) -> int:
+    """The column of ``node`` on a line that starts with form feeds.
+
+    libcst leaves a module-level line's leading form feeds out of its
+    columns, Python (and every editor) counts them: find the node's text at
+    the column, or as many characters further as there are form feeds.
+    """
+    text = module.code_for_node(node).split("\n")[0].split("\r")[0]
+    feeds = len(line) - len(line.lstrip("\x0c"))
+    if text and not line.startswith(text, column) and line.startswith(text, column + feeds):
+        return column + feeds
+    return column
 
 
 def _dedupe(diagnostics: List[Diagnostic]) -> List[Diagnostic]:
