@@ -654,6 +654,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--chunk-lines", type=int, default=6000, help="lines of code per torchlint run")
     parser.add_argument("--python", default=sys.executable, help="interpreter that runs torchlint and pip")
     parser.add_argument("--json", metavar="PATH", help="write every number as JSON")
+    parser.add_argument("--torchlint-src", metavar="DIR",
+                        help="directory holding the torchlint package to run (default: this checkout)")
     args = parser.parse_args(argv)
 
     wanted = {c.strip() for c in args.corpora.split(",") if c.strip()}
@@ -665,7 +667,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     sampling = dict(sample=args.sample, max_lines=args.max_lines)
     corpora: List[Corpus] = []
     if "examples" in wanted:
-        corpora.append(examples_corpus(cache))
+        corpora.append(examples_corpus(cache, Path(args.torchlint_src).resolve() if args.torchlint_src else REPO))
     if "cpython" in wanted:
         corpora.append(stdlib_corpus(cache, **sampling))
     if "transformers" in wanted:
@@ -680,9 +682,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not any(c.files for c in corpora):
         print("scale: nothing to measure", file=sys.stderr)
         return 2
+    source = Path(args.torchlint_src).resolve() if args.torchlint_src else REPO
     results = measure(corpora, cache, args.jobs, args.timeout, args.chunk_lines, not args.no_opt_in, args.python,
-                      log=lambda m: print(m, file=sys.stderr))
-    codes = corpus.rule_codes({k: v for k, v in results.items() if not k.startswith("_")}, REPO, args.python)
+                      source, log=lambda m: print(m, file=sys.stderr))
+    codes = corpus.rule_codes({k: v for k, v in results.items() if not k.startswith("_")}, source, args.python)
     print(report(results, codes))
     print(f"\n({results['_seconds']:.0f}s; fixed copies in {cache / 'fixed'}, diffs in {cache / 'diffs'})")
     if args.json:
