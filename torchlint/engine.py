@@ -8,7 +8,7 @@ rewritten code each round, so a second ``--fix`` never changes anything.
 from __future__ import annotations
 
 import ast
-
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Type
@@ -17,12 +17,15 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from torchlint.analysis.context import NodeContext, analyse
-from torchlint.fixer import apply_fixes
+from torchlint.fixer import apply_fixes, keep_lost_text
 from torchlint.noqa import NoqaIndex, file_is_exempt
 from torchlint.rule import Fix, Rule
 from torchlint.settings import Settings
+from torchlint.source import physical_lines
 
 MAX_FIX_ROUNDS = 10
+# Deepest syntax tree (in ast levels) torchlint analyses; see ``check_depth``.
+MAX_DEPTH = 2500
 
 
 class ParseError(Exception):
@@ -33,6 +36,14 @@ class ParseError(Exception):
         self.message = message
         self.line = line
         self.column = column
+
+
+class Unsupported(ParseError):
+    """Valid Python (CPython's parser accepts it) that torchlint cannot analyse:
+    libcst cannot parse it (e.g. ``(x): int``, libcst issue #1011) or it is
+    nested too deeply. The file is skipped with a warning: the user's code is
+    not at fault.
+    """
 
 
 @dataclass
@@ -97,18 +108,19 @@ class Engine:
         ``syntax_checked`` says the caller already compiled ``source`` with
         Python's own parser (flake8 has), which otherwise happens here first.
         """
-        if not syntax_checked:
-            check_syntax(source)  # every file, so no syntax error goes unreported
+        tree = None if syntax_checked else check_syntax(source)  # every file, so no syntax error goes unreported
         if self.honour_noqa and file_is_exempt(source):
             return CheckResult([])
         active = self.rules_for(source)
         if not active:
             return CheckResult([])
+        if tree is not None and len(source) > MAX_DEPTH:  # shorter sources cannot nest that deep
+            check_depth(tree)
         module = parse(source)
         try:
             return self._check_module(module, source, active)
         except RecursionError:
-            raise ParseError("too deeply nested to analyse", 1, 0) from None
+            raise Unsupported("too deeply nested to analyse", 1, 0) from None
 
     def _check_module(self, module: cst.Module, source: str, active: Sequence[Rule]) -> CheckResult:
         active_ids = {id(rule) for rule in active}
@@ -129,27 +141,33 @@ class Engine:
         if found:
             positions = wrapper.resolve(PositionProvider)
             noqa = NoqaIndex(source)
+            lines = physical_lines(source) if "\x0c" in source else None
             for rule, finding in found:
                 start = positions[finding.node].start
                 if self.honour_noqa and noqa.suppresses(start.line, rule.code):
                     continue
-                diagnostics.append(Diagnostic(rule.code, finding.message, start.line, start.column, finding.fix))
+                column = start.column
+                if lines is not None and lines[start.line - 1].startswith("\x0c"):
+                    column = _form_feed_column(lines[start.line - 1], column, file_context.module, finding.node)
+                diagnostics.append(Diagnostic(rule.code, finding.message, start.line, column, finding.fix))
         diagnostics.sort(key=Diagnostic.sort_key)
         return CheckResult(_dedupe(diagnostics), file_context.module, errors)
 
     def fix(self, source: str, unsafe: bool = False) -> FixResult:
         result = FixResult(source, [])
         current = source
+        round_trip: Optional[str] = None  # libcst's rendering of ``source``
         for _ in range(MAX_FIX_ROUNDS):
             checked = self.check(current, syntax_checked=current is not source)
             result.internal_errors.extend(checked.internal_errors)
+            if round_trip is None and checked.module is not None:
+                round_trip = checked.module.code
             by_fix: Dict[int, Diagnostic] = {}
             for diagnostic in checked.diagnostics:
                 if diagnostic.fix is not None and (diagnostic.fix.safe or unsafe):
                     by_fix.setdefault(id(diagnostic.fix), diagnostic)
             if not by_fix or checked.module is None:
-                result.source, result.diagnostics = current, checked.diagnostics
-                return result
+                return self._finish(result, source, round_trip, current, checked.diagnostics)
             fixes = [d.fix for d in by_fix.values()]
             fix_round = apply_fixes(checked.module, fixes)
             owner = {id(d.fix): d for d in by_fix.values()}
@@ -158,38 +176,93 @@ class Engine:
             for fix in fix_round.applied:
                 result.fixed[owner[id(fix)].code] += 1
             if fix_round.code == current:
-                result.source, result.diagnostics = current, checked.diagnostics
-                return result
+                return self._finish(result, source, round_trip, current, checked.diagnostics)
             current = fix_round.code
         result.converged = False
+        return self._finish(result, source, round_trip, current, None)
+
+    def _finish(self, result: FixResult, source: str, round_trip: Optional[str], current: str,
+                diagnostics: Optional[List[Diagnostic]]) -> FixResult:
+        """The fixed text, with what libcst's rendering dropped from ``source`` restored."""
+        if current != source and round_trip is not None and round_trip != source:
+            restored = keep_lost_text(source, round_trip, current)
+            if restored is None:  # cannot line the texts up: write nothing rather than lose characters
+                result.discarded.extend(
+                    (d, "the fixed code would lose characters libcst does not keep") for d in self.check(source).diagnostics
+                    if d.fix is not None)
+                result.fixed.clear()
+                restored = source
+            if restored != current:
+                current, diagnostics = restored, None
         result.source = current
-        result.diagnostics = self.check(current).diagnostics
+        result.diagnostics = diagnostics if diagnostics is not None else self.check(current).diagnostics
         return result
 
 
-def check_syntax(source: str) -> None:
+def check_syntax(source: str) -> ast.Module:
     """Reject what CPython rejects, with its message, before libcst sees it.
 
     Besides better messages this protects libcst's native parser, which can
     overflow its stack on nesting CPython refuses (e.g. 3000 parentheses).
     """
     try:
-        ast.parse(source)
+        return ast.parse(source)
     except SyntaxError as exc:
         raise ParseError(exc.msg, exc.lineno or 1, max((exc.offset or 1) - 1, 0)) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise ParseError(str(exc) or type(exc).__name__, 1, 0) from None
 
 
+def check_depth(tree: ast.AST) -> None:
+    """Refuse (as ``Unsupported``) trees nested deeper than ``MAX_DEPTH`` levels.
+
+    Valid Python can nest far deeper than torchlint can analyse (a generated
+    ``a + a + ...`` of 10,000 terms): libcst's parser slows down
+    quadratically with the depth and crashes the interpreter near 10,000
+    levels, and the analysis recurses. Measured level by level, without
+    recursion.
+    """
+    level, depth = [tree], 0
+    while level:
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise Unsupported(f"nested more than {MAX_DEPTH} levels deep, too deep to analyse", 1, 0)
+        level = [child for node in level for child in ast.iter_child_nodes(node)]
+
+
 def parse(source: str) -> cst.Module:
+    """libcst's tree of ``source``, which CPython's parser has accepted.
+
+    Raises ``Unsupported`` when libcst cannot parse it anyway (its parser
+    lags CPython's grammar in places).
+    """
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        raise ParseError(exc.message, exc.raw_line, exc.raw_column) from None
+        # libcst's raw_line can point past the error; its message has the real place.
+        where = re.search(r"error at (\d+):(\d+)", exc.message)
+        line, column = (int(where.group(1)), int(where.group(2))) if where else (exc.raw_line, exc.raw_column)
+        detail = re.sub(r"^parser error: (error at \d+:\d+: )?", "", exc.message).split("\n")[0]
+        detail = detail if len(detail) <= 60 else detail[:57] + "..."
+        raise Unsupported(f"libcst cannot parse this valid Python ({detail})", line, column) from None
     except RecursionError:
-        raise ParseError("too deeply nested to parse", 1, 0) from None
+        raise Unsupported("too deeply nested to parse", 1, 0) from None
     except Exception as exc:  # libcst's native parser can raise other errors
-        raise ParseError(str(exc) or type(exc).__name__, 1, 0) from None
+        raise Unsupported(f"libcst cannot parse this valid Python ({str(exc) or type(exc).__name__})", 1, 0) from None
+
+
+def _form_feed_column(line: str, column: int, module: cst.Module, node: cst.CSTNode) -> int:
+    """The column of ``node`` on a line that starts with form feeds.
+
+    libcst leaves a module-level line's leading form feeds out of its
+    columns, Python (and every editor) counts them: find the node's text at
+    the column, or as many characters further as there are form feeds.
+    """
+    text = module.code_for_node(node).split("\n")[0].split("\r")[0]
+    feeds = len(line) - len(line.lstrip("\x0c"))
+    if text and not line.startswith(text, column) and line.startswith(text, column + feeds):
+        return column + feeds
+    return column
 
 
 def _dedupe(diagnostics: List[Diagnostic]) -> List[Diagnostic]:

@@ -9,6 +9,7 @@ order, whatever the overlap of the paths given.
 
 from __future__ import annotations
 
+import errno
 import os
 from typing import Callable, Iterator, Optional, Sequence, Tuple
 
@@ -48,7 +49,7 @@ def discover(
         elif os.path.exists(path):
             files = [path]
         elif os.path.lexists(path):
-            yield path, "broken symbolic link"
+            yield path, "symbolic link loop" if _loops(path) else "broken symbolic link"
             continue
         else:
             yield path, "no such file or directory"
@@ -58,6 +59,14 @@ def discover(
             if key not in seen:
                 seen.add(key)
                 yield file, None
+
+
+def _loops(path: str) -> bool:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def _walk(root: str, excluded: Callable[[str], bool]) -> Iterator[str]:

@@ -10,12 +10,14 @@ compiler); a fix that breaks it is discarded and reported, never written.
 from __future__ import annotations
 
 import ast
+import difflib
 from dataclasses import dataclass, field
-from typing import Dict, List, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
 from torchlint.rule import EditFn, Fix
+from torchlint.source import physical_lines
 
 
 @dataclass
@@ -136,3 +138,48 @@ def _is_future_import(statement: cst.CSTNode) -> bool:
             for small in statement.body
         )
     )
+
+
+def keep_lost_text(original: str, round_trip: str, fixed: str) -> Optional[str]:
+    """``fixed`` with the characters libcst lost from ``original`` put back.
+
+    libcst does not render everything it parses: form feeds that start the
+    line of a module-level statement, and a final lone ``\\r``, are gone from
+    ``round_trip`` (its rendering of ``original``), and so from ``fixed``,
+    rendered from the same tree. Lines the fixes left alone are taken from
+    ``original``; rewritten lines get their form feeds and line ending back.
+    None when ``original`` and ``round_trip`` do not line up that way.
+    """
+    if round_trip == original:
+        return fixed
+    o_lines, r_lines, f_lines = physical_lines(original), physical_lines(round_trip), physical_lines(fixed)
+    if len(o_lines) != len(r_lines) or any(_core(o) != _core(r) for o, r in zip(o_lines, r_lines)):
+        return None
+    out: List[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, r_lines, f_lines, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out.extend(o_lines[i1:i2])
+        elif i2 - i1 == j2 - j1:
+            out.extend(_repair(o, r, f) for o, r, f in zip(o_lines[i1:i2], r_lines[i1:i2], f_lines[j1:j2]))
+        else:
+            new = list(f_lines[j1:j2])
+            if new and i1 < i2:
+                new[0] = _repair(o_lines[i1], r_lines[i1], new[0], ending=False)
+                new[-1] = _repair(o_lines[i2 - 1], r_lines[i2 - 1], new[-1], prefix=False)
+            out.extend(new)
+    return "".join(out)
+
+
+def _core(line: str) -> str:
+    return line.lstrip("\x0c").rstrip("\r\n")
+
+
+def _repair(o: str, r: str, f: str, prefix: bool = True, ending: bool = True) -> str:
+    """Line ``f`` (rewritten from ``r``) with the form feeds and ending ``o`` had and ``r`` lost."""
+    o_feeds, r_feeds = len(o) - len(o.lstrip("\x0c")), len(r) - len(r.lstrip("\x0c"))
+    if prefix and o_feeds > r_feeds and f.startswith(r[:r_feeds]) and not f.startswith(o[:o_feeds]):
+        f = o[:o_feeds] + f[r_feeds:]
+    o_end, r_end, f_end = (line[len(line.rstrip("\r\n")):] for line in (o, r, f))
+    if ending and o_end != r_end and f_end == r_end:
+        f = f[:len(f) - len(f_end)] + o_end
+    return f

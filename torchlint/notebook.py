@@ -31,9 +31,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from torchlint.engine import Diagnostic, Engine, ParseError
+from torchlint.engine import Diagnostic, Engine, ParseError, Unsupported
 from torchlint.report import format_location
-from torchlint.runner import FileReport, _report_internal
+from torchlint.runner import FileReport, _report_internal, skip
 from torchlint.source import SourceError, physical_lines, write_atomically
 
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -445,6 +445,9 @@ def process_notebook(path: str, engine: Engine, args: argparse.Namespace) -> Fil
             checked = engine.check(layout.text)
             report.diagnostics = _map(layout, layout.text, checked.diagnostics)
             _report_internal(report, checked.internal_errors)
+    except Unsupported as exc:
+        cell, line = layout.locate(layout.starts(layout.text) or [], exc.line)
+        skip(report, format_location(path, line, exc.column, cell), exc.message)
     except ParseError as exc:
         report.diagnostics = []
         cell, line = layout.locate(layout.starts(layout.text) or [], exc.line)

@@ -44,9 +44,12 @@ def summary_line(reports: Sequence[FileReport], args: argparse.Namespace) -> str
             hints.append(f"{unsafe} {'more ' if safe and not args.fix else ''}with --fix --unsafe-fixes")
         parts.append(found + (f" ({', '.join(hints)})" if hints else "") + ".")
     failed = sum(1 for report in reports if report.errors)
+    skipped = sum(1 for report in reports if report.skipped and not report.errors)
     if failed:
         parts.append(f"{_plural(failed, 'file')} could not be checked (see the errors above).")
-    elif not diagnostics and not fixed:
+    if skipped:
+        parts.append(f"{_plural(skipped, 'file')} skipped: valid Python torchlint cannot analyse (see the warnings above).")
+    if not failed and not skipped and not diagnostics and not fixed:
         parts.append("All checks passed.")
     return " ".join(parts)
 

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, List, Optional
 
-from torchlint.engine import CheckResult, Diagnostic, Engine, ParseError
+from torchlint.engine import CheckResult, Diagnostic, Engine, ParseError, Unsupported
 from torchlint.source import SourceError, SourceText, encode, physical_lines, read_source, write_atomically
 from torchlint.textedits import TextEdit, preview_fix
 
@@ -31,6 +31,9 @@ class FileReport:
     fixed_by_code: Counter = field(default_factory=Counter)  # code -> fixes applied
     # With ``fixed_in_memory``: the fixed text, not written anywhere (stdin).
     fixed_source: Optional[str] = None
+    # Valid Python that torchlint cannot analyse (see ``engine.Unsupported``):
+    # skipped with a warning, not an error.
+    skipped: bool = False
     # With ``previews``: for each diagnostic, the edits its fix would make to
     # ``source`` (None: no fix, or one that cannot be applied).
     previews: List[Optional[List[TextEdit]]] = field(default_factory=list)
@@ -103,12 +106,24 @@ def process_file(
             _report_internal(report, checked.internal_errors)
             if previews:
                 _add_previews(report, checked)
+    except Unsupported as exc:
+        skip(report, f"{path}:{exc.line}:{exc.column + 1}", exc.message)
     except ParseError as exc:
         report.diagnostics = []
         report.errors.append(f"{path}:{exc.line}:{exc.column + 1}: cannot parse: {exc.message}")
     except SourceError as exc:
         report.errors.append(f"{path}: {exc}")
     return report
+
+
+def skip(report: FileReport, location: str, message: str) -> None:
+    """``report``'s file is valid Python torchlint cannot analyse: a warning; nothing is reported or written."""
+    report.diagnostics = []
+    report.fixed = 0
+    report.fixed_by_code.clear()
+    report.diff = ""
+    report.skipped = True
+    report.warnings.append(f"{location}: skipped: {message}")
 
 
 def _add_previews(report: FileReport, checked: CheckResult) -> None:

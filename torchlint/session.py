@@ -14,7 +14,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, TextIO, Tuple
 
 from torchlint.cache import ResultCache, content_key, context_key
 from torchlint.config import Options
-from torchlint.engine import Engine, ParseError
+from torchlint.engine import Engine, ParseError, Unsupported
 from torchlint.files import discover
 from torchlint.noqa import add_noqa
 from torchlint.reporters import REPORTERS, Reporter
@@ -251,6 +251,8 @@ def run_add_noqa(options: Options, linter: Linter, stdout: TextIO, stderr: TextI
                 write_atomically(path, encode(source, text))
                 added += changed
                 files += 1
+        except Unsupported as exc:
+            print(f"torchlint: warning: {path}:{exc.line}:{exc.column + 1}: skipped: {exc.message}", file=stderr)
         except ParseError as exc:
             print(f"torchlint: error: {path}:{exc.line}:{exc.column + 1}: cannot parse: {exc.message}", file=stderr)
             status = 2

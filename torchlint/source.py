@@ -3,18 +3,22 @@
 Bytes are decoded with the encoding Python itself would use (PEP 263 cookie
 or UTF-8 BOM); line endings are left as they are (the parser keeps them).
 Writing re-encodes with the same codec, goes through a temporary file in the
-same directory and an atomic rename, and keeps the file's permissions.
+same directory and an atomic rename (interrupts wait until it is done), and
+keeps the file's permissions and owner.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
+import signal
 import stat
 import tempfile
+import threading
 import tokenize
 from dataclasses import dataclass
-from typing import List
+from typing import Iterator, List
 
 
 class SourceError(Exception):
@@ -67,28 +71,71 @@ def encode(source: SourceText, new_text: str) -> bytes:
 
 
 def write_atomically(path: str, data: bytes) -> None:
-    """Replace ``path`` with ``data`` in one step, keeping its permission bits."""
+    """Replace ``path`` with ``data`` in one step, keeping its permission bits and owner.
+
+    An interrupt (Ctrl-C, SIGTERM, SIGHUP) arriving while the temporary file
+    exists is held back until the file is replaced or the temporary file is
+    gone, so no interrupted run leaves a half-written file or a stray
+    temporary file behind.
+    """
     path = os.path.realpath(path)  # through a symlink: replace its target, not the link
     directory = os.path.dirname(os.path.abspath(path))
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
+        status = os.stat(path)
         if not os.access(path, os.W_OK):
             raise SourceError("cannot write: permission denied")
-        fd, temp_path = tempfile.mkstemp(prefix=".torchlint-", suffix=".tmp", dir=directory)
     except OSError as exc:
         raise SourceError(f"cannot write: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp_path, mode)
-        os.replace(temp_path, path)
-    except BaseException as exc:
+    with _interrupts_deferred():
         try:
-            os.unlink(temp_path)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
+            fd, temp_path = tempfile.mkstemp(prefix=".torchlint-", suffix=".tmp", dir=directory)
+        except OSError as exc:
             raise SourceError(f"cannot write: {exc.strerror or exc}") from None
-        raise
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            _keep_owner(temp_path, status)
+            os.chmod(temp_path, stat.S_IMODE(status.st_mode))
+            os.replace(temp_path, path)
+        except BaseException as exc:
+            try:
+                os.unlink(temp_path)
+            except OSError:
+                pass
+            if isinstance(exc, OSError):
+                raise SourceError(f"cannot write: {exc.strerror or exc}") from None
+            raise
+
+
+def _keep_owner(temp_path: str, status: os.stat_result) -> None:
+    """Give the new file the old one's owner and group (when allowed: root, or our own group)."""
+    if not hasattr(os, "chown"):
+        return
+    temp = os.stat(temp_path)
+    if (temp.st_uid, temp.st_gid) == (status.st_uid, status.st_gid):
+        return
+    try:
+        os.chown(temp_path, status.st_uid, status.st_gid)
+    except OSError:
+        try:
+            os.chown(temp_path, -1, status.st_gid)
+        except OSError:
+            pass  # an ordinary user cannot give files away; the file is still replaced
+
+
+_DEFERRED_SIGNALS = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
+
+
+@contextlib.contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Block interrupting signals for the duration (main thread, POSIX); they are delivered on exit."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
