@@ -750,16 +750,26 @@ def consistency(steps: Sequence[Tool], samples: Dict[str, List[Sample]], corpora
                 if not failure_of(step.key, s)]
         if not runs:
             continue
-        shas = {s.output_sha for _, _, s in runs}
         kinds = sorted({step.label for step, _, _ in runs})
-        if len(shas) == 1:
-            notes.append(f"{c}: the {_n(len(runs), 'torchlint run')} printed identical output ({'; '.join(kinds)}).")
+        # Compare the finding lines, in order (deterministic output order);
+        # other lines (the summary) are compared byte for byte separately.
+        by_findings: Dict[Tuple[str, ...], List[str]] = {}
+        for step, i, _sample in runs:
+            path = outputs / f"{step.key.replace(':', '__')}.r{i}.out"
+            text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+            lines = tuple(line for line in text.splitlines() if DIAGNOSTIC.match(line))
+            by_findings.setdefault(lines, []).append(f"{step.label} #{i + 1}")
+        if len(by_findings) == 1:
+            count = len(next(iter(by_findings)))
+            same_bytes = len({s.output_sha for _, _, s in runs}) == 1
+            notes.append(f"{c}: the {_n(len(runs), 'torchlint run')} ({'; '.join(kinds)}) printed the same "
+                         f"{_n(count, 'finding')} in the same order"
+                         + (", byte for byte." if same_bytes else "; their other lines (summary) differ."))
         else:
-            by_sha: Dict[str, List[str]] = {}
-            for step, i, s in runs:
-                by_sha.setdefault(s.output_sha, []).append(f"{step.label} #{i + 1}")
-            groups = " vs ".join("[" + ", ".join(v) + "]" for v in by_sha.values())
-            notes.append(f"{c}: torchlint outputs DIFFER: {groups}")
+            groups = " vs ".join(f"[{', '.join(names)}: {_n(len(lines), 'finding')}]"
+                                 for lines, names in by_findings.items())
+            same_sets = len({frozenset(lines) for lines in by_findings}) == 1
+            notes.append(f"{c}: torchlint runs DIFFER" + (" in order only" if same_sets else "") + f": {groups}")
         cold = _findings(outputs / f"tl-cold__{c}.r0.out")
         plugin = _findings(outputs / f"flake8-tl-only__{c}.r0.out", "TL")
         if cold is not None and plugin is not None and samples.get(f"flake8-tl-only:{c}"):
