@@ -260,7 +260,9 @@ TOO_DEEP_FOR_TORCHLINT = {
     # valid (CPython compiles them) but deeper than torchlint analyses: skipped, not crashed
     # (libcst's parser crashed the interpreter on the first one, after minutes)
     "chain10k.py": "import torch.nn.functional as F\nx = F.upsample(y) + " + " + ".join(["a"] * 10_000) + "\n",
-    "methods.py": "import torch\nx = torch.zeros(1)" + ".cuda()" * 3000 + "\n",
+    # (a rule's screen must pass, or the file is rightly "checked" without analysis)
+    "methods.py": "import torch\nimport torch.nn.functional as F\ny = F.upsample(x)\nx = torch.zeros(1)"
+                  + ".cuda()" * 3000 + "\n",
 }
 
 

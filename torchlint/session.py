@@ -9,6 +9,10 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
+import stat
+import sys
 from dataclasses import replace
 from typing import Dict, Iterator, List, Optional, Sequence, TextIO, Tuple
 
@@ -89,7 +93,9 @@ def _process_all(files: Sequence[str], options: Options, linter: Linter, preview
                 reports[path] = cached
     missing = [path for path in files if path not in reports]
     for path, report in zip(missing, _compute(missing, options, linter, previews)):
-        if cache is not None and path in keys and not report.errors:
+        # Only clean results are cached: errors, warnings and skipped files
+        # must be reported again on every run.
+        if cache is not None and path in keys and not (report.errors or report.warnings or report.skipped):
             cache.put(path, keys[path], report.diagnostics)
         reports[path] = report
     if cache is not None:
@@ -102,7 +108,7 @@ def _compute(files: Sequence[str], options: Options, linter: Linter, previews: b
     if options.jobs <= 1 or len(files) < _PARALLEL_THRESHOLD or not _can_fork():
         return (process_file(path, linter.engine_for(path), options, previews=previews) for path in files)
     _WORKER_STATE = (options, linter, previews)
-    pool = multiprocessing.get_context("fork").Pool(min(options.jobs, len(files)))
+    pool = multiprocessing.get_context("fork").Pool(min(options.jobs, len(files)), initializer=_quiet_worker)
     chunk = max(1, min(16, len(files) // (options.jobs * 8)))
 
     def ordered() -> Iterator[FileReport]:
@@ -112,6 +118,15 @@ def _compute(files: Sequence[str], options: Options, linter: Linter, previews: b
             pool.terminate()
 
     return ordered()
+
+
+def _quiet_worker() -> None:
+    """Workers leave interrupts to the parent, which stops them, and print
+    nothing: when the parent is killed (SIGTERM) mid-run, a worker's failing
+    attempt to send a result back must not end in a traceback on the user's
+    terminal. Problems with files travel in the reports, not on stderr."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.stderr = open(os.devnull, "w")
 
 
 def _work(path: str) -> FileReport:
@@ -145,6 +160,8 @@ def _cache_lookup(
     cache: ResultCache, path: str, options: Options, linter: Linter
 ) -> Tuple[Optional[str], Optional[FileReport]]:
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None, None  # a FIFO or device can be read only once: by the processing
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
