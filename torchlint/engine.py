@@ -17,6 +17,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from torchlint.analysis.context import NodeContext, analyse
+from torchlint.analysis.outline import Outline
 from torchlint.fixer import apply_fixes, keep_lost_text
 from torchlint.noqa import NoqaIndex, file_is_exempt
 from torchlint.rule import Fix, Rule
@@ -88,8 +89,13 @@ class FixResult:
 
 
 class Engine:
-    def __init__(self, rules: Sequence[Rule], settings: Settings = Settings(), honour_noqa: bool = True) -> None:
+    def __init__(
+        self, rules: Sequence[Rule], settings: Settings = Settings(), honour_noqa: bool = True, screens: bool = True
+    ) -> None:
         self.settings = settings
+        # Without screens every rule analyses every file: slow, and only for
+        # tests proving that the screens never hide a finding.
+        self.screens = screens
         self.rules = [rule for rule in rules if rule.torch_versions.applies_to(settings.torch_version)]
         self.honour_noqa = honour_noqa
         # node type -> [(rule, bound check method)], in rule order
@@ -98,23 +104,36 @@ class Engine:
             for node_type, method in rule.node_handlers():
                 self._handlers.setdefault(node_type, []).append((rule, getattr(rule, method)))
 
-    def rules_for(self, source: str) -> List[Rule]:
-        """Cheap textual screen: rules whose trigger words occur in ``source``."""
-        return [r for r in self.rules if r.may_match(source)]
+    def rules_for(self, source: str, tree: Optional[ast.Module] = None) -> List[Rule]:
+        """The rules that may flag ``source``: those whose textual screen
+        passes, then (given Python's ``tree`` of it) whose outline screen
+        passes too. Only they run, and only files with some are analysed."""
+        if not self.screens:
+            return list(self.rules)
+        active = [r for r in self.rules if r.may_match(source)]
+        if active and tree is not None:
+            outline = Outline(tree)
+            active = [r for r in active if r.may_match_tree(outline)]
+        return active
 
-    def check(self, source: str, syntax_checked: bool = False) -> CheckResult:
+    def check(self, source: str, syntax_checked: bool = False, tree: Optional[ast.Module] = None) -> CheckResult:
         """Find problems in ``source``; raises ParseError for invalid Python.
 
         ``syntax_checked`` says the caller already compiled ``source`` with
-        Python's own parser (flake8 has), which otherwise happens here first.
+        Python's own parser; ``tree`` is that parser's tree, if the caller has
+        it (flake8 does). Otherwise the source is parsed here first: every
+        file, so no syntax error goes unreported.
         """
-        tree = None if syntax_checked else check_syntax(source)  # every file, so no syntax error goes unreported
+        if tree is None and not syntax_checked:
+            tree = check_syntax(source)
         if self.honour_noqa and file_is_exempt(source):
             return CheckResult([])
-        active = self.rules_for(source)
+        if tree is None and (not self.screens or any(r.may_match(source) for r in self.rules)):
+            tree = check_syntax(source)  # a rewritten text in the fix loop: its tree sharpens the screen
+        active = self.rules_for(source, tree)
         if not active:
             return CheckResult([])
-        if tree is not None and len(source) > MAX_DEPTH:  # shorter sources cannot nest that deep
+        if len(source) > MAX_DEPTH:  # shorter sources cannot nest that deep
             check_depth(tree)
         module = parse(source)
         try:

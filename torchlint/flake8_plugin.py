@@ -74,8 +74,10 @@ class TorchlintChecker:
         return cls._engine
 
     def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str = "") -> None:
-        # ``tree`` is requested only so flake8 treats this as a tree plugin
-        # (run once per file); we parse ``lines`` with libcst ourselves.
+        # flake8's own ast tree of the file: the outline screen reads it, so
+        # most files are never parsed again; the rest are parsed from
+        # ``lines`` with libcst.
+        self._tree = tree if isinstance(tree, ast.Module) else None
         self._lines = lines
         self._filename = filename
 
@@ -86,7 +88,7 @@ class TorchlintChecker:
     def _findings(self) -> List[Tuple[int, int, str]]:
         source = "".join(self._lines)
         try:
-            result = self.engine().check(source, syntax_checked=True)
+            result = self.engine().check(source, syntax_checked=True, tree=self._tree)
         except Exception:  # parse failures and anything unforeseen: stay silent
             return []
         return [(d.line, d.column, f"{d.code} {d.message}") for d in result.diagnostics]

@@ -20,6 +20,7 @@ from torchlint.settings import ALWAYS, VersionRange
 
 if TYPE_CHECKING:  # pragma: no cover
     from torchlint.analysis.context import NodeContext
+    from torchlint.analysis.outline import Outline
 
 
 class FixSafety(enum.Enum):
@@ -135,6 +136,14 @@ class Rule:
         if cls.triggers and not any(occurs(p, source) for p in cls.triggers):
             return False
         return all(occurs(p, source) for p in cls.requires)
+
+    @classmethod
+    def may_match_tree(cls, outline: "Outline") -> bool:
+        """The second screen, on Python's own parse tree (see
+        ``analysis/outline.py``), for files that passed the textual one.
+        Rules override it with the shapes every finding must have; like
+        ``triggers`` it must never say no to a file the rule would flag."""
+        return True
 
     @classmethod
     def node_handlers(cls) -> Iterator[Tuple[Type[cst.CSTNode], str]]:
