@@ -130,12 +130,28 @@ _DEFERRED_SIGNALS = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SI
 
 @contextlib.contextmanager
 def _interrupts_deferred() -> Iterator[None]:
-    """Block interrupting signals for the duration (main thread, POSIX); they are delivered on exit."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    """Hold interrupting signals back for the duration; they are delivered on exit.
+
+    Python-level handlers, not a signal mask: a process-directed signal goes
+    to any thread that does not block it (a library's worker thread), and
+    Python then runs its handler in the main thread at once, mid-write.
+    Handlers can be installed from the main thread only; elsewhere a failed
+    write still removes its temporary file.
+    """
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED_SIGNALS)
+    received: List[int] = []
+    previous = {}
+    for number in _DEFERRED_SIGNALS:
+        handler = signal.getsignal(number)
+        if handler is None or handler == signal.SIG_IGN:
+            continue  # installed outside Python, or ignored anyway: leave it alone
+        previous[number] = signal.signal(number, lambda signum, frame: received.append(signum))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in received:
+            signal.raise_signal(number)
