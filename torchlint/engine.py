@@ -98,6 +98,8 @@ class Engine:
         self.screens = screens
         self.rules = [rule for rule in rules if rule.torch_versions.applies_to(settings.torch_version)]
         self.honour_noqa = honour_noqa
+        self._outlined = [r for r in self.rules if r.has_outline_screen()]
+        self._textual_only = [r for r in self.rules if not r.has_outline_screen()]
         # node type -> [(rule, bound check method)], in rule order
         self._handlers: Dict[Type[cst.CSTNode], List[Tuple[Rule, object]]] = {}
         for rule in self.rules:
@@ -110,11 +112,15 @@ class Engine:
         passes too. Only they run, and only files with some are analysed."""
         if not self.screens:
             return list(self.rules)
-        active = [r for r in self.rules if r.may_match(source)]
-        if active and tree is not None:
-            outline = Outline(tree)
-            active = [r for r in active if r.may_match_tree(outline)]
-        return active
+        if tree is None:
+            return [r for r in self.rules if r.may_match(source)]
+        # A rule with an outline screen is asked only that: it is sharper
+        # than the textual one and, over the walk already paid for, cheaper
+        # than scanning the text with a rule's regexes.
+        textual = [r for r in self._textual_only if r.may_match(source)]
+        outline = Outline(tree)
+        sharp = {id(r) for r in self._outlined if r.may_match_tree(outline)}
+        return [r for r in self.rules if id(r) in sharp or r in textual]
 
     def check(self, source: str, syntax_checked: bool = False, tree: Optional[ast.Module] = None) -> CheckResult:
         """Find problems in ``source``; raises ParseError for invalid Python.

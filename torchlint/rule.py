@@ -146,6 +146,10 @@ class Rule:
         return True
 
     @classmethod
+    def has_outline_screen(cls) -> bool:
+        return getattr(cls.may_match_tree, "__func__", None) is not Rule.may_match_tree.__func__
+
+    @classmethod
     def node_handlers(cls) -> Iterator[Tuple[Type[cst.CSTNode], str]]:
         """Yield (node type, method name) for each ``check_<Type>`` method."""
         for attr in dir(cls):
