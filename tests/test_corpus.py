@@ -98,3 +98,59 @@ def test_the_rules_these_packages_exercise_fire(measured):
             found[code] = found.get(code, 0) + count
     for code, minimum in MIN_FINDINGS.items():
         assert found.get(code, 0) >= minimum, (code, found)
+
+
+# -- the same findings however the run is organised (issue 5) ---------------
+
+def _findings(result) -> list:
+    assert result.returncode in (0, 1), result.stderr
+    return [line for line in result.stdout.splitlines() if ": TL" in line]
+
+
+def test_same_findings_with_or_without_workers_cache_and_flake8(measured, tmp_path):
+    """Real code, the real CLI: -j1 and -j2, a cold and a warm result cache, and
+    flake8's plugin all report exactly the same findings, in the same order."""
+    import subprocess
+
+    corpora, _ = measured
+    roots = [str(c.root) for c in corpora]
+    cache = tmp_path / "cache"
+
+    def torchlint(*options):
+        return _findings(subprocess.run(
+            [sys.executable, "-m", "torchlint", "--isolated", *options, *roots],
+            capture_output=True, text=True, timeout=600))
+
+    serial = torchlint("-j", "1", "--no-cache")
+    assert len(serial) >= sum(MIN_FINDINGS.values())
+    assert torchlint("-j", "2", "--no-cache") == serial
+    assert torchlint("-j", "2", "--cache-dir", str(cache)) == serial  # cold: fills the cache
+    assert any(cache.rglob("*")), "the cache was not written"
+    assert torchlint("-j", "2", "--cache-dir", str(cache)) == serial  # warm
+    plugin = subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", "--select", "TL", *roots],
+        capture_output=True, text=True, timeout=600)
+    assert sorted(_findings(plugin)) == sorted(serial)
+
+
+def test_screens_never_hide_a_finding_on_real_code(measured):
+    """The textual and outline screens decide which files reach libcst; every
+    rule run on every file unscreened must find nothing more."""
+    from torchlint.engine import Engine, ParseError
+    from torchlint.rules import all_rules
+
+    corpora, _ = measured
+    rules = all_rules()  # opt-in rules too
+    screened, unscreened = Engine(rules), Engine(rules, screens=False)
+    compared = 0
+    for corpus in corpora:
+        for path in sorted(Path(corpus.root).rglob("*.py")):
+            source = path.read_text(encoding="utf-8")
+            try:
+                expected = unscreened.check(source).diagnostics
+            except ParseError:
+                continue
+            actual = screened.check(source).diagnostics
+            assert [(d.code, d.line, d.column) for d in actual] == [(d.code, d.line, d.column) for d in expected], path
+            compared += 1
+    assert compared > 80
