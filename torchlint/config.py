@@ -361,7 +361,22 @@ class Options:
 
     def is_excluded(self, path: str) -> bool:
         """Is the file or folder ``path`` excluded (its own name or path; searches prune parents)?"""
-        return any(pattern.matches(path) for pattern in self.exclude)
+        by_name, by_path = self._exclude_split()
+        if by_name is not None and by_name.match(os.path.basename(os.path.abspath(path))):
+            return True
+        return any(pattern.matches(path) for pattern in by_path)
+
+    def _exclude_split(self) -> Tuple[Optional["re.Pattern[str]"], List[PathPattern]]:
+        """The name-only patterns as one regex (every path of a run is tested
+        against them), and the patterns with a ``/``."""
+        key = tuple(self.exclude)
+        cached = self.__dict__.get("_exclude_cache")
+        if cached is None or cached[0] != key:
+            names = [p.pattern for p in self.exclude if "/" not in p.pattern]
+            regex = re.compile("|".join(f"(?:{fnmatch.translate(n)})" for n in names)) if names else None
+            cached = (key, regex, [p for p in self.exclude if "/" in p.pattern])
+            self.__dict__["_exclude_cache"] = cached
+        return cached[1], cached[2]
 
     def is_excluded_with_parents(self, path: str) -> bool:
         """Is ``path`` or a folder holding it excluded (for --force-exclude and stdin)?"""
