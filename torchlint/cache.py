@@ -23,7 +23,7 @@ import tempfile
 from typing import Dict, List, Optional, Sequence
 
 from torchlint import __version__
-from torchlint.engine import Diagnostic
+from torchlint.diagnostic import Diagnostic
 from torchlint.rule import Fix
 
 DEFAULT_DIRECTORY = ".torchlint_cache"

@@ -18,10 +18,10 @@ import os
 import sys
 from typing import Optional, Sequence, TextIO
 
-from torchlint import __version__, rule_command
+from torchlint import __version__
 from torchlint.config import ConfigError, resolve
 from torchlint.reporters import REPORTERS
-from torchlint.rules import all_rules
+from torchlint.rules import rule_specs
 from torchlint.selection import SelectionError
 from torchlint.session import Linter, run_add_noqa, run_files, run_stdin
 from torchlint.settings import SettingsError
@@ -117,7 +117,9 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == [rule_command.NAME]:  # only as the first argument: `torchlint ./rule` checks a path
+    if argv[:1] == ["rule"]:  # only as the first argument: `torchlint ./rule` checks a path
+        from torchlint import rule_command
+
         return rule_command.main(argv[1:], stdout, stderr)
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -125,7 +127,7 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
     if problem:
         parser.error(problem)
     try:
-        options = resolve(args, all_rules())
+        options = resolve(args, rule_specs())
     except (ConfigError, SelectionError, SettingsError) as exc:
         print(f"torchlint: error: {exc}", file=stderr)
         return 2

@@ -192,9 +192,13 @@ def repo_root() -> Path:
 
 
 def expected_pages(rules: Sequence[Rule]) -> Dict[Path, str]:
-    """Relative path -> content of every generated file under docs/rules/."""
+    """Relative path -> content of every generated file: docs/rules/ and the
+    rule catalog the command line chooses rules from (torchlint/rules/catalog.py)."""
+    from torchlint.rules import render_catalog
+
     pages = {DOCS_DIR / f"{rule.code}.md": render_rule(rule) for rule in rules}
     pages[DOCS_DIR / INDEX_NAME] = render_index(rules)
+    pages[Path("torchlint") / "rules" / "catalog.py"] = render_catalog(list(rules))
     return pages
 
 

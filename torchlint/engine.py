@@ -17,6 +17,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from torchlint.analysis.context import NodeContext, analyse
+from torchlint.diagnostic import Diagnostic, ParseError, Unsupported
 from torchlint.analysis.outline import Outline
 from torchlint.fixer import apply_fixes, keep_lost_text
 from torchlint.noqa import NoqaIndex, file_is_exempt
@@ -27,48 +28,6 @@ from torchlint.source import physical_lines
 MAX_FIX_ROUNDS = 10
 # Deepest syntax tree (in ast levels) torchlint analyses; see ``check_depth``.
 MAX_DEPTH = 2500
-
-
-class ParseError(Exception):
-    """The source is not valid Python; carries a 1-based line and 0-based column."""
-
-    def __init__(self, message: str, line: int, column: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
-
-
-class Unsupported(ParseError):
-    """Valid Python (CPython's parser accepts it) that torchlint cannot analyse:
-    libcst cannot parse it (e.g. ``(x): int``, libcst issue #1011) or it is
-    nested too deeply. The file is skipped with a warning: the user's code is
-    not at fault.
-    """
-
-
-@dataclass
-class Diagnostic:
-    code: str
-    message: str
-    line: int  # 1-based
-    column: int  # 0-based, in characters
-    fix: Optional[Fix] = None
-    # Notebooks only: the 1-based number of the cell among all the notebook's
-    # cells (markdown ones included, as Jupyter shows them); line and column
-    # are then within that cell. None for ordinary source files.
-    cell: Optional[int] = None
-
-    @property
-    def fixable(self) -> bool:
-        return self.fix is not None and self.fix.safe
-
-    @property
-    def unsafe_fixable(self) -> bool:
-        return self.fix is not None and not self.fix.safe
-
-    def sort_key(self) -> Tuple[int, int, str]:
-        return (self.line, self.column, self.code)
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Optional, Sequence, TextIO
 
-from torchlint.engine import Diagnostic
+from torchlint.diagnostic import Diagnostic
 from torchlint.runner import FileReport
 
 

@@ -13,12 +13,12 @@ import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Iterator, Optional, Sequence, Tuple, Type
 
-import libcst as cst
-
 from torchlint.screens import Pattern, occurs
 from torchlint.settings import ALWAYS, VersionRange
 
 if TYPE_CHECKING:  # pragma: no cover
+    import libcst as cst
+
     from torchlint.analysis.context import NodeContext
     from torchlint.analysis.outline import Outline
 
@@ -65,7 +65,7 @@ def dedent(text: str) -> str:
 
 # An edit rewrites one node of the original tree. It receives the node as
 # updated by edits to its children, so edits on nested nodes compose.
-EditFn = Callable[[cst.CSTNode], cst.CSTNode]
+EditFn = Callable[["cst.CSTNode"], "cst.CSTNode"]
 
 
 @dataclass(frozen=True)
@@ -152,6 +152,8 @@ class Rule:
     @classmethod
     def node_handlers(cls) -> Iterator[Tuple[Type[cst.CSTNode], str]]:
         """Yield (node type, method name) for each ``check_<Type>`` method."""
+        import libcst as cst  # only engines need it: rule metadata stays cheap to load
+
         for attr in dir(cls):
             if attr.startswith("check_"):
                 node_type = getattr(cst, attr[len("check_"):], None)
@@ -163,4 +165,4 @@ class Rule:
 
 
 CheckResult = Iterable[Finding]
-CheckFn = Callable[[cst.CSTNode, "NodeContext"], CheckResult]
+CheckFn = Callable[["cst.CSTNode", "NodeContext"], CheckResult]

@@ -10,11 +10,14 @@ import argparse
 import difflib
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, List, Optional
+from typing import TYPE_CHECKING, Iterable, List, Optional
 
-from torchlint.engine import CheckResult, Diagnostic, Engine, ParseError, Unsupported
+from torchlint.diagnostic import Diagnostic, ParseError, Unsupported
 from torchlint.source import SourceError, SourceText, encode, physical_lines, read_source, write_atomically
 from torchlint.textedits import TextEdit, preview_fix
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torchlint.engine import CheckResult, Engine
 
 
 @dataclass

@@ -14,15 +14,18 @@ import signal
 import stat
 import sys
 from dataclasses import replace
-from typing import Dict, Iterator, List, Optional, Sequence, TextIO, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, TextIO, Tuple
 
 from torchlint.cache import ResultCache, content_key, context_key
 from torchlint.config import Options
-from torchlint.engine import Engine, ParseError, Unsupported
+from torchlint.diagnostic import ParseError, Unsupported
 from torchlint.files import discover
 from torchlint.noqa import add_noqa
 from torchlint.reporters import REPORTERS, Reporter
-from torchlint.rule import Fix
+from torchlint.rule import Fix, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torchlint.engine import Engine
 from torchlint.reporters.style import Style, use_color
 from torchlint.runner import FileReport, process_file
 from torchlint.settings import Settings
@@ -35,14 +38,27 @@ class Linter:
     def __init__(self, options: Options) -> None:
         self.options = options
         self.settings = Settings(torch_version=options.torch_version)
-        self._engines: Dict[Tuple[str, ...], Engine] = {}
+        self._engines: Dict[Tuple[str, ...], "Engine"] = {}
 
-    def engine_for(self, path: str) -> Engine:
+    def engine_for(self, path: str) -> "Engine":
         rules = self.options.rules_for(path)
         key = tuple(rule.code for rule in rules)
         if key not in self._engines:
-            self._engines[key] = Engine(rules, self.settings)
+            from torchlint.engine import Engine  # libcst: only once a file needs checking
+
+            self._engines[key] = Engine([_loaded(rule) for rule in rules], self.settings)
         return self._engines[key]
+
+    def codes_for(self, path: str) -> List[str]:
+        """The codes of the rules that run on ``path`` (what its engine would
+        run), known without loading any rule: the result cache's key."""
+        version = self.settings.torch_version
+        return [rule.code for rule in self.options.rules_for(path) if rule.torch_versions.applies_to(version)]
+
+
+def _loaded(rule) -> Rule:
+    """Options hold the catalog's light ``RuleSpec``s (or, from tests, rules)."""
+    return rule if isinstance(rule, Rule) else rule.load()
 
 
 def run_files(options: Options, linter: Linter, stdout: TextIO, stderr: TextIO) -> int:
@@ -166,8 +182,7 @@ def _cache_lookup(
             data = handle.read()
     except OSError:
         return None, None  # processing will report it
-    engine = linter.engine_for(path)
-    key = content_key(data, context_key([r.code for r in engine.rules], linter.settings))
+    key = content_key(data, context_key(linter.codes_for(path), linter.settings))
     diagnostics = cache.get(path, key)
     if diagnostics is None:
         return key, None

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
-import libcst as cst
-
-from torchlint.fixer import apply_fixes
 from torchlint.rule import Fix
 from torchlint.source import physical_lines
+
+if TYPE_CHECKING:  # pragma: no cover
+    import libcst as cst
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,8 @@ class TextEdit:
 
 def preview_fix(module: cst.Module, fix: Fix) -> Optional[List[TextEdit]]:
     """The edits ``fix`` alone makes to ``module``; None if it cannot be applied."""
+    from torchlint.fixer import apply_fixes  # libcst: only when there are fixes to show
+
     result = apply_fixes(module, [fix])
     if not result.applied:
         return None

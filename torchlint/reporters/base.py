@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence, TextIO
 
-from torchlint.engine import Diagnostic
+from torchlint.diagnostic import Diagnostic
 from torchlint.reporters.style import PLAIN, Style
 from torchlint.rule import Rule
 from torchlint.rules import all_rules

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Sequence
 
-from torchlint.engine import Diagnostic
+from torchlint.diagnostic import Diagnostic
 from torchlint.reporters.base import Reporter, applicability, fix_title, previews, rule_url
 from torchlint.reporters.text import statistics_rows
 from torchlint.runner import FileReport

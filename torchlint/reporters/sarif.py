@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from torchlint import __version__
 from torchlint.docs import fix_availability, render_rule
-from torchlint.engine import Diagnostic
+from torchlint.diagnostic import Diagnostic
 from torchlint.reporters.base import HOMEPAGE, Reporter, fix_title, previews, rule_url
 from torchlint.rule import Rule
 from torchlint.runner import FileReport

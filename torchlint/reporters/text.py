@@ -6,7 +6,7 @@ import difflib
 from collections import Counter
 from typing import Dict, List, Optional, Sequence
 
-from torchlint.engine import Diagnostic
+from torchlint.diagnostic import Diagnostic
 from torchlint.report import format_diagnostic, summary_line
 from torchlint.reporters.base import Reporter, previews
 from torchlint.runner import FileReport
