@@ -15,6 +15,7 @@ examples afterwards.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import json
@@ -44,6 +45,7 @@ from torchlint.deprecations import (  # noqa: E402
     Status,
     entries,
 )
+from torchlint.analysis.outline import Outline  # noqa: E402
 from torchlint.engine import Engine  # noqa: E402
 from torchlint.rules import rule_by_code  # noqa: E402
 from torchlint.settings import parse_version  # noqa: E402
@@ -126,6 +128,27 @@ def test_every_entry_belongs_to_its_rule(status: Status, code: str) -> None:
         # The rule's textual screen must let a file using the entry through.
         use = f"f(x, {entry.name}=y)" if entry.kind is Kind.KEYWORD else f"y = torch.{entry.name}(x)"
         assert rule.may_match(use), f"{entry.display} cannot trigger {code}"
+        # So must both screens a use the rule flags: ``torch`` imported, a
+        # method on a known tensor, the ctx of an autograd Function.
+        for use in _uses(entry):
+            assert rule.may_match(use) and rule.may_match_tree(Outline(ast.parse(use))), (
+                f"{entry.display} cannot trigger {code}:\n{use}")
+            assert Engine([rule]).check(use).diagnostics, f"{code} does not flag:\n{use}"
+
+
+def _uses(entry: Deprecation) -> List[str]:
+    """Snippets that use ``entry`` the ways the rule flags it."""
+    if entry.kind is Kind.KEYWORD:
+        return [f"import torch\n{entry.old}(x, {entry.keyword}=y)\n"]
+    if entry.kind is Kind.METHOD:
+        return [f"import torch\nx = torch.ones(3, 3)\ny = x.{entry.name}()\n"]
+    if entry.old.startswith(FUNCTION_CTX + "."):
+        return [
+            "import torch\n\n\nclass Fn(torch.autograd.Function):\n    @staticmethod\n"
+            f"    def backward(ctx, grad):\n        return ctx.{entry.name}\n"
+        ]
+    module, name = entry.old.rsplit(".", 1)
+    return [f"import torch\ny = {entry.old}(x)\n", f"from {module} import {name} as alias\n"]
 
 
 # --- replacements exist ------------------------------------------------------------------

@@ -29,6 +29,7 @@ import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Names, Outline, attributes_named, calls_to, may_hold_value, references_to
 from torchlint.deprecations import (
     ALL,
     FUNCTION_CTX,
@@ -77,6 +78,32 @@ class DeprecatedApiRule(RenamedSymbolRule):
         cls.triggers = (
             referenced(cls._names - {e.name for e in cls._keywords}, [e.name for e in cls._keywords]),
         )
+        cls._screen_by_old = Names(cls._by_old)
+        cls._screen_keywords = tuple((Names([e.old]), e.keyword) for e in cls._keywords)
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # What a finding needs (see the check_* methods): a reference to an
+        # entry through an import; an import of a removed module; a Tensor
+        # method on a receiver inference may know (whether it is a tensor is
+        # left to the rule); an autograd ctx attribute on a name; a deprecated
+        # keyword spelled in a call of its callable.
+        if references_to(outline, cls._screen_by_old):
+            return True
+        if any(may_hold_value(outline, node.value) for node in attributes_named(outline, cls._methods)):
+            return True
+        if any(isinstance(node.value, ast.Name) for node in attributes_named(outline, cls._ctx_attrs)):
+            return True
+        if cls._modules:
+            modules = [e.old for e in cls._modules]
+            imported = [alias.name for node in outline.nodes(ast.Import) for alias in node.names]
+            imported += [node.module for node in outline.nodes(ast.ImportFrom) if not node.level and node.module]
+            if any(name == m or name.startswith(m + ".") for name in imported for m in modules):
+                return True
+        for names, keyword in cls._screen_keywords:
+            if any(any(k.arg == keyword for k in call.keywords) for call in calls_to(outline, names)):
+                return True
+        return False
 
     def message(self, entry: Deprecation) -> str:  # type: ignore[override]
         raise NotImplementedError

@@ -29,6 +29,7 @@ from libcst.metadata.scope_provider import GlobalScope, ImportAssignment
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Names, Outline, references_to
 from torchlint.rule import Edit, Finding, Fix, Rule
 from torchlint.torch_api import Rename
 
@@ -38,6 +39,20 @@ class RenamedSymbolRule(Rule):
 
     def message(self, rename: Rename) -> str:
         raise NotImplementedError
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # Every finding is an attribute chain resolving through an import to
+        # an old name, or a from-import of one.
+        return references_to(outline, cls._screen_names())
+
+    @classmethod
+    def _screen_names(cls) -> Names:
+        names = cls.__dict__.get("_screen_names_cache")
+        if names is None:
+            names = Names(cls.RENAMES)
+            cls._screen_names_cache = names
+        return names
 
     # -- attribute references: F.upsample(...), nn.init.normal(w) -------------
 

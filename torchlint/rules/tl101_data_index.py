@@ -1,5 +1,6 @@
 """TL101: reading a Python number with `.data[0]` instead of `.item()`."""
 
+import ast
 import re
 
 from typing import Iterator
@@ -7,6 +8,7 @@ from typing import Iterator
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Outline, may_hold_value
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 
 
@@ -22,7 +24,8 @@ class DataIndexZero(Rule):
     )
     fix_safety = FixSafety.SAFE
     fix_description = "Replaces `<x>.data[0]` with `<x>.item()`."
-    triggers = (re.compile(r"\.data\s*\[\s*0\s*\]"),)
+    # ``.data[0]``, also spelled ``.data[(0)]`` or ``.data[0,]`` (one subscript to libcst).
+    triggers = (re.compile(r"\.\s*data\s*\[[\s(]*0[\s)]*,?\s*\]"),)
     seeds = "000 (2.5.3); 001 (三.1); 002 (2); 003 (MyReLU example)"
 
     flagged = (
@@ -104,6 +107,16 @@ class DataIndexZero(Rule):
         """,
     )
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # ``<x>.data[0]`` with a literal 0, x something inference may know
+        # (whether it is a 0-dim tensor is the rule's question).
+        return any(
+            isinstance(node.value, ast.Attribute) and node.value.attr == "data" and _is_zero(node.slice)
+            and may_hold_value(outline, node.value.value)
+            for node in outline.nodes(ast.Subscript)
+        )
+
     def check_Subscript(self, node: cst.Subscript, ctx: NodeContext) -> Iterator[Finding]:
         value = node.value
         if not (isinstance(value, cst.Attribute) and value.attr.value == "data" and _is_index_zero(node)):
@@ -118,6 +131,12 @@ def _is_index_zero(node: cst.Subscript) -> bool:
         return False
     index = node.slice[0].slice
     return isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "0"
+
+
+def _is_zero(index: ast.AST) -> bool:
+    if isinstance(index, ast.Tuple) and len(index.elts) == 1:
+        index = index.elts[0]  # ``x.data[0,]`` is one subscript element to libcst
+    return isinstance(index, ast.Constant) and type(index.value) is int and index.value == 0
 
 
 def _to_item(node: cst.CSTNode) -> cst.CSTNode:

@@ -1,14 +1,17 @@
 """TL102: `volatile=` was removed in torch 0.4."""
 
+import ast
 from typing import Iterator
 
 import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Names, Outline, calls_to, may_hold_value
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.torch_api import VARIABLE
 
+_VARIABLE = Names(VARIABLE)
 MESSAGE = "`volatile` has had no effect since torch 0.4; use `with torch.no_grad():`"
 
 
@@ -87,6 +90,19 @@ class VolatileVariable(Rule):
                 self.volatile = True
         """,
     )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # ``Variable(..., volatile=...)`` (a spelled keyword; the callee through an
+        # import), or ``<x>.volatile = ...`` as a target of a plain assignment,
+        # x something inference may know.
+        if any(any(k.arg == "volatile" for k in call.keywords) for call in calls_to(outline, _VARIABLE)):
+            return True
+        return any(
+            isinstance(target, ast.Attribute) and target.attr == "volatile" and may_hold_value(outline, target.value)
+            for node in outline.nodes(ast.Assign)
+            for target in node.targets
+        )
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         volatile = edits.keyword(node, "volatile")

@@ -1,5 +1,6 @@
 """TL106: size_average= / reduce= / reduction='elementwise_mean' on losses."""
 
+import ast
 import re
 
 from typing import Iterator, List, Optional, Sequence, Tuple
@@ -8,10 +9,13 @@ import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Names, Outline, calls_to, is_none, qualified_names
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.torch_api import LOSS_PARAMS, legacy_reduction
 
 LEGACY = ("size_average", "reduce")
+_LOSSES = Names(LOSS_PARAMS)
+_LOSS_NAMES = "|".join(sorted(_LOSSES.last))
 
 
 class LegacyLossReduction(Rule):
@@ -31,11 +35,11 @@ class LegacyLossReduction(Rule):
         "positional arguments after them into keywords, and replaces an explicit `reduction=` that torch "
         "was ignoring. Only literal True/False/None values are fixed; anything else is flagged only."
     )
-    # Positional legacy arguments leave no keyword to spot: the loss names do.
-    # (a loss constructor with arguments, or any functional loss call).
+    # Positional legacy arguments leave no keyword to spot: the loss names do
+    # (a call of a loss with arguments, or a loss imported under another name).
     triggers = (
         "size_average", "reduce", "elementwise_mean",
-        re.compile(r"Loss(?:2d)?\s*\(\s*[^\s)]"), re.compile(r"(?:_loss|cross_entropy|kl_div)\s*\("),
+        re.compile(rf"\b(?:{_LOSS_NAMES})\s*\(\s*[^\s)]"), re.compile(rf"\b(?:{_LOSS_NAMES})\s+as\b"),
     )
     seeds = "000 (2.5.4); 001 (六.2); 002 (6)"
 
@@ -135,6 +139,27 @@ class LegacyLossReduction(Rule):
         """,
     )
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A call of a loss (through an import) passing a legacy argument that
+        # is not a literal None (by keyword, or by position up to the first
+        # ``*args``), or ``reduction="elementwise_mean"``.
+        for call in calls_to(outline, _LOSSES):
+            for keyword in call.keywords:
+                if keyword.arg in LEGACY and not is_none(keyword.value):
+                    return True
+                if keyword.arg == "reduction" and _is_string(keyword.value, "elementwise_mean"):
+                    return True
+            if call.args:
+                for qualified in qualified_names(outline, call.func):
+                    params = LOSS_PARAMS.get(qualified, ())
+                    for index, arg in enumerate(call.args[: len(params)]):
+                        if isinstance(arg, ast.Starred):
+                            break
+                        if params[index] in LEGACY and not is_none(arg):
+                            return True
+        return False
+
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         if not node.args:
             return
@@ -160,6 +185,10 @@ class LegacyLossReduction(Rule):
                 "`reduction='elementwise_mean'` is deprecated; use `reduction='mean'`",
                 Fix([Edit(reduction.value, _requote("mean"))]),
             )
+
+
+def _is_string(node: ast.AST, text: str) -> bool:
+    return isinstance(node, ast.Constant) and node.value == text
 
 
 def _legacy_arguments(call: cst.Call, params: Sequence[str]) -> List[Tuple[str, cst.Arg]]:

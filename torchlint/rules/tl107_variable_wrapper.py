@@ -6,8 +6,11 @@ import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Names, Outline, any_of, calls_to
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.torch_api import VARIABLE
+
+_VARIABLE = Names(VARIABLE)
 
 MESSAGES = {
     False: "`Variable(x)` is obsolete since torch 0.4 (it returns `x.detach()`); use the tensor itself",
@@ -130,6 +133,11 @@ class VariableWrapper(Rule):
             return isinstance(x, Variable)  # the class itself is not flagged, only wrapping calls
         """,
     )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A call of ``Variable`` (or an alias of it) through an import.
+        return any_of(calls_to(outline, _VARIABLE))
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         if ctx.resolver.resolve(node.func) not in VARIABLE:

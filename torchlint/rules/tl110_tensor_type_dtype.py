@@ -1,5 +1,6 @@
 """TL110: a legacy tensor type (`torch.cuda.FloatTensor`) passed as `dtype=`."""
 
+import ast
 import re
 
 from typing import Iterator, List, Optional
@@ -8,10 +9,14 @@ import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Names, Outline, calls_to, may_hold_value, resolves_to
 from torchlint.deprecations import LEGACY_TENSOR_TYPES
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.rules._renames import spell_code
 from torchlint.torch_api import DTYPE_FACTORIES, DTYPE_TENSOR_METHODS
+
+_FACTORIES = Names(DTYPE_FACTORIES)
+_LEGACY_TYPES = Names(LEGACY_TENSOR_TYPES)
 
 
 class TensorTypeAsDtype(Rule):
@@ -31,7 +36,8 @@ class TensorTypeAsDtype(Rule):
         "...) and, for the `torch.cuda` types, adds `device='cuda'`. No fix for a CUDA type when the call "
         "already passes `device=` (or `**kwargs`): which device was meant is then unclear."
     )
-    triggers = (re.compile(r"\bdtype\s*=\s*[\w.]*Tensor\b"),)
+    # ``dtype=`` a tensor type, or a tensor type imported under another name.
+    triggers = (re.compile(r"\bdtype\s*=[\s(]*[\w.]*Tensor\b"), re.compile(r"Tensor\s+as\b"))
     seeds = "000 (2.1.1)"
 
     flagged = (
@@ -109,6 +115,20 @@ class TensorTypeAsDtype(Rule):
             return x.new_zeros(3, dtype=kind)
         """,
     )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # ``dtype=<a legacy tensor type, through an import>`` in a call of a factory
+        # (through an import) or of a ``new_*`` method of something inference may know.
+        methods = [
+            c for c in outline.calls(*DTYPE_TENSOR_METHODS)
+            if isinstance(c.func, ast.Attribute) and may_hold_value(outline, c.func.value)
+        ]
+        for call in [*calls_to(outline, _FACTORIES), *methods]:
+            for keyword in call.keywords:
+                if keyword.arg == "dtype" and resolves_to(outline, keyword.value, _LEGACY_TYPES):
+                    return True
+        return False
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         dtype = edits.keyword(node, "dtype")

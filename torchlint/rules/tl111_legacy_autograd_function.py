@@ -1,14 +1,18 @@
 """TL111: legacy autograd Functions (non-static forward/backward, instantiated and called)."""
 
+import ast
 from typing import Iterator
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Names, Outline, resolves_to
 from torchlint.rule import Example, Finding, FixSafety, Rule
+from torchlint.torch_api import AUTOGRAD_FUNCTION_BASES
 
 _METHODS = ("forward", "backward")
 _STATIC = {"staticmethod", "classmethod"}
+_BASES = Names(AUTOGRAD_FUNCTION_BASES)
 
 
 class LegacyAutogradFunction(Rule):
@@ -117,6 +121,38 @@ class LegacyAutogradFunction(Rule):
         """,
     )
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A Function class: one deriving from torch's Function through an import,
+        # or from such a class of the file by its name. Findings are such a
+        # class defining forward/backward without @staticmethod/@classmethod,
+        # or a call of one by its name.
+        classes = outline.nodes(ast.ClassDef)
+        functions = set()
+        pending = list(classes)
+        while pending:
+            found = [
+                c for c in pending
+                if any(_is_function_base(outline, base, functions) for base in c.bases)
+            ]
+            if not found:
+                break
+            functions.update(c.name for c in found)
+            pending = [c for c in pending if c.name not in functions]
+        if not functions:
+            return False
+        for classdef in classes:
+            if classdef.name not in functions:
+                continue
+            for statement in classdef.body:
+                if (
+                    isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and statement.name in _METHODS
+                    and not any(isinstance(d, ast.Name) and d.id in _STATIC for d in statement.decorator_list)
+                ):
+                    return True
+        return any(isinstance(call.func, ast.Name) for call in outline.calls(*functions))
+
     def check_ClassDef(self, node: cst.ClassDef, ctx: NodeContext) -> Iterator[Finding]:
         if not any(_defines(node, name) for name in _METHODS):
             return
@@ -144,6 +180,12 @@ class LegacyAutogradFunction(Rule):
             f"autograd Function `{name}` is instantiated (legacy style; calling the instance raises "
             f"RuntimeError in current torch); use `{name}.apply(...)`",
         )
+
+
+def _is_function_base(outline: Outline, base: ast.AST, functions: set) -> bool:
+    if isinstance(base, ast.Starred):
+        base = base.value
+    return (isinstance(base, ast.Name) and base.id in functions) or resolves_to(outline, base, _BASES)
 
 
 def _defines(classdef: cst.ClassDef, name: str) -> bool:

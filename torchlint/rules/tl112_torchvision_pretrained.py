@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 from typing import Iterator, Optional, Tuple
@@ -10,11 +11,13 @@ import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Names, Outline, calls_to
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.settings import versions
 from torchlint.torchvision_api import BUILDERS_BY_NAME, VARIES, WEIGHTS_API_TORCH, Builder
 
 LEGACY_ARGUMENTS = {"pretrained": "weights", "pretrained_backbone": "weights_backbone"}
+_BUILDERS = Names(BUILDERS_BY_NAME)
 
 
 class TorchvisionPretrained(Rule):
@@ -139,6 +142,17 @@ class TorchvisionPretrained(Rule):
         model = torch.hub.load("pytorch/vision", "resnet50", weights="IMAGENET1K_V1")
         """,
     )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A call of a builder (through an import) spelling ``pretrained=`` /
+        # ``pretrained_backbone=``, or with a literal True/False first argument.
+        for call in calls_to(outline, _BUILDERS):
+            if any(k.arg in LEGACY_ARGUMENTS for k in call.keywords):
+                return True
+            if call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, bool):
+                return True
+        return False
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         qualified = ctx.resolver.resolve(node.func)

@@ -9,10 +9,12 @@ from typing import Iterator
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Names, Outline, references_to
 from torchlint.rule import Example, Finding, Rule
 from torchlint.settings import versions
 from torchlint.torchvision_api import V2_TO_IMAGE_TORCH, V2_TO_TENSOR_REPLACEMENTS
 
+_REPLACED = Names(V2_TO_TENSOR_REPLACEMENTS)
 _NAMES = frozenset(name.rsplit(".", 1)[1] for name in V2_TO_TENSOR_REPLACEMENTS)
 
 
@@ -78,6 +80,11 @@ class V2ToTensor(Rule):
         transform = ToTensor()
         """,
     )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # An attribute chain resolving through an import to a deprecated name, or a from-import of one.
+        return references_to(outline, _REPLACED)
 
     def check_Attribute(self, node: cst.Attribute, ctx: NodeContext) -> Iterator[Finding]:
         if node.attr.value in _NAMES:
