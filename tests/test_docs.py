@@ -106,6 +106,11 @@ def test_tables_list_every_rule_with_its_fix_safety() -> None:
 def _copy_docs(tmp_path):
     shutil.copytree(REPO / "docs", tmp_path / "docs")
     shutil.copy(REPO / "README.md", tmp_path / "README.md")
+    (tmp_path / "bench").mkdir()
+    for page in ("README.md", "RESULTS.md"):  # the README links to them
+        shutil.copy(REPO / "bench" / page, tmp_path / "bench" / page)
+    (tmp_path / "torchlint" / "rules").mkdir(parents=True)
+    shutil.copy(REPO / "torchlint" / "rules" / "catalog.py", tmp_path / "torchlint" / "rules" / "catalog.py")
     return tmp_path
 
 

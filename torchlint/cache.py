@@ -36,7 +36,28 @@ def content_key(data: bytes, context: str) -> str:
 
 def context_key(rule_codes: Sequence[str], settings: object) -> str:
     """What besides the bytes decides a file's findings."""
-    return f"{__version__}|{','.join(rule_codes)}|{settings!r}"
+    return f"{__version__}|{_installation()}|{','.join(rule_codes)}|{settings!r}"
+
+
+_INSTALLATION: Optional[str] = None
+
+
+def _installation() -> str:
+    """A fingerprint of torchlint's own files (names, sizes, modification
+    times): an edited checkout (``pip install -e``) or a reinstall of the
+    same version number never reuses results of other code."""
+    global _INSTALLATION
+    if _INSTALLATION is None:
+        package = os.path.dirname(os.path.abspath(__file__))
+        digest = hashlib.blake2b(digest_size=12)
+        for directory, subdirectories, names in os.walk(package):
+            subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
+            for name in sorted(names):
+                if name.endswith((".py", ".json")):
+                    status = os.stat(os.path.join(directory, name))
+                    digest.update(f"{os.path.relpath(directory, package)}/{name}:{status.st_size}:{status.st_mtime_ns};".encode())
+        _INSTALLATION = digest.hexdigest()
+    return _INSTALLATION
 
 
 class ResultCache:
@@ -48,15 +69,19 @@ class ResultCache:
             with open(os.path.join(directory, _FILE), encoding="utf-8") as handle:
                 loaded = json.load(handle)
             if isinstance(loaded, dict) and loaded.get("version") == __version__:
-                self._entries = loaded.get("entries", {})
+                entries = loaded.get("entries")
+                self._entries = entries if isinstance(entries, dict) else {}
         except (OSError, ValueError):
             pass  # no cache yet, or an unreadable one: start afresh
 
     def get(self, path: str, key: str) -> Optional[List[Diagnostic]]:
         entry = self._entries.get(os.path.abspath(path))
-        if entry is None or entry.get("key") != key:
+        if not isinstance(entry, dict) or entry.get("key") != key:
             return None
-        return [_diagnostic(item) for item in entry["diagnostics"]]
+        try:
+            return [_diagnostic(item) for item in entry["diagnostics"]]
+        except (KeyError, TypeError, ValueError):
+            return None  # a damaged entry: check the file again
 
     def put(self, path: str, key: str, diagnostics: Sequence[Diagnostic]) -> None:
         self._entries[os.path.abspath(path)] = {"key": key, "diagnostics": [_record(d) for d in diagnostics]}

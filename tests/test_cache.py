@@ -1,0 +1,141 @@
+"""The result cache through the real command: a warm run reports exactly what
+a cold one does, never a stale result, and never loads the parser.
+
+The cache is keyed by each file's bytes, torchlint (version and files), the
+rules that run on the path and the settings; these tests change each of
+them and expect the run to notice.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import run_torchlint
+
+UPSAMPLE = "import torch.nn.functional as F\ny = F.upsample(x)\n"
+SOFTMAX = "import torch.nn.functional as F\ny = F.softmax(x)\n"
+CLEAN = "import torch\ny = torch.zeros(2)\n"
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text(UPSAMPLE)
+    (root / "pkg" / "b.py").write_text(SOFTMAX)
+    (root / "pkg" / "c.py").write_text(CLEAN)
+    return root
+
+
+def _run(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return run_torchlint(["--isolated", *args, "pkg"], cwd=root)
+
+
+def _findings(result: subprocess.CompletedProcess) -> list:
+    assert result.returncode in (0, 1), result.stderr
+    return [line for line in result.stdout.splitlines() if ": TL" in line]
+
+
+def test_warm_run_repeats_the_cold_run_and_marks_its_directory(tmp_path):
+    root = _project(tmp_path)
+    cold = _run(root)
+    cache = root / ".torchlint_cache"
+    assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert (cache / ".gitignore").read_text() == "*\n"
+    warm = _run(root)
+    assert warm.stdout == cold.stdout and warm.returncode == cold.returncode == 1
+    assert [line.split(":")[0] for line in _findings(warm)] == ["pkg/a.py", "pkg/b.py"]
+
+
+def test_a_changed_file_is_checked_again(tmp_path):
+    root = _project(tmp_path)
+    _run(root)
+    (root / "pkg" / "c.py").write_text(UPSAMPLE)  # same size class, new content
+    (root / "pkg" / "a.py").write_text(CLEAN)
+    assert [line.split(":")[0] for line in _findings(_run(root))] == ["pkg/b.py", "pkg/c.py"]
+
+
+def test_changed_configuration_or_options_are_never_served_stale(tmp_path):
+    root = _project(tmp_path)
+    assert len(_findings(_run(root))) == 2
+    assert [line.split()[1] for line in _findings(_run(root, "--select", "TL204"))] == ["TL204"]
+    assert len(_findings(_run(root))) == 2
+    # a configuration file (not --isolated): its ignore applies at once
+    (root / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL103"]\n')
+    configured = run_torchlint(["pkg"], cwd=root)
+    assert [line.split()[1] for line in _findings(configured)] == ["TL204"]
+    (root / "pyproject.toml").write_text('[tool.torchlint.per-file-ignores]\n"pkg/b.py" = ["TL204"]\n')
+    assert [line.split()[1] for line in _findings(run_torchlint(["pkg"], cwd=root))] == ["TL103"]
+    # the oldest torch to support turns TL104-style version-bound rules on and off
+    (root / "pkg" / "d.py").write_text("import torch.nn.functional as F\ny = F.sigmoid(x)\n")
+    assert any(" TL104 " in line for line in _findings(_run(root)))
+    assert not any(" TL104 " in line for line in _findings(_run(root, "--torch-version", "2.1")))
+
+
+def test_no_cache_writes_nothing_and_the_directory_is_configurable(tmp_path, monkeypatch):
+    root = _project(tmp_path)
+    assert len(_findings(_run(root, "--no-cache"))) == 2
+    assert not (root / ".torchlint_cache").exists()
+    _run(root, "--cache-dir", "elsewhere")
+    assert (root / "elsewhere" / "CACHEDIR.TAG").is_file() and not (root / ".torchlint_cache").exists()
+    env_dir = tmp_path / "from-env"
+    result = subprocess.run([sys.executable, "-m", "torchlint", "--isolated", "pkg"], cwd=root, capture_output=True,
+                            text=True, env={**__import__("os").environ, "TORCHLINT_CACHE_DIR": str(env_dir)})
+    assert len(_findings(result)) == 2 and (env_dir / "CACHEDIR.TAG").is_file()
+
+
+@pytest.mark.parametrize("damage", ["delete", "garbage", "wrong-shape", "entry-shape"])
+def test_a_deleted_or_damaged_cache_only_costs_time(tmp_path, damage):
+    root = _project(tmp_path)
+    expected = _findings(_run(root))
+    cache = root / ".torchlint_cache"
+    results = next(cache.glob("results-*.json"))
+    if damage == "delete":
+        for path in cache.iterdir():
+            path.unlink()
+        cache.rmdir()
+    elif damage == "garbage":
+        results.write_bytes(b"\x00not json")
+    elif damage == "wrong-shape":
+        results.write_text(json.dumps([1, 2, 3]))
+    else:
+        data = json.loads(results.read_text())
+        for entry in data["entries"].values():
+            entry["diagnostics"] = [["TL103"]]  # too short: unusable
+        results.write_text(json.dumps(data))
+    again = _run(root)
+    assert _findings(again) == expected and "Traceback" not in again.stderr
+    assert _findings(_run(root)) == expected  # and the repaired cache is good
+
+
+def test_problems_are_reported_on_every_run_not_cached_away(tmp_path):
+    root = _project(tmp_path)
+    (root / "pkg" / "broken.py").write_text("def (:\n")
+    (root / "pkg" / "latin.py").write_bytes(b"x = '\xe9'\n")  # not UTF-8, no cookie
+    for _ in range(2):
+        result = _run(root)
+        assert result.returncode == 2
+        assert "broken.py" in result.stderr and "latin.py" in result.stderr
+
+
+def test_a_warm_run_never_imports_libcst_or_the_rules(tmp_path):
+    """Start-up is most of a warm run: the parser and the rules stay unloaded."""
+    root = _project(tmp_path)
+    _run(root)
+    probe = textwrap.dedent("""
+        import sys
+        from torchlint.cli import main
+        status = main(["--isolated", "pkg"])
+        loaded = sorted(m for m in sys.modules if m == "libcst" or m.startswith("torchlint.rules.tl"))
+        print("LOADED", loaded, status)
+    """)
+    result = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True)
+    assert "LOADED [] 1" in result.stdout, result.stdout + result.stderr
+    (root / "pkg" / "c.py").write_text(UPSAMPLE)  # one file to check: now they load
+    result = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True)
+    assert "'libcst'" in result.stdout, result.stdout + result.stderr
