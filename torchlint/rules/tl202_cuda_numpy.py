@@ -1,11 +1,14 @@
 """TL202: `.numpy()` on a tensor that lives on the GPU."""
 
+import ast
+
 from typing import Iterator
 
 import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Outline, bindings, keyword_value, may_be_tensor
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 
 
@@ -93,6 +96,28 @@ class CudaTensorToNumpy(Rule):
         print(x.numpy(force=True))
         """,
     )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # ``<receiver>.numpy()`` without ``force=``, where the receiver can hold a known
+        # value, in a file where something can reach a GPU: a ``.cuda`` attribute
+        # (``x.cuda()``, ``torch.cuda.FloatTensor``), a "cuda" device string, or an
+        # import from torch.cuda.
+        if not any(
+            isinstance(call.func, ast.Attribute)
+            and keyword_value(call, "force") is None
+            and may_be_tensor(outline, call.func.value, any_name=True)
+            for call in outline.calls("numpy")
+        ):
+            return False
+        if any(True for _ in outline.attributes("cuda")):
+            return True
+        if any(n.startswith("torch.cuda.") for names in bindings(outline).values() for n in names):
+            return True
+        return any(
+            isinstance(node.value, str) and (node.value == "cuda" or node.value.startswith("cuda:"))
+            for node in outline.nodes(ast.Constant)
+        )
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         func = node.func

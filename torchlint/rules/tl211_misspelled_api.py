@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import functools
 import re
 
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set
@@ -12,6 +14,7 @@ from libcst.metadata.scope_provider import ImportAssignment
 from torchlint import api_snapshot, edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
+from torchlint.analysis.outline import Outline, bindings, qualified_names
 from torchlint.screens import Screen, argument_text, top_level
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.deprecations import is_removed_api
@@ -374,6 +377,49 @@ class MisspelledTorchApi(Rule):
     def __init__(self) -> None:
         self._facts: Optional[_FileFacts] = None
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # What each check can flag, on Python's tree, with the snapshot (lookups memoised):
+        # an attribute assignment close to ``requires_grad`` in a file importing torch;
+        # an import of a torch module or name the snapshot lacks; an attribute chain
+        # rooted at a name a torch import binds that leaves a snapshotted namespace; a
+        # call through such a name with a keyword its snapshotted signature lacks.
+        for node in outline.nodes(ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and _near_requires_grad(target.attr):
+                    if outline.imports_from("torch"):
+                        return True
+        for node in outline.nodes(ast.Import):
+            if any(_missing_module_path(alias.name) for alias in node.names):
+                return True
+        for node in outline.nodes(ast.ImportFrom):
+            if node.level or node.module is None or node.names[0].name == "*":
+                continue
+            if _missing_module_path(node.module):
+                return True
+            if any(_missing_member(node.module, alias.name) for alias in node.names):
+                return True
+        found = bindings(outline)
+        heads = {name for name, qualified in found.items() if any(_is_torch(q) for q in qualified)}
+        if not heads:
+            return False
+        for node in outline.nodes(ast.Attribute):
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in heads:
+                if any(_missing_attribute(q) for q in qualified_names(outline, node)):
+                    return True
+        for call in outline.nodes(ast.Call):
+            if not call.keywords or not isinstance(call.func, (ast.Name, ast.Attribute)):
+                continue
+            keywords = [k.arg for k in call.keywords if k.arg is not None]
+            if keywords and any(
+                _unknown_keyword(q, k) for q in qualified_names(outline, call.func) for k in keywords
+            ):
+                return True
+        return False
+
     def _file_facts(self, ctx: NodeContext) -> "_FileFacts":
         facts = self._facts
         if facts is None or facts.module is not ctx.file.module:
@@ -544,6 +590,57 @@ class MisspelledTorchApi(Rule):
 
 
 # --- helpers -----------------------------------------------------------------------
+
+
+def _is_torch(qualified: str) -> bool:
+    return qualified == "torch" or qualified.startswith("torch.")
+
+
+@functools.lru_cache(maxsize=4096)
+def _near_requires_grad(name: str) -> bool:
+    return name != REQUIRES_GRAD and not name.startswith("_") and api_snapshot.similarity(name, REQUIRES_GRAD) >= 0.85
+
+
+@functools.lru_cache(maxsize=4096)
+def _missing_module_path(dotted: str) -> bool:
+    """``torch.nn.functinal``: ``check_Import``/``_missing_module`` would report it."""
+    parts = dotted.split(".")
+    if parts[0] != "torch":
+        return False
+    for index in range(1, len(parts)):
+        namespace, child = ".".join(parts[:index]), parts[index]
+        members = api_snapshot.namespace_members(namespace)
+        if members is None or not _reportable(f"{namespace}.{child}"):
+            return False
+        if child not in members:
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=16384)
+def _missing_member(module: str, name: str) -> bool:
+    """``from torch.optim import AdamW8``: ``check_ImportFrom`` would report it."""
+    members = api_snapshot.namespace_members(module)
+    return members is not None and name not in members and _reportable(f"{module}.{name}")
+
+
+@functools.lru_cache(maxsize=16384)
+def _missing_attribute(qualified: str) -> bool:
+    """``torch.set_num_threds``: ``check_Attribute`` would report it."""
+    if not _is_torch(qualified) or not _reportable(qualified):
+        return False
+    namespace, _, attr = qualified.rpartition(".")
+    members = api_snapshot.namespace_members(namespace)
+    return members is not None and attr not in members
+
+
+@functools.lru_cache(maxsize=16384)
+def _unknown_keyword(qualified: str, keyword: str) -> bool:
+    """``DataLoader(num_worker=2)``: ``check_Call`` would report it."""
+    if not _is_torch(qualified) or not _reportable(qualified):
+        return False
+    params = api_snapshot.signature(qualified)
+    return params is not None and not params.var_keyword and keyword not in params.keywords
 
 
 def _did_you_mean(message: str, suggestion: Optional[str]) -> str:

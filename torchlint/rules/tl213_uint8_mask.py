@@ -1,15 +1,21 @@
 """TL213: a uint8 tensor used as a mask (indexing, masked_fill, where, ...)."""
 
+import ast
+
 from typing import Iterator, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
+from torchlint.analysis.outline import Outline, calls_to, may_resolve_to
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.settings import versions
-from torchlint.torch_api import MASK_FUNCTIONS, MASK_METHODS
+from torchlint.torch_api import DTYPES, MASK_FUNCTIONS, MASK_METHODS, TENSOR_TYPE_DTYPES
 
+# What inference reads as uint8: torch.uint8 and the ByteTensor types, as names or strings.
+_UINT8 = frozenset(name for table in (DTYPES, TENSOR_TYPE_DTYPES) for name, dtype in table.items() if dtype == "uint8")
+_UINT8_TYPES = frozenset(name for name, dtype in TENSOR_TYPE_DTYPES.items() if dtype == "uint8")
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 _NOT_TENSORS = (Kind.MODULE, Kind.LOADER, Kind.NUMBER)
 _INDEXING = "indexing with uint8 is deprecated (and assigning through it raises RuntimeError)"
@@ -135,6 +141,22 @@ class Uint8Mask(Rule):
         """,
     )
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # Something inference can take for a uint8 tensor: ``.byte()``, a
+        # ``dtype=``/``dst_type=`` keyword or a ``.to()``/``.type()`` argument naming
+        # torch.uint8 or a ByteTensor type, or a ByteTensor construction.
+        if any(isinstance(c.func, ast.Attribute) and not c.args and not c.keywords for c in outline.calls("byte")):
+            return True
+        if any(k.arg in ("dtype", "dst_type") and _names_uint8(outline, k.value) for k in outline.nodes(ast.keyword)):
+            return True
+        if any(
+            isinstance(c.func, ast.Attribute) and any(_names_uint8(outline, a) for a in c.args)
+            for c in outline.calls("to", "type")
+        ):
+            return True
+        return bool(calls_to(outline, _UINT8_TYPES))
+
     def check_Subscript(self, node: cst.Subscript, ctx: NodeContext) -> Iterator[Finding]:
         receiver = ctx.inference.value(node.value)
         if receiver.kind in _NOT_TENSORS:
@@ -184,6 +206,12 @@ class Uint8Mask(Rule):
             f"uint8 mask: {use}; use `.bool()`",
             Fix([Edit(mask, _to_bool)]) if fixable else None,
         )
+
+
+def _names_uint8(outline: Outline, node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and node.value in _UINT8
+    return may_resolve_to(outline, node, _UINT8)
 
 
 def _argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set
 
@@ -9,6 +10,7 @@ import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Outline, calls_to, has_splat, is_literal, keyword_value
 from torchlint.rule import Example, Finding, Rule
 from torchlint.torch_api import (
     DATALOADER_NUM_WORKERS_POSITION,
@@ -119,6 +121,24 @@ class DataLoaderWorkers(Rule):
         """,
     )
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A DataLoader call (however imported) without ``*``/``**`` that lacks
+        # ``num_workers`` (or passes 0) in a file calling ``.backward()``, or lacks
+        # ``pin_memory`` in a file calling ``.cuda()``/``.to()``.
+        loaders = [call for call in calls_to(outline, DATALOADERS) if not has_splat(call)]
+        if not loaders:
+            return False
+        trains = any(isinstance(c.func, ast.Attribute) for c in outline.calls("backward"))
+        moves = any(isinstance(c.func, ast.Attribute) for c in outline.calls("cuda", "to"))
+        for call in loaders:
+            workers = _ast_argument(call, "num_workers", DATALOADER_NUM_WORKERS_POSITION)
+            if trains and (workers is None or is_literal(workers, 0)):
+                return True
+            if moves and _ast_argument(call, "pin_memory", DATALOADER_PIN_MEMORY_POSITION) is None:
+                return True
+        return False
+
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         if ctx.resolver.resolve(node.func) not in DATALOADERS:
             return
@@ -137,6 +157,13 @@ class DataLoaderWorkers(Rule):
         if problems:
             spelled = edits.expression_code(node.func)
             yield Finding(node, f"`{spelled}(...)` " + "; it also ".join(problems))
+
+
+def _ast_argument(call: ast.Call, name: str, position: int) -> Optional[ast.AST]:
+    value = keyword_value(call, name)
+    if value is not None:
+        return value
+    return call.args[position] if len(call.args) > position else None
 
 
 def _argument(call: cst.Call, name: str, position: int) -> Optional[cst.BaseExpression]:
