@@ -166,17 +166,25 @@ def bindings(outline: Outline) -> Dict[str, Tuple[str, ...]]:
 
     def compute() -> Dict[str, Tuple[str, ...]]:
         found: Dict[str, Tuple[str, ...]] = {}
-        for module, name, bound in outline.imported():
-            if module.startswith(".") or name == "*":
+
+        def bind(name: str, qualified: str) -> None:
+            known = found.get(name, ())
+            if qualified not in known:
+                found[name] = known + (qualified,)
+
+        for node in outline.nodes(ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    bind(alias.asname, alias.name)
+                else:  # ``import torch.nn`` binds ``torch``
+                    head = alias.name.split(".", 1)[0]
+                    bind(head, head)
+        for node in outline.nodes(ast.ImportFrom):
+            if node.level or not node.module:
                 continue
-            if name:
-                names: Tuple[str, ...] = (f"{module}.{name}",)
-            elif bound == module.split(".", 1)[0]:
-                # ``import torch.nn`` binds ``torch`` (``import torch.nn as torch``, torch.nn)
-                names = (bound,) if bound == module else (bound, module)
-            else:
-                names = (module,)
-            found[bound] = found.get(bound, ()) + names
+            for alias in node.names:
+                if alias.name != "*":
+                    bind(alias.asname or alias.name, f"{node.module}.{alias.name}")
         return found
 
     return _memo(outline, "bindings", compute)  # type: ignore[return-value]
@@ -349,30 +357,43 @@ def _binding_values(outline: Outline) -> List[Tuple[str, ast.AST]]:
     return _memo(outline, "binding_values", compute)  # type: ignore[return-value]
 
 
+class _Everything(frozenset):
+    """Every name: what a fixed point asked for while it is being computed answers."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+_EVERYTHING = _Everything()
+
+
 def names_where(outline: Outline, key: str, holds: Callable[[ast.AST, "set"], bool]) -> FrozenSet[str]:
     """Names with some binding whose value ``holds`` (given the names found so
     far): the least fixed point, a superset of the names whose every binding
-    holds (what the rules' inference asks), found without following cycles."""
-
-    def compute() -> FrozenSet[str]:
-        known: set = set()
-        pending = _binding_values(outline)
-        changed = True
-        while changed:
-            changed = False
-            rest = []
-            for name, value in pending:
-                if name in known:
-                    continue
-                if holds(value, known):
-                    known.add(name)
-                    changed = True
-                else:
-                    rest.append((name, value))
-            pending = rest
-        return frozenset(known)
-
-    return _memo(outline, key, compute)  # type: ignore[return-value]
+    holds (what the rules' inference asks), found without following cycles.
+    Asked again while it is being computed (``holds`` reaching it through
+    another question), it answers every name: never too few."""
+    cache = outline.__dict__.setdefault("_helper_b", {})
+    if key in cache:
+        return cache[key]  # type: ignore[no-any-return]
+    cache[key] = _EVERYTHING
+    known: set = set()
+    pending = _binding_values(outline)
+    changed = True
+    while changed:
+        changed = False
+        rest = []
+        for name, value in pending:
+            if name in known:
+                continue
+            if holds(value, known):
+                known.add(name)
+                changed = True
+            else:
+                rest.append((name, value))
+        pending = rest
+    result = cache[key] = frozenset(known)
+    return result
 
 
 def tensor_names(outline: Outline) -> FrozenSet[str]:

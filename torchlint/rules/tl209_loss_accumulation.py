@@ -235,8 +235,10 @@ class LossAccumulatedAsTensor(Rule):
         if not accumulations or not calls_matching(outline, _loss_tail, _is_loss_callee):
             return False
         numbers = names_where(outline, "TL209 numbers", lambda value, found: _may_be_number(value, found))
-        numbers = numbers | _enumerate_indexes(outline)
-        return any(name in numbers and may_be_tensor(outline, added) for name, added, _ in accumulations)
+        counters = _enumerate_indexes(outline)
+        return any(
+            (name in numbers or name in counters) and may_be_tensor(outline, added) for name, added, _ in accumulations
+        )
 
     def check_AugAssign(self, node: cst.AugAssign, ctx: NodeContext) -> Iterator[Finding]:
         if isinstance(node.operator, cst.AddAssign):

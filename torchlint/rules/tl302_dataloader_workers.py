@@ -10,7 +10,7 @@ import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Outline, calls_to, has_splat, is_literal, keyword_value
+from torchlint.analysis.outline import Outline, callee_name, calls_to, dotted, has_splat, is_literal, keyword_value
 from torchlint.rule import Example, Finding, Rule
 from torchlint.torch_api import (
     DATALOADER_NUM_WORKERS_POSITION,
@@ -124,19 +124,35 @@ class DataLoaderWorkers(Rule):
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
         # A DataLoader call (however imported) without ``*``/``**`` that lacks
-        # ``num_workers`` (or passes 0) in a file calling ``.backward()``, or lacks
-        # ``pin_memory`` in a file calling ``.cuda()``/``.to()``.
+        # ``num_workers`` (or passes 0) in a file calling ``.backward()``, or that lacks
+        # ``pin_memory``, is assigned to a name or attribute some ``for`` loop iterates
+        # (through enumerate/tqdm), in a file calling ``.cuda()``/``.to()``.
         loaders = [call for call in calls_to(outline, DATALOADERS) if not has_splat(call)]
         if not loaders:
             return False
         trains = any(isinstance(c.func, ast.Attribute) for c in outline.calls("backward"))
-        moves = any(isinstance(c.func, ast.Attribute) for c in outline.calls("cuda", "to"))
+        unpinned = set()
         for call in loaders:
             workers = _ast_argument(call, "num_workers", DATALOADER_NUM_WORKERS_POSITION)
             if trains and (workers is None or is_literal(workers, 0)):
                 return True
-            if moves and _ast_argument(call, "pin_memory", DATALOADER_PIN_MEMORY_POSITION) is None:
-                return True
+            if _ast_argument(call, "pin_memory", DATALOADER_PIN_MEMORY_POSITION) is None:
+                unpinned.add(id(call))
+        if not unpinned or not any(isinstance(c.func, ast.Attribute) for c in outline.calls("cuda", "to")):
+            return False
+        targets = {
+            dotted(node.targets[0]) for node in outline.nodes(ast.Assign)
+            if len(node.targets) == 1 and id(node.value) in unpinned
+        }
+        for kind in (ast.For, ast.AsyncFor):
+            for loop in outline.nodes(kind):
+                iterable = loop.iter
+                while isinstance(iterable, ast.Call) and iterable.args and callee_name(iterable.func) in (
+                    "enumerate", "tqdm"
+                ):
+                    iterable = iterable.args[0]
+                if dotted(iterable) in targets:
+                    return True
         return False
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
