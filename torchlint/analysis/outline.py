@@ -230,12 +230,12 @@ def calls_matching(outline: Outline, tail: Callable[[str], bool], qualified: Cal
     if not found:
         return []
     aliases = {bound for bound, names in found.items() if any(qualified(n) for n in names)}
+    outline.calls("")  # files the calls by callee name
+    index = outline._calls_by_name or {}
     result = []
-    for call in outline.nodes(ast.Call):
-        name = callee_name(call.func)
-        if name is not None and (tail(name) or name in aliases):
-            if any(qualified(n) for n in qualified_names(outline, call.func)):
-                result.append(call)
+    for name, calls in index.items():
+        if tail(name) or name in aliases:
+            result.extend(call for call in calls if any(qualified(n) for n in qualified_names(outline, call.func)))
     return result
 
 

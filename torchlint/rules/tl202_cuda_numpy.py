@@ -113,18 +113,18 @@ class CudaTensorToNumpy(Rule):
         # torch.cuda tensor type), a module call, a name with some binding to one, or
         # a tensor method / ``.data`` / slice of one. Nothing reaches a GPU without a
         # ``.cuda`` attribute, an import from torch.cuda or a "cuda" string.
-        if not (
-            any(True for _ in outline.attributes("cuda"))
+        candidates = [
+            call for call in outline.calls("numpy")
+            if isinstance(call.func, ast.Attribute) and keyword_value(call, "force") is None
+        ]
+        if not candidates or not (
+            outline.calls("cuda")
+            or any(True for _ in outline.attributes("cuda"))
             or any(n.startswith("torch.cuda.") for names in bindings(outline).values() for n in names)
             or any(_cuda_string(node) for node in outline.nodes(ast.Constant))
         ):
             return False
-        return any(
-            isinstance(call.func, ast.Attribute)
-            and keyword_value(call, "force") is None
-            and _may_be_on_cuda(outline, call.func.value)
-            for call in outline.calls("numpy")
-        )
+        return any(_may_be_on_cuda(outline, call.func.value) for call in candidates)  # type: ignore[attr-defined]
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         func = node.func

@@ -141,6 +141,11 @@ class NegativeStrideToTensor(Rule):
         # torch.from_numpy & co (however imported) whose first argument can be a
         # negative-stride view: np.flip & co, a slice with a negative step, ``.T`` or a
         # transpose of one, or a name with some binding to one.
+        if not (
+            any(_is_negative_integer(node.step) for node in outline.nodes(ast.Slice))
+            or calls_to(outline, NUMPY_NEGATIVE_STRIDE_FUNCTIONS)
+        ):
+            return False  # nothing makes a negative stride
         for call in calls_to(outline, ARRAY_TO_TENSOR):
             if call.args:
                 ndarray_only = any(name in NDARRAY_ONLY_TO_TENSOR for name in qualified_names(outline, call.func))

@@ -216,6 +216,8 @@ class LossAccumulatedAsTensor(Rule):
         # In a loop, ``total += x`` / ``total = total + x`` where x can be a tensor and
         # total can start as a number, in a file that calls a torch loss function or
         # constructs a torch loss module (however imported): where loss values come from.
+        if not (outline.nodes(ast.For) or outline.nodes(ast.While) or outline.nodes(ast.AsyncFor)):
+            return False
         accumulations = []
         for node in outline.nodes(ast.AugAssign):
             if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):

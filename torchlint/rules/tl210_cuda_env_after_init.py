@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Outline, may_resolve_to
+from torchlint.analysis.outline import Outline, bindings, may_resolve_to
 from torchlint.rule import Example, Finding, FixSafety, Rule
 from torchlint.torch_api import CUDA_INIT_ENVIRONMENT, CUDA_INITIALISING_FUNCTIONS, CUDA_TENSOR_TYPES
 
@@ -138,6 +138,8 @@ class CudaEnvironmentAfterInit(Rule):
     def may_match_tree(cls, outline: Outline) -> bool:
         # A statement that sets CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER: ``os.environ[...] = ``,
         # ``os.environ.setdefault/update(...)`` or ``os.putenv(...)`` (os however imported).
+        if not any(q == "os" or q.startswith("os.") for names in bindings(outline).values() for q in names):
+            return False
         for node in outline.nodes(ast.Assign):
             for target in node.targets:
                 if (isinstance(target, ast.Subscript) and _variable(target.slice)

@@ -6,7 +6,7 @@ import ast
 import functools
 import re
 
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 from libcst.metadata.scope_provider import ImportAssignment
@@ -14,7 +14,7 @@ from libcst.metadata.scope_provider import ImportAssignment
 from torchlint import api_snapshot, edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
-from torchlint.analysis.outline import Outline, bindings, qualified_names
+from torchlint.analysis.outline import Outline, bindings
 from torchlint.screens import Screen, argument_text, top_level
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.deprecations import is_removed_api
@@ -399,25 +399,41 @@ class MisspelledTorchApi(Rule):
                 return True
             if any(_missing_member(node.module, alias.name) for alias in node.names):
                 return True
-        found = bindings(outline)
-        heads = {name for name, qualified in found.items() if any(_is_torch(q) for q in qualified)}
+        heads = {
+            name: qualified for name, qualified in bindings(outline).items() if any(_is_torch(q) for q in qualified)
+        }
         if not heads:
             return False
-        for node in outline.nodes(ast.Attribute):
-            root = node.value
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            if isinstance(root, ast.Name) and root.id in heads:
-                if any(_missing_attribute(q) for q in qualified_names(outline, node)):
-                    return True
-        for call in outline.nodes(ast.Call):
-            if not call.keywords or not isinstance(call.func, (ast.Name, ast.Attribute)):
+        # Each link of a chain resolved once, from its value's resolution (the
+        # outline lists a node before its children, so in reverse a value comes first;
+        # any other order still resolves, through the slower walk).
+        resolved: Dict[int, Tuple[str, ...]] = {}
+        Name, Attribute = ast.Name, ast.Attribute
+        for node in reversed(outline.nodes(ast.Attribute)):
+            value = node.value
+            kind = value.__class__
+            if kind is Name:
+                bases = heads.get(value.id, ())  # type: ignore[attr-defined]
+            elif kind is Attribute:
+                bases = resolved.get(id(value))  # type: ignore[assignment]
+                if bases is None:
+                    bases = resolved[id(value)] = _torch_chain(value, heads)
+            else:
                 continue
-            keywords = [k.arg for k in call.keywords if k.arg is not None]
-            if keywords and any(
-                _unknown_keyword(q, k) for q in qualified_names(outline, call.func) for k in keywords
-            ):
-                return True
+            if bases:
+                names = resolved[id(node)] = tuple(f"{base}.{node.attr}" for base in bases)
+                if any(_missing_attribute(q) for q in names):
+                    return True
+            else:
+                resolved[id(node)] = ()
+        for call in outline.nodes(ast.Call):
+            if call.keywords:
+                func = call.func
+                names = heads.get(func.id, ()) if isinstance(func, Name) else resolved.get(id(func), ())
+                if names and any(
+                    _unknown_keyword(q, k.arg) for q in names for k in call.keywords if k.arg is not None
+                ):
+                    return True
         return False
 
     def _file_facts(self, ctx: NodeContext) -> "_FileFacts":
@@ -592,13 +608,44 @@ class MisspelledTorchApi(Rule):
 # --- helpers -----------------------------------------------------------------------
 
 
+def _torch_chain(node: ast.AST, heads: Dict[str, Tuple[str, ...]]) -> Tuple[str, ...]:
+    """``F.softmax`` -> ``("torch.nn.functional.softmax",)`` when ``F`` is in ``heads``."""
+    root = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return ()
+    bases = heads.get(root.id)
+    if not bases:
+        return ()
+    if root is node:
+        return bases
+    rest = []
+    while isinstance(node, ast.Attribute):
+        rest.append(node.attr)
+        node = node.value
+    suffix = "." + ".".join(reversed(rest))
+    return tuple(base + suffix for base in bases)
+
+
 def _is_torch(qualified: str) -> bool:
     return qualified == "torch" or qualified.startswith("torch.")
 
 
 @functools.lru_cache(maxsize=4096)
 def _near_requires_grad(name: str) -> bool:
-    return name != REQUIRES_GRAD and not name.startswith("_") and api_snapshot.similarity(name, REQUIRES_GRAD) >= 0.85
+    if name == REQUIRES_GRAD or name.startswith("_"):
+        return False
+    # difflib's ratio is 2 * matches / total length, and there are no more matches
+    # than letters the two names share (case ignored)
+    lowered = name.lower()
+    shared = sum(min(lowered.count(letter), count) for letter, count in _REQUIRES_GRAD_LETTERS)
+    if 2 * shared < 0.85 * (len(name) + len(REQUIRES_GRAD)):
+        return False
+    return api_snapshot.similarity(name, REQUIRES_GRAD) >= 0.85
+
+
+_REQUIRES_GRAD_LETTERS = tuple((letter, REQUIRES_GRAD.count(letter)) for letter in sorted(set(REQUIRES_GRAD)))
 
 
 @functools.lru_cache(maxsize=4096)
