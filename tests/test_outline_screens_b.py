@@ -36,6 +36,14 @@ FLAGGED = [
             for step, (images, labels) in enumerate(Loader(dataset)):
                 labels.long()
     """),
+    ("TL201", """
+        from torch.utils.data import DataLoader
+        from tqdm import tqdm as progress
+
+        def train(dataset):
+            for images, labels in progress(DataLoader(dataset)):
+                images.float()
+    """),
     # TL202: a name bound to a name bound to .cuda(); the device through torch.device
     ("TL202", """
         import torch
@@ -47,6 +55,11 @@ FLAGGED = [
         import torch
         z = torch.ones(2).to(torch.float16).to(torch.device("cuda"))
         print((z * 2).data[0].numpy())
+    """),
+    ("TL202", """
+        from torch import cuda as gpu
+        x = gpu.FloatTensor(3)
+        x.numpy()
     """),
     # TL203: an aliased torch.load; map_location by keyword, weights_only missing
     ("TL203", """
@@ -177,6 +190,12 @@ FLAGGED = [
         import torch
         keep = torch.ones(3, dtype=torch.uint8)
         y = torch.where(condition=keep, input=a, other=b)
+    """),
+    ("TL213", """
+        import torch
+        x = torch.randn(3)
+        mask = (x > 0).byte()
+        y = x.masked_fill(mask.to(device=x.device), 0.0)
     """),
     # TL301: an aliased torch.log, exp(x) - 1, log of a sum of exps
     ("TL301", """

@@ -346,12 +346,7 @@ def _binding_values(outline: Outline) -> List[Tuple[str, ast.AST]]:
             bind(node.target, node.value, True)
         for kind in (ast.For, ast.AsyncFor):
             for node in outline.nodes(kind):
-                iterable = node.iter
-                while isinstance(iterable, ast.Call) and iterable.args and callee_name(iterable.func) in (
-                    "enumerate", "tqdm"
-                ):
-                    iterable = iterable.args[0]
-                bind(node.target, iterable, False)
+                bind(node.target, iterated(outline, node.iter), False)
         return found
 
     return _memo(outline, "binding_values", compute)  # type: ignore[return-value]
@@ -365,6 +360,20 @@ class _Everything(frozenset):
 
 
 _EVERYTHING = _Everything()
+
+
+_ITERATION_WRAPPERS = frozenset({"builtins.enumerate", *_api.ITERATION_WRAPPERS})
+
+
+def iterated(outline: Outline, iterable: ast.AST) -> ast.AST:
+    """What a ``for`` loop really iterates: ``enumerate(...)`` and ``tqdm(...)``
+    (however imported) looked through."""
+    while isinstance(iterable, ast.Call) and iterable.args and (
+        callee_name(iterable.func) in ("enumerate", "tqdm")
+        or may_resolve_to(outline, iterable.func, _ITERATION_WRAPPERS)
+    ):
+        iterable = iterable.args[0]
+    return iterable
 
 
 def names_where(outline: Outline, key: str, holds: Callable[[ast.AST, "set"], bool]) -> FrozenSet[str]:

@@ -120,7 +120,8 @@ class CudaTensorToNumpy(Rule):
         if not candidates or not (
             outline.calls("cuda")
             or any(True for _ in outline.attributes("cuda"))
-            or any(n.startswith("torch.cuda.") for names in bindings(outline).values() for n in names)
+            or any(n == "torch.cuda" or n.startswith("torch.cuda.")
+                   for names in bindings(outline).values() for n in names)
             or any(_cuda_string(node) for node in outline.nodes(ast.Constant))
         ):
             return False

@@ -213,7 +213,8 @@ def _may_be_ndarray(outline: Outline, expr: ast.AST, depth: int, known: Optional
             name in NDARRAY_FACTORIES for name in qualified_names(outline, func))
     if isinstance(expr, ast.Name):
         if known is None:
-            known = names_where(outline, "TL207 ndarray", lambda value, found: _may_be_ndarray(outline, value, 0, found))
+            known = names_where(outline, "TL207 ndarray",
+                                lambda value, found: _may_be_ndarray(outline, value, 0, found))
         return expr.id in known
     return False
 

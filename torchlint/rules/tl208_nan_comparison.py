@@ -10,7 +10,7 @@ import libcst as cst
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
-from torchlint.analysis.outline import Outline, bindings, may_resolve_to, names_where
+from torchlint.analysis.outline import Outline, bindings, calls_to, may_resolve_to, names_where
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.torch_api import NAN_CONSTANTS
 
@@ -124,7 +124,7 @@ class NanComparison(Rule):
         if not (
             any(True for _ in outline.attributes(*tails))
             or any(name in NAN_CONSTANTS for names in bindings(outline).values() for name in names)
-            or any(_nan_string(call) for call in outline.calls("float"))
+            or any(_nan_string(call) for call in (*outline.calls("float"), *calls_to(outline, ("builtins.float",))))
         ):
             return False
         for compare in outline.nodes(ast.Compare):

@@ -10,7 +10,16 @@ import libcst as cst
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
-from torchlint.analysis.outline import Outline, calls_matching, callee_name, in_loop, may_be_tensor, names_where
+from torchlint.analysis.outline import (
+    Outline,
+    callee_name,
+    calls_matching,
+    in_loop,
+    iterated,
+    may_be_tensor,
+    may_resolve_to,
+    names_where,
+)
 from torchlint.screens import Screen
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.settings import versions
@@ -236,7 +245,7 @@ class LossAccumulatedAsTensor(Rule):
         accumulations = [a for a in accumulations if in_loop(outline, a[2])]
         if not accumulations or not calls_matching(outline, _loss_tail, _is_loss_callee):
             return False
-        numbers = names_where(outline, "TL209 numbers", lambda value, found: _may_be_number(value, found))
+        numbers = names_where(outline, "TL209 numbers", lambda value, found: _may_be_number(outline, value, found))
         counters = _enumerate_indexes(outline)
         return any(
             (name in numbers or name in counters) and may_be_tensor(outline, added) for name, added, _ in accumulations
@@ -293,7 +302,7 @@ def _is_loss_callee(qualified: str) -> bool:
     )
 
 
-def _may_be_number(value: ast.AST, numbers: set, depth: int = 0) -> bool:
+def _may_be_number(outline: Outline, value: ast.AST, numbers: set, depth: int = 0) -> bool:
     """Can inference take ``value`` for a Python number (a numeric literal, ``len()``, a size query)?"""
     if depth > 40:
         return True
@@ -302,17 +311,21 @@ def _may_be_number(value: ast.AST, numbers: set, depth: int = 0) -> bool:
     if isinstance(value, ast.Name):
         return value.id in numbers
     if isinstance(value, ast.UnaryOp):
-        return not isinstance(value.op, ast.Not) and _may_be_number(value.operand, numbers, depth + 1)
+        return not isinstance(value.op, ast.Not) and _may_be_number(outline, value.operand, numbers, depth + 1)
     if isinstance(value, ast.BinOp):
-        return _may_be_number(value.left, numbers, depth + 1) and _may_be_number(value.right, numbers, depth + 1)
+        return _may_be_number(outline, value.left, numbers, depth + 1) and _may_be_number(
+            outline, value.right, numbers, depth + 1)
     if isinstance(value, ast.IfExp):
-        return _may_be_number(value.body, numbers, depth + 1) or _may_be_number(value.orelse, numbers, depth + 1)
+        return _may_be_number(outline, value.body, numbers, depth + 1) or _may_be_number(
+            outline, value.orelse, numbers, depth + 1)
     if isinstance(value, ast.Call):
-        name = callee_name(value.func)
         if isinstance(value.func, ast.Name):
-            return name in ("len", "float", "int")
-        return name in SIZE_METHODS
+            return value.func.id in ("len", "float", "int") or may_resolve_to(outline, value.func, _NUMBER_CALLS)
+        return callee_name(value.func) in SIZE_METHODS
     return False
+
+
+_NUMBER_CALLS = frozenset({"builtins.len", "builtins.float", "builtins.int"})
 
 
 def _enumerate_indexes(outline: Outline) -> "set[str]":
@@ -320,13 +333,20 @@ def _enumerate_indexes(outline: Outline) -> "set[str]":
     found: "set[str]" = set()
     for kind in (ast.For, ast.AsyncFor):
         for node in outline.nodes(kind):
-            iterable, counted = node.iter, False
-            while isinstance(iterable, ast.Call) and iterable.args and callee_name(iterable.func) in ("enumerate", "tqdm"):
-                counted = counted or callee_name(iterable.func) == "enumerate"
-                iterable = iterable.args[0]
-            if counted:
+            if _counts(outline, node.iter):
                 found.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
     return found
+
+
+def _counts(outline: Outline, iterable: ast.AST) -> bool:
+    """Does a loop over ``iterable`` go through ``enumerate`` (its counter: a number)?"""
+    while isinstance(iterable, ast.Call) and iterable.args:
+        if callee_name(iterable.func) == "enumerate" or may_resolve_to(outline, iterable.func, ("builtins.enumerate",)):
+            return True
+        if iterated(outline, iterable) is iterable:
+            return False
+        iterable = iterable.args[0]
+    return False
 
 
 def _grad_disabled(ctx: NodeContext) -> bool:

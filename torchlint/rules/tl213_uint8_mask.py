@@ -274,7 +274,9 @@ def _may_be_uint8(outline: Outline, expr: ast.AST, known: Optional[set] = None, 
         if may_resolve_to(outline, func, _UINT8_TYPES):
             return True
         if isinstance(func, ast.Attribute) and (
-            func.attr in DTYPE_KEEPING_METHODS or func.attr.endswith("_") or (func.attr == "to" and expr.args)
+            func.attr in DTYPE_KEEPING_METHODS
+            or func.attr.endswith("_")
+            or (func.attr == "to" and bool(expr.args or expr.keywords))  # ``.to(device)`` keeps the dtype
         ):
             return _may_be_uint8(outline, func.value, known, depth + 1)
         return False

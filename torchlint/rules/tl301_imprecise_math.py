@@ -149,10 +149,10 @@ class ImpreciseMath(Rule):
                     exp = argument.args[0]
                 else:
                     continue
-                if _exp_call(outline, exp) and not (
-                    isinstance(exp.args[0], ast.BinOp) and isinstance(exp.args[0].op, ast.Sub)  # type: ignore[union-attr]
-                ):
-                    return True
+                if _exp_call(outline, exp):
+                    shifted = exp.args[0]  # type: ignore[union-attr]
+                    if not (isinstance(shifted, ast.BinOp) and isinstance(shifted.op, ast.Sub)):
+                        return True
         return any(
             isinstance(node.op, ast.Sub) and _one(node.right) and _exp_call(outline, node.left)
             for node in outline.nodes(ast.BinOp)

@@ -10,7 +10,7 @@ import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Outline, callee_name, calls_to, dotted, has_splat, is_literal, keyword_value
+from torchlint.analysis.outline import Outline, calls_to, dotted, has_splat, is_literal, iterated, keyword_value
 from torchlint.rule import Example, Finding, Rule
 from torchlint.torch_api import (
     DATALOADER_NUM_WORKERS_POSITION,
@@ -146,12 +146,7 @@ class DataLoaderWorkers(Rule):
         }
         for kind in (ast.For, ast.AsyncFor):
             for loop in outline.nodes(kind):
-                iterable = loop.iter
-                while isinstance(iterable, ast.Call) and iterable.args and callee_name(iterable.func) in (
-                    "enumerate", "tqdm"
-                ):
-                    iterable = iterable.args[0]
-                if dotted(iterable) in targets:
+                if dotted(iterated(outline, loop.iter)) in targets:
                     return True
         return False
 
