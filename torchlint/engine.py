@@ -21,7 +21,7 @@ from torchlint.diagnostic import Diagnostic, ParseError, Unsupported
 from torchlint.analysis.outline import Outline
 from torchlint.fixer import apply_fixes, keep_lost_text
 from torchlint.noqa import NoqaIndex, file_is_exempt
-from torchlint.rule import Fix, Rule
+from torchlint.rule import Rule
 from torchlint.settings import Settings
 from torchlint.source import physical_lines
 

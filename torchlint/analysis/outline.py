@@ -283,3 +283,324 @@ def may_hold_value(outline: Outline, expr: ast.AST) -> bool:
         stored = {node.id for node in outline.nodes(ast.Name) if not isinstance(node.ctx, ast.Load)}
         outline.__dict__["_a_stored"] = stored
     return expr.id in stored
+
+
+# --- helper B ---
+# Name queries for the TL2xx/TL3xx screens. libcst resolves a name only
+# through imports (and builtins), so "may this expression resolve to
+# torch.load?" is answerable from the outline: a dotted expression whose
+# first name some import binds. Results are memoised on the outline.
+
+from typing import Callable, FrozenSet  # noqa: E402
+
+
+def _memo(outline: Outline, key: str, compute: Callable[[], object]):  # type: ignore[no-untyped-def]
+    cache = outline.__dict__.setdefault("_helper_b", {})
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
+def bindings(outline: Outline) -> Dict[str, Tuple[str, ...]]:
+    """Local name -> the qualified names absolute imports bind it to:
+    ``import torch.nn as nn`` gives ``nn -> torch.nn``, ``import torch.nn``
+    gives ``torch -> torch``, ``from torch.nn import functional as F`` gives
+    ``F -> torch.nn.functional`` (a name bound twice keeps both)."""
+
+    def compute() -> Dict[str, Tuple[str, ...]]:
+        found: Dict[str, Tuple[str, ...]] = {}
+
+        def bind(name: str, qualified: str) -> None:
+            known = found.get(name, ())
+            if qualified not in known:
+                found[name] = known + (qualified,)
+
+        for node in outline.nodes(ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    bind(alias.asname, alias.name)
+                else:  # ``import torch.nn`` binds ``torch``
+                    head = alias.name.split(".", 1)[0]
+                    bind(head, head)
+        for node in outline.nodes(ast.ImportFrom):
+            if node.level or not node.module:
+                continue
+            for alias in node.names:
+                if alias.name != "*":
+                    bind(alias.asname or alias.name, f"{node.module}.{alias.name}")
+        return found
+
+    return _memo(outline, "bindings", compute)  # type: ignore[return-value]
+
+
+def resolved_names(outline: Outline, expr: ast.AST) -> Tuple[str, ...]:
+    """What a dotted expression may resolve to through the file's imports
+    (``F.softmax`` -> ``torch.nn.functional.softmax`` after ``import
+    torch.nn.functional as F``); empty when no import binds its first name."""
+    parts: List[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return ()
+    heads = bindings(outline).get(expr.id)
+    if not heads or not parts:
+        return heads or ()
+    rest = ".".join(reversed(parts))
+    return tuple(f"{head}.{rest}" for head in heads)
+
+
+def may_resolve_to(outline: Outline, expr: ast.AST, wanted: "FrozenSet[str] | Iterable[str]") -> bool:
+    return any(name in wanted for name in resolved_names(outline, expr))
+
+
+def calls_resolving_to(outline: Outline, qualified: Iterable[str]) -> List[ast.Call]:
+    """Calls whose callee may resolve to one of ``qualified`` (aliases
+    included: ``from torch.nn.functional import softmax as sm``)."""
+    wanted = frozenset(qualified)
+    found = bindings(outline)
+    if not found:
+        return []
+    tails = {name.rsplit(".", 1)[-1] for name in wanted}
+    aliases = {bound for bound, names in found.items() if any(n in wanted for n in names)} - tails
+    return [call for call in outline.calls(*tails, *aliases) if may_resolve_to(outline, call.func, wanted)]
+
+
+def calls_matching(outline: Outline, tail: Callable[[str], bool], qualified: Callable[[str], bool]) -> List[ast.Call]:
+    """Calls whose callee may resolve to a name for which ``qualified`` holds;
+    ``tail`` must hold for the last part of every such name (a cheap filter)."""
+    found = bindings(outline)
+    if not found:
+        return []
+    aliases = {bound for bound, names in found.items() if any(qualified(n) for n in names)}
+    outline.calls("")  # files the calls by callee name
+    index = outline._calls_by_name or {}
+    result = []
+    for name, calls in index.items():
+        if tail(name) or name in aliases:
+            result.extend(call for call in calls if any(qualified(n) for n in resolved_names(outline, call.func)))
+    return result
+
+
+def stored_names(outline: Outline) -> FrozenSet[str]:
+    """Every name the file assigns somewhere (a Name in a store context)."""
+    return _memo(outline, "stored_names", lambda: frozenset(  # type: ignore[return-value]
+        node.id for node in outline.nodes(ast.Name) if isinstance(node.ctx, ast.Store)))
+
+
+def _ranges(outline: Outline, key: str, nodes: Callable[[], Iterable[ast.AST]]) -> List[Tuple[int, int]]:
+    return _memo(outline, key, lambda: sorted(  # type: ignore[return-value]
+        (node.lineno, getattr(node, "end_lineno", None) or 10 ** 9) for node in nodes()))
+
+
+def _within(line: int, ranges: List[Tuple[int, int]]) -> bool:
+    for start, end in ranges:
+        if start > line:
+            return False
+        if line <= end:
+            return True
+    return False
+
+
+def in_loop(outline: Outline, node: ast.AST) -> bool:
+    """Is ``node`` on a line of some ``for``/``while`` statement (header or body)?"""
+    loops = _ranges(outline, "loops", lambda: [
+        *outline.nodes(ast.For), *outline.nodes(ast.AsyncFor), *outline.nodes(ast.While)])
+    return _within(node.lineno, loops)
+
+
+def in_function_named(outline: Outline, node: ast.AST, name: str) -> bool:
+    """Is ``node`` on a line of some ``def name(...)``?"""
+    functions = _ranges(outline, "def " + name, lambda: [
+        f for kind in (ast.FunctionDef, ast.AsyncFunctionDef) for f in outline.nodes(kind) if f.name == name])
+    return _within(node.lineno, functions)
+
+
+def leading_positional(call: ast.Call) -> int:
+    """Positional arguments before the first ``*args``: those whose position is certain."""
+    count = 0
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            break
+        count += 1
+    return count
+
+
+def keyword_value(call: ast.Call, name: str) -> Optional[ast.AST]:
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    return None
+
+
+def is_literal(node: Optional[ast.AST], *values: object) -> bool:
+    """A literal equal, and of the same type, to one of ``values`` (``False`` is not ``0``)."""
+    return isinstance(node, ast.Constant) and any(
+        type(node.value) is type(v) and node.value == v for v in values)
+
+
+from torchlint import torch_api as _api  # noqa: E402
+
+
+def _tensor_callee(qualified: str) -> bool:
+    """Does inference give a call of ``qualified`` a tensor (or data loader) value?
+    (The TENSOR and LOADER cases of ``Inference._known_callee_value``.)"""
+    return (
+        qualified in _api.CUDA_TENSOR_TYPES
+        or qualified in _api.VARIABLE
+        or qualified in _api.PARAMETER_CLASSES
+        or qualified in _api.DATALOADERS
+        or qualified in _api.LOSS_FUNCTION_PARAMS
+        or qualified.startswith(_api.FUNCTIONAL)
+        or qualified in _api.TENSOR_FACTORIES
+    )
+
+
+def _binding_values(outline: Outline) -> List[Tuple[str, ast.AST]]:
+    """(name, expression its value comes from) for the bindings inference reads:
+    assignments (a literal tuple unpacked element by element), annotated and
+    augmented assignments, ``:=`` and ``for`` targets (from the iterable, seen
+    through ``enumerate(...)`` / ``tqdm(...)``)."""
+
+    def compute() -> List[Tuple[str, ast.AST]]:
+        found: List[Tuple[str, ast.AST]] = []
+
+        def bind(target: ast.AST, value: ast.AST, unpack: bool) -> None:
+            if isinstance(target, ast.Name):
+                found.append((target.id, value))
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                literal = unpack and isinstance(value, (ast.Tuple, ast.List)) and not any(
+                    isinstance(e, ast.Starred) for e in value.elts)
+                for index, element in enumerate(target.elts):
+                    if literal and index < len(value.elts):  # type: ignore[attr-defined]
+                        bind(element, value.elts[index], True)  # type: ignore[attr-defined]
+                    elif not unpack:
+                        bind(element, value, False)
+
+        for node in outline.nodes(ast.Assign):
+            for target in node.targets:
+                bind(target, node.value, True)
+        for node in outline.nodes(ast.AnnAssign):
+            if node.value is not None:
+                bind(node.target, node.value, True)
+        for node in outline.nodes(ast.AugAssign):
+            bind(node.target, node.value, True)
+        for node in outline.nodes(ast.NamedExpr):
+            bind(node.target, node.value, True)
+        for kind in (ast.For, ast.AsyncFor):
+            for node in outline.nodes(kind):
+                bind(node.target, iterated(outline, node.iter), False)
+        return found
+
+    return _memo(outline, "binding_values", compute)  # type: ignore[return-value]
+
+
+class _Everything(frozenset):
+    """Every name: what a fixed point asked for while it is being computed answers."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+_EVERYTHING = _Everything()
+
+
+_ITERATION_WRAPPERS = frozenset({"builtins.enumerate", *_api.ITERATION_WRAPPERS})
+
+
+def iterated(outline: Outline, iterable: ast.AST) -> ast.AST:
+    """What a ``for`` loop really iterates: ``enumerate(...)`` and ``tqdm(...)``
+    (however imported) looked through."""
+    while isinstance(iterable, ast.Call) and iterable.args and (
+        callee_name(iterable.func) in ("enumerate", "tqdm")
+        or may_resolve_to(outline, iterable.func, _ITERATION_WRAPPERS)
+    ):
+        iterable = iterable.args[0]
+    return iterable
+
+
+def names_where(outline: Outline, key: str, holds: Callable[[ast.AST, "set"], bool]) -> FrozenSet[str]:
+    """Names with some binding whose value ``holds`` (given the names found so
+    far): the least fixed point, a superset of the names whose every binding
+    holds (what the rules' inference asks), found without following cycles.
+    Asked again while it is being computed (``holds`` reaching it through
+    another question), it answers every name: never too few."""
+    cache = outline.__dict__.setdefault("_helper_b", {})
+    if key in cache:
+        return cache[key]  # type: ignore[no-any-return]
+    cache[key] = _EVERYTHING
+    known: set = set()
+    pending = _binding_values(outline)
+    changed = True
+    while changed:
+        changed = False
+        rest = []
+        for name, value in pending:
+            if name in known:
+                continue
+            if holds(value, known):
+                known.add(name)
+                changed = True
+            else:
+                rest.append((name, value))
+        pending = rest
+    result = cache[key] = frozenset(known)
+    return result
+
+
+def tensor_names(outline: Outline) -> FrozenSet[str]:
+    """Names with some binding whose value may be a tensor (or a data loader):
+    a superset of the names inference can know to be tensors."""
+    return names_where(outline, "tensor_names", lambda value, known: _may_be_tensor(outline, value, False, 0, known))
+
+
+def _torch_tensor_call(outline: Outline, func: ast.AST) -> bool:
+    return any(_tensor_callee(name) for name in resolved_names(outline, func))
+
+
+def may_be_tensor(outline: Outline, expr: ast.AST, any_name: bool = False) -> bool:
+    """Could the inference (analysis/inference.py) know ``expr`` to be a tensor
+    (and so know its device, dtype or loss)? It knows a name only through a
+    binding in the file (``any_name``: count every name, for questions where a
+    module parameter like ``self`` can answer too), an attribute only when it
+    is ``.data``/``.grad``/``.T``... of a tensor, a call through a torch name,
+    a method of a tensor, or a module call. Literals, containers and
+    attributes of unknown objects (``self.x``) never are."""
+    return _may_be_tensor(outline, expr, any_name, 0, None)
+
+
+def _may_be_tensor(outline: Outline, expr: ast.AST, any_name: bool, depth: int, names: "Optional[set]") -> bool:
+    if depth > 40:
+        return True
+    if isinstance(expr, ast.Name):
+        if any_name:
+            return True
+        return expr.id in (names if names is not None else tensor_names(outline))
+    if isinstance(expr, ast.Attribute):
+        return expr.attr in _api.TENSOR_ATTRIBUTES and _may_be_tensor(outline, expr.value, any_name, depth + 1, names)
+    if isinstance(expr, ast.Subscript):
+        return _may_be_tensor(outline, expr.value, any_name, depth + 1, names)
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        if isinstance(func, ast.Attribute):
+            if any_name or func.attr in _api.TENSOR_ATTRIBUTES or _torch_tensor_call(outline, func):
+                return True
+            if isinstance(func.value, ast.Compare):
+                return True  # ``(pred == y).sum()``
+            tensor_method = func.attr in _api.TENSOR_RETURNING_METHODS or func.attr.endswith("_")
+            return tensor_method and _may_be_tensor(outline, func.value, any_name, depth + 1, names)
+        if isinstance(func, ast.Name):
+            # a torch function, or a module called (bound by an assignment)
+            return any_name or _torch_tensor_call(outline, func) or func.id in stored_names(outline)
+        return not isinstance(func, (ast.Subscript, ast.Constant))
+    if isinstance(expr, ast.UnaryOp):
+        return not isinstance(expr.op, ast.Not) and _may_be_tensor(outline, expr.operand, any_name, depth + 1, names)
+    if isinstance(expr, ast.BinOp):
+        return _may_be_tensor(outline, expr.left, any_name, depth + 1, names) or _may_be_tensor(
+            outline, expr.right, any_name, depth + 1, names)
+    if isinstance(expr, ast.Compare):
+        return any(_may_be_tensor(outline, e, any_name, depth + 1, names) for e in (expr.left, *expr.comparators))
+    if isinstance(expr, ast.IfExp):
+        return _may_be_tensor(outline, expr.body, any_name, depth + 1, names) or _may_be_tensor(
+            outline, expr.orelse, any_name, depth + 1, names)
+    return False

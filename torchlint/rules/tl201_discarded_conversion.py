@@ -1,5 +1,6 @@
 """TL201: `x.cuda()` on a tensor as a statement: the result is thrown away."""
 
+import ast
 import re
 
 from typing import Iterator
@@ -7,6 +8,7 @@ from typing import Iterator
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Outline, may_be_tensor
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.torch_api import DISCARDED_RESULT_METHODS
 
@@ -111,6 +113,20 @@ class DiscardedTensorConversion(Rule):
         x.add_(1)
         """,
     )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A statement ``receiver.<conversion>(...)`` whose receiver can be known to be a tensor.
+        for statement in outline.nodes(ast.Expr):
+            call = statement.value
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr in DISCARDED_RESULT_METHODS
+                and may_be_tensor(outline, call.func.value)
+            ):
+                return True
+        return False
 
     def check_Expr(self, node: cst.Expr, ctx: NodeContext) -> Iterator[Finding]:
         call = node.value

@@ -1,11 +1,23 @@
 """TL202: `.numpy()` on a tensor that lives on the GPU."""
 
-from typing import Iterator
+import ast
+
+from typing import Iterable, Iterator, Optional
 
 import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import (
+    Outline,
+    bindings,
+    callee_name,
+    keyword_value,
+    names_where,
+    resolved_names,
+    stored_names,
+)
+from torchlint.torch_api import TENSOR_ATTRIBUTES
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 
 
@@ -94,6 +106,27 @@ class CudaTensorToNumpy(Rule):
         """,
     )
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # ``<receiver>.numpy()`` without ``force=`` whose receiver can be visibly on the
+        # GPU: ``.cuda()``, ``.to("cuda")``, a torch call (``device="cuda"``, a
+        # torch.cuda tensor type), a module call, a name with some binding to one, or
+        # a tensor method / ``.data`` / slice of one. Nothing reaches a GPU without a
+        # ``.cuda`` attribute, an import from torch.cuda or a "cuda" string.
+        candidates = [
+            call for call in outline.calls("numpy")
+            if isinstance(call.func, ast.Attribute) and keyword_value(call, "force") is None
+        ]
+        if not candidates or not (
+            outline.calls("cuda")
+            or any(True for _ in outline.attributes("cuda"))
+            or any(n == "torch.cuda" or n.startswith("torch.cuda.")
+                   for names in bindings(outline).values() for n in names)
+            or any(_cuda_string(node) for node in outline.nodes(ast.Constant))
+        ):
+            return False
+        return any(_may_be_on_cuda(outline, call.func.value) for call in candidates)  # type: ignore[attr-defined]
+
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         func = node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "numpy"):
@@ -105,6 +138,67 @@ class CudaTensorToNumpy(Rule):
             "`.numpy()` on a CUDA tensor raises TypeError; call `.cpu()` first",
             Fix([Edit(func, _insert_cpu)], safe=False),
         )
+
+
+def _torch(names: Iterable[str]) -> bool:
+    return any(name == "torch" or name.startswith("torch.") for name in names)
+
+
+def _cuda_string(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+        node.value == "cuda" or node.value.startswith("cuda:"))
+
+
+def _device_literal(node: ast.AST) -> Optional[bool]:
+    """``inference._device_literal``: True for "cuda", "cuda:0", torch.device("cuda"); False for "cpu"."""
+    if isinstance(node, ast.Call) and node.args and callee_name(node.func) == "device":
+        node = node.args[0]
+    if _cuda_string(node):
+        return True
+    if isinstance(node, ast.Constant) and node.value == "cpu":
+        return False
+    return None
+
+
+def _may_be_on_cuda(outline: Outline, expr: ast.AST, known: Optional[set] = None, depth: int = 0) -> bool:
+    """Can inference know ``expr`` to be on a CUDA device (``Value.cuda``)?"""
+    if depth > 40:
+        return True
+    if isinstance(expr, ast.Name):
+        if known is None:
+            known = names_where(outline, "TL202 cuda", lambda value, found: _may_be_on_cuda(outline, value, found))
+        return expr.id in known
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        if isinstance(func, ast.Name):  # a torch call, or a module's (a name bound by an assignment)
+            return _torch(resolved_names(outline, func)) or func.id in stored_names(outline)
+        if not isinstance(func, ast.Attribute) or _torch(resolved_names(outline, func)):
+            return True
+        if func.attr == "cuda":
+            return True
+        if func.attr == "cpu":
+            return False
+        if func.attr == "to":
+            for arg in (*expr.args, *(k.value for k in expr.keywords if k.arg == "device")):
+                device = _device_literal(arg)
+                if device is not None:
+                    return device
+        return _may_be_on_cuda(outline, func.value, known, depth + 1)
+    if isinstance(expr, ast.Attribute):
+        return expr.attr in TENSOR_ATTRIBUTES and _may_be_on_cuda(outline, expr.value, known, depth + 1)
+    if isinstance(expr, ast.Subscript):
+        return _may_be_on_cuda(outline, expr.value, known, depth + 1)
+    if isinstance(expr, ast.UnaryOp):
+        return not isinstance(expr.op, ast.Not) and _may_be_on_cuda(outline, expr.operand, known, depth + 1)
+    if isinstance(expr, ast.BinOp):
+        return _may_be_on_cuda(outline, expr.left, known, depth + 1) or _may_be_on_cuda(
+            outline, expr.right, known, depth + 1)
+    if isinstance(expr, ast.Compare):
+        return any(_may_be_on_cuda(outline, e, known, depth + 1) for e in (expr.left, *expr.comparators))
+    if isinstance(expr, ast.IfExp):
+        return _may_be_on_cuda(outline, expr.body, known, depth + 1) or _may_be_on_cuda(
+            outline, expr.orelse, known, depth + 1)
+    return False
 
 
 def _insert_cpu(node: cst.CSTNode) -> cst.CSTNode:

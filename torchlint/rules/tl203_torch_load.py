@@ -1,12 +1,12 @@
 """TL203: `torch.load(...)` relying on the defaults of `map_location` and `weights_only`."""
 
-
 from typing import Iterator, List, Optional
 
 import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Outline, calls_resolving_to, keyword_value, leading_positional
 from torchlint.screens import CallWithout
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.torch_api import (
@@ -137,6 +137,20 @@ class TorchLoadDefaults(Rule):
         text = load("notes.txt")
         """,
     )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A call of torch.load (however imported) without ``**kwargs`` that lacks
+        # ``weights_only=`` or ``map_location`` (by keyword or second position).
+        index = TORCH_LOAD_POSITIONAL.index("map_location")
+        for call in calls_resolving_to(outline, TORCH_LOAD):
+            if any(k.arg is None for k in call.keywords):
+                continue
+            if keyword_value(call, "weights_only") is None:
+                return True
+            if keyword_value(call, "map_location") is None and leading_positional(call) <= index:
+                return True
+        return False
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         if ctx.resolver.resolve(node.func) not in TORCH_LOAD:

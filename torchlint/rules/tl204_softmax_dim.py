@@ -1,11 +1,14 @@
 """TL204: softmax, log_softmax and softmin without `dim`."""
 
+import ast
+
 from typing import Iterator
 
 import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Outline, calls_resolving_to, has_splat, keyword_value, resolved_names
 from torchlint.screens import CallWithout
 from torchlint.rule import Example, Finding, FixSafety, Rule
 from torchlint.torch_api import IMPLICIT_DIM_CALLABLES
@@ -87,6 +90,24 @@ class SoftmaxImplicitDim(Rule):
         """,
     )
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A call of F.softmax/log_softmax/softmin or a Softmax-like constructor (however
+        # imported), without ``*``/``**``, whose ``dim`` is missing or None.
+        for call in calls_resolving_to(outline, IMPLICIT_DIM_CALLABLES):
+            if has_splat(call):
+                continue
+            dim = keyword_value(call, "dim")
+            if dim is not None:
+                if _is_none(dim):
+                    return True
+                continue
+            for name in resolved_names(outline, call.func):
+                index = IMPLICIT_DIM_CALLABLES.get(name)
+                if index is not None and (len(call.args) <= index or _is_none(call.args[index])):
+                    return True
+        return False
+
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         callee = ctx.resolver.resolve(node.func)
         index = IMPLICIT_DIM_CALLABLES.get(callee) if callee else None
@@ -100,6 +121,10 @@ class SoftmaxImplicitDim(Rule):
             f"`{spelled}()` without `dim`: torch warns and picks a legacy implicit dimension (0 for 0-, 1- and "
             "3-D input, else 1); pass `dim=` explicitly",
         )
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _passes_dim(call: cst.Call, index: int) -> bool:

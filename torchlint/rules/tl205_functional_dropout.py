@@ -7,6 +7,7 @@ import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Outline, calls_resolving_to, has_splat, in_function_named, keyword_value
 from torchlint.screens import CallWithout
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.torch_api import DROPOUT_FUNCTIONS, DROPOUT_TRAINING_INDEX
@@ -146,6 +147,18 @@ class FunctionalDropoutTraining(Rule):
                 return F.dropout(x, **options)
         """,
     )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A call of F.dropout & co (however imported) inside some ``def forward``,
+        # without ``*``/``**``, ``training=`` or a third positional argument.
+        return any(
+            not has_splat(call)
+            and keyword_value(call, "training") is None
+            and len(call.args) <= DROPOUT_TRAINING_INDEX
+            and in_function_named(outline, call, "forward")
+            for call in calls_resolving_to(outline, DROPOUT_FUNCTIONS)
+        )
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         callee = ctx.resolver.resolve(node.func)

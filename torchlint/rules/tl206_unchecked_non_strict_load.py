@@ -1,5 +1,6 @@
 """TL206: `load_state_dict(..., strict=False)` whose missing/unexpected keys are thrown away."""
 
+import ast
 import re
 
 from typing import Iterator
@@ -9,6 +10,7 @@ import libcst as cst
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
+from torchlint.analysis.outline import Outline, is_literal, keyword_value
 from torchlint.rule import Example, Finding, FixSafety, Rule
 from torchlint.settings import versions
 
@@ -80,6 +82,22 @@ class UncheckedNonStrictLoad(Rule):
         """,
     )
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A statement ``<x>.load_state_dict(..., strict=False)`` in a file importing torch.
+        if not outline.calls("load_state_dict") or not outline.imports_from("torch"):
+            return False
+        for statement in outline.nodes(ast.Expr):
+            call = statement.value
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "load_state_dict"
+                and is_literal(keyword_value(call, "strict"), False)
+            ):
+                return True
+        return False
+
     def check_Expr(self, node: cst.Expr, ctx: NodeContext) -> Iterator[Finding]:
         call = node.value
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
@@ -98,3 +116,4 @@ class UncheckedNonStrictLoad(Rule):
             "`load_state_dict(..., strict=False)` result discarded: keys that did not load go unnoticed; "
             "check the returned `missing_keys` and `unexpected_keys`",
         )
+

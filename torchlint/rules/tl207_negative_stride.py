@@ -1,5 +1,6 @@
 """TL207: a negative-stride NumPy view (`np.flip`, `a[::-1]`) passed to `torch.from_numpy` & co."""
 
+import ast
 import re
 
 from typing import Iterator, Optional
@@ -8,6 +9,7 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
+from torchlint.analysis.outline import Outline, calls_resolving_to, names_where, resolved_names
 from torchlint.screens import All
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.torch_api import (
@@ -134,6 +136,23 @@ class NegativeStrideToTensor(Rule):
         """,
     )
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # torch.from_numpy & co (however imported) whose first argument can be a
+        # negative-stride view: np.flip & co, a slice with a negative step, ``.T`` or a
+        # transpose of one, or a name with some binding to one.
+        if not (
+            any(_is_negative_integer(node.step) for node in outline.nodes(ast.Slice))
+            or calls_resolving_to(outline, NUMPY_NEGATIVE_STRIDE_FUNCTIONS)
+        ):
+            return False  # nothing makes a negative stride
+        for call in calls_resolving_to(outline, ARRAY_TO_TENSOR):
+            if call.args:
+                ndarray_only = any(name in NDARRAY_ONLY_TO_TENSOR for name in resolved_names(outline, call.func))
+                if _may_be_flipped(outline, call.args[0], ndarray_only):
+                    return True
+        return False
+
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         if not node.args or node.args[0].keyword is not None or node.args[0].star:
             return
@@ -151,6 +170,63 @@ class NegativeStrideToTensor(Rule):
             "(`.copy()`)",
             Fix([Edit(argument, _append_copy)]),
         )
+
+
+def _may_be_flipped(outline: Outline, expr: ast.AST, ndarray_only: bool, depth: int = 0,
+                    known: Optional[set] = None) -> bool:
+    """The shapes ``_negative_stride`` can accept, on Python's tree (names: some binding is one)."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(expr, ast.Call):
+        names = resolved_names(outline, expr.func)
+        if any(name in NUMPY_NEGATIVE_STRIDE_FUNCTIONS for name in names):
+            return True
+        if any(name in NUMPY_STRIDE_PERMUTING_FUNCTIONS for name in names) and expr.args:
+            if _may_be_flipped(outline, expr.args[0], True, depth + 1, known):
+                return True
+        func = expr.func
+        return (isinstance(func, ast.Attribute) and func.attr in NDARRAY_STRIDE_PERMUTING_METHODS
+                and _may_be_flipped(outline, func.value, ndarray_only, depth + 1, known))
+    if isinstance(expr, ast.Attribute):
+        return expr.attr in NDARRAY_STRIDE_PERMUTING_ATTRIBUTES and _may_be_flipped(
+            outline, expr.value, ndarray_only, depth + 1, known)
+    if isinstance(expr, ast.Subscript):
+        elements = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
+        if not any(isinstance(e, ast.Slice) and _is_negative_integer(e.step) for e in elements):
+            return False
+        return ndarray_only or _may_be_ndarray(outline, expr.value, depth + 1)
+    if isinstance(expr, ast.Name):
+        if known is None:  # (a name is asked about as for from_numpy: the wider question)
+            known = names_where(outline, "TL207 flipped",
+                                lambda value, found: _may_be_flipped(outline, value, True, 0, found))
+        return expr.id in known
+    return False
+
+
+def _may_be_ndarray(outline: Outline, expr: ast.AST, depth: int, known: Optional[set] = None) -> bool:
+    """The shapes ``_is_ndarray`` can accept: a NumPy factory, ``.numpy()``, a name bound to one."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        return (isinstance(func, ast.Attribute) and func.attr == "numpy") or any(
+            name in NDARRAY_FACTORIES for name in resolved_names(outline, func))
+    if isinstance(expr, ast.Name):
+        if known is None:
+            known = names_where(outline, "TL207 ndarray",
+                                lambda value, found: _may_be_ndarray(outline, value, 0, found))
+        return expr.id in known
+    return False
+
+
+def _is_negative_integer(node: Optional[ast.AST]) -> bool:
+    return (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+        and node.operand.value != 0
+    )
 
 
 def _negative_stride(expr: cst.BaseExpression, ctx: NodeContext, ndarray_only: bool, depth: int) -> bool:

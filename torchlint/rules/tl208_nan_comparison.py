@@ -1,5 +1,6 @@
 """TL208: comparing with NaN (`x == float('nan')`, `x is np.nan`) instead of testing for it."""
 
+import ast
 import re
 
 from typing import Iterator, Optional, Tuple
@@ -9,6 +10,7 @@ import libcst as cst
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
+from torchlint.analysis.outline import Outline, bindings, calls_resolving_to, may_resolve_to, names_where
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.torch_api import NAN_CONSTANTS
 
@@ -113,6 +115,28 @@ class NanComparison(Rule):
         """,
     )
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # ``==``/``!=``/``is``/``is not`` with an operand that is a NaN constant (math.nan
+        # & co however imported, ``float("nan")``, their negation) or, for ``==``/``!=``,
+        # a name with some binding to one.
+        tails = {name.rsplit(".", 1)[1] for name in NAN_CONSTANTS}
+        if not (
+            any(True for _ in outline.attributes(*tails))
+            or any(name in NAN_CONSTANTS for names in bindings(outline).values() for name in names)
+            or any(_nan_string(call) for call in (*outline.calls("float"), *calls_resolving_to(outline, ("builtins.float",))))
+        ):
+            return False
+        for compare in outline.nodes(ast.Compare):
+            operands = [compare.left, *compare.comparators]
+            for index, operator in enumerate(compare.ops):
+                if not isinstance(operator, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+                    continue
+                by_name = isinstance(operator, (ast.Eq, ast.NotEq))
+                if any(_may_be_nan(outline, e, by_name) for e in operands[index:index + 2]):
+                    return True
+        return False
+
     def check_Comparison(self, node: cst.Comparison, ctx: NodeContext) -> Iterator[Finding]:
         left = node.left
         for index, target in enumerate(node.comparisons):
@@ -168,6 +192,32 @@ class NanComparison(Rule):
         if len(node.comparisons) == 1 and kind is not None and not (identity and kind == "tensor"):
             fix = _fix(node, operand is node.left, kind, negated, ctx)
         return Finding(node, f"{problem}; use {advice}", fix)
+
+
+def _nan_string(call: ast.Call) -> bool:
+    """``float("nan")`` (any case, signs and spaces around)."""
+    if not isinstance(call.func, ast.Name) or len(call.args) != 1 or call.keywords:
+        return False
+    text = call.args[0]
+    return (isinstance(text, ast.Constant) and isinstance(text.value, str)
+            and text.value.strip().lstrip("+-").lower() == "nan")
+
+
+def _may_be_nan(outline: Outline, expr: ast.AST, by_name: bool, known: Optional[set] = None, depth: int = 0) -> bool:
+    """The shapes ``_nan`` can accept, on Python's tree."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        return _may_be_nan(outline, expr.operand, by_name, known, depth + 1)
+    if isinstance(expr, (ast.Name, ast.Attribute)):
+        if may_resolve_to(outline, expr, NAN_CONSTANTS):
+            return True
+        if by_name and isinstance(expr, ast.Name):
+            if known is None:
+                known = names_where(outline, "TL208 nan", lambda value, found: _may_be_nan(outline, value, True, found))
+            return expr.id in known
+        return False
+    return isinstance(expr, ast.Call) and _nan_string(expr)
 
 
 def _nan(expr: cst.BaseExpression, ctx: NodeContext, by_name: bool, depth: int = 0) -> Optional[str]:

@@ -1,5 +1,6 @@
 """TL209: `total_loss += loss` in a loop keeps every step's autograd graph alive."""
 
+import ast
 import re
 
 from typing import Iterator, Optional
@@ -9,10 +10,28 @@ import libcst as cst
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
+from torchlint.analysis.outline import (
+    Outline,
+    callee_name,
+    calls_matching,
+    in_loop,
+    iterated,
+    may_be_tensor,
+    may_resolve_to,
+    names_where,
+)
 from torchlint.screens import Screen
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.settings import versions
-from torchlint.torch_api import AUTOGRAD_FUNCTIONS, NO_GRAD_CONTEXTS, SET_GRAD_ENABLED
+from torchlint.torch_api import (
+    AUTOGRAD_FUNCTIONS,
+    FUNCTIONAL,
+    LOSS_FUNCTION_PARAMS,
+    NO_GRAD_CONTEXTS,
+    SET_GRAD_ENABLED,
+    SIZE_METHODS,
+    is_loss_class,
+)
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
@@ -201,6 +220,37 @@ class LossAccumulatedAsTensor(Rule):
         """,
     )
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # In a loop, ``total += x`` / ``total = total + x`` where x can be a tensor and
+        # total can start as a number, in a file that calls a torch loss function or
+        # constructs a torch loss module (however imported): where loss values come from.
+        if not (outline.nodes(ast.For) or outline.nodes(ast.While) or outline.nodes(ast.AsyncFor)):
+            return False
+        accumulations = []
+        for node in outline.nodes(ast.AugAssign):
+            if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
+                accumulations.append((node.target.id, node.value, node))
+        for node in outline.nodes(ast.Assign):
+            value = node.value
+            if (
+                len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(value, ast.BinOp)
+                and isinstance(value.op, ast.Add)
+                and isinstance(value.left, ast.Name)
+                and value.left.id == node.targets[0].id
+            ):
+                accumulations.append((value.left.id, value.right, node))
+        accumulations = [a for a in accumulations if in_loop(outline, a[2])]
+        if not accumulations or not calls_matching(outline, _loss_tail, _is_loss_callee):
+            return False
+        numbers = names_where(outline, "TL209 numbers", lambda value, found: _may_be_number(outline, value, found))
+        counters = _enumerate_indexes(outline)
+        return any(
+            (name in numbers or name in counters) and may_be_tensor(outline, added) for name, added, _ in accumulations
+        )
+
     def check_AugAssign(self, node: cst.AugAssign, ctx: NodeContext) -> Iterator[Finding]:
         if isinstance(node.operator, cst.AddAssign):
             yield from self._check(node.target, node.value, ctx)
@@ -234,6 +284,69 @@ class LossAccumulatedAsTensor(Rule):
             "accumulate `loss.item()` (or `loss.detach()`)",
             fix,
         )
+
+
+_LOSS_TAILS = frozenset(name.rsplit(".", 1)[1] for name in LOSS_FUNCTION_PARAMS)
+
+
+def _loss_tail(name: str) -> bool:
+    return name in _LOSS_TAILS or name.endswith(("_loss", "Loss", "Loss2d"))
+
+
+def _is_loss_callee(qualified: str) -> bool:
+    """What inference takes for a loss: a loss function's call or a loss module's construction."""
+    return (
+        qualified in LOSS_FUNCTION_PARAMS
+        or (qualified.startswith(FUNCTIONAL) and qualified.endswith("_loss"))
+        or is_loss_class(qualified)
+    )
+
+
+def _may_be_number(outline: Outline, value: ast.AST, numbers: set, depth: int = 0) -> bool:
+    """Can inference take ``value`` for a Python number (a numeric literal, ``len()``, a size query)?"""
+    if depth > 40:
+        return True
+    if isinstance(value, ast.Constant):
+        return type(value.value) in (int, float)
+    if isinstance(value, ast.Name):
+        return value.id in numbers
+    if isinstance(value, ast.UnaryOp):
+        return not isinstance(value.op, ast.Not) and _may_be_number(outline, value.operand, numbers, depth + 1)
+    if isinstance(value, ast.BinOp):
+        return _may_be_number(outline, value.left, numbers, depth + 1) and _may_be_number(
+            outline, value.right, numbers, depth + 1)
+    if isinstance(value, ast.IfExp):
+        return _may_be_number(outline, value.body, numbers, depth + 1) or _may_be_number(
+            outline, value.orelse, numbers, depth + 1)
+    if isinstance(value, ast.Call):
+        if isinstance(value.func, ast.Name):
+            return value.func.id in ("len", "float", "int") or may_resolve_to(outline, value.func, _NUMBER_CALLS)
+        return callee_name(value.func) in SIZE_METHODS
+    return False
+
+
+_NUMBER_CALLS = frozenset({"builtins.len", "builtins.float", "builtins.int"})
+
+
+def _enumerate_indexes(outline: Outline) -> "set[str]":
+    """Names a ``for`` over ``enumerate(...)`` binds (``i`` in ``for i, x in enumerate(xs)``: a number)."""
+    found: "set[str]" = set()
+    for kind in (ast.For, ast.AsyncFor):
+        for node in outline.nodes(kind):
+            if _counts(outline, node.iter):
+                found.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+    return found
+
+
+def _counts(outline: Outline, iterable: ast.AST) -> bool:
+    """Does a loop over ``iterable`` go through ``enumerate`` (its counter: a number)?"""
+    while isinstance(iterable, ast.Call) and iterable.args:
+        if callee_name(iterable.func) == "enumerate" or may_resolve_to(outline, iterable.func, ("builtins.enumerate",)):
+            return True
+        if iterated(outline, iterable) is iterable:
+            return False
+        iterable = iterable.args[0]
+    return False
 
 
 def _grad_disabled(ctx: NodeContext) -> bool:

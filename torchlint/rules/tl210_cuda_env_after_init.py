@@ -1,15 +1,24 @@
 """TL210: CUDA_VISIBLE_DEVICES set after CUDA was initialised: it has no effect."""
 
+import ast
+
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Outline, bindings, may_resolve_to
 from torchlint.rule import Example, Finding, FixSafety, Rule
 from torchlint.torch_api import CUDA_INIT_ENVIRONMENT, CUDA_INITIALISING_FUNCTIONS, CUDA_TENSOR_TYPES
 
 _ENVIRON = "os.environ"
+_SETTERS = (_ENVIRON + ".setdefault", "os.putenv")
+
+
+def _variable(node: object) -> bool:
+    """A string literal naming a CUDA environment variable."""
+    return isinstance(node, ast.Constant) and node.value in CUDA_INIT_ENVIRONMENT
 
 
 class CudaEnvironmentAfterInit(Rule):
@@ -124,6 +133,32 @@ class CudaEnvironmentAfterInit(Rule):
         environ["CUDA_VISIBLE_DEVICES"] = "1"  # not os.environ
         """,
     )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A statement that sets CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER: ``os.environ[...] = ``,
+        # ``os.environ.setdefault/update(...)`` or ``os.putenv(...)`` (os however imported).
+        if not any(q == "os" or q.startswith("os.") for names in bindings(outline).values() for q in names):
+            return False
+        for node in outline.nodes(ast.Assign):
+            for target in node.targets:
+                if (isinstance(target, ast.Subscript) and _variable(target.slice)
+                        and may_resolve_to(outline, target.value, (_ENVIRON,))):
+                    return True
+        for statement in outline.nodes(ast.Expr):
+            call = statement.value
+            if not isinstance(call, ast.Call):
+                continue
+            if may_resolve_to(outline, call.func, _SETTERS):
+                positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+                if positional and _variable(positional[0]):
+                    return True
+            elif may_resolve_to(outline, call.func, (_ENVIRON + ".update",)):
+                if any(k.arg in CUDA_INIT_ENVIRONMENT for k in call.keywords) or any(
+                    isinstance(a, ast.Dict) and any(_variable(key) for key in a.keys) for a in call.args
+                ):
+                    return True
+        return False
 
     def check_Module(self, node: cst.Module, ctx: NodeContext) -> Iterator[Finding]:
         walker = _Walker(ctx)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+import functools
 import re
 
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 from libcst.metadata.scope_provider import ImportAssignment
@@ -12,6 +14,7 @@ from libcst.metadata.scope_provider import ImportAssignment
 from torchlint import api_snapshot, edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
+from torchlint.analysis.outline import Outline, bindings
 from torchlint.screens import Screen, argument_text, top_level
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.deprecations import is_removed_api
@@ -374,6 +377,65 @@ class MisspelledTorchApi(Rule):
     def __init__(self) -> None:
         self._facts: Optional[_FileFacts] = None
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # What each check can flag, on Python's tree, with the snapshot (lookups memoised):
+        # an attribute assignment close to ``requires_grad`` in a file importing torch;
+        # an import of a torch module or name the snapshot lacks; an attribute chain
+        # rooted at a name a torch import binds that leaves a snapshotted namespace; a
+        # call through such a name with a keyword its snapshotted signature lacks.
+        for node in outline.nodes(ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and _near_requires_grad(target.attr):
+                    if outline.imports_from("torch"):
+                        return True
+        for node in outline.nodes(ast.Import):
+            if any(_missing_module_path(alias.name) for alias in node.names):
+                return True
+        for node in outline.nodes(ast.ImportFrom):
+            if node.level or node.module is None or node.names[0].name == "*":
+                continue
+            if _missing_module_path(node.module):
+                return True
+            if any(_missing_member(node.module, alias.name) for alias in node.names):
+                return True
+        heads = {
+            name: qualified for name, qualified in bindings(outline).items() if any(_is_torch(q) for q in qualified)
+        }
+        if not heads:
+            return False
+        # Each link of a chain resolved once, from its value's resolution (the
+        # outline lists a node before its children, so in reverse a value comes first;
+        # any other order still resolves, through the slower walk).
+        resolved: Dict[int, Tuple[str, ...]] = {}
+        Name, Attribute = ast.Name, ast.Attribute
+        for node in reversed(outline.nodes(ast.Attribute)):
+            value = node.value
+            kind = value.__class__
+            if kind is Name:
+                bases = heads.get(value.id, ())  # type: ignore[attr-defined]
+            elif kind is Attribute:
+                bases = resolved.get(id(value))  # type: ignore[assignment]
+                if bases is None:
+                    bases = resolved[id(value)] = _torch_chain(value, heads)
+            else:
+                continue
+            if bases:
+                names = resolved[id(node)] = tuple(f"{base}.{node.attr}" for base in bases)
+                if any(_missing_attribute(q) for q in names):
+                    return True
+            else:
+                resolved[id(node)] = ()
+        for call in outline.nodes(ast.Call):
+            if call.keywords:
+                func = call.func
+                names = heads.get(func.id, ()) if isinstance(func, Name) else resolved.get(id(func), ())
+                if names and any(
+                    _unknown_keyword(q, k.arg) for q in names for k in call.keywords if k.arg is not None
+                ):
+                    return True
+        return False
+
     def _file_facts(self, ctx: NodeContext) -> "_FileFacts":
         facts = self._facts
         if facts is None or facts.module is not ctx.file.module:
@@ -544,6 +606,88 @@ class MisspelledTorchApi(Rule):
 
 
 # --- helpers -----------------------------------------------------------------------
+
+
+def _torch_chain(node: ast.AST, heads: Dict[str, Tuple[str, ...]]) -> Tuple[str, ...]:
+    """``F.softmax`` -> ``("torch.nn.functional.softmax",)`` when ``F`` is in ``heads``."""
+    root = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return ()
+    bases = heads.get(root.id)
+    if not bases:
+        return ()
+    if root is node:
+        return bases
+    rest = []
+    while isinstance(node, ast.Attribute):
+        rest.append(node.attr)
+        node = node.value
+    suffix = "." + ".".join(reversed(rest))
+    return tuple(base + suffix for base in bases)
+
+
+def _is_torch(qualified: str) -> bool:
+    return qualified == "torch" or qualified.startswith("torch.")
+
+
+@functools.lru_cache(maxsize=4096)
+def _near_requires_grad(name: str) -> bool:
+    if name == REQUIRES_GRAD or name.startswith("_"):
+        return False
+    # difflib's ratio is 2 * matches / total length, and there are no more matches
+    # than letters the two names share (case ignored)
+    lowered = name.lower()
+    shared = sum(min(lowered.count(letter), count) for letter, count in _REQUIRES_GRAD_LETTERS)
+    if 2 * shared < 0.85 * (len(name) + len(REQUIRES_GRAD)):
+        return False
+    return api_snapshot.similarity(name, REQUIRES_GRAD) >= 0.85
+
+
+_REQUIRES_GRAD_LETTERS = tuple((letter, REQUIRES_GRAD.count(letter)) for letter in sorted(set(REQUIRES_GRAD)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _missing_module_path(dotted: str) -> bool:
+    """``torch.nn.functinal``: ``check_Import``/``_missing_module`` would report it."""
+    parts = dotted.split(".")
+    if parts[0] != "torch":
+        return False
+    for index in range(1, len(parts)):
+        namespace, child = ".".join(parts[:index]), parts[index]
+        members = api_snapshot.namespace_members(namespace)
+        if members is None or not _reportable(f"{namespace}.{child}"):
+            return False
+        if child not in members:
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=16384)
+def _missing_member(module: str, name: str) -> bool:
+    """``from torch.optim import AdamW8``: ``check_ImportFrom`` would report it."""
+    members = api_snapshot.namespace_members(module)
+    return members is not None and name not in members and _reportable(f"{module}.{name}")
+
+
+@functools.lru_cache(maxsize=16384)
+def _missing_attribute(qualified: str) -> bool:
+    """``torch.set_num_threds``: ``check_Attribute`` would report it."""
+    if not _is_torch(qualified) or not _reportable(qualified):
+        return False
+    namespace, _, attr = qualified.rpartition(".")
+    members = api_snapshot.namespace_members(namespace)
+    return members is not None and attr not in members
+
+
+@functools.lru_cache(maxsize=16384)
+def _unknown_keyword(qualified: str, keyword: str) -> bool:
+    """``DataLoader(num_worker=2)``: ``check_Call`` would report it."""
+    if not _is_torch(qualified) or not _reportable(qualified):
+        return False
+    params = api_snapshot.signature(qualified)
+    return params is not None and not params.var_keyword and keyword not in params.keywords
 
 
 def _did_you_mean(message: str, suggestion: Optional[str]) -> str:

@@ -7,6 +7,7 @@ import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Outline, calls_resolving_to, keyword_value
 from torchlint.screens import CallWithout
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.settings import versions
@@ -139,6 +140,15 @@ class CheckpointWithoutUseReentrant(Rule):
         checkpoint(None, "weights.pt")
         """,
     )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A call of torch.utils.checkpoint.checkpoint(_sequential) (however imported)
+        # without ``use_reentrant=`` or ``**kwargs``.
+        return any(
+            keyword_value(call, "use_reentrant") is None and all(k.arg is not None for k in call.keywords)
+            for call in calls_resolving_to(outline, CHECKPOINT_FUNCTIONS)
+        )
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         callee = ctx.resolver.resolve(node.func)

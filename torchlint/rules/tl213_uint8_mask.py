@@ -1,15 +1,28 @@
 """TL213: a uint8 tensor used as a mask (indexing, masked_fill, where, ...)."""
 
+import ast
+
 from typing import Iterator, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
+from torchlint.analysis.outline import Outline, calls_resolving_to, may_resolve_to, names_where, resolved_names
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.settings import versions
-from torchlint.torch_api import MASK_FUNCTIONS, MASK_METHODS
+from torchlint.torch_api import (
+    DTYPE_KEEPING_METHODS,
+    DTYPES,
+    MASK_FUNCTIONS,
+    MASK_METHODS,
+    TENSOR_ATTRIBUTES,
+    TENSOR_TYPE_DTYPES,
+)
 
+# What inference reads as uint8: torch.uint8 and the ByteTensor types, as names or strings.
+_UINT8 = frozenset(name for table in (DTYPES, TENSOR_TYPE_DTYPES) for name, dtype in table.items() if dtype == "uint8")
+_UINT8_TYPES = frozenset(name for name, dtype in TENSOR_TYPE_DTYPES.items() if dtype == "uint8")
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 _NOT_TENSORS = (Kind.MODULE, Kind.LOADER, Kind.NUMBER)
 _INDEXING = "indexing with uint8 is deprecated (and assigning through it raises RuntimeError)"
@@ -135,6 +148,32 @@ class Uint8Mask(Rule):
         """,
     )
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A mask (an index, or the mask argument of torch.where/masked_* however
+        # imported) that can carry a uint8 dtype: ``.byte()``, a ``dtype=``/``dst_type=``
+        # or ``.to()``/``.type()`` argument naming torch.uint8 or a ByteTensor type, a
+        # ByteTensor construction, or a name, slice, dtype-keeping method or ``~`` of one.
+        if not _has_uint8_source(outline):
+            return False
+        for node in outline.nodes(ast.Subscript):
+            index = node.slice
+            for element in index.elts if isinstance(index, ast.Tuple) else (index,):
+                if _may_be_uint8(outline, element):
+                    return True
+        for call in outline.calls(*MASK_METHODS):
+            if isinstance(call.func, ast.Attribute):
+                position, keyword = MASK_METHODS[call.func.attr]
+                if any(_may_be_uint8(outline, a) for a in _mask_arguments(call, position, keyword)):
+                    return True
+        for call in calls_resolving_to(outline, MASK_FUNCTIONS):
+            for name in resolved_names(outline, call.func):
+                if name in MASK_FUNCTIONS:
+                    position, keyword = MASK_FUNCTIONS[name]
+                    if any(_may_be_uint8(outline, a) for a in _mask_arguments(call, position, keyword)):
+                        return True
+        return False
+
     def check_Subscript(self, node: cst.Subscript, ctx: NodeContext) -> Iterator[Finding]:
         receiver = ctx.inference.value(node.value)
         if receiver.kind in _NOT_TENSORS:
@@ -184,6 +223,79 @@ class Uint8Mask(Rule):
             f"uint8 mask: {use}; use `.bool()`",
             Fix([Edit(mask, _to_bool)]) if fixable else None,
         )
+
+
+def _mask_arguments(call: ast.Call, position: int, keyword: str) -> Tuple[ast.AST, ...]:
+    """What ``_argument`` can pick as the mask (every argument when a ``*`` blurs positions)."""
+    for k in call.keywords:
+        if k.arg == keyword:
+            return (k.value,)
+    if any(isinstance(a, ast.Starred) for a in call.args[:position + 1]):
+        return tuple(call.args)
+    return (call.args[position],) if position < len(call.args) else ()
+
+
+def _has_uint8_source(outline: Outline) -> bool:
+    if any(_byte_call(c) for c in outline.calls("byte")):
+        return True
+    if any(k.arg in ("dtype", "dst_type") and _names_uint8(outline, k.value) for k in outline.nodes(ast.keyword)):
+        return True
+    if any(_converts_to_uint8(outline, c) for c in outline.calls("to", "type")):
+        return True
+    return bool(calls_resolving_to(outline, _UINT8_TYPES))
+
+
+def _byte_call(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "byte" and not call.args and not call.keywords
+
+
+def _converts_to_uint8(outline: Outline, call: ast.Call) -> bool:
+    """``x.to(torch.uint8)``, ``x.type('torch.ByteTensor')``, a uint8 ``dtype=`` keyword."""
+    return isinstance(call.func, ast.Attribute) and (
+        any(_names_uint8(outline, a) for a in call.args)
+        or any(k.arg in ("dtype", "dst_type") and _names_uint8(outline, k.value) for k in call.keywords)
+    )
+
+
+def _may_be_uint8(outline: Outline, expr: ast.AST, known: Optional[set] = None, depth: int = 0) -> bool:
+    """Can inference give ``expr`` the dtype uint8 (``Value.dtype``)?"""
+    if depth > 40:
+        return True
+    if isinstance(expr, ast.Name):
+        if known is None:
+            known = names_where(outline, "TL213 uint8", lambda value, found: _may_be_uint8(outline, value, found))
+        return expr.id in known
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        if _byte_call(expr) or _converts_to_uint8(outline, expr):
+            return True
+        if any(k.arg == "dtype" and _names_uint8(outline, k.value) for k in expr.keywords):
+            return True  # a factory
+        if may_resolve_to(outline, func, _UINT8_TYPES):
+            return True
+        if isinstance(func, ast.Attribute) and (
+            func.attr in DTYPE_KEEPING_METHODS
+            or func.attr.endswith("_")
+            or (func.attr == "to" and bool(expr.args or expr.keywords))  # ``.to(device)`` keeps the dtype
+        ):
+            return _may_be_uint8(outline, func.value, known, depth + 1)
+        return False
+    if isinstance(expr, ast.Subscript):
+        return _may_be_uint8(outline, expr.value, known, depth + 1)
+    if isinstance(expr, ast.Attribute):
+        return expr.attr in TENSOR_ATTRIBUTES and _may_be_uint8(outline, expr.value, known, depth + 1)
+    if isinstance(expr, ast.UnaryOp):
+        return not isinstance(expr.op, ast.Not) and _may_be_uint8(outline, expr.operand, known, depth + 1)
+    if isinstance(expr, ast.IfExp):
+        return _may_be_uint8(outline, expr.body, known, depth + 1) or _may_be_uint8(
+            outline, expr.orelse, known, depth + 1)
+    return False
+
+
+def _names_uint8(outline: Outline, node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and node.value in _UINT8
+    return may_resolve_to(outline, node, _UINT8)
 
 
 def _argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+
 from typing import Callable, Iterator, Optional, Tuple
 
 import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Outline, calls_resolving_to, may_resolve_to
 from torchlint.screens import CallArgs, CallThen
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 
@@ -127,6 +130,34 @@ class ImpreciseMath(Rule):
         """,
     )
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # torch.log (however imported) of ``1 + x`` / ``x + 1`` or of a sum of
+        # torch.exp(x); or ``torch.exp(x) - 1``.
+        for call in calls_resolving_to(outline, (LOG,)):
+            argument = _only_argument(call)
+            if isinstance(argument, ast.BinOp) and isinstance(argument.op, ast.Add):
+                if (_one(argument.left) and not _number(argument.right)) or (
+                    _one(argument.right) and not _number(argument.left)
+                ):
+                    return True
+            elif isinstance(argument, ast.Call):
+                func = argument.func
+                if isinstance(func, ast.Attribute) and func.attr == "sum" and isinstance(func.value, ast.Call):
+                    exp: Optional[ast.AST] = func.value
+                elif argument.args and may_resolve_to(outline, func, (SUM,)):
+                    exp = argument.args[0]
+                else:
+                    continue
+                if _exp_call(outline, exp):
+                    shifted = exp.args[0]  # type: ignore[union-attr]
+                    if not (isinstance(shifted, ast.BinOp) and isinstance(shifted.op, ast.Sub)):
+                        return True
+        return any(
+            isinstance(node.op, ast.Sub) and _one(node.right) and _exp_call(outline, node.left)
+            for node in outline.nodes(ast.BinOp)
+        )
+
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         if not _single_positional(node) or ctx.resolver.resolve(node.func) != LOG:
             return
@@ -191,6 +222,34 @@ class ImpreciseMath(Rule):
         else:
             message = f"`log(sum(exp(x)))` overflows for large `x`; use `logsumexp({operand}, ...)`"
         yield Finding(log, message, fix)
+
+
+def _only_argument(call: ast.Call) -> Optional[ast.AST]:
+    """``f(x)`` / ``f(input=x)``: the argument (what ``_single_positional`` accepts)."""
+    if len(call.args) + len(call.keywords) != 1:
+        return None
+    if call.args:
+        return None if isinstance(call.args[0], ast.Starred) else call.args[0]
+    return call.keywords[0].value if call.keywords[0].arg == "input" else None
+
+
+def _exp_call(outline: Outline, node: ast.AST) -> bool:
+    """``torch.exp(x)`` with one positional argument."""
+    return (
+        isinstance(node, ast.Call)
+        and len(node.args) == 1
+        and not node.keywords
+        and not isinstance(node.args[0], ast.Starred)
+        and may_resolve_to(outline, node.func, (EXP,))
+    )
+
+
+def _one(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.value == 1
+
+
+def _number(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, complex)
 
 
 def _single_positional(call: cst.Call) -> bool:

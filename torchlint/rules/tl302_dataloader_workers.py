@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set
 
@@ -9,6 +10,7 @@ import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Outline, calls_resolving_to, dotted, has_splat, is_literal, iterated, keyword_value
 from torchlint.rule import Example, Finding, Rule
 from torchlint.torch_api import (
     DATALOADER_NUM_WORKERS_POSITION,
@@ -119,6 +121,35 @@ class DataLoaderWorkers(Rule):
         """,
     )
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A DataLoader call (however imported) without ``*``/``**`` that lacks
+        # ``num_workers`` (or passes 0) in a file calling ``.backward()``, or that lacks
+        # ``pin_memory``, is assigned to a name or attribute some ``for`` loop iterates
+        # (through enumerate/tqdm), in a file calling ``.cuda()``/``.to()``.
+        loaders = [call for call in calls_resolving_to(outline, DATALOADERS) if not has_splat(call)]
+        if not loaders:
+            return False
+        trains = any(isinstance(c.func, ast.Attribute) for c in outline.calls("backward"))
+        unpinned = set()
+        for call in loaders:
+            workers = _ast_argument(call, "num_workers", DATALOADER_NUM_WORKERS_POSITION)
+            if trains and (workers is None or is_literal(workers, 0)):
+                return True
+            if _ast_argument(call, "pin_memory", DATALOADER_PIN_MEMORY_POSITION) is None:
+                unpinned.add(id(call))
+        if not unpinned or not any(isinstance(c.func, ast.Attribute) for c in outline.calls("cuda", "to")):
+            return False
+        targets = {
+            dotted(node.targets[0]) for node in outline.nodes(ast.Assign)
+            if len(node.targets) == 1 and id(node.value) in unpinned
+        }
+        for kind in (ast.For, ast.AsyncFor):
+            for loop in outline.nodes(kind):
+                if dotted(iterated(outline, loop.iter)) in targets:
+                    return True
+        return False
+
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         if ctx.resolver.resolve(node.func) not in DATALOADERS:
             return
@@ -137,6 +168,13 @@ class DataLoaderWorkers(Rule):
         if problems:
             spelled = edits.expression_code(node.func)
             yield Finding(node, f"`{spelled}(...)` " + "; it also ".join(problems))
+
+
+def _ast_argument(call: ast.Call, name: str, position: int) -> Optional[ast.AST]:
+    value = keyword_value(call, name)
+    if value is not None:
+        return value
+    return call.args[position] if len(call.args) > position else None
 
 
 def _argument(call: cst.Call, name: str, position: int) -> Optional[cst.BaseExpression]:

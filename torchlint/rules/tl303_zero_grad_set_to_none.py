@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+
 from typing import Iterator, Optional
 
 import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Outline, is_literal
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.settings import parse_version, versions
 from torchlint.torch_api import ZERO_GRAD_SET_TO_NONE_SINCE
@@ -94,6 +97,22 @@ class ZeroGradSetToNoneFalse(Rule):
         Tape().zero_grad(set_to_none=False)  # no torch in this file
         """,
     )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # ``<x>.zero_grad(False)`` / ``<x>.zero_grad(set_to_none=False)``.
+        for call in outline.calls("zero_grad"):
+            if not isinstance(call.func, ast.Attribute) or len(call.args) + len(call.keywords) != 1:
+                continue
+            if call.args:
+                value = call.args[0]
+            elif call.keywords[0].arg == "set_to_none":
+                value = call.keywords[0].value
+            else:
+                continue
+            if is_literal(value, False):
+                return True
+        return False
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         func = node.func

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+
 from typing import Iterator, Optional, Set
 
 import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Outline, calls_resolving_to, resolved_names
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.torch_api import CUDNN, CUDNN_FLAGS
 
@@ -120,6 +123,22 @@ class CudnnFlags(Rule):
         """,
     )
 
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # An assignment to torch.backends.cudnn.<flag> (however imported) of lowercase
+        # ``true``/``false``, of False/0 to ``enabled``, or of True/1 to ``benchmark`` in a
+        # file that also sets ``deterministic`` to True or uses a variable-shape utility.
+        values = _flag_assignments(outline)
+        for flag, value in values:
+            if isinstance(value, ast.Name) and value.id in _LOWERCASE:
+                return True
+            if flag == "enabled" and _ast_bool(value) is False:
+                return True
+        if any(flag == "benchmark" and _ast_bool(value) is True for flag, value in values):
+            return any(flag == "deterministic" and _ast_bool(value) is True for flag, value in values) or bool(
+                calls_resolving_to(outline, VARYING_SHAPES))
+        return False
+
     def check_Assign(self, node: cst.Assign, ctx: NodeContext) -> Iterator[Finding]:
         for target in node.targets:
             flag = _cudnn_flag(target.target, ctx)
@@ -158,6 +177,24 @@ class CudnnFlags(Rule):
                     f"`{spelled} = True` with varying input shapes ({facts.varying_shapes}) re-runs the algorithm "
                     "search for every new shape; it pays off only when shapes repeat",
                 )
+
+
+def _flag_assignments(outline: Outline):  # type: ignore[no-untyped-def]
+    """(flag, value) for each ``torch.backends.cudnn.<flag> = value``."""
+    found = []
+    for node in outline.nodes(ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Attribute) and target.attr in CUDNN_FLAGS:
+                if any(name == CUDNN + target.attr for name in resolved_names(outline, target)):
+                    found.append((target.attr, node.value))
+    return found
+
+
+def _ast_bool(node: ast.AST) -> Optional[bool]:
+    """``_literal_bool`` on Python's tree: True/False, 0/1."""
+    if isinstance(node, ast.Constant) and type(node.value) in (bool, int) and node.value in (0, 1):
+        return bool(node.value)
+    return None
 
 
 def _cudnn_flag(target: cst.BaseExpression, ctx: NodeContext) -> Optional[str]:
