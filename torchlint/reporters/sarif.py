@@ -128,7 +128,7 @@ class SarifReporter(Reporter):
                         "version": __version__,
                         "semanticVersion": __version__,
                         "informationUri": HOMEPAGE,
-                        "rules": [rule_descriptor(rule) for rule in self.options.rules],
+                        "rules": [rule_descriptor(_loaded(rule)) for rule in self.options.rules],
                     },
                 },
                 "invocations": [invocation],
@@ -139,3 +139,8 @@ class SarifReporter(Reporter):
         }
         json.dump(log, self.stream, indent=2, ensure_ascii=False)
         self.write()
+
+
+def _loaded(rule) -> Rule:
+    """The options hold the catalog's light specs; the descriptor needs the rule itself."""
+    return rule if isinstance(rule, Rule) else rule.load()
