@@ -339,11 +339,38 @@ def ast_drift(before: str, after: str, limit: int = 5) -> List[str]:
             return [problem]
     problems = []
     for (o_start, o_end), (n_start, n_end) in zip(old, new):
-        if not any(a._meets(span, (o_start, o_end)) for span in walker.rewritten_a) \
-                and not any(b._meets(span, (n_start, n_end)) for span in walker.rewritten_b):
+        explained = any(
+            any(a._meets(span, o) for span in walker.rewritten_a) or any(b._meets(span, n) for span in walker.rewritten_b)
+            for o, n in equivalent_regions(before, after, (o_start, o_end), (n_start, n_end)))
+        if not explained:
             problems.append(f"line {a.line_of((o_start, o_end))}: text changed where the AST did not: "
                             f"{before[o_start:o_end]!r} -> {after[n_start:n_end]!r}")
     return problems[:limit]
+
+
+def equivalent_regions(before: str, after: str, old: Span, new: Span) -> List[Tuple[Span, Span]]:
+    """``(old, new)`` and every other place the diff could equally have put it.
+
+    A pure deletion or insertion inside a run of repeated text has many
+    alignments: removing the ``)`` of ``Variable(x)`` from ``f(Variable(x))``
+    reads, to a diff, like removing the outer ``)``. The diff picks one; the
+    rewritten node may hold another. Replacements have a single place.
+    """
+    places = [(old, new)]
+    if (old[0] == old[1]) == (new[0] == new[1]):
+        return places  # a replacement (or nothing)
+    text, (start, end) = (before, old) if new[0] == new[1] else (after, new)
+    for step in (-1, 1):
+        shift = 0
+        while True:
+            s, e = start + shift, end + shift
+            if step < 0 and not (s > 0 and text[s - 1] == text[e - 1]):
+                break
+            if step > 0 and not (e < len(text) and text[s] == text[e]):
+                break
+            shift += step
+            places.append(((old[0] + shift, old[1] + shift), (new[0] + shift, new[1] + shift)))
+    return places
 
 
 class _Walker:

@@ -111,6 +111,10 @@ def test_the_report_has_the_counts(measured):
     ("ok = x == float('nan')\n", "ok = torch.isnan(x)\n"),
     ("c = nn.MSELoss(size_average=False)\n", "c = nn.MSELoss(reduction='sum')\n"),
     ("def f():\n    y = F.upsample(x)\n    return y\n", "def f():\n    y = F.interpolate(x)\n    return y\n"),
+    # The diff removes the outer ")" of "))": the rewritten node held the inner one.
+    ("r = f(g,\n      Variable(torch.ones(b).float()))\n", "r = f(g,\n      torch.ones(b).float())\n"),
+    ("y = log(a + Variable(torch.ones([1])))\n", "y = log(a + torch.ones([1]))\n"),
+    ("r = f(Variable(torch.from_numpy(b))).data\n", "r = f(torch.from_numpy(b)).data\n"),
 ])
 def test_rewrites_are_not_drift(before, after):
     assert scale.ast_drift(before, after) == []
@@ -125,6 +129,15 @@ def test_rewrites_are_not_drift(before, after):
 def test_drift_outside_the_rewrite_is_found(before, after, what):
     problems = scale.ast_drift(before, after)
     assert problems and what in problems[0], problems
+
+
+def test_a_removed_bracket_slides_only_over_equal_text():
+    # Removing one ")" of "))" could be either; the slide stops at other text.
+    places = scale.equivalent_regions("f(g(x)))", "f(g(x))", (7, 8), (7, 7))
+    assert sorted(o for o, _ in places) == [(5, 6), (6, 7), (7, 8)]
+    # A ")" dropped from a comment slides over the comment's "))" but never reaches the rewrite.
+    problems = scale.ast_drift("y = F.upsample(x)  # ))\n", "y = F.interpolate(x)  # )\n")
+    assert problems and "text changed where the AST did not" in problems[0], problems
 
 
 def test_changed_regions_are_token_runs():
