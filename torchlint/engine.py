@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from torchlint.analysis.context import NodeContext, analyse
 from torchlint.diagnostic import Diagnostic, ParseError, Unsupported
 from torchlint.analysis.outline import Outline
 from torchlint.fixer import apply_fixes, keep_lost_text
 from torchlint.noqa import NoqaIndex, file_is_exempt
+from torchlint.positions import positions
 from torchlint.rule import Rule
 from torchlint.settings import Settings
 from torchlint.source import physical_lines
@@ -102,14 +102,15 @@ class Engine:
             check_depth(tree)
         module = parse(source)
         try:
-            return self._check_module(module, source, active)
+            return self._check_module(module, source, active, tree)
         except RecursionError:
             raise Unsupported("too deeply nested to analyse", 1, 0) from None
 
-    def _check_module(self, module: cst.Module, source: str, active: Sequence[Rule]) -> CheckResult:
+    def _check_module(self, module: cst.Module, source: str, active: Sequence[Rule],
+                      tree: Optional[ast.Module] = None) -> CheckResult:
         active_ids = {id(rule) for rule in active}
         wanted = [t for t, handlers in self._handlers.items() if any(id(r) in active_ids for r, _ in handlers)]
-        file_context, collected, wrapper = analyse(module, wanted, self.settings)
+        file_context, collected = analyse(module, wanted, self.settings)
         found: List[Tuple[Rule, object]] = []
         errors: List[str] = []
         for node_type in wanted:
@@ -123,17 +124,17 @@ class Engine:
                         errors.append(f"{rule.code} raised {type(exc).__name__}: {exc}")
         diagnostics: List[Diagnostic] = []
         if found:
-            positions = wrapper.resolve(PositionProvider)
+            starts = positions(module, {id(f.node): f.node for _, f in found}.values(), source, tree,
+                               file_context.top_of)
             noqa = NoqaIndex(source)
             lines = physical_lines(source) if "\x0c" in source else None
             for rule, finding in found:
-                start = positions[finding.node].start
-                if self.honour_noqa and noqa.suppresses(start.line, rule.code):
+                line, column = starts[finding.node]
+                if self.honour_noqa and noqa.suppresses(line, rule.code):
                     continue
-                column = start.column
-                if lines is not None and lines[start.line - 1].startswith("\x0c"):
-                    column = _form_feed_column(lines[start.line - 1], column, file_context.module, finding.node)
-                diagnostics.append(Diagnostic(rule.code, finding.message, start.line, column, finding.fix))
+                if lines is not None and lines[line - 1].startswith("\x0c"):
+                    column = _form_feed_column(lines[line - 1], column, file_context.module, finding.node)
+                diagnostics.append(Diagnostic(rule.code, finding.message, line, column, finding.fix))
         diagnostics.sort(key=Diagnostic.sort_key)
         return CheckResult(_dedupe(diagnostics), file_context.module, errors)
 

@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar
 
 import libcst as cst
-from libcst.metadata import ScopeProvider
-
 from torchlint.analysis.inference import Binding, Inference
 from torchlint.analysis.names import Resolver
+from torchlint.analysis.scopes import Listener, walk
 from torchlint.settings import Settings
 
 T = TypeVar("T")
@@ -37,6 +36,7 @@ class FileContext:
     ) -> None:
         self.module = module
         self.settings = settings
+        self.top_of: Dict[cst.CSTNode, cst.CSTNode] = {}  # node -> its top-level statement
         self.resolver = resolver
         self.inference = inference
         self._collector = collector
@@ -119,11 +119,10 @@ class NodeContext:
 _FRAME_TYPES = (cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.With)
 
 
-class Collector(cst.CSTVisitor):
-    """The single traversal. ``wanted`` lists the node types rules handle."""
+class Collector(Listener):
+    """What the single traversal collects. ``wanted`` lists the node types rules handle."""
 
     def __init__(self, wanted: Sequence[Type[cst.CSTNode]]) -> None:
-        super().__init__()
         self._wanted = tuple(wanted)
         self.collected: Dict[Type[cst.CSTNode], List[Tuple[cst.CSTNode, Optional[Frame]]]] = {}
         self.bindings: Dict[cst.Name, Binding] = {}
@@ -133,7 +132,7 @@ class Collector(cst.CSTVisitor):
         self.store_targets: Set[cst.CSTNode] = set()  # expressions assigned to or deleted
         self._frame: Optional[Frame] = None
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
+    def on_visit(self, node: cst.CSTNode) -> None:
         if isinstance(node, self._wanted):
             self.collected.setdefault(type(node), []).append((node, self._frame))
         if isinstance(node, _FRAME_TYPES):
@@ -148,7 +147,6 @@ class Collector(cst.CSTVisitor):
         handler = _BINDING_HANDLERS.get(type(node))
         if handler is not None:
             handler(self, node)
-        return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         if isinstance(original_node, _FRAME_TYPES):
@@ -215,12 +213,13 @@ _BINDING_HANDLERS = {
 
 def analyse(
     module: cst.Module, wanted: Sequence[Type[cst.CSTNode]], settings: Settings = Settings()
-) -> Tuple[FileContext, Mapping[Type[cst.CSTNode], List[Tuple[cst.CSTNode, Optional[Frame]]]], cst.metadata.MetadataWrapper]:
-    """Scope analysis plus the single collecting traversal."""
-    wrapper = cst.metadata.MetadataWrapper(module, unsafe_skip_copy=True)
-    scopes = wrapper.resolve(ScopeProvider)
+) -> Tuple[FileContext, Mapping[Type[cst.CSTNode], List[Tuple[cst.CSTNode, Optional[Frame]]]]]:
+    """The single traversal: scopes and bindings, and the nodes rules want."""
     collector = Collector(wanted)
-    wrapper.module.visit(collector)
+    tops: Dict[cst.CSTNode, cst.CSTNode] = {}
+    scopes = walk(module, collector, tops)
     resolver = Resolver(scopes)
     inference = Inference(resolver, collector.bindings, collector.self_params)
-    return FileContext(wrapper.module, resolver, inference, collector, settings), collector.collected, wrapper
+    file_context = FileContext(module, resolver, inference, collector, settings)
+    file_context.top_of = tops
+    return file_context, collector.collected

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst.metadata.scope_provider import ImportAssignment
+from torchlint.analysis.scopes import ImportAssignment
 
 from torchlint import torch_api as api
 from torchlint.analysis.names import Resolver

@@ -1,6 +1,6 @@
 """Name resolution: which torch object does an expression refer to?
 
-Built on libcst's scope analysis, so imports, aliases and shadowing are
+Built on the scope analysis of ``scopes.py`` (libcst's model), so imports, aliases and shadowing are
 handled the way Python binds names: ``import torch.nn.functional as F``,
 ``from torch.nn import init``, ``from torch.nn.functional import upsample``
 all resolve, and a local ``class F`` does not.
@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Dict, FrozenSet, Iterator, Mapping, Optional, Set
 
 import libcst as cst
-from libcst.metadata import QualifiedNameSource
-from libcst.metadata.scope_provider import Assignment, BaseAssignment, ImportAssignment, Scope
+from torchlint.analysis.scopes import BUILTIN, IMPORT, Assignment, BaseAssignment, ImportAssignment, Scope
 
 
 class Resolver:
@@ -41,7 +40,7 @@ class Resolver:
             names: Set[str] = set()
             if scope is not None:
                 for qn in scope.get_qualified_names_for(node):
-                    if qn.source in (QualifiedNameSource.IMPORT, QualifiedNameSource.BUILTIN):
+                    if qn.source in (IMPORT, BUILTIN):
                         names.add(qn.name)
                     else:
                         names.add("<local>." + qn.name)

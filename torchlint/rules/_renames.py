@@ -25,7 +25,7 @@ import re
 from typing import ClassVar, Iterator, List, Mapping, Optional, Tuple
 
 import libcst as cst
-from libcst.metadata.scope_provider import GlobalScope, ImportAssignment
+from torchlint.analysis.scopes import GlobalScope, ImportAssignment
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext

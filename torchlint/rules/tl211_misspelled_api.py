@@ -9,7 +9,7 @@ import re
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
-from libcst.metadata.scope_provider import ImportAssignment
+from torchlint.analysis.scopes import ImportAssignment
 
 from torchlint import api_snapshot, edits
 from torchlint.analysis.context import NodeContext

@@ -1,0 +1,837 @@
+"""Scopes and bindings, built in the one traversal of a file.
+
+This is the scope model of libcst's ``ScopeProvider`` (the one torchlint's
+name resolution was first written against, and whose answers the tests
+compare with), computed without its cost: libcst's metadata framework walks
+the tree three times (expression contexts, scopes, then our own collection),
+rebuilding every node on the way. ``walk`` visits each node once, reading the
+fields directly, and feeds the collecting visitor of ``context.py`` as it goes.
+
+What it models, as libcst does:
+
+- module, class, function (and lambda), comprehension and type-parameter
+  scopes; a class body is invisible to the functions inside it;
+- bindings (``Assignment``) by assignment targets, ``for``/``with``/``except``
+  targets, walrus, parameters, ``def``/``class``, and imports
+  (``ImportAssignment``: ``import a.b`` binds ``a.b`` and ``a``);
+  ``global``/``nonlocal`` redirect them;
+- accesses (``Access``): every name read, attached to the longest dotted
+  prefix that is bound (``torch.nn`` after ``import torch.nn``); a read sees
+  the bindings of its scope made before it, else the enclosing scopes';
+- qualified names (``a.b.c`` for imports, ``builtins.x``, local spellings
+  otherwise) and names read inside string annotations.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import re
+from collections import defaultdict
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+IMPORT, BUILTIN, LOCAL = "import", "builtin", "local"  # where a qualified name comes from
+
+
+class QualifiedName:
+    __slots__ = ("name", "source")
+
+    def __init__(self, name: str, source: str) -> None:
+        self.name, self.source = name, source
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, QualifiedName) and (self.name, self.source) == (other.name, other.source)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.source))
+
+    def __repr__(self) -> str:
+        return f"QualifiedName({self.name!r}, {self.source})"
+
+
+# -- bindings and reads --------------------------------------------------------
+
+
+class Access:
+    """A read of a name: ``node`` is the Name, the bound dotted prefix
+    (``torch.nn``), or the string annotation it was read from."""
+
+    __slots__ = ("node", "scope", "index", "referents")
+
+    def __init__(self, node: cst.CSTNode, scope: "Scope") -> None:
+        self.node = node
+        self.scope = scope
+        self.index = scope.count
+        self.referents: Set["BaseAssignment"] = set()
+
+    def record_assignments(self, name: str) -> None:
+        """The bindings this read may see: its scope's made before it, else the enclosing scopes'."""
+        assignments = self.scope.resolve(name, self.scope)
+        previous = {a for a in assignments if a.scope is not self.scope or a.index < self.index}
+        if not previous and assignments and self.scope.parent is not self.scope:
+            previous = self.scope.parent.resolve(name, self.scope)
+        self.referents |= previous
+
+
+class BaseAssignment:
+    __slots__ = ("name", "scope", "references")
+    index = -1
+
+    def __init__(self, name: str, scope: "Scope") -> None:
+        self.name = name
+        self.scope = scope
+        self.references: Set[Access] = set()
+
+    def record_accesses(self, accesses: Set[Access]) -> None:
+        later = {a for a in accesses if a.scope is not self.scope or self.index < a.index}
+        self.references |= later
+        earlier = accesses - later
+        if earlier and self.scope.parent is not self.scope:
+            # Reads made before this binding see the enclosing scope's.
+            for shadowed in self.scope.parent[self.name]:
+                shadowed.record_accesses(earlier)
+
+    def qualified_names(self, full_name: str) -> Set[QualifiedName]:
+        raise NotImplementedError
+
+
+class Assignment(BaseAssignment):
+    """A binding by ``node``: a Name (target), Param, FunctionDef, ClassDef, Import or ImportFrom."""
+
+    __slots__ = ("node", "index")
+
+    def __init__(self, name: str, scope: "Scope", node: cst.CSTNode, index: int) -> None:
+        super().__init__(name, scope)
+        self.node = node
+        self.index = index
+
+    def qualified_names(self, full_name: str) -> Set[QualifiedName]:
+        prefix = self.scope.name_prefix
+        return {QualifiedName(f"{prefix}.{full_name}" if prefix else full_name, LOCAL)}
+
+
+class BuiltinAssignment(BaseAssignment):
+    __slots__ = ()
+
+    def qualified_names(self, full_name: str) -> Set[QualifiedName]:
+        return {QualifiedName(f"builtins.{self.name}", BUILTIN)}
+
+
+class ImportAssignment(Assignment):
+    __slots__ = ("as_name",)
+
+    def __init__(self, name: str, scope: "Scope", node: cst.CSTNode, index: int, as_name: cst.CSTNode) -> None:
+        super().__init__(name, scope, node, index)
+        self.as_name = as_name
+
+    def _module(self) -> str:
+        node = self.node
+        if not isinstance(node, cst.ImportFrom):
+            return ""
+        module = (get_full_name_for_node(node.module) or "") if node.module else ""
+        return "." * len(node.relative) + module if node.relative else module
+
+    def qualified_names(self, full_name: str) -> Set[QualifiedName]:
+        """``full_name`` as spelled through this import: ``F.relu`` -> ``torch.nn.functional.relu``."""
+        module = self._module()
+        results: Set[QualifiedName] = set()
+        names = self.node.names
+        if isinstance(names, cst.ImportStar):
+            return results
+        for alias in names:
+            imported = get_full_name_for_node(alias.name)
+            if not imported:
+                continue
+            parts = imported.split(".")
+            # For dotted imports, the longest prefix of the import that matches.
+            for real_name in (".".join(parts[:i]) for i in range(len(parts), 0, -1)):
+                as_name = real_name
+                if module.endswith("."):
+                    real_name = f"{module}{real_name}"
+                elif module:
+                    real_name = f"{module}.{real_name}"
+                if alias.asname is not None and alias.evaluated_alias is not None:
+                    as_name = alias.evaluated_alias
+                if full_name.startswith(as_name):
+                    remaining = full_name.split(as_name, 1)[1]
+                    if remaining and not remaining.startswith("."):
+                        continue
+                    remaining = remaining.lstrip(".")
+                    results.add(QualifiedName(f"{real_name}.{remaining}" if remaining else real_name, IMPORT))
+                    break
+        return results
+
+
+# -- scopes ----------------------------------------------------------------------
+
+
+class Assignments:
+    """The bindings made in one scope: ``name in scope.assignments``,
+    ``scope.assignments[name]``, and iteration over all of them."""
+
+    def __init__(self, by_name: Dict[str, Set[BaseAssignment]]) -> None:
+        self._by_name = by_name
+
+    def __iter__(self) -> Iterator[BaseAssignment]:
+        for assignments in self._by_name.values():
+            yield from assignments
+
+    def __getitem__(self, name: str) -> Set[BaseAssignment]:
+        return self._by_name.get(name, set())
+
+    def __contains__(self, name: str) -> bool:
+        return len(self[name]) > 0
+
+
+class Scope:
+    def __init__(self, parent: Optional["Scope"]) -> None:
+        self.parent: "Scope" = parent if parent is not None else self
+        self.globals: "Scope" = self.parent.globals if parent is not None else self
+        self._assignments: Dict[str, Set[BaseAssignment]] = defaultdict(set)
+        self._accesses_by_node: Dict[cst.CSTNode, Set[Access]] = defaultdict(set)
+        self.count = 0  # bindings made so far: orders reads after the bindings they see
+        self.name_prefix = ""
+
+    @property
+    def assignments(self) -> Assignments:
+        return Assignments(self._assignments)
+
+    def record_assignment(self, name: str, node: cst.CSTNode) -> None:
+        target = self.assignment_target(name)
+        target._assignments[name].add(Assignment(name, target, node, target.count))
+
+    def record_import_assignment(self, name: str, node: cst.CSTNode, as_name: cst.CSTNode) -> None:
+        target = self.assignment_target(name)
+        target._assignments[name].add(ImportAssignment(name, target, node, target.count, as_name))
+
+    def assignment_target(self, name: str) -> "Scope":
+        return self
+
+    def record_access(self, access: Access) -> None:
+        self._accesses_by_node[access.node].add(access)
+
+    def visible_from_children(self, child: "Scope") -> bool:
+        return True
+
+    def next_visible_parent(self, child: "Scope", first: Optional["Scope"] = None) -> "Scope":
+        parent = first if first is not None else self.parent
+        while not parent.visible_from_children(child):
+            parent = parent.parent
+        return parent
+
+    def __contains__(self, name: str) -> bool:
+        raise NotImplementedError
+
+    def __getitem__(self, name: str) -> Set[BaseAssignment]:
+        return self.resolve(name, self)
+
+    def resolve(self, name: str, reader: "Scope") -> Set[BaseAssignment]:
+        """The bindings a read of ``name`` in ``reader`` may see, looked up from this scope outwards."""
+        raise NotImplementedError
+
+    def record_global(self, name: str) -> None:
+        raise NotImplementedError
+
+    def record_nonlocal(self, name: str) -> None:
+        raise NotImplementedError
+
+    def get_qualified_names_for(self, node: Union[str, cst.CSTNode]) -> Set[QualifiedName]:
+        """The qualified names ``node`` (a read, or a dotted name) may have here."""
+        accesses = self._accesses_by_node.get(node) if isinstance(node, cst.CSTNode) else None
+        if accesses:
+            return {name for access in accesses for referent in access.referents
+                    for name in referent.qualified_names(referent.name)}
+        full_name = get_full_name_for_node(node)
+        if full_name is None:
+            return set()
+        assignments: Set[BaseAssignment] = set()
+        prefix: Optional[str] = full_name
+        while prefix:
+            if prefix in self:
+                assignments = self[prefix]
+                break
+            cut = prefix.rfind(".")
+            prefix = None if cut == -1 else prefix[:cut]
+        if not isinstance(node, str):
+            for assignment in assignments:
+                if isinstance(assignment, Assignment) and _is_binding_of(node, assignment.node):
+                    return assignment.qualified_names(full_name)
+        results: Set[QualifiedName] = set()
+        for assignment in assignments:
+            results |= assignment.qualified_names(full_name)
+        return results
+
+
+class BuiltinScope(Scope):
+    def __init__(self, globals_: "GlobalScope") -> None:
+        super().__init__(None)
+        self.globals = globals_
+
+    def __contains__(self, name: str) -> bool:
+        return hasattr(builtins, name)
+
+    def resolve(self, name: str, reader: Scope) -> Set[BaseAssignment]:
+        if name in self._assignments:
+            return self._assignments[name]
+        if hasattr(builtins, name):
+            self._assignments[name].add(BuiltinAssignment(name, self))
+            return self._assignments[name]
+        return set()
+
+
+class GlobalScope(Scope):
+    def __init__(self) -> None:
+        super().__init__(None)
+        self.parent = BuiltinScope(self)
+        self.globals = self
+
+    def __contains__(self, name: str) -> bool:
+        if name in self._assignments:
+            return len(self._assignments[name]) > 0
+        return name in self.next_visible_parent(self)
+
+    def resolve(self, name: str, reader: Scope) -> Set[BaseAssignment]:
+        if name in self._assignments:
+            return self._assignments[name]
+        return self.next_visible_parent(reader)[name]
+
+    def record_global(self, name: str) -> None:
+        pass
+
+    def record_nonlocal(self, name: str) -> None:
+        pass  # a syntax error at module level; Python has refused the file already
+
+
+class LocalScope(Scope):
+    def __init__(self, parent: Scope, node: cst.CSTNode, name: Optional[str] = None) -> None:
+        super().__init__(parent)
+        self.node = node
+        self.name = name
+        self._overwrites: Dict[str, Scope] = {}  # global / nonlocal declarations
+        self.name_prefix = self._make_name_prefix()
+
+    def _make_name_prefix(self) -> str:
+        return ".".join(filter(None, [self.parent.name_prefix, self.name, "<locals>"]))
+
+    def record_global(self, name: str) -> None:
+        self._overwrites[name] = self.globals
+
+    def record_nonlocal(self, name: str) -> None:
+        self._overwrites[name] = self.parent
+
+    def assignment_target(self, name: str) -> Scope:
+        if name in self._overwrites:
+            return self.next_visible_parent(self, self._overwrites[name]).assignment_target(name)
+        return self
+
+    def __contains__(self, name: str) -> bool:
+        if name in self._overwrites:
+            return name in self._overwrites[name]
+        if name in self._assignments:
+            return len(self._assignments[name]) > 0
+        return name in self.next_visible_parent(self)
+
+    def resolve(self, name: str, reader: Scope) -> Set[BaseAssignment]:
+        if name in self._overwrites:
+            return self.next_visible_parent(reader, self._overwrites[name]).resolve(name, reader)
+        if name in self._assignments:
+            return self._assignments[name]
+        return self.next_visible_parent(reader).resolve(name, reader)
+
+
+class FunctionScope(LocalScope):
+    pass
+
+
+class ClassScope(LocalScope):
+    def visible_from_children(self, child: Scope) -> bool:
+        return child.parent is self and isinstance(child, AnnotationScope)
+
+    def _make_name_prefix(self) -> str:
+        return ".".join(filter(None, [self.parent.name_prefix, self.name]))
+
+
+class ComprehensionScope(LocalScope):
+    def _make_name_prefix(self) -> str:
+        return ".".join(filter(None, [self.parent.name_prefix, "<comprehension>"]))
+
+
+class AnnotationScope(LocalScope):
+    """Type parameters and type aliases (PEP 695); transparent in qualified names."""
+
+    def _make_name_prefix(self) -> str:
+        return self.parent.name_prefix
+
+
+def _is_binding_of(node: cst.CSTNode, binding: cst.CSTNode) -> bool:
+    """Is ``node`` the binding itself (a target, or a name inside an import)?"""
+    if node is binding:
+        return True
+    if isinstance(binding, (cst.Import, cst.ImportFrom)) and not isinstance(binding.names, cst.ImportStar):
+        for alias in binding.names:
+            if alias.name is node or (alias.asname is not None and alias.asname.name is node):
+                return True
+    return False
+
+
+def dotted_names(node: Union[cst.Attribute, cst.Name]) -> Iterator[Tuple[str, cst.CSTNode]]:
+    """``a.b.c`` -> ("a.b.c", node), ("a.b", ...), ("a", ...); through a call, only its callee's."""
+    if isinstance(node, cst.Name):
+        yield node.value, node
+        return
+    value = node.value
+    if isinstance(value, cst.Call):
+        if isinstance(value.func, (cst.Attribute, cst.Name)):
+            yield from dotted_names(value.func)
+    elif isinstance(value, (cst.Attribute, cst.Name)):
+        inner = dotted_names(value)
+        first = next(inner, None)
+        if first is not None:
+            yield f"{first[0]}.{node.attr.value}", node
+            yield first
+            yield from inner
+
+
+# -- the traversal -----------------------------------------------------------------
+
+LOAD, STORE, DEL = "load", "store", "del"
+
+_WHITESPACE = re.compile(
+    r"^(.*whitespace.*|leading_lines|lines_after_decorators|trailing_whitespace|header|footer|lpar|rpar|lbracket"
+    r"|rbracket|lbrace|rbrace|comma|semicolon|equal|dot|colon|star|operator|asynchronous|relative|newline"
+    r"|first_line|empty_lines|indent|prefix|value_format|default_newline|default_indent|encoding|has_trailing_newline"
+    r"|start|end|quote|conversion)$")
+_VISITED_FIELD = re.compile(r'visit_\w+\(\s*self,\s*"(\w+)"')
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+# Nodes after which libcst counts a binding made (reads after them see it).
+_BINDING_LIKE = (
+    cst.AnnAssign, cst.AsName, cst.Assign, cst.AugAssign, cst.ClassDef, cst.CompFor, cst.FunctionDef, cst.Global,
+    cst.Import, cst.ImportFrom, cst.NamedExpr, cst.Nonlocal, cst.Parameters, cst.WithItem, cst.TypeVar,
+    cst.TypeAlias, cst.TypeVarTuple, cst.ParamSpec,
+)
+
+
+def child_fields(node_type: type) -> Tuple[str, ...]:
+    """The fields of ``node_type`` that hold code, in libcst's visiting order
+    (read from libcst's own ``_visit_and_replace_children``); whitespace and
+    punctuation are left out."""
+    fields = _FIELDS.get(node_type)
+    if fields is None:
+        try:
+            source = inspect.getsource(node_type._visit_and_replace_children)
+            order = list(dict.fromkeys(_VISITED_FIELD.findall(source)))
+        except (OSError, TypeError):
+            order = []
+        known = [f for f in getattr(node_type, "__dataclass_fields__", {}) if f not in order]
+        fields = tuple(f for f in order + known if not _WHITESPACE.match(f) and f != "__slots__")
+        _FIELDS[node_type] = fields
+    return fields
+
+
+class Listener:
+    """What the traversal reports to: each node on the way in and out, with
+    the scope it is in (``context.Collector`` implements it)."""
+
+    def on_visit(self, node: cst.CSTNode) -> None: ...
+
+    def on_leave(self, node: cst.CSTNode) -> None: ...
+
+
+class _Walk:
+    def __init__(self, listener: Listener, tops: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None) -> None:
+        self.listener = listener
+        self.tops = tops if tops is not None else {}  # node -> its top-level statement
+        self.top: Optional[cst.CSTNode] = None
+        self.global_scope = GlobalScope()
+        self.scope: Scope = self.global_scope
+        self.scopes: Dict[cst.CSTNode, Scope] = {}
+        self.deferred: List[Tuple[Access, Optional[cst.Attribute], Optional[cst.CSTNode]]] = []
+        self.attribute_stack: List[Optional[cst.Attribute]] = [None]  # the outermost Attribute being read
+        self.in_annotation: List[bool] = [False]
+        self.in_type_hint: List[bool] = [False]
+        self.ignored_subscripts: Set[cst.Subscript] = set()
+        self.string_annotation: Optional[cst.CSTNode] = None
+        self.collecting = True  # off inside string annotations: their nodes are not the file's
+        self.handlers: Dict[type, Callable] = {
+            cst.Import: self._import, cst.ImportFrom: self._import, cst.Attribute: self._attribute,
+            cst.Call: self._call, cst.Annotation: self._annotation, cst.SimpleString: self._string,
+            cst.ConcatenatedString: self._string, cst.Subscript: self._subscript, cst.Name: self._name,
+            cst.FunctionDef: self._function, cst.Lambda: self._lambda, cst.Param: self._param,
+            cst.Arg: self._arg, cst.ClassDef: self._class, cst.Global: self._global, cst.Nonlocal: self._global,
+            cst.ListComp: self._comprehension, cst.SetComp: self._comprehension,
+            cst.DictComp: self._comprehension, cst.GeneratorExp: self._comprehension, cst.For: self._for,
+            cst.Assign: self._assign, cst.AnnAssign: self._ann_assign, cst.AugAssign: self._target_value,
+            cst.NamedExpr: self._target_value, cst.AsName: self._as_name, cst.CompFor: self._comp_for,
+            cst.Del: self._del, cst.TypeAlias: self._type_alias, cst.TypeVar: self._type_var,
+            cst.TypeVarTuple: self._type_param, cst.ParamSpec: self._type_param, cst.Module: self._module,
+        }
+
+    # -- the generic part -------------------------------------------------------
+
+    def visit(self, node: cst.CSTNode, context: str = LOAD) -> None:
+        if self.collecting:
+            self.listener.on_visit(node)
+        handler = self.handlers.get(type(node))
+        if handler is None:
+            self.children(node, context)
+        else:
+            handler(node, context)
+        self.leave(node)
+
+    def leave(self, node: cst.CSTNode) -> None:
+        self.scopes[node] = self.scope
+        if isinstance(node, _BINDING_LIKE):
+            self.scope.count += 1
+        if self.collecting:
+            self.tops[node] = self.top
+            self.listener.on_leave(node)
+
+    def children(self, node: cst.CSTNode, context: str = LOAD) -> None:
+        for field in child_fields(type(node)):
+            self.field(getattr(node, field), context)
+
+    def field(self, value, context: str = LOAD) -> None:
+        if isinstance(value, cst.CSTNode):
+            self.visit(value, context)
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    self.visit(item, context)
+
+    def silently(self, node: Optional[cst.CSTNode]) -> None:
+        """Visit for the listener only: code libcst's scope analysis does not read (an import's
+        names, an attribute's name, a keyword): no reads, no bindings, no scope recorded."""
+        if node is None or not self.collecting:
+            return
+        self.listener.on_visit(node)
+        for field in child_fields(type(node)):
+            value = getattr(node, field)
+            for item in (value if isinstance(value, (tuple, list)) else (value,)):
+                if isinstance(item, cst.CSTNode):
+                    self.silently(item)
+        self.tops[node] = self.top
+        self.listener.on_leave(node)
+
+    def in_scope(self, scope: Scope, visit: Callable[[], None]) -> None:
+        outer, self.scope = self.scope, scope
+        try:
+            visit()
+        finally:
+            self.scope = outer
+
+    def _module(self, node: cst.Module, context: str) -> None:
+        if not self.collecting:  # a string annotation's
+            self.children(node, context)
+            return
+        for statement in node.body:
+            self.top = statement
+            self.visit(statement)
+        self.top = None
+
+    # -- bindings ----------------------------------------------------------------
+
+    def _import(self, node: Union[cst.Import, cst.ImportFrom], context: str) -> None:
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                self.scopes[alias] = self.scope
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                for dotted, _ in dotted_names(bound):
+                    self.scope.record_import_assignment(dotted, node, bound)
+        self._silent_children(node)
+
+    def _silent_children(self, node: cst.CSTNode) -> None:
+        for field in child_fields(type(node)):
+            value = getattr(node, field)
+            for item in (value if isinstance(value, (tuple, list)) else (value,)):
+                if isinstance(item, cst.CSTNode):
+                    self.silently(item)
+
+    def _name(self, node: cst.Name, context: str) -> None:
+        if context == STORE:
+            self.scope.record_assignment(node.value, node)
+            return
+        access = Access(node, self.scope)
+        self.deferred.append((access, self.attribute_stack[-1], self.string_annotation))
+
+    def _assign(self, node: cst.Assign, context: str) -> None:
+        for target in node.targets:
+            self.listen(target, lambda t=target: self.visit(t.target, STORE))
+        self.visit(node.value)
+
+    def listen(self, node: cst.CSTNode, visit_children: Callable[[], None]) -> None:
+        """Visit ``node`` with a custom order for its children."""
+        if self.collecting:
+            self.listener.on_visit(node)
+        visit_children()
+        self.leave(node)
+
+    def _ann_assign(self, node: cst.AnnAssign, context: str) -> None:
+        self.visit(node.target, STORE)
+        self.visit(node.annotation)
+        if node.value is not None:
+            self.visit(node.value)
+
+    def _target_value(self, node: Union[cst.AugAssign, cst.NamedExpr], context: str) -> None:
+        self.visit(node.target, STORE)
+        self.visit(node.value)
+
+    def _as_name(self, node: cst.AsName, context: str) -> None:
+        self.visit(node.name, STORE)
+
+    def _del(self, node: cst.Del, context: str) -> None:
+        self.visit(node.target, DEL)
+
+    def _for(self, node: cst.For, context: str) -> None:
+        self.visit(node.target, STORE)
+        self.scope.count += 1
+        self.visit(node.iter)
+        self.visit(node.body)
+        if node.orelse is not None:
+            self.visit(node.orelse)
+
+    def _global(self, node: Union[cst.Global, cst.Nonlocal], context: str) -> None:
+        record = self.scope.record_global if isinstance(node, cst.Global) else self.scope.record_nonlocal
+        for item in node.names:
+            record(item.name.value)
+        self._silent_children(node)
+
+    # -- reads -------------------------------------------------------------------
+
+    def _attribute(self, node: cst.Attribute, context: str) -> None:
+        top = self.attribute_stack[-1] is None
+        if top:
+            self.attribute_stack[-1] = node
+        self.visit(node.value)  # the value is read, whatever the attribute's context
+        if top:
+            self.attribute_stack[-1] = None
+        self.silently(node.attr)
+
+    def _call(self, node: cst.Call, context: str) -> None:
+        self.attribute_stack.append(None)
+        self.in_type_hint.append(False)
+        names = {qn.name for qn in self.scope.get_qualified_names_for(node)}
+        if "typing.NewType" in names or "typing.TypeVar" in names:
+            self.visit(node.func)
+            if node.args:
+                self.silently(node.args[0])  # the new type's name: not read
+            self.in_type_hint[-1] = True
+            self.listen_args(node.args, 1)
+        elif "typing.cast" in names:
+            self.visit(node.func)
+            if node.args:
+                self.in_type_hint.append(True)
+                self.visit(node.args[0])
+                self.in_type_hint.pop()
+                self.listen_args(node.args, 1)
+        else:
+            self.children(node, context)
+        self.attribute_stack.pop()
+        self.in_type_hint.pop()
+
+    def listen_args(self, args, start: int) -> None:
+        for arg in args[start:]:
+            self.visit(arg)
+
+    def _arg(self, node: cst.Arg, context: str) -> None:
+        self.visit(node.value)
+        self.silently(node.keyword)
+
+    def _annotation(self, node: cst.Annotation, context: str) -> None:
+        self.in_annotation.append(True)
+        self.children(node, context)
+        self.in_annotation.pop()
+
+    def _subscript(self, node: cst.Subscript, context: str) -> None:
+        in_type_hint = False
+        if isinstance(node.value, cst.Name):
+            names = {qn.name for qn in self.scope.get_qualified_names_for(node.value)}
+            if any(name.startswith(("typing.", "typing_extensions.")) for name in names):
+                in_type_hint = True
+            if "typing.Literal" in names or "typing_extensions.Literal" in names:
+                self.ignored_subscripts.add(node)
+        self.in_type_hint.append(in_type_hint)
+        self.visit(node.value)
+        for element in node.slice:
+            self.visit(element)
+        self.in_type_hint.pop()
+        self.ignored_subscripts.discard(node)
+
+    def _string(self, node: Union[cst.SimpleString, cst.ConcatenatedString], context: str) -> None:
+        if (self.in_type_hint[-1] or self.in_annotation[-1]) and not self.ignored_subscripts:
+            value = node.evaluated_value
+            if value:
+                self._read_string_annotation(node, value)
+                self._silent_children(node)
+                return
+        if isinstance(node, cst.ConcatenatedString):
+            self.children(node, context)
+
+    def _read_string_annotation(self, node: cst.CSTNode, value) -> None:
+        """Names in ``"torch.Tensor"`` are reads too; their access is the string."""
+        outermost = self.string_annotation is None
+        if outermost:
+            self.string_annotation = node
+        collecting, self.collecting = self.collecting, False
+        try:
+            if isinstance(value, bytes):
+                value = value.decode("utf-8", "replace")
+            self.visit(cst.parse_module(value))
+        except cst.ParserSyntaxError:
+            pass  # as CPython: an annotation that is not code is just a string
+        finally:
+            self.collecting = collecting
+            if outermost:
+                self.string_annotation = None
+
+    # -- scopes ------------------------------------------------------------------
+
+    def _function(self, node: cst.FunctionDef, context: str) -> None:
+        self.scope.record_assignment(node.name.value, node)
+        self.scopes[node.name] = self.scope
+        outer = self.scope
+        if node.type_parameters is not None:
+            outer = AnnotationScope(self.scope, node)
+        function = FunctionScope(outer, node, get_full_name_for_node(node.name))
+
+        def visit_all() -> None:
+            for decorator in node.decorators:
+                self.visit(decorator)
+            self.silently(node.name)
+            if node.type_parameters is not None:
+                self.visit(node.type_parameters)
+            self.in_scope(function, lambda: self.visit(node.params))
+            if node.returns is not None:
+                self.visit(node.returns)
+            self.in_scope(function, lambda: self.visit(node.body))
+
+        self.in_scope(outer, visit_all)
+
+    def _lambda(self, node: cst.Lambda, context: str) -> None:
+        function = FunctionScope(self.scope, node)
+        self.in_scope(function, lambda: (self.visit(node.params), self.visit(node.body)))
+
+    def _param(self, node: cst.Param, context: str) -> None:
+        self.scope.record_assignment(node.name.value, node)
+        self.scopes[node.name] = self.scope
+        self.silently(node.name)
+
+        def defaults() -> None:
+            for value in (node.annotation, node.default):
+                if value is not None:
+                    self.visit(value)
+
+        self.in_scope(self.scope.parent, defaults)
+
+    def _class(self, node: cst.ClassDef, context: str) -> None:
+        self.scope.record_assignment(node.name.value, node)
+        self.scopes[node.name] = self.scope
+        for decorator in node.decorators:
+            self.visit(decorator)
+        self.silently(node.name)
+        outer = self.scope if node.type_parameters is None else AnnotationScope(self.scope, node)
+        body = ClassScope(outer, node, get_full_name_for_node(node.name))
+
+        def visit_rest() -> None:
+            if node.type_parameters is not None:
+                self.visit(node.type_parameters)
+            for argument in (*node.bases, *node.keywords):
+                self.visit(argument)
+            self.in_scope(body, lambda: self.listen(node.body, lambda: self.field(node.body.body)))
+
+        self.in_scope(outer, visit_rest)
+        self.scopes.pop(node.body, None)  # libcst's analysis never visits the block itself
+
+    def _comprehension(self, node, context: str) -> None:
+        for_in = node.for_in
+        self.listener_visit_start(for_in)
+        self.visit(for_in.iter)
+        self.scopes[for_in] = self.scope
+        inner = ComprehensionScope(self.scope, node)
+
+        def visit_inside() -> None:
+            self.visit(for_in.target, STORE)
+            self.scope.count += 1
+            for condition in for_in.ifs:
+                self.visit(condition)
+            if for_in.inner_for_in is not None:
+                self.visit(for_in.inner_for_in)
+            if self.collecting:
+                self.listener.on_leave(for_in)
+            if isinstance(node, cst.DictComp):
+                self.visit(node.key)
+                self.visit(node.value)
+            else:
+                self.visit(node.elt)
+
+        self.in_scope(inner, visit_inside)
+
+    def listener_visit_start(self, node: cst.CSTNode) -> None:
+        if self.collecting:
+            self.listener.on_visit(node)
+
+    def _comp_for(self, node: cst.CompFor, context: str) -> None:
+        self.visit(node.target, STORE)
+        self.visit(node.iter)
+        for condition in node.ifs:
+            self.visit(condition)
+        if node.inner_for_in is not None:
+            self.visit(node.inner_for_in)
+
+    def _type_alias(self, node: cst.TypeAlias, context: str) -> None:
+        self.scope.record_assignment(node.name.value, node)
+        self.silently(node.name)
+        alias = AnnotationScope(self.scope, node)
+
+        def visit_inside() -> None:
+            if node.type_parameters is not None:
+                self.visit(node.type_parameters)
+            self.visit(node.value)
+
+        self.in_scope(alias, visit_inside)
+
+    def _type_var(self, node: cst.TypeVar, context: str) -> None:
+        self.scope.record_assignment(node.name.value, node)
+        self.silently(node.name)
+        if node.bound is not None:
+            self.visit(node.bound)
+
+    def _type_param(self, node, context: str) -> None:
+        self.scope.record_assignment(node.name.value, node)
+        self.silently(node.name)
+
+    # -- after the walk ------------------------------------------------------------
+
+    def infer_accesses(self) -> None:
+        """Attach each read to the bindings it may see (and each binding to its reads)."""
+        by_scope_and_name: Dict[Tuple[Scope, str], Set[Access]] = defaultdict(set)
+        for access, attribute, string in self.deferred:
+            name = access.node.value
+            if attribute is not None:
+                for dotted, node in dotted_names(attribute):
+                    if dotted in access.scope:
+                        access.node, name = node, dotted
+                        break
+            if string is not None:
+                access.node = string
+            by_scope_and_name[(access.scope, name)].add(access)
+            access.record_assignments(name)
+            access.scope.record_access(access)
+        for (scope, name), accesses in by_scope_and_name.items():
+            for assignment in scope.resolve(name, scope):
+                assignment.record_accesses(accesses)
+        self.deferred = []
+
+
+def walk(module: cst.Module, listener: Listener,
+         tops: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None) -> Dict[cst.CSTNode, Scope]:
+    """Visit every node of ``module`` once, in libcst's order, telling
+    ``listener``; returns the scope of each node (as libcst's ScopeProvider).
+    ``tops``, if given, receives each node's top-level statement."""
+    walker = _Walk(listener, tops)
+    walker.visit(module)
+    walker.infer_accesses()
+    return walker.scopes
