@@ -34,7 +34,7 @@ class Outline:
         by_type = self._by_type
         stack = [tree]
         pop, push, extend = stack.pop, stack.append, stack.extend
-        AST = ast.AST
+        fields_of = _CHILD_FIELDS
         while stack:
             node = pop()
             kind = type(node)
@@ -43,12 +43,19 @@ class Outline:
                 by_type[kind] = [node]
             else:
                 found.append(node)
-            for field in node._fields:
+            fields = fields_of.get(kind)
+            if fields is None:
+                fields = fields_of[kind] = _child_fields(kind)
+            for field, how in fields:
                 value = getattr(node, field, None)
-                if isinstance(value, list):
-                    extend([item for item in value if isinstance(item, AST)])
-                elif isinstance(value, AST):
+                if value is None:
+                    continue
+                if how == ONE:
                     push(value)
+                elif how == MANY:
+                    extend(value)
+                else:
+                    extend([item for item in value if item is not None])
 
     def nodes(self, kind: Type[N]) -> List[N]:
         """Every node of exactly type ``kind`` (in no particular order)."""
@@ -96,6 +103,44 @@ class Outline:
     def has_name(self, *ids: str) -> bool:
         wanted = set(ids)
         return any(node.id in wanted for node in self.nodes(ast.Name))
+
+
+# Per node type: (field, how it holds nodes) for the fields that hold nodes:
+# ONE (a node or None), MANY (a list of nodes), SOME (a list with Nones).
+# Left out: expression contexts and operators (no rule asks for them; they
+# are a third of all nodes) and fields holding names, numbers or constants.
+ONE, MANY, SOME = 0, 1, 2
+_CHILD_FIELDS: Dict[type, Tuple[Tuple[str, int], ...]] = {}
+_NOT_CHILDREN = {
+    "ctx", "op", "ops", "type_ignores", "id", "attr", "arg", "name", "asname", "module", "level", "type_comment",
+    "kind", "conversion", "is_async", "simple", "tag", "rest", "kwd_attrs",
+}
+_LIST_FIELDS = {
+    "body", "orelse", "finalbody", "handlers", "decorator_list", "targets", "elts", "values", "args",
+    "keywords", "names", "generators", "ifs", "comparators", "bases", "items", "cases", "patterns", "kwd_patterns",
+    "posonlyargs", "kwonlyargs", "defaults", "type_params", "dims",
+}
+_LISTS_WITH_NONE = {"keys", "kw_defaults"}  # ``{**d}`` has a None key; keyword-only args without defaults
+_SINGLE_HERE = {  # list-sounding fields that hold one node in these types
+    (ast.Lambda, "body"), (ast.IfExp, "body"), (ast.IfExp, "orelse"),
+    (ast.FunctionDef, "args"), (ast.AsyncFunctionDef, "args"), (ast.Lambda, "args"),
+}
+
+
+def _child_fields(kind: type) -> Tuple[Tuple[str, int], ...]:
+    fields = []
+    for field in kind._fields:
+        if field in _NOT_CHILDREN:
+            continue
+        if field == "value" and kind in (ast.Constant, ast.MatchSingleton):
+            continue  # a Python value, not a node
+        if field == "names" and kind in (ast.Global, ast.Nonlocal):
+            continue  # plain strings
+        if (kind, field) in _SINGLE_HERE:
+            fields.append((field, ONE))
+        else:
+            fields.append((field, SOME if field in _LISTS_WITH_NONE else MANY if field in _LIST_FIELDS else ONE))
+    return tuple(fields)
 
 
 def callee_name(func: ast.AST) -> Optional[str]:
