@@ -116,14 +116,14 @@ class NodeContext:
             frame = frame.parent
 
 
-_FRAME_TYPES = (cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.With)
+_FRAME_TYPES = frozenset((cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.With))
 
 
 class Collector(Listener):
     """What the single traversal collects. ``wanted`` lists the node types rules handle."""
 
     def __init__(self, wanted: Sequence[Type[cst.CSTNode]]) -> None:
-        self._wanted = tuple(wanted)
+        self._wanted = frozenset(wanted)  # exact types: rules handle concrete node classes
         self.collected: Dict[Type[cst.CSTNode], List[Tuple[cst.CSTNode, Optional[Frame]]]] = {}
         self.bindings: Dict[cst.Name, Binding] = {}
         self.self_params: Dict[cst.Param, cst.ClassDef] = {}
@@ -133,23 +133,24 @@ class Collector(Listener):
         self._frame: Optional[Frame] = None
 
     def on_visit(self, node: cst.CSTNode) -> None:
-        if isinstance(node, self._wanted):
-            self.collected.setdefault(type(node), []).append((node, self._frame))
-        if isinstance(node, _FRAME_TYPES):
-            if isinstance(node, cst.FunctionDef) and self._frame is not None:
+        kind = type(node)
+        if kind in self._wanted:
+            self.collected.setdefault(kind, []).append((node, self._frame))
+        if kind in _FRAME_TYPES:
+            if kind is cst.FunctionDef and self._frame is not None:
                 self._note_self_param(node, self._frame.node)
             self._frame = Frame(node, self._frame)
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             self.call_of[node.func] = node
-        elif isinstance(node, cst.SimpleStatementLine):
+        elif kind is cst.SimpleStatementLine:
             for small in node.body:
                 self.line_of[small] = node
-        handler = _BINDING_HANDLERS.get(type(node))
+        handler = _BINDING_HANDLERS.get(kind)
         if handler is not None:
             handler(self, node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, _FRAME_TYPES):
+        if type(original_node) in _FRAME_TYPES:
             assert self._frame is not None
             self._frame = self._frame.parent
 

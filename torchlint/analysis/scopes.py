@@ -408,11 +408,20 @@ _VISITED_FIELD = re.compile(r'visit_\w+\(\s*self,\s*"(\w+)"')
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
 
 # Nodes after which libcst counts a binding made (reads after them see it).
-_BINDING_LIKE = (
+_BINDING_LIKE = frozenset((
     cst.AnnAssign, cst.AsName, cst.Assign, cst.AugAssign, cst.ClassDef, cst.CompFor, cst.FunctionDef, cst.Global,
     cst.Import, cst.ImportFrom, cst.NamedExpr, cst.Nonlocal, cst.Parameters, cst.WithItem, cst.TypeVar,
     cst.TypeAlias, cst.TypeVarTuple, cst.ParamSpec,
-)
+))
+_NODE_CLASSES: Dict[type, bool] = {}  # class -> is it a libcst node (isinstance on libcst's ABCs is slow)
+
+
+def _is_node(value) -> bool:
+    kind = value.__class__
+    known = _NODE_CLASSES.get(kind)
+    if known is None:
+        known = _NODE_CLASSES[kind] = issubclass(kind, cst.CSTNode)
+    return known
 
 
 def child_fields(node_type: type) -> Tuple[str, ...]:
@@ -484,7 +493,7 @@ class _Walk:
 
     def leave(self, node: cst.CSTNode) -> None:
         self.scopes[node] = self.scope
-        if isinstance(node, _BINDING_LIKE):
+        if type(node) in _BINDING_LIKE:
             self.scope.count += 1
         if self.collecting:
             self.tops[node] = self.top
@@ -495,12 +504,12 @@ class _Walk:
             self.field(getattr(node, field), context)
 
     def field(self, value, context: str = LOAD) -> None:
-        if isinstance(value, cst.CSTNode):
-            self.visit(value, context)
-        elif isinstance(value, (tuple, list)):
+        if value.__class__ is tuple or value.__class__ is list:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if _is_node(item):
                     self.visit(item, context)
+        elif _is_node(value):
+            self.visit(value, context)
 
     def silently(self, node: Optional[cst.CSTNode]) -> None:
         """Visit for the listener only: code libcst's scope analysis does not read (an import's
@@ -511,7 +520,7 @@ class _Walk:
         for field in child_fields(type(node)):
             value = getattr(node, field)
             for item in (value if isinstance(value, (tuple, list)) else (value,)):
-                if isinstance(item, cst.CSTNode):
+                if _is_node(item):
                     self.silently(item)
         self.tops[node] = self.top
         self.listener.on_leave(node)
@@ -547,7 +556,7 @@ class _Walk:
         for field in child_fields(type(node)):
             value = getattr(node, field)
             for item in (value if isinstance(value, (tuple, list)) else (value,)):
-                if isinstance(item, cst.CSTNode):
+                if _is_node(item):
                     self.silently(item)
 
     def _name(self, node: cst.Name, context: str) -> None:
