@@ -17,7 +17,7 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext, analyse
 from torchlint.diagnostic import Diagnostic, ParseError, Unsupported
-from torchlint.analysis.outline import Outline
+from torchlint.analysis.outline import Outline, child_nodes
 from torchlint.fixer import apply_fixes, keep_lost_text
 from torchlint.noqa import NoqaIndex, file_is_exempt
 from torchlint.positions import positions
@@ -212,7 +212,7 @@ def check_depth(tree: ast.AST) -> None:
         depth += 1
         if depth > MAX_DEPTH:
             raise Unsupported(f"nested more than {MAX_DEPTH} levels deep, too deep to analyse", 1, 0)
-        level = [child for node in level for child in ast.iter_child_nodes(node)]
+        level = list(child_nodes(level))
 
 
 def parse(source: str) -> cst.Module:

@@ -143,6 +143,26 @@ def _child_fields(kind: type) -> Tuple[Tuple[str, int], ...]:
     return tuple(fields)
 
 
+def child_nodes(nodes: Iterable[ast.AST]) -> Iterator[ast.AST]:
+    """The children of ``nodes`` (contexts and operators left out), as the outline walks them."""
+    fields_of = _CHILD_FIELDS
+    for node in nodes:
+        kind = type(node)
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = fields_of[kind] = _child_fields(kind)
+        for field, how in fields:
+            value = getattr(node, field, None)
+            if value is None:
+                continue
+            if how == ONE:
+                yield value
+            elif how == MANY:
+                yield from value
+            else:
+                yield from (item for item in value if item is not None)
+
+
 def callee_name(func: ast.AST) -> Optional[str]:
     """``f`` for ``f(...)`` and ``a.b.f(...)``; None for other callees."""
     if isinstance(func, ast.Attribute):
