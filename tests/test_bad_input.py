@@ -542,7 +542,10 @@ def test_an_interrupt_during_a_write_waits_until_the_file_is_replaced(tmp_path, 
     real_fsync = os.fsync
 
     def interrupted_fsync(fd):
-        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the temporary file is half done
+        # Ctrl-C while the temporary file is half done. raise_signal delivers it to
+        # this (the main) thread at once; os.kill may hand it to another thread of
+        # the test process (pytest's, a library's) and make the test timing-dependent.
+        signal.raise_signal(signal.SIGINT)
         time.sleep(0.05)
         real_fsync(fd)
 
