@@ -501,7 +501,8 @@ def _interrupted_fix(tmp_path: Path, sig: int) -> SimpleNamespace:
         originals[f"m{index:03d}.py"] = UPSAMPLE + padding * 20
         put(tmp_path, f"m{index:03d}.py", originals[f"m{index:03d}.py"])
     process = subprocess.Popen([sys.executable, "-m", "torchlint", "--isolated", "--fix", "."], cwd=tmp_path,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=_interruptible)
     deadline = time.monotonic() + 120
     try:
         while time.monotonic() < deadline and process.poll() is None:
@@ -537,15 +538,26 @@ def test_interrupting_fix_leaves_every_file_original_or_fixed(tmp_path, sig):
         assert result.returncode == -signal.SIGTERM
 
 
-def test_an_interrupt_during_a_write_waits_until_the_file_is_replaced(tmp_path, monkeypatch):
+def _interruptible() -> None:
+    """Ctrl-C as a terminal delivers it: a shell starts background jobs with
+    SIGINT ignored, and the tests must not inherit that (torchlint rightly
+    leaves an ignored SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def interruptible():
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_an_interrupt_during_a_write_waits_until_the_file_is_replaced(tmp_path, monkeypatch, interruptible):
     path = put(tmp_path, "a.py", "old\n")
     real_fsync = os.fsync
 
     def interrupted_fsync(fd):
-        # Ctrl-C while the temporary file is half done. raise_signal delivers it to
-        # this (the main) thread at once; os.kill may hand it to another thread of
-        # the test process (pytest's, a library's) and make the test timing-dependent.
-        signal.raise_signal(signal.SIGINT)
+        signal.raise_signal(signal.SIGINT)  # Ctrl-C while the temporary file is half done
         time.sleep(0.05)
         real_fsync(fd)
 
