@@ -144,7 +144,10 @@ def _child_fields(kind: type) -> Tuple[Tuple[str, int], ...]:
 
 
 def child_nodes(nodes: Iterable[ast.AST]) -> Iterator[ast.AST]:
-    """The children of ``nodes`` (contexts and operators left out), as the outline walks them."""
+    """The children of ``nodes`` (contexts and operators left out), as the outline walks them.
+
+    ``Outline._file`` repeats this loop inline: it runs once per node of every
+    file, where a generator per node would cost more than the walk itself."""
     fields_of = _CHILD_FIELDS
     for node in nodes:
         kind = type(node)
