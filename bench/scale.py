@@ -58,7 +58,6 @@ import time
 import tokenize
 import warnings
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 

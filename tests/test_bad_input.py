@@ -66,7 +66,7 @@ import pytest
 
 from conftest import REPO, run_torchlint
 from test_cli import (
-    CUDA, UPSAMPLE, UPSAMPLE_FIXED, UPSAMPLE_LINE, age, diagnostics, fingerprint, in_parallel, leftovers,
+    CUDA, UPSAMPLE, UPSAMPLE_FIXED, UPSAMPLE_LINE, diagnostics, fingerprint, in_parallel, leftovers,
     no_traceback, out_lines, put, stderr_about, summary,
 )
 from torchlint import source as source_module

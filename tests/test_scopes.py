@@ -20,10 +20,9 @@ from typing import Dict, List
 import libcst as cst
 import pytest
 from libcst.metadata import QualifiedNameSource, ScopeProvider
-from libcst.metadata import scope_provider as theirs
 
 from torchlint.analysis import scopes as ours
-from torchlint.analysis.context import Collector, analyse
+from torchlint.analysis.context import analyse
 from torchlint.analysis.names import Resolver
 
 REPO = Path(__file__).resolve().parent.parent

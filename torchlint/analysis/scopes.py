@@ -517,11 +517,7 @@ class _Walk:
         if node is None or not self.collecting:
             return
         self.listener.on_visit(node)
-        for field in child_fields(type(node)):
-            value = getattr(node, field)
-            for item in (value if isinstance(value, (tuple, list)) else (value,)):
-                if _is_node(item):
-                    self.silently(item)
+        self._silent_children(node)
         self.tops[node] = self.top
         self.listener.on_leave(node)
 
@@ -628,22 +624,20 @@ class _Walk:
             if node.args:
                 self.silently(node.args[0])  # the new type's name: not read
             self.in_type_hint[-1] = True
-            self.listen_args(node.args, 1)
+            for arg in node.args[1:]:
+                self.visit(arg)
         elif "typing.cast" in names:
             self.visit(node.func)
             if node.args:
                 self.in_type_hint.append(True)
                 self.visit(node.args[0])
                 self.in_type_hint.pop()
-                self.listen_args(node.args, 1)
+                for arg in node.args[1:]:
+                    self.visit(arg)
         else:
             self.children(node, context)
         self.attribute_stack.pop()
         self.in_type_hint.pop()
-
-    def listen_args(self, args, start: int) -> None:
-        for arg in args[start:]:
-            self.visit(arg)
 
     def _arg(self, node: cst.Arg, context: str) -> None:
         self.visit(node.value)
@@ -755,8 +749,9 @@ class _Walk:
         self.scopes.pop(node.body, None)  # libcst's analysis never visits the block itself
 
     def _comprehension(self, node, context: str) -> None:
-        for_in = node.for_in
-        self.listener_visit_start(for_in)
+        for_in = node.for_in  # read in evaluation order: its iterable outside, the rest inside
+        if self.collecting:
+            self.listener.on_visit(for_in)
         self.visit(for_in.iter)
         self.scopes[for_in] = self.scope
         inner = ComprehensionScope(self.scope, node)
@@ -769,6 +764,7 @@ class _Walk:
             if for_in.inner_for_in is not None:
                 self.visit(for_in.inner_for_in)
             if self.collecting:
+                self.tops[for_in] = self.top
                 self.listener.on_leave(for_in)
             if isinstance(node, cst.DictComp):
                 self.visit(node.key)
@@ -777,10 +773,6 @@ class _Walk:
                 self.visit(node.elt)
 
         self.in_scope(inner, visit_inside)
-
-    def listener_visit_start(self, node: cst.CSTNode) -> None:
-        if self.collecting:
-            self.listener.on_visit(node)
 
     def _comp_for(self, node: cst.CompFor, context: str) -> None:
         self.visit(node.target, STORE)
