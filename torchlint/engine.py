@@ -19,6 +19,7 @@ from torchlint.analysis.context import NodeContext, analyse
 from torchlint.diagnostic import Diagnostic, ParseError, Unsupported
 from torchlint.analysis.outline import Outline, child_nodes
 from torchlint.fixer import apply_fixes, keep_lost_text
+from torchlint.narrowing import Narrowed, narrow
 from torchlint.noqa import NoqaIndex, file_is_exempt
 from torchlint.positions import positions
 from torchlint.rule import Rule
@@ -33,8 +34,9 @@ MAX_DEPTH = 2500
 @dataclass
 class CheckResult:
     diagnostics: List[Diagnostic]
-    module: Optional[cst.Module] = None
+    module: Optional[cst.Module] = None  # what libcst parsed: with stubs when ``narrowed``
     internal_errors: List[str] = field(default_factory=list)
+    narrowed: bool = False
 
 
 @dataclass
@@ -69,25 +71,34 @@ class Engine:
         """The rules that may flag ``source``: those whose textual screen
         passes, then (given Python's ``tree`` of it) whose outline screen
         passes too. Only they run, and only files with some are analysed."""
+        return self._screen(source, tree)[0]
+
+    def _screen(self, source: str, tree: Optional[ast.Module]) -> Tuple[List[Rule], Optional[Outline]]:
+        """``rules_for``, and the outline of ``tree`` if it made one."""
         if not self.screens:
-            return list(self.rules)
+            return list(self.rules), None
         if tree is None:
-            return [r for r in self.rules if r.may_match(source)]
+            return [r for r in self.rules if r.may_match(source)], None
         # A rule with an outline screen is asked only that: it is sharper
         # than the textual one and, over the walk already paid for, cheaper
         # than scanning the text with a rule's regexes.
         textual = [r for r in self._textual_only if r.may_match(source)]
         outline = Outline(tree)
         sharp = {id(r) for r in self._outlined if r.may_match_tree(outline)}
-        return [r for r in self.rules if id(r) in sharp or r in textual]
+        return [r for r in self.rules if id(r) in sharp or r in textual], outline
 
-    def check(self, source: str, syntax_checked: bool = False, tree: Optional[ast.Module] = None) -> CheckResult:
+    def check(self, source: str, syntax_checked: bool = False, tree: Optional[ast.Module] = None,
+              whole: bool = False) -> CheckResult:
         """Find problems in ``source``; raises ParseError for invalid Python.
 
         ``syntax_checked`` says the caller already compiled ``source`` with
         Python's own parser; ``tree`` is that parser's tree, if the caller has
         it (flake8 does). Otherwise the source is parsed here first: every
         file, so no syntax error goes unreported.
+
+        Only the statements that can hold findings are parsed with libcst
+        (``narrowing.py``) unless ``whole`` asks for the module of the whole
+        file, which fixing needs.
         """
         if tree is None and not syntax_checked:
             tree = check_syntax(source)
@@ -95,22 +106,26 @@ class Engine:
             return CheckResult([])
         if tree is None and (not self.screens or any(r.may_match(source) for r in self.rules)):
             tree = check_syntax(source)  # a rewritten text in the fix loop: its tree sharpens the screen
-        active = self.rules_for(source, tree)
+        active, outline = self._screen(source, tree)
         if not active:
             return CheckResult([])
         if len(source) > MAX_DEPTH:  # shorter sources cannot nest that deep
             check_depth(tree)
-        module = parse(source)
+        narrowed = None if whole or not self.screens else narrow(source, tree, active, outline)
+        module = _parse_narrowed(narrowed) if narrowed is not None else None
+        if module is None:
+            narrowed, module = None, parse(source)
         try:
-            return self._check_module(module, source, active, tree)
+            return self._check_module(module, source, active, tree, narrowed, outline)
         except RecursionError:
             raise Unsupported("too deeply nested to analyse", 1, 0) from None
 
     def _check_module(self, module: cst.Module, source: str, active: Sequence[Rule],
-                      tree: Optional[ast.Module] = None) -> CheckResult:
+                      tree: Optional[ast.Module] = None, narrowed: Optional[Narrowed] = None,
+                      outline: Optional[Outline] = None) -> CheckResult:
         active_ids = {id(rule) for rule in active}
         wanted = [t for t, handlers in self._handlers.items() if any(id(r) in active_ids for r, _ in handlers)]
-        file_context, collected = analyse(module, wanted, self.settings)
+        file_context, collected = analyse(module, wanted, self.settings, tree, outline)
         found: List[Tuple[Rule, object]] = []
         errors: List[str] = []
         for node_type in wanted:
@@ -124,26 +139,29 @@ class Engine:
                         errors.append(f"{rule.code} raised {type(exc).__name__}: {exc}")
         diagnostics: List[Diagnostic] = []
         if found:
-            starts = positions(module, {id(f.node): f.node for _, f in found}.values(), source, tree,
+            parsed = narrowed.text if narrowed is not None else source
+            starts = positions(module, {id(f.node): f.node for _, f in found}.values(), parsed, tree,
                                file_context.top_of)
             noqa = NoqaIndex(source)
             lines = physical_lines(source) if "\x0c" in source else None
             for rule, finding in found:
                 line, column = starts[finding.node]
+                if narrowed is not None and not narrowed.keeps(line):
+                    continue  # in a stub's header: the real statement was screened out
                 if self.honour_noqa and noqa.suppresses(line, rule.code):
                     continue
                 if lines is not None and lines[line - 1].startswith("\x0c"):
                     column = _form_feed_column(lines[line - 1], column, file_context.module, finding.node)
                 diagnostics.append(Diagnostic(rule.code, finding.message, line, column, finding.fix))
         diagnostics.sort(key=Diagnostic.sort_key)
-        return CheckResult(_dedupe(diagnostics), file_context.module, errors)
+        return CheckResult(_dedupe(diagnostics), file_context.module, errors, narrowed is not None)
 
     def fix(self, source: str, unsafe: bool = False) -> FixResult:
         result = FixResult(source, [])
         current = source
         round_trip: Optional[str] = None  # libcst's rendering of ``source``
         for _ in range(MAX_FIX_ROUNDS):
-            checked = self.check(current, syntax_checked=current is not source)
+            checked = self.check(current, syntax_checked=current is not source, whole=True)
             result.internal_errors.extend(checked.internal_errors)
             if round_trip is None and checked.module is not None:
                 round_trip = checked.module.code
@@ -234,6 +252,15 @@ def parse(source: str) -> cst.Module:
         raise Unsupported("too deeply nested to parse", 1, 0) from None
     except Exception as exc:  # libcst's native parser can raise other errors
         raise Unsupported(f"libcst cannot parse this valid Python ({str(exc) or type(exc).__name__})", 1, 0) from None
+
+
+def _parse_narrowed(narrowed: Narrowed) -> Optional[cst.Module]:
+    """libcst's tree of the narrowed text; None (parse the file whole) if it
+    fails, so narrowing never changes whether a file can be analysed."""
+    try:
+        return parse(narrowed.text)
+    except Unsupported:
+        return None
 
 
 def _form_feed_column(line: str, column: int, module: cst.Module, node: cst.CSTNode) -> int:

@@ -125,6 +125,12 @@ class Rule:
     # the project supports (``--torch-version``). Table-driven rules also
     # check each entry's own range.
     torch_versions: ClassVar[VersionRange] = ALWAYS
+    # True when a finding inside one top-level statement can depend on the
+    # body of another top-level def or class (file-wide facts, e.g. "is this
+    # name differentiated anywhere"). Otherwise the rule is statement-local
+    # and checking may leave out the defs and classes it cannot flag (see
+    # ``narrowing.py``).
+    whole_file: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

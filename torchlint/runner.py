@@ -102,9 +102,9 @@ def process_file(
             if previews and any(d.fix for d in report.diagnostics):
                 # The fixes of the final round belong to a tree we no longer
                 # have: check the final text again to describe them.
-                _add_previews(report, engine.check(report.source))
+                _add_previews(report, engine.check(report.source, whole=True))
         else:
-            checked = engine.check(source.text)
+            checked = engine.check(source.text, whole=previews)  # previews apply fixes to the module
             report.diagnostics = checked.diagnostics
             _report_internal(report, checked.internal_errors)
             if previews:

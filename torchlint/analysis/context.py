@@ -8,12 +8,14 @@ nodes, when all bindings of the file are known.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar
 
 import libcst as cst
 from torchlint.analysis.inference import Binding, Inference
 from torchlint.analysis.names import Resolver
+from torchlint.analysis.outline import Outline
 from torchlint.analysis.scopes import Listener, walk
 from torchlint.settings import Settings
 
@@ -213,13 +215,22 @@ _BINDING_HANDLERS = {
 
 
 def analyse(
-    module: cst.Module, wanted: Sequence[Type[cst.CSTNode]], settings: Settings = Settings()
+    module: cst.Module, wanted: Sequence[Type[cst.CSTNode]], settings: Settings = Settings(),
+    tree: Optional[ast.Module] = None, outline: Optional[Outline] = None,
 ) -> Tuple[FileContext, Mapping[Type[cst.CSTNode], List[Tuple[cst.CSTNode, Optional[Frame]]]]]:
-    """The single traversal: scopes and bindings, and the nodes rules want."""
+    """The single traversal: scopes and bindings, and the nodes rules want.
+
+    Questions about the whole file are answered from Python's ``tree`` of
+    it, or its ``outline``: ``module`` may leave parts of the file out
+    (``narrowing.py``). Without them, ``module`` is the whole file."""
     collector = Collector(wanted)
     tops: Dict[cst.CSTNode, cst.CSTNode] = {}
     scopes = walk(module, collector, tops)
-    resolver = Resolver(scopes)
+
+    def whole_file() -> Outline:
+        return outline if outline is not None else Outline(tree if tree is not None else ast.parse(module.code))
+
+    resolver = Resolver(scopes, whole_file)
     inference = Inference(resolver, collector.bindings, collector.self_params)
     file_context = FileContext(module, resolver, inference, collector, settings)
     file_context.top_of = tops

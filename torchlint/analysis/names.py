@@ -8,17 +8,29 @@ all resolve, and a local ``class F`` does not.
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterator, Mapping, Optional, Set
+from typing import Callable, Dict, FrozenSet, Iterator, Mapping, Optional, Set
 
 import libcst as cst
+from torchlint.analysis.outline import Outline, bound_names
 from torchlint.analysis.scopes import BUILTIN, IMPORT, Assignment, BaseAssignment, ImportAssignment, Scope
 
 
 class Resolver:
-    def __init__(self, scopes: Mapping[cst.CSTNode, Optional[Scope]]) -> None:
+    """Names of one file: ``scopes`` from libcst's tree of it, and facts about
+    the whole file from the outline of Python's tree of it (``whole_file``
+    makes it when first asked), which still holds what checking leaves out
+    of libcst's (``narrowing.py``)."""
+
+    def __init__(self, scopes: Mapping[cst.CSTNode, Optional[Scope]], whole_file: Callable[[], Outline]) -> None:
         self._scopes = scopes
+        self._outline_of_file = whole_file
+        self._outline: Optional[Outline] = None
         self._cache: Dict[int, FrozenSet[str]] = {}
-        self._imports_cache: Dict[str, bool] = {}
+
+    def _whole_file(self) -> Outline:
+        if self._outline is None:
+            self._outline = self._outline_of_file()
+        return self._outline
 
     def scope_of(self, node: cst.CSTNode) -> Optional[Scope]:
         return self._scopes.get(node)
@@ -96,41 +108,14 @@ class Resolver:
         For rules about torch APIs whose method names other libraries share
         (``load_state_dict``): no torch import, no torch object to blame.
         """
-        cached = self._imports_cache.get(package)
-        if cached is None:
-            cached = any(
-                module == package or module.startswith(package + ".")
-                for module in self._imported_modules()
-            )
-            self._imports_cache[package] = cached
-        return cached
-
-    def _imported_modules(self) -> Iterator[str]:
-        seen: Set[int] = set()
-        for scope in self._scopes.values():
-            if scope is None or id(scope) in seen:
-                continue
-            seen.add(id(scope))
-            for assignment in scope.assignments:
-                if not isinstance(assignment, ImportAssignment):
-                    continue
-                node = assignment.node
-                if isinstance(node, cst.Import):
-                    for alias in node.names:
-                        yield cst.helpers.get_full_name_for_node(alias.name) or ""
-                elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None:
-                    yield cst.helpers.get_full_name_for_node(node.module) or ""
+        return self._whole_file().imports_from(package)
 
     def is_unbound(self, name: str, at: cst.CSTNode) -> bool:
-        """True when ``name`` is bound nowhere in the file (safe to import it)."""
-        scope = self._scopes.get(at)
-        if scope is None:
+        """True when ``name`` is bound nowhere in the file, in no scope (safe
+        to import it: a binding anywhere risks shadowing)."""
+        if self._scopes.get(at) is None:
             return False
-        global_scope = scope.globals
-        if name in global_scope.assignments:
-            return False
-        # A binding in any nested scope still counts: do not risk shadowing.
-        return not any(name in child.assignments for child in _descendant_scopes(global_scope, self._scopes))
+        return name not in bound_names(self._whole_file())
 
 
 def _is_dotted_name(node: cst.CSTNode) -> bool:
@@ -147,14 +132,6 @@ def _visible_assignments(scope: Scope) -> Iterator[BaseAssignment]:
         yield from current.assignments
         parent = current.parent
         current = None if parent is current else parent
-
-
-def _descendant_scopes(global_scope: Scope, scopes: Mapping[cst.CSTNode, Optional[Scope]]):
-    seen = set()
-    for scope in scopes.values():
-        if scope is not None and scope is not global_scope and id(scope) not in seen:
-            seen.add(id(scope))
-            yield scope
 
 
 __all__ = ["Resolver", "Assignment", "ImportAssignment"]

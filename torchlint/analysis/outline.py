@@ -23,8 +23,11 @@ N = TypeVar("N", bound=ast.AST)
 class Outline:
     """Nodes of one module by type, and calls by the last name of their callee."""
 
-    def __init__(self, tree: ast.AST) -> None:
+    def __init__(self, tree: ast.AST, whole_file: Optional["Outline"] = None) -> None:
         self.tree = tree
+        # When ``tree`` is part of a file (``narrowing.py``), the outline of
+        # the whole file, which answers the questions about the whole file.
+        self._whole_file = whole_file
         self._by_type: Dict[type, List[ast.AST]] = {}
         self._calls_by_name: Optional[Dict[str, List[ast.Call]]] = None
         self._imported: Optional[List[Tuple[str, str, str]]] = None
@@ -95,7 +98,9 @@ class Outline:
         return self._imported
 
     def imports_from(self, *modules: str) -> bool:
-        """Does any import name one of ``modules`` or a submodule of one?"""
+        """Does any import of the file name one of ``modules`` or a submodule of one?"""
+        if self._whole_file is not None:
+            return self._whole_file.imports_from(*modules)
         return any(
             module == m or module.startswith(m + ".") for module, _, _ in self.imported() for m in modules
         )
@@ -454,6 +459,39 @@ def stored_names(outline: Outline) -> FrozenSet[str]:
     """Every name the file assigns somewhere (a Name in a store context)."""
     return _memo(outline, "stored_names", lambda: frozenset(  # type: ignore[return-value]
         node.id for node in outline.nodes(ast.Name) if isinstance(node.ctx, ast.Store)))
+
+
+def bound_names(outline: Outline) -> FrozenSet[str]:
+    """Every name the file binds, in any scope: what the scope analysis
+    (``scopes.py``, as libcst) records as assignments. Targets of assignments,
+    ``for``, ``with``, walrus and comprehensions, ``except ... as``, imports
+    (``import a.b`` binds ``a`` and ``a.b``), defs, classes, parameters and
+    type parameters; not ``del`` targets, star imports or match captures."""
+
+    def compute() -> FrozenSet[str]:
+        found = set(stored_names(outline))
+        for node in outline.nodes(ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name
+                found.update(bound.rsplit(".", dots)[0] for dots in range(bound.count(".") + 1))
+        for node in outline.nodes(ast.ImportFrom):
+            found.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
+        for kind in _NAMED_BINDERS:
+            found.update(node.name for node in outline.nodes(kind) if node.name)  # type: ignore[attr-defined]
+        found.update(node.arg for node in outline.nodes(ast.arg))
+        found.update(node.name.id for node in outline.nodes(getattr(ast, "TypeAlias", _Never)))
+        return frozenset(found)
+
+    return _memo(outline, "bound_names", compute)  # type: ignore[return-value]
+
+
+class _Never(ast.AST):
+    """A node type no tree holds (``ast.TypeAlias`` before Python 3.12)."""
+
+
+_NAMED_BINDERS = tuple(getattr(ast, kind) for kind in (
+    "FunctionDef", "AsyncFunctionDef", "ClassDef", "ExceptHandler", "TypeVar", "ParamSpec", "TypeVarTuple")
+    if hasattr(ast, kind))
 
 
 def _ranges(outline: Outline, key: str, nodes: Callable[[], Iterable[ast.AST]]) -> List[Tuple[int, int]]:

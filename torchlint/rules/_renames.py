@@ -101,15 +101,16 @@ class RenamedSymbolRule(Rule):
         self, node: cst.ImportFrom, alias: cst.ImportAlias, rename: Rename, ctx: NodeContext
     ) -> Optional[Fix]:
         bound = alias.evaluated_alias or alias.evaluated_name
-        references = self._references(node, bound, ctx)
-        if references is None:
-            return None
         if isinstance(ctx.resolver.scope_of(node), GlobalScope):
             # Other modules may import this name (``from .imports import *``,
-            # ``__all__``): the module must keep binding it, to the same thing.
+            # ``__all__``): the module must keep binding it, to the same thing,
+            # so its uses (anywhere in the file) stay as they are.
             if rename.extra_keywords or rename.new_module != rename.old_module:
                 return None if rename.extra_keywords else self._moved_import_fix(node, alias, rename, bound, ctx)
             return Fix([Edit(alias, _rename_alias_keeping(rename.new_attr, bound))])
+        references = self._references(node, bound, ctx)
+        if references is None:
+            return None
         return self._local_import_fix(node, alias, rename, bound, references, ctx)
 
     def _local_import_fix(

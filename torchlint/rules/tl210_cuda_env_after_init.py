@@ -48,6 +48,7 @@ class CudaEnvironmentAfterInit(Rule):
         "before it). `import torch` itself does not initialise CUDA."
     )
     fix_safety = FixSafety.NONE
+    whole_file = True  # a class body runs where it stands: its CUDA calls initialise CUDA for what follows
     triggers = tuple(sorted(CUDA_INIT_ENVIRONMENT))
     seeds = "000 (1); 004 (GPU section)"
 

@@ -135,6 +135,7 @@ class MisspelledTorchApi(Rule):
         "(reported by TL108)."
     )
     fix_safety = FixSafety.UNSAFE
+    whole_file = True  # which attributes the file reads and assigns, and whether it imports torch, are facts of the whole file
     fix_description = (
         "Renames the misspelled attribute or keyword to the only close match (difflib ratio >= 0.85, "
         "clearly ahead of any other candidate); no fix when several names are equally close, when the "

@@ -52,6 +52,7 @@ class DataLoaderWorkers(Rule):
     )
     triggers = ("DataLoader",)
     enabled_by_default = False
+    whole_file = True  # whether the file trains is a fact of the whole file
     seeds = "001 (四.1, 四.2), 002 (num_workers), 004 (pin_memory, CPU 占用)"
     references = (
         "https://pytorch.org/docs/stable/data.html#multi-process-data-loading",

@@ -51,6 +51,7 @@ class CudnnFlags(Rule):
     )
     triggers = ("cudnn",)
     enabled_by_default = False
+    whole_file = True  # what the file does with cuDNN is a fact of the whole file
     seeds = "000 (2.1.4); 001 (一.1); 003 (CUDNN_STATUS_ARCH_MISMATCH); 004 (运行效率优化: cudnn.benchmark = true)"
     references = (
         "https://pytorch.org/docs/stable/notes/randomness.html#cuda-convolution-benchmarking",

@@ -1,0 +1,241 @@
+"""Checking parses only the top-level statements that can hold findings.
+
+``torchlint/narrowing.py`` cuts the defs and classes no rule can flag down to
+their headers before libcst parses a file. Findings must be exactly those
+of the whole file: every test here compares ``Engine.check`` (narrowed)
+with ``Engine.check(..., whole=True)``, on what each would report, where,
+and whether a fix is offered. The corpus test does the same on real code.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from typing import List
+
+import pytest
+
+from torchlint.engine import Engine
+from torchlint.narrowing import MIN_BODY_LINES, narrow
+from torchlint.rule import Rule
+from torchlint.rules import all_rules
+
+RULES: List[Rule] = all_rules()
+BY_CODE = {rule.code: rule for rule in RULES}
+ENGINE = Engine(RULES)  # opt-in rules too
+
+# A body long enough to be worth stubbing, and that no rule can flag.
+FILLER = "".join(f"    _unused_{i} = {i}\n" for i in range(MIN_BODY_LINES))
+
+
+def _report(engine: Engine, source: str, whole: bool):
+    result = engine.check(source, whole=whole)
+    return [(d.code, d.line, d.column, d.message, d.fix is not None) for d in result.diagnostics], result
+
+
+def _assert_same_as_whole(engine: Engine, source: str):
+    narrowed, result = _report(engine, source, whole=False)
+    whole, _ = _report(engine, source, whole=True)
+    assert narrowed == whole, source
+    return result
+
+
+# --- the text libcst parses ----------------------------------------------------
+
+SOURCE = '''\
+import torch.nn.functional as F
+
+
+@decorator(1)
+def unrelated(x,
+              y=2) -> int:
+    """A docstring
+    on two lines."""
+    total = x + y
+    return total
+
+
+class Net(Base, metaclass=Meta):
+    @staticmethod
+    def helper(x):
+        return x * 2
+
+    def forward(self, x):
+        return F.sigmoid(x)
+
+
+def short(x): return x
+'''
+
+
+def _narrowed(source: str, code: str = "TL104"):
+    tree = ast.parse(source)
+    return narrow(source, tree, [BY_CODE[code]])
+
+
+def test_stubs_keep_headers_and_line_numbers():
+    narrowed = _narrowed(SOURCE)
+    assert narrowed is not None
+    lines, original = narrowed.text.splitlines(), SOURCE.splitlines()
+    assert len(lines) == len(original)
+    # The def no rule can flag keeps its decorator and header, and loses its body.
+    assert lines[3:6] == original[3:6]
+    assert lines[6] == "    pass" and lines[7:10] == ["", "", ""]
+    # The class holding the finding is kept whole, and so is what is too short to stub.
+    assert lines[12:] == original[12:]
+    assert narrowed.stubbed == ((4, 10),)
+    assert [narrowed.keeps(line) for line in (3, 4, 10, 11)] == [True, False, False, True]
+    ast.parse(narrowed.text)
+
+
+def test_a_body_starting_with_a_decorated_method_is_stubbed_from_its_decorator():
+    source = "class Empty(Base):\n    @property\n    def a(self):\n        return 1\n\n    b = 2\n"
+    narrowed = _narrowed("import torch.nn.functional as F\n" + source + "def f(x): return F.sigmoid(x)\n")
+    assert narrowed is not None
+    assert narrowed.text.splitlines()[1:4] == ["class Empty(Base):", "    pass", ""]
+    ast.parse(narrowed.text)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_line_endings_are_kept(newline):
+    source = SOURCE.replace("\n", newline)
+    narrowed = _narrowed(source)
+    assert narrowed is not None
+    assert narrowed.text.count(newline) == source.count(newline)
+    assert narrowed.text.replace(newline, "") == narrowed.text.replace(newline, "").replace("\n", "")
+    _assert_same_as_whole(ENGINE, source)
+
+
+@pytest.mark.parametrize("source", [
+    # a body on the header's line
+    "def f(x): y = x; \\\n    return y\n",
+    # too short to be worth it
+    "def f(x):\n    return x\n",
+    # binds a module name from inside: its body decides what names mean elsewhere
+    "def f():\n    global state\n    state = 1\n    a = 2\n    b = 3\n",
+    "class C:\n    def f(self):\n        global state\n        state = 1\n        a = 2\n",
+])
+def test_what_is_never_stubbed(source):
+    assert _narrowed("import torch.nn.functional as F\ndef f(x):\n    return F.sigmoid(x)\n" + source) is None
+
+
+def test_no_narrowing_when_a_whole_file_rule_is_active():
+    source = "import torch\n\ndef f():\n" + FILLER + "\ntorch.my_helper(1)\n"
+    assert BY_CODE["TL211"].whole_file
+    assert narrow(source, ast.parse(source), [BY_CODE["TL211"]]) is None
+
+
+# --- a finding never depends on a stubbed body ---------------------------------
+
+# For each case, ``g``'s body is cut (FILLER makes it long enough) and
+# would change the rule's finding or fix if a rule read it: a name bound
+# there, an import there, a use there. Statement-local rules must not read
+# it (their narrowed and whole results agree because the facts about the
+# whole file come from Python's tree); rules declared ``whole_file`` are
+# never narrowed. The boolean says whether ``g`` is cut: not for those
+# rules, nor where the finding is in module-level code (a flagged import):
+# then every statement passes the screen.
+CROSS_STATEMENT_CASES = [
+    ("TL103", False, "from torch.nn.functional import upsample\ndef f(x):\n    return upsample(x, scale_factor=2)\n"
+                     "def g():\n    y: 'upsample' = None\n"),
+    ("TL104", True, "import torch.nn.functional as F\ndef f(x):\n    return F.sigmoid(x)\n"
+                    "def g():\n    torch = None\n"),
+    ("TL105", False, "from torch.nn.init import normal\ndef f(w):\n    normal(w)\ndef g():\n    y: 'normal' = None\n"),
+    ("TL108", False, "from torch import set_deterministic\ndef f():\n    set_deterministic(True)\n"
+                     "def g():\n    y: 'set_deterministic' = None\n"),
+    ("TL109", True, "from torch import cuda\ndef f():\n    with cuda.amp.autocast():\n        pass\n"
+                    "def g():\n    torch = None\n"),
+    ("TL109", False, "from torch import ger\ndef f(a, b):\n    return ger(a, b)\ndef g():\n    y: 'ger' = None\n"),
+    ("TL110", True, "from torch import zeros, FloatTensor\ndef f():\n    return zeros(3, dtype=FloatTensor)\n"
+                    "def g():\n    torch = None\n"),
+    ("TL114", True, "from torch.utils.data import _utils\ndef f(s):\n    return _utils.collate.default_convert(s)\n"
+                    "def g():\n    torch = None\n"),
+    ("TL206", True, "def f(model, sd):\n    model.load_state_dict(sd, strict=False)\ndef g():\n    import torch\n"),
+    ("TL208", True, "from math import nan\ndef f():\n    y = 2.0\n    return y == nan\ndef g():\n    math = None\n"),
+    ("TL209", False, "import torch\nimport torch.nn.functional as F\ntotal = 0.0\n"
+                     "for x, y in [(torch.ones(2), torch.ones(2))]:\n    total += F.mse_loss(x, y)\n"
+                     "def g():\n    total.backward()\n"),
+    ("TL210", False, "import os\nimport torch\nclass Config:\n    device = torch.cuda.current_device()\n"
+                     "os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"),
+    ("TL211", False, "import torch\ndef f():\n    return torch.my_helper(1)\n"
+                     "def g():\n    torch.my_helper = lambda x: x\n"),
+    ("TL211", False, "import torch\ndef f(x):\n    x.require_grad = True\ndef g(x):\n    return x.require_grad\n"),
+    ("TL301", True, "from torch import log\ndef f(x):\n    return log(1 + x)\ndef g():\n    torch = None\n"),
+    ("TL302", False, "from torch.utils.data import DataLoader\nloader = DataLoader([1, 2, 3])\n"
+                     "def train(model):\n    for x in loader:\n        x = x.cuda()\n"
+                     "        model(x).sum().backward()\n"),
+    ("TL303", True, "def f(opt):\n    opt.zero_grad(set_to_none=False)\ndef g():\n    import torch\n"),
+    ("TL304", False, "import torch\ntorch.backends.cudnn.benchmark = true\ndef g():\n    true = 1\n"),
+    ("TL304", False, "import torch\ntorch.backends.cudnn.benchmark = True\ndef g():\n"
+                     "    torch.backends.cudnn.deterministic = True\n"),
+]
+
+
+def _padded(source: str) -> str:
+    """Every top-level def and class ends with FILLER, long enough to be stubbed."""
+    lines = source.splitlines(keepends=True)
+    tree = ast.parse(source)
+    for statement in reversed(tree.body):
+        if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
+            lines.insert(statement.end_lineno, FILLER)
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("code, cut, source", CROSS_STATEMENT_CASES,
+                         ids=[f"{code}-{i}" for i, (code, _, _) in enumerate(CROSS_STATEMENT_CASES)])
+def test_a_finding_never_depends_on_a_stubbed_body(code, cut, source):
+    rule = BY_CODE[code]
+    source = _padded(source)
+    assert _assert_same_as_whole(Engine([rule]), source).narrowed is cut
+    assert cut is not (rule.whole_file or narrow(source, ast.parse(source), [rule]) is None)
+    _assert_same_as_whole(ENGINE, source)
+
+
+# --- every example of every rule, next to code that gets stubbed ---------------
+
+UNRELATED = textwrap.dedent('''\
+
+
+    class Unrelated:
+        def method(self, x):
+            y = x + 1
+            return y * 2
+
+        def other(self):
+            return self.method(1)
+
+
+    def helper(items):
+        total = 0
+        for item in items:
+            total += item
+        return total
+''')
+
+
+def _examples():
+    for rule in RULES:
+        for index, example in enumerate(rule.flagged):
+            yield pytest.param(rule, example.code, id=f"{rule.code}-flagged-{index}")
+        for index, snippet in enumerate(rule.accepted):
+            yield pytest.param(rule, snippet, id=f"{rule.code}-accepted-{index}")
+
+
+def _wrapped(source: str) -> str:
+    """The example as the body of a function (where its names are locals)."""
+    return "def example():\n" + textwrap.indent(source, "    ") + "\n"
+
+
+@pytest.mark.parametrize("rule, source", list(_examples()))
+def test_rule_examples_give_the_same_findings_narrowed(rule, source):
+    """As written (module-level code: every statement is kept, for the rule
+    and for its screen), and inside a function, next to code that is cut."""
+    engine = Engine([rule])
+    _assert_same_as_whole(engine, _padded(source) + UNRELATED)
+    _assert_same_as_whole(ENGINE, _padded(source) + UNRELATED)
+    if "__future__" in source:
+        return
+    wrapped = _wrapped(source) + UNRELATED
+    _assert_same_as_whole(engine, wrapped)
+    _assert_same_as_whole(ENGINE, wrapped)
+    assert engine.check(wrapped).narrowed or rule.whole_file or not engine.rules_for(wrapped, ast.parse(wrapped))
