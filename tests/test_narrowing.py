@@ -157,9 +157,11 @@ CROSS_STATEMENT_CASES = [
                      "def g():\n    total.backward()\n"),
     ("TL210", False, "import os\nimport torch\nclass Config:\n    device = torch.cuda.current_device()\n"
                      "os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"),
+    # g is kept: its assignment is itself a candidate (a name torch lacks)
     ("TL211", False, "import torch\ndef f():\n    return torch.my_helper(1)\n"
                      "def g():\n    torch.my_helper = lambda x: x\n"),
-    ("TL211", False, "import torch\ndef f(x):\n    x.require_grad = True\ndef g(x):\n    return x.require_grad\n"),
+    ("TL211", True, "import torch\ndef f(x):\n    x.require_grad = True\ndef g(x):\n    return x.require_grad\n"),
+    ("TL211", True, "def f(x):\n    x.require_grad = True\ndef g():\n    import torch\n"),
     ("TL301", True, "from torch import log\ndef f(x):\n    return log(1 + x)\ndef g():\n    torch = None\n"),
     ("TL302", False, "from torch.utils.data import DataLoader\nloader = DataLoader([1, 2, 3])\n"
                      "def train(model):\n    for x in loader:\n        x = x.cuda()\n"

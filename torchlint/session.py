@@ -122,7 +122,7 @@ def _process_all(files: Sequence[str], options: Options, linter: Linter, preview
 def _compute(files: Sequence[str], options: Options, linter: Linter, previews: bool) -> Iterator[FileReport]:
     global _WORKER_STATE
     if options.jobs <= 1 or len(files) < _PARALLEL_THRESHOLD or not _can_fork():
-        return (process_file(path, linter.engine_for(path), options, previews=previews) for path in files)
+        return (lean(process_file(path, linter.engine_for(path), options, previews=previews)) for path in files)
     _WORKER_STATE = (options, linter, previews)
     pool = multiprocessing.get_context("fork").Pool(min(options.jobs, len(files)), initializer=_quiet_worker)
     chunk = max(1, min(16, len(files) // (options.jobs * 8)))
@@ -148,7 +148,16 @@ def _quiet_worker() -> None:
 def _work(path: str) -> FileReport:
     assert _WORKER_STATE is not None
     options, linter, previews = _WORKER_STATE
-    return portable(process_file(path, linter.engine_for(path), options, previews=previews))
+    return portable(lean(process_file(path, linter.engine_for(path), options, previews=previews)))
+
+
+def lean(report: FileReport) -> FileReport:
+    """The report without the checked text when nothing will be shown from
+    it (no finding): reports are kept until the run ends, and a run over a
+    large tree must not hold every file's text (nor send it back from workers)."""
+    if not report.diagnostics:
+        report.source = None
+    return report
 
 
 def portable(report: FileReport) -> FileReport:

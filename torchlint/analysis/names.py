@@ -27,7 +27,8 @@ class Resolver:
         self._outline: Optional[Outline] = None
         self._cache: Dict[int, FrozenSet[str]] = {}
 
-    def _whole_file(self) -> Outline:
+    def file_outline(self) -> Outline:
+        """The outline of Python's tree of the whole file."""
         if self._outline is None:
             self._outline = self._outline_of_file()
         return self._outline
@@ -108,14 +109,14 @@ class Resolver:
         For rules about torch APIs whose method names other libraries share
         (``load_state_dict``): no torch import, no torch object to blame.
         """
-        return self._whole_file().imports_from(package)
+        return self.file_outline().imports_from(package)
 
     def is_unbound(self, name: str, at: cst.CSTNode) -> bool:
         """True when ``name`` is bound nowhere in the file, in no scope (safe
         to import it: a binding anywhere risks shadowing)."""
         if self._scopes.get(at) is None:
             return False
-        return name not in bound_names(self._whole_file())
+        return name not in bound_names(self.file_outline())
 
 
 def _is_dotted_name(node: cst.CSTNode) -> bool:

@@ -15,9 +15,10 @@ a finding must have.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple, Type, TypeVar
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Type, TypeVar
 
 N = TypeVar("N", bound=ast.AST)
+T = TypeVar("T")
 
 
 class Outline:
@@ -59,6 +60,13 @@ class Outline:
                     extend(value)
                 else:
                     extend([item for item in value if item is not None])
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """A fact about this outline, computed once (``key`` names it)."""
+        facts = self.__dict__.setdefault("_facts", {})
+        if key not in facts:
+            facts[key] = compute()
+        return facts[key]
 
     def nodes(self, kind: Type[N]) -> List[N]:
         """Every node of exactly type ``kind`` (in no particular order)."""
@@ -364,7 +372,7 @@ def may_hold_value(outline: Outline, expr: ast.AST) -> bool:
 # torch.load?" is answerable from the outline: a dotted expression whose
 # first name some import binds. Results are memoised on the outline.
 
-from typing import Callable, FrozenSet  # noqa: E402
+from typing import FrozenSet  # noqa: E402
 
 
 def _memo(outline: Outline, key: str, compute: Callable[[], object]):  # type: ignore[no-untyped-def]

@@ -6,7 +6,7 @@ import ast
 import functools
 import re
 
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 import libcst as cst
 from torchlint.analysis.scopes import ImportAssignment
@@ -14,7 +14,7 @@ from torchlint.analysis.scopes import ImportAssignment
 from torchlint import api_snapshot, edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
-from torchlint.analysis.outline import Outline, bindings
+from torchlint.analysis.outline import Outline, bindings, qualified_names
 from torchlint.screens import Screen, argument_text, top_level
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.deprecations import is_removed_api
@@ -135,7 +135,6 @@ class MisspelledTorchApi(Rule):
         "(reported by TL108)."
     )
     fix_safety = FixSafety.UNSAFE
-    whole_file = True  # which attributes the file reads and assigns, and whether it imports torch, are facts of the whole file
     fix_description = (
         "Renames the misspelled attribute or keyword to the only close match (difflib ratio >= 0.85, "
         "clearly ahead of any other candidate); no fix when several names are equally close, when the "
@@ -468,7 +467,7 @@ class MisspelledTorchApi(Rule):
                 return  # adding an attribute of one's own, not misspelling one
             effect = "assigning it has no effect"
         else:
-            if qualified in facts.stored_names(ctx):
+            if qualified in _assigned_names(ctx.resolver.file_outline()):
                 return  # the file sets it itself
             effect = "AttributeError at run time"
         message = f"`{qualified}` is not in torch {api_snapshot.torch_minor_version()}'s API ({effect})"
@@ -580,14 +579,13 @@ class MisspelledTorchApi(Rule):
                 yield finding
 
     def _requires_grad_typo(self, node: cst.Assign, attribute: cst.Attribute, ctx: NodeContext) -> Optional[Finding]:
-        facts = self._file_facts(ctx)
-        if not facts.imports_torch:
+        if not ctx.resolver.imports("torch"):
             return None
         name = attribute.attr.value
         value = ctx.inference.value(attribute.value)
         if value.kind in (Kind.LOADER, Kind.NUMBER) or _is_self_of_plain_class(attribute.value, ctx):
             return None
-        if value.kind is Kind.UNKNOWN and name in facts.read_attributes:
+        if value.kind is Kind.UNKNOWN and name in _read_attributes(ctx.resolver.file_outline()):
             return None  # the program's own attribute, set and read back
         if value.kind is Kind.MODULE:
             fix = None
@@ -760,8 +758,9 @@ def _call_requires_grad_(receiver: cst.BaseExpression, value: cst.BaseExpression
 
 
 class _FileFacts:
-    """What TL211 needs to know about a whole file, computed when first asked
-    (only files with a candidate finding pay for it)."""
+    """Where each node of libcst's tree sits (its parents, whether it is
+    assigned to), computed when first asked (only files with a candidate
+    finding pay for it)."""
 
     def __init__(self, module: cst.Module) -> None:
         self.module = module
@@ -769,15 +768,6 @@ class _FileFacts:
         module.visit(collector)
         self.parents = collector.parents
         self.store_targets: FrozenSet[cst.Attribute] = frozenset(collector.store_targets)
-        self.read_attributes: FrozenSet[str] = frozenset(collector.read_attributes)
-        self.imports_torch = collector.imports_torch
-        self._stored_names: Optional[Set[str]] = None
-
-    def stored_names(self, ctx: NodeContext) -> Set[str]:
-        """Qualified names the file assigns (``torch.my_helper = ...``)."""
-        if self._stored_names is None:
-            self._stored_names = {ctx.resolver.resolve(t) for t in self.store_targets} - {None}
-        return self._stored_names
 
     def guarded(self, node: cst.CSTNode, exceptions: FrozenSet[str], name: str) -> bool:
         """Inside version- or platform-compatibility code: a ``try`` catching
@@ -842,10 +832,7 @@ class _FactsCollector(cst.CSTVisitor):
         super().__init__()
         self.parents: Dict[cst.CSTNode, cst.CSTNode] = {}
         self.store_targets: List[cst.Attribute] = []
-        self.read_attributes: Set[str] = set()
-        self.imports_torch = False
         self._stack: List[cst.CSTNode] = []
-        self._targets: Set[int] = set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._stack:
@@ -856,14 +843,6 @@ class _FactsCollector(cst.CSTVisitor):
                 self._note_target(target.target)
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
             self._note_target(node.target)
-        elif isinstance(node, cst.Attribute) and id(node) not in self._targets:
-            self.read_attributes.add(node.attr.value)
-        elif isinstance(node, cst.Import):
-            self.imports_torch |= any(
-                (cst.helpers.get_full_name_for_node(a.name) or "").split(".")[0] == "torch" for a in node.names
-            )
-        elif isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
-            self.imports_torch |= (cst.helpers.get_full_name_for_node(node.module) or "").split(".")[0] == "torch"
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
@@ -872,7 +851,46 @@ class _FactsCollector(cst.CSTVisitor):
     def _note_target(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Attribute):
             self.store_targets.append(target)
-            self._targets.add(id(target))
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._note_target(element.value)
+
+
+# --- facts about the whole file, from Python's tree of it --------------------------
+# (Checking may leave parts of the file out of libcst's tree: ``narrowing.py``.)
+
+
+def _assigned_attributes(outline: Outline) -> List[ast.Attribute]:
+    """Attributes the file assigns to: ``x.a = ...``, ``x.a: T = ...``,
+    ``x.a += ...``, also as an element of a tuple or list target."""
+
+    def compute() -> List[ast.Attribute]:
+        found: List[ast.Attribute] = []
+        targets: List[ast.AST] = [t for node in outline.nodes(ast.Assign) for t in node.targets]
+        targets += [node.target for node in (*outline.nodes(ast.AnnAssign), *outline.nodes(ast.AugAssign))]
+        while targets:
+            target = targets.pop()
+            if isinstance(target, ast.Attribute):
+                found.append(target)
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                targets.extend(element.value if isinstance(element, ast.Starred) else element
+                               for element in target.elts)
+        return found
+
+    return outline.memo("TL211 assigned attributes", compute)
+
+
+def _read_attributes(outline: Outline) -> FrozenSet[str]:
+    """Names of the attributes the file reads: every attribute it does not assign to."""
+
+    def compute() -> FrozenSet[str]:
+        assigned = {id(node) for node in _assigned_attributes(outline)}
+        return frozenset(node.attr for node in outline.nodes(ast.Attribute) if id(node) not in assigned)
+
+    return outline.memo("TL211 read attributes", compute)
+
+
+def _assigned_names(outline: Outline) -> FrozenSet[str]:
+    """Qualified names the file assigns through its imports (``torch.my_helper = ...``)."""
+    return outline.memo("TL211 assigned names", lambda: frozenset(
+        name for node in _assigned_attributes(outline) for name in qualified_names(outline, node)))
