@@ -298,6 +298,27 @@ def test_resolver_answers_through_our_scopes():
     assert resolver.is_unbound("numpy", calls["F.relu"]) and not resolver.is_unbound("G", calls["F.relu"])
 
 
+def bound_name_differences(source: str) -> List[str]:
+    """Where the names Python's tree says the file binds (``outline.bound_names``,
+    which answers ``Resolver.is_unbound`` for the whole file) differ from the
+    bindings libcst's scopes record, in every scope."""
+    from libcst.metadata import BuiltinAssignment
+
+    from torchlint.analysis.outline import Outline, bound_names
+
+    scopes = libcst_scopes(cst.parse_module(source))
+    theirs = {a.name for scope in {id(s): s for s in scopes.values() if s is not None}.values()
+              for a in scope.assignments if not isinstance(a, BuiltinAssignment)}
+    ours_names = bound_names(Outline(ast.parse(source)))
+    return [f"only libcst: {sorted(theirs - ours_names)}", f"only ours: {sorted(ours_names - theirs)}"] \
+        if theirs != ours_names else []
+
+
+@pytest.mark.parametrize("snippet", SNIPPETS, ids=range(len(SNIPPETS)))
+def test_names_bound_anywhere_are_those_libcst_records(snippet):
+    assert bound_name_differences(textwrap.dedent(snippet)) == []
+
+
 # -- real code -------------------------------------------------------------------
 
 
@@ -327,7 +348,7 @@ def test_real_code_is_analysed_as_libcst_does(tmp_path_factory):
             ast.parse(source)
         except SyntaxError:
             continue
-        problems = differences(source, limit=3)
+        problems = differences(source, limit=3) + bound_name_differences(source)
         if problems:
             failures[str(path)] = problems
     assert failures == {}
