@@ -120,9 +120,11 @@ def test_what_is_never_stubbed(source):
 
 
 def test_no_narrowing_when_a_whole_file_rule_is_active():
-    source = "import torch\n\ndef f():\n" + FILLER + "\ntorch.my_helper(1)\n"
-    assert BY_CODE["TL211"].whole_file
-    assert narrow(source, ast.parse(source), [BY_CODE["TL211"]]) is None
+    source = "import os\nimport torch\n\nclass Config:\n" + FILLER + "    device = torch.cuda.current_device()\n" \
+        "\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"
+    assert BY_CODE["TL210"].whole_file
+    assert narrow(source, ast.parse(source), [BY_CODE["TL210"]]) is None
+    assert [d.code for d in Engine([BY_CODE["TL210"]]).check(source).diagnostics] == ["TL210"]
 
 
 # --- a finding never depends on a stubbed body ---------------------------------
