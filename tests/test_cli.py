@@ -497,6 +497,26 @@ def test_directory_without_python_files_passes(discovery):
     assert out_lines(discovery.empty) == ["All checks passed."]
 
 
+def test_reports_hold_the_checked_text_only_when_they_show_something_of_it():
+    """A run keeps every file's report until it ends: holding each file's
+    text too made memory grow with the size of the tree."""
+    from torchlint.diagnostic import Diagnostic
+    from torchlint.runner import FileReport
+    from torchlint.session import lean
+
+    assert lean(FileReport("clean.py", source="x = 1\n")).source is None
+    finding = Diagnostic("TL104", "message", 1, 0, None)
+    assert lean(FileReport("flagged.py", diagnostics=[finding], source="F.tanh(x)\n")).source == "F.tanh(x)\n"
+
+
+def test_full_output_shows_the_source_of_findings_from_parallel_workers(write, tmp_path):
+    for index in range(12):  # enough files for worker processes
+        write(f"pkg/m{index:02d}.py", "import torch.nn.functional as F\ny = F.tanh(x)\n" if index == 7 else "x = 1\n")
+    result = run_torchlint(["--isolated", "--no-cache", "-j2", "--output-format", "full", str(tmp_path / "pkg")])
+    assert result.returncode == 1
+    assert "y = F.tanh(x)" in result.stdout
+
+
 # --------------------------------------------------------------------------
 # the summary line
 # --------------------------------------------------------------------------

@@ -80,7 +80,7 @@ def test_stubs_keep_headers_and_line_numbers():
     assert len(lines) == len(original)
     # The def no rule can flag keeps its decorator and header, and loses its body.
     assert lines[3:6] == original[3:6]
-    assert lines[6] == "    pass" and lines[7:10] == ["", "", ""]
+    assert lines[6:10] == ['    """', "", "", '"""']  # one string over the body's lines
     # The class holding the finding is kept whole, and so is what is too short to stub.
     assert lines[12:] == original[12:]
     assert narrowed.stubbed == ((4, 10),)
@@ -92,8 +92,42 @@ def test_a_body_starting_with_a_decorated_method_is_stubbed_from_its_decorator()
     source = "class Empty(Base):\n    @property\n    def a(self):\n        return 1\n\n    b = 2\n"
     narrowed = _narrowed("import torch.nn.functional as F\n" + source + "def f(x): return F.sigmoid(x)\n")
     assert narrowed is not None
-    assert narrowed.text.splitlines()[1:4] == ["class Empty(Base):", "    pass", ""]
+    assert narrowed.text.splitlines()[1:7] == ["class Empty(Base):", '    """', "", "", "", '"""']
     ast.parse(narrowed.text)
+
+
+METHODS = """\
+import torch.nn.functional as F
+
+
+class Net(Base):
+    scale = 2
+
+    @property
+    def size(self):
+        a = 1
+        b = 2
+        c = a + b
+        return c
+
+    def forward(self, x):
+        y = x * self.scale
+        z = y + 1
+        return F.sigmoid(z)
+"""
+
+
+def test_methods_a_kept_class_does_not_need_are_cut():
+    narrowed = _narrowed(METHODS)
+    assert narrowed is not None
+    lines, original = narrowed.text.splitlines(), METHODS.splitlines()
+    assert lines[:8] == original[:8]  # the class header, class-level code, the method's header
+    assert lines[8:12] == ['        """', "", "", '"""']
+    assert lines[12:] == original[12:]
+    assert narrowed.stubbed == ((7, 12),)
+    ast.parse(narrowed.text)
+    (finding,) = _assert_same_as_whole(Engine([BY_CODE["TL104"]]), METHODS).diagnostics
+    assert (finding.line, finding.column) == (17, 17)
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
@@ -152,6 +186,14 @@ CROSS_STATEMENT_CASES = [
                     "def g():\n    torch = None\n"),
     ("TL114", True, "from torch.utils.data import _utils\ndef f(s):\n    return _utils.collate.default_convert(s)\n"
                     "def g():\n    torch = None\n"),
+    # one level down: what a method decides never depends on another method's body
+    ("TL205", True, "import torch.nn as nn\nimport torch.nn.functional as F\nclass Net(nn.Module):\n"
+                    "    def helper(self, x):\n        self.training = False\n        torch = None\n"
+                    "        x = x + 1\n        return x\n    def forward(self, x):\n        return F.dropout(x)\n"),
+    # (TL111's screen accepts every method of an autograd Function: nothing is cut)
+    ("TL111", False, "import torch\nclass Double(torch.autograd.Function):\n    def forward(self, x):\n"
+                     "        return x * 2\n    @staticmethod\n    def backward(ctx, grad):\n        y = grad * 2\n"
+                     "        import torch\n        y = y + 0\n        return y\n"),
     ("TL206", True, "def f(model, sd):\n    model.load_state_dict(sd, strict=False)\ndef g():\n    import torch\n"),
     ("TL208", True, "from math import nan\ndef f():\n    y = 2.0\n    return y == nan\ndef g():\n    math = None\n"),
     ("TL209", False, "import torch\nimport torch.nn.functional as F\ntotal = 0.0\n"
@@ -175,12 +217,19 @@ CROSS_STATEMENT_CASES = [
 ]
 
 
+# A method no rule can flag, long enough to be cut.
+UNRELATED_METHOD = "    def _unrelated(self, x):\n        a = x + 1\n        b = a * 2\n        return b\n"
+
+
 def _padded(source: str) -> str:
-    """Every top-level def and class ends with FILLER, long enough to be stubbed."""
+    """Every top-level def and class ends with FILLER, long enough to be
+    cut, and every class with a method no rule can flag."""
     lines = source.splitlines(keepends=True)
     tree = ast.parse(source)
     for statement in reversed(tree.body):
-        if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
+        if isinstance(statement, ast.ClassDef):
+            lines.insert(statement.end_lineno, FILLER + UNRELATED_METHOD)
+        elif isinstance(statement, ast.FunctionDef):
             lines.insert(statement.end_lineno, FILLER)
     return "".join(lines)
 

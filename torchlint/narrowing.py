@@ -1,4 +1,4 @@
-"""Parse with libcst only the top-level statements that can hold findings.
+"""Parse with libcst only the parts of a file that can hold findings.
 
 A file that passes the screens usually holds one or two findings in a
 thousand lines, and libcst's parse and torchlint's walk cost in proportion
@@ -6,7 +6,10 @@ to the whole file. So, when checking (not fixing), each top-level ``def`` and
 ``class`` is screened on its own: the active rules' outline screens are
 asked about the file with every *other* def and class cut down to a stub.
 A statement no rule accepts is cut in the text libcst parses too: its body
-becomes ``pass`` and blank lines, so every line keeps its number.
+becomes an empty string literal over the same lines, so every line keeps
+its number. In a
+class some rule accepts, each method is screened the same way, with the
+class's other methods stubbed.
 
 A stub keeps the statement's header (decorators, name, parameters, bases).
 Questions about the whole file ("does it import torch anywhere?") are
@@ -18,7 +21,9 @@ This is exact, not a heuristic, for rules that are *statement-local*
 statement depends only on that statement, on the rest of the module kept
 verbatim (imports, assignments, ``if``/``try`` blocks: everything but defs and
 classes), on the headers of other defs and classes, and on facts about the
-whole file taken from Python's tree of it (never from libcst's). Then:
+whole file taken from Python's tree of it (never from libcst's); inside a
+method, only on the method, its class's header and class-level code, and
+the headers of the other methods. Then:
 
 - a cut statement holds no finding: the screens, which never say no to a
   file the rule would flag, said no for the file where only that statement
@@ -43,7 +48,8 @@ from torchlint.analysis.outline import Outline
 from torchlint.rule import Rule
 from torchlint.source import physical_lines
 
-_STUBBABLE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_STUBBABLE = (*_FUNCTIONS, ast.ClassDef)
 # A body shorter than this is cheaper to parse than to cut from the text.
 MIN_BODY_LINES = 4
 
@@ -62,8 +68,8 @@ class Narrowed:
 
 def narrow(source: str, tree: ast.Module, rules: Sequence[Rule], outline: Optional[Outline] = None
            ) -> Optional[Narrowed]:
-    """``source`` with the defs and classes no rule of ``rules`` can flag
-    cut to their headers; None when nothing is cut. ``outline`` is the
+    """``source`` with the defs, classes and methods no rule of ``rules`` can
+    flag cut to their headers; None when nothing is cut. ``outline`` is the
     outline of ``tree``, if the caller has it."""
     if any(rule.whole_file for rule in rules):
         return None
@@ -71,37 +77,68 @@ def narrow(source: str, tree: ast.Module, rules: Sequence[Rule], outline: Option
     statements = tree.body
     outline = outline if outline is not None else Outline(tree)
     stubs = _stubs(statements, outline)
-    cuttable = [i for i in stubs if _cuttable(statements[i], lines)]
-    if not cuttable:
-        return None
     # Each statement is screened with every other def and class stubbed.
     outlined = [stubs.get(i, statement) for i, statement in enumerate(statements)]
-    cut = []
-    for index in cuttable:
-        outlined[index] = statements[index]
-        alone = Outline(ast.Module(body=outlined, type_ignores=[]), whole_file=outline)
-        if not any(rule.may_match_tree(alone) for rule in rules):
-            cut.append(index)
+    cut: List[ast.stmt] = []
+    for index in stubs:
+        statement = statements[index]
+        if not _cuttable(statement, lines):
+            continue
+        outlined[index] = statement
+        if not _accepted(rules, outlined, outline):
+            cut.append(statement)
+        elif isinstance(statement, ast.ClassDef):
+            cut.extend(_methods_to_cut(statement, index, outlined, rules, outline, lines))
         outlined[index] = stubs[index]
     if not cut:
         return None
-    for index in cut:
-        _cut_body(statements[index], lines)
-    return Narrowed("".join(lines), tuple((_first_line(statements[i]), _last_line(statements[i])) for i in cut))
+    for statement in cut:
+        _cut_body(statement, lines)
+    return Narrowed("".join(lines), tuple((_first_line(s), _last_line(s)) for s in cut))
+
+
+def _methods_to_cut(classdef: ast.ClassDef, index: int, outlined: List[ast.stmt], rules: Sequence[Rule],
+                    outline: Outline, lines: List[str]) -> List[ast.stmt]:
+    """The methods of a class that holds candidates which no rule accepts,
+    screened one by one with the class's other methods stubbed: one level
+    down, the same reasoning as for top-level statements (rules decide in a
+    method from it, its class's header and class-level code, and the
+    headers of the other methods)."""
+    body = classdef.body
+    methods = [k for k, member in enumerate(body) if isinstance(member, _FUNCTIONS)]
+    shell = copy.copy(classdef)
+    shell.body = [_stub(member) if k in methods else member for k, member in enumerate(body)]
+    outlined[index] = shell
+    cut = []
+    for k in methods:
+        if not _cuttable(body[k], lines):
+            continue
+        stub, shell.body[k] = shell.body[k], body[k]
+        if not _accepted(rules, outlined, outline):
+            cut.append(body[k])
+        shell.body[k] = stub
+    return cut
+
+
+def _accepted(rules: Sequence[Rule], statements: List[ast.stmt], outline: Outline) -> bool:
+    """Does some rule's screen accept the module of ``statements``?"""
+    alone = Outline(ast.Module(body=statements, type_ignores=[]), whole_file=outline)
+    return any(rule.may_match_tree(alone) for rule in rules)
 
 
 def _stubs(statements: List[ast.stmt], outline: Outline) -> Dict[int, ast.stmt]:
-    """Index -> stub (its header, ``pass`` for its body) of each top-level
-    def and class without ``global``."""
+    """Index -> stub of each top-level def and class without ``global``."""
     top_of = _TopLevel(statements)
     holding_global = {top_of(node) for node in outline.nodes(ast.Global)}
-    stubs: Dict[int, ast.stmt] = {}
-    for index, statement in enumerate(statements):
-        if isinstance(statement, _STUBBABLE) and index not in holding_global:
-            stub = copy.copy(statement)
-            stub.body = [ast.Pass()]
-            stubs[index] = stub
-    return stubs
+    return {index: _stub(statement) for index, statement in enumerate(statements)
+            if isinstance(statement, _STUBBABLE) and index not in holding_global}
+
+
+def _stub(statement: ast.stmt) -> ast.stmt:
+    """The statement's header, with ``pass`` for its body (for the screens)."""
+    stub = copy.copy(statement)
+    stub.body = [ast.Pass()]
+    return stub
 
 
 class _TopLevel:
@@ -122,13 +159,19 @@ def _cuttable(statement: ast.stmt, lines: List[str]) -> bool:
 
 
 def _cut_body(statement: ast.stmt, lines: List[str]) -> None:
-    """Replace the body's lines by ``pass`` and blank lines, keeping line endings."""
+    """Replace the body by a string literal over the same lines, keeping
+    their line endings: one token for libcst however long the body was
+    (blank lines would each become a node)."""
     first = statement.body[0]
-    body_line, indent = _first_line(first), _indent(first, lines)
+    body_line, last_line, indent = _first_line(first), _last_line(statement), _indent(first, lines)
     line = lines[body_line - 1]
-    lines[body_line - 1] = line[:indent] + "pass" + _ending(line)
-    for number in range(body_line, _last_line(statement)):
+    if body_line == last_line:
+        lines[body_line - 1] = line[:indent] + "pass" + _ending(line)
+        return
+    lines[body_line - 1] = line[:indent] + '"""' + _ending(line)
+    for number in range(body_line, last_line - 1):
         lines[number] = _ending(lines[number])
+    lines[last_line - 1] = '"""' + _ending(lines[last_line - 1])
 
 
 def _first_line(statement: ast.stmt) -> int:

@@ -126,10 +126,11 @@ class Rule:
     # check each entry's own range.
     torch_versions: ClassVar[VersionRange] = ALWAYS
     # True when a finding inside one top-level statement can depend on the
-    # body of another top-level def or class (file-wide facts, e.g. "is this
-    # name differentiated anywhere"). Otherwise the rule is statement-local
-    # and checking may leave out the defs and classes it cannot flag (see
-    # ``narrowing.py``).
+    # body of another top-level def or class, or a finding in a method on
+    # another method's body (file-wide facts, e.g. "is this name
+    # differentiated anywhere"). Otherwise the rule is statement-local and
+    # checking may leave out the defs, classes and methods it cannot flag
+    # (see ``narrowing.py``).
     whole_file: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: object) -> None:

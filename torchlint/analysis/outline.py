@@ -15,7 +15,7 @@ a finding must have.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Type, TypeVar
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple, Type, TypeVar
 
 N = TypeVar("N", bound=ast.AST)
 T = TypeVar("T")
@@ -32,6 +32,7 @@ class Outline:
         self._by_type: Dict[type, List[ast.AST]] = {}
         self._calls_by_name: Optional[Dict[str, List[ast.Call]]] = None
         self._imported: Optional[List[Tuple[str, str, str]]] = None
+        self._facts: Dict[str, object] = {}  # see ``memo``
         self._file(tree)
 
     def _file(self, tree: ast.AST) -> None:
@@ -63,10 +64,10 @@ class Outline:
 
     def memo(self, key: str, compute: Callable[[], T]) -> T:
         """A fact about this outline, computed once (``key`` names it)."""
-        facts = self.__dict__.setdefault("_facts", {})
+        facts = self._facts
         if key not in facts:
             facts[key] = compute()
-        return facts[key]
+        return facts[key]  # type: ignore[return-value]
 
     def nodes(self, kind: Type[N]) -> List[N]:
         """Every node of exactly type ``kind`` (in no particular order)."""
@@ -223,7 +224,7 @@ def any_of(items: Iterable[object]) -> bool:
     return False
 
 
-# --- helper A ---
+# --- names through imports ---
 # Which torch names a dotted expression can stand for, the way libcst's scope
 # analysis qualifies it (``torchlint.analysis.names.Resolver.resolve``): only
 # names bound by imports resolve, to the imported name plus the rest of the
@@ -255,9 +256,9 @@ class Names:
 def import_bindings(outline: Outline) -> Dict[str, List[Optional[str]]]:
     """Local name -> what it stands for: an imported name, or None for
     ``import a.b`` binding ``a`` (a chain from it qualifies as itself)."""
-    found = outline.__dict__.get("_a_bindings")
-    if found is None:
-        found = {}
+
+    def compute() -> Dict[str, List[Optional[str]]]:
+        found: Dict[str, List[Optional[str]]] = {}
         for node in outline.nodes(ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -271,8 +272,9 @@ def import_bindings(outline: Outline) -> Dict[str, List[Optional[str]]]:
                     continue
                 real = f"{module}.{alias.name}" if module else alias.name
                 found.setdefault(alias.asname or alias.name, []).append(real)
-        outline.__dict__["_a_bindings"] = found
-    return found
+        return found
+
+    return outline.memo("import bindings", compute)
 
 
 def qualified_names(outline: Outline, node: ast.AST) -> List[str]:
@@ -311,12 +313,13 @@ def calls_to(outline: Outline, names: Names) -> Iterator[ast.Call]:
 
 def attributes_named(outline: Outline, names: Iterable[str]) -> Iterator[ast.Attribute]:
     """Attribute nodes whose attribute is one of ``names`` (an index built once per file)."""
-    index = outline.__dict__.get("_a_attributes")
-    if index is None:
-        index = {}
+    def compute() -> Dict[str, List[ast.Attribute]]:
+        index: Dict[str, List[ast.Attribute]] = {}
         for node in outline.nodes(ast.Attribute):
             index.setdefault(node.attr, []).append(node)
-        outline.__dict__["_a_attributes"] = index
+        return index
+
+    index = outline.memo("attributes by name", compute)
     for name in names:
         yield from index.get(name, ())
 
@@ -359,76 +362,33 @@ def may_hold_value(outline: Outline, expr: ast.AST) -> bool:
         expr = expr.value
     if not isinstance(expr, ast.Name):
         return True
-    stored = outline.__dict__.get("_a_stored")
-    if stored is None:
-        stored = {node.id for node in outline.nodes(ast.Name) if not isinstance(node.ctx, ast.Load)}
-        outline.__dict__["_a_stored"] = stored
-    return expr.id in stored
+    bound = outline.memo("names stored or deleted", lambda: frozenset(
+        node.id for node in outline.nodes(ast.Name) if not isinstance(node.ctx, ast.Load)))
+    return expr.id in bound
 
 
-# --- helper B ---
-# Name queries for the TL2xx/TL3xx screens. libcst resolves a name only
-# through imports (and builtins), so "may this expression resolve to
-# torch.load?" is answerable from the outline: a dotted expression whose
-# first name some import binds. Results are memoised on the outline.
-
-from typing import FrozenSet  # noqa: E402
-
-
-def _memo(outline: Outline, key: str, compute: Callable[[], object]):  # type: ignore[no-untyped-def]
-    cache = outline.__dict__.setdefault("_helper_b", {})
-    if key not in cache:
-        cache[key] = compute()
-    return cache[key]
+# --- the same, as sets of qualified names, and facts about local names ---
+# "May this expression resolve to torch.load?" is a dotted expression whose
+# first name some import binds (one table: ``import_bindings``). Results are
+# memoised on the outline.
 
 
 def bindings(outline: Outline) -> Dict[str, Tuple[str, ...]]:
-    """Local name -> the qualified names absolute imports bind it to:
-    ``import torch.nn as nn`` gives ``nn -> torch.nn``, ``import torch.nn``
-    gives ``torch -> torch``, ``from torch.nn import functional as F`` gives
-    ``F -> torch.nn.functional`` (a name bound twice keeps both)."""
-
-    def compute() -> Dict[str, Tuple[str, ...]]:
-        found: Dict[str, Tuple[str, ...]] = {}
-
-        def bind(name: str, qualified: str) -> None:
-            known = found.get(name, ())
-            if qualified not in known:
-                found[name] = known + (qualified,)
-
-        for node in outline.nodes(ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    bind(alias.asname, alias.name)
-                else:  # ``import torch.nn`` binds ``torch``
-                    head = alias.name.split(".", 1)[0]
-                    bind(head, head)
-        for node in outline.nodes(ast.ImportFrom):
-            if node.level or not node.module:
-                continue
-            for alias in node.names:
-                if alias.name != "*":
-                    bind(alias.asname or alias.name, f"{node.module}.{alias.name}")
-        return found
-
-    return _memo(outline, "bindings", compute)  # type: ignore[return-value]
+    """Local name -> the qualified names imports bind it to: ``import
+    torch.nn as nn`` gives ``nn -> torch.nn``, ``import torch.nn`` gives
+    ``torch -> torch``, ``from torch.nn import functional as F`` gives
+    ``F -> torch.nn.functional`` (a name bound twice keeps both). The same
+    table as ``import_bindings``, spelled out."""
+    return outline.memo("bindings", lambda: {  # type: ignore[return-value]
+        name: tuple(dict.fromkeys(name if real is None else real for real in reals))
+        for name, reals in import_bindings(outline).items()})
 
 
 def resolved_names(outline: Outline, expr: ast.AST) -> Tuple[str, ...]:
     """What a dotted expression may resolve to through the file's imports
     (``F.softmax`` -> ``torch.nn.functional.softmax`` after ``import
     torch.nn.functional as F``); empty when no import binds its first name."""
-    parts: List[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return ()
-    heads = bindings(outline).get(expr.id)
-    if not heads or not parts:
-        return heads or ()
-    rest = ".".join(reversed(parts))
-    return tuple(f"{head}.{rest}" for head in heads)
+    return tuple(dict.fromkeys(qualified_names(outline, expr)))
 
 
 def may_resolve_to(outline: Outline, expr: ast.AST, wanted: "FrozenSet[str] | Iterable[str]") -> bool:
@@ -465,7 +425,7 @@ def calls_matching(outline: Outline, tail: Callable[[str], bool], qualified: Cal
 
 def stored_names(outline: Outline) -> FrozenSet[str]:
     """Every name the file assigns somewhere (a Name in a store context)."""
-    return _memo(outline, "stored_names", lambda: frozenset(  # type: ignore[return-value]
+    return outline.memo("stored_names", lambda: frozenset(  # type: ignore[return-value]
         node.id for node in outline.nodes(ast.Name) if isinstance(node.ctx, ast.Store)))
 
 
@@ -490,7 +450,7 @@ def bound_names(outline: Outline) -> FrozenSet[str]:
         found.update(node.name.id for node in outline.nodes(getattr(ast, "TypeAlias", _Never)))
         return frozenset(found)
 
-    return _memo(outline, "bound_names", compute)  # type: ignore[return-value]
+    return outline.memo("bound_names", compute)  # type: ignore[return-value]
 
 
 class _Never(ast.AST):
@@ -503,7 +463,7 @@ _NAMED_BINDERS = tuple(getattr(ast, kind) for kind in (
 
 
 def _ranges(outline: Outline, key: str, nodes: Callable[[], Iterable[ast.AST]]) -> List[Tuple[int, int]]:
-    return _memo(outline, key, lambda: sorted(  # type: ignore[return-value]
+    return outline.memo(key, lambda: sorted(  # type: ignore[return-value]
         (node.lineno, getattr(node, "end_lineno", None) or 10 ** 9) for node in nodes()))
 
 
@@ -606,7 +566,7 @@ def _binding_values(outline: Outline) -> List[Tuple[str, ast.AST]]:
                 bind(node.target, iterated(outline, node.iter), False)
         return found
 
-    return _memo(outline, "binding_values", compute)  # type: ignore[return-value]
+    return outline.memo("binding_values", compute)  # type: ignore[return-value]
 
 
 class _Everything(frozenset):
@@ -639,7 +599,7 @@ def names_where(outline: Outline, key: str, holds: Callable[[ast.AST, "set"], bo
     holds (what the rules' inference asks), found without following cycles.
     Asked again while it is being computed (``holds`` reaching it through
     another question), it answers every name: never too few."""
-    cache = outline.__dict__.setdefault("_helper_b", {})
+    cache = outline._facts  # Outline.memo's, filled in two steps here
     if key in cache:
         return cache[key]  # type: ignore[no-any-return]
     cache[key] = _EVERYTHING

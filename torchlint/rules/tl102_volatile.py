@@ -7,7 +7,7 @@ import libcst as cst
 
 from torchlint import edits
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Names, Outline, calls_to, may_hold_value
+from torchlint.analysis.outline import Names, Outline, attributes_named, calls_to, may_hold_value
 from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
 from torchlint.torch_api import VARIABLE
 
@@ -98,6 +98,8 @@ class VolatileVariable(Rule):
         # x something inference may know.
         if any(any(k.arg == "volatile" for k in call.keywords) for call in calls_to(outline, _VARIABLE)):
             return True
+        if not any(True for _ in attributes_named(outline, ("volatile",))):
+            return False  # the index of attributes by name is shared by every screen
         return any(
             isinstance(target, ast.Attribute) and target.attr == "volatile" and may_hold_value(outline, target.value)
             for node in outline.nodes(ast.Assign)

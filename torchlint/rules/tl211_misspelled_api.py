@@ -384,11 +384,13 @@ class MisspelledTorchApi(Rule):
         # an import of a torch module or name the snapshot lacks; an attribute chain
         # rooted at a name a torch import binds that leaves a snapshotted namespace; a
         # call through such a name with a keyword its snapshotted signature lacks.
+        # Each needs an import of torch somewhere in the file.
+        if not outline.imports_from("torch"):
+            return False
         for node in outline.nodes(ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and _near_requires_grad(target.attr):
-                    if outline.imports_from("torch"):
-                        return True
+                    return True
         for node in outline.nodes(ast.Import):
             if any(_missing_module_path(alias.name) for alias in node.names):
                 return True
