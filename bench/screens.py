@@ -24,7 +24,7 @@ from typing import List
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from torchlint.engine import Engine, ParseError  # noqa: E402
+from torchlint.engine.linter import Engine, ParseError  # noqa: E402
 from torchlint.rules import all_rules  # noqa: E402
 
 

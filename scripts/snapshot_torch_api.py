@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Write torchlint/data/torch_api_snapshot.json: torch's public API as data.
+"""Write torchlint/knowledge/data/torch_api_snapshot.json: torch's public API as data.
 
 torchlint must know torch's API without importing torch (linting has to be
 fast and work where torch is not installed), so this script imports the
@@ -29,17 +29,16 @@ import ast
 import importlib
 import inspect
 import json
-import os
 import pkgutil
 import re
 import sys
 import types
 import warnings
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 REPO = Path(__file__).resolve().parent.parent
-OUTPUT = REPO / "torchlint" / "data" / "torch_api_snapshot.json"
+OUTPUT = REPO / "torchlint" / "knowledge" / "data" / "torch_api_snapshot.json"
 FORMAT = 1
 
 # Namespaces users reach by attribute. Left out on purpose: torch.distributed

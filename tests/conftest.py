@@ -16,7 +16,7 @@ def every_rule_selector() -> str:
     """``--select`` value that runs every rule: ``TL`` plus each opt-in rule by
     its full code (a prefix does not turn opt-in rules on)."""
     from torchlint.rules import all_rules
-    from torchlint.selection import opt_in_codes
+    from torchlint.run.selection import opt_in_codes
 
     return ",".join(["TL", *opt_in_codes(all_rules())])
 
@@ -24,7 +24,7 @@ def every_rule_selector() -> str:
 def opt_in_enable() -> str:
     """flake8's ``--torchlint-enable`` value that turns on every opt-in rule."""
     from torchlint.rules import all_rules
-    from torchlint.selection import opt_in_codes
+    from torchlint.run.selection import opt_in_codes
 
     return ",".join(opt_in_codes(all_rules()))
 

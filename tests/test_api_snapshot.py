@@ -1,4 +1,4 @@
-"""The offline snapshot of torch's API (torchlint/data/torch_api_snapshot.json).
+"""The offline snapshot of torch's API (torchlint/knowledge/data/torch_api_snapshot.json).
 
 The committed file must be what ``scripts/snapshot_torch_api.py`` writes for
 the installed torch (regenerated here in a fresh interpreter), and linting
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from torchlint import api_snapshot
-from torchlint.api_snapshot import (
+from torchlint.knowledge import api_snapshot
+from torchlint.knowledge.api_snapshot import (
     KEYWORD_ONLY,
     POSITIONAL_ONLY,
     POSITIONAL_OR_KEYWORD,
@@ -27,7 +27,7 @@ from torchlint.api_snapshot import (
 )
 
 REPO = Path(__file__).resolve().parent.parent
-SNAPSHOT = REPO / "torchlint" / "data" / "torch_api_snapshot.json"
+SNAPSHOT = REPO / "torchlint" / "knowledge" / "data" / "torch_api_snapshot.json"
 SCRIPT = REPO / "scripts" / "snapshot_torch_api.py"
 
 
@@ -71,7 +71,7 @@ def test_loading_for_lint_does_not_import_torch() -> None:
     code = textwrap.dedent(
         """
         import sys
-        from torchlint.engine import Engine
+        from torchlint.engine.linter import Engine
         from torchlint.rules import all_rules
         source = (
             "import torch\\n"

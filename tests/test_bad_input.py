@@ -63,16 +63,28 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
 from conftest import REPO, run_torchlint
 from test_cli import (
-    CUDA, UPSAMPLE, UPSAMPLE_FIXED, UPSAMPLE_LINE, diagnostics, fingerprint, in_parallel, leftovers,
-    no_traceback, out_lines, put, stderr_about, summary,
+    CUDA,
+    UPSAMPLE,
+    UPSAMPLE_FIXED,
+    UPSAMPLE_LINE,
+    diagnostics,
+    fingerprint,
+    in_parallel,
+    leftovers,
+    no_traceback,
+    out_lines,
+    put,
+    stderr_about,
+    summary,
 )
-from torchlint import source as source_module
-from torchlint.engine import MAX_DEPTH
-from torchlint.runner import process_file
-from torchlint.source import SourceError, write_atomically
+
+from torchlint.run import fileio as fileio_module
+from torchlint.core.source import SourceError
+from torchlint.engine.linter import MAX_DEPTH
+from torchlint.run.fileio import write_atomically
+from torchlint.run.runner import process_file
 
 sys.path.insert(0, str(REPO / "bench"))
 import scale  # noqa: E402  (bench/scale.py: what Python itself refuses)
@@ -426,7 +438,7 @@ def _open_fifo_for_writing(fifo: Path, process: subprocess.Popen, timeout: float
 
 
 def test_runner_and_writer_on_a_path_that_is_gone(tmp_path):
-    from torchlint.engine import Engine
+    from torchlint.engine.linter import Engine
     from torchlint.rules import all_rules
 
     args = SimpleNamespace(fix=True, diff=False, unsafe_fixes=False)
@@ -561,7 +573,7 @@ def test_an_interrupt_during_a_write_waits_until_the_file_is_replaced(tmp_path, 
         time.sleep(0.05)
         real_fsync(fd)
 
-    monkeypatch.setattr(source_module.os, "fsync", interrupted_fsync)
+    monkeypatch.setattr(fileio_module.os, "fsync", interrupted_fsync)
     with pytest.raises(KeyboardInterrupt):
         write_atomically(str(path), b"new\n")
     assert path.read_text() == "new\n"  # replaced completely, then interrupted
@@ -575,7 +587,7 @@ def test_an_interrupt_in_a_worker_thread_write_still_cleans_up(tmp_path, monkeyp
     def failing_replace(src, dst):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(source_module.os, "replace", failing_replace)
+    monkeypatch.setattr(fileio_module.os, "replace", failing_replace)
     errors = []
     thread = threading.Thread(target=lambda: _capture(errors, write_atomically, str(path), b"new\n"))
     thread.start()

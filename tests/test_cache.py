@@ -15,7 +15,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from conftest import run_torchlint
 
 UPSAMPLE = "import torch.nn.functional as F\ny = F.upsample(x)\n"
@@ -129,7 +128,7 @@ def test_a_warm_run_never_imports_libcst_or_the_rules(tmp_path):
     _run(root)
     probe = textwrap.dedent("""
         import sys
-        from torchlint.cli import main
+        from torchlint.frontends.cli import main
         status = main(["--isolated", "pkg"])
         loaded = sorted(m for m in sys.modules if m == "libcst" or m.startswith("torchlint.rules.tl"))
         print("LOADED", loaded, status)

@@ -24,11 +24,10 @@ from types import SimpleNamespace
 from typing import Callable, Dict, List, Sequence, TypeVar
 
 import pytest
+from conftest import every_rule_selector, run_torchlint
 
 import torchlint
 from torchlint.rules import all_rules
-
-from conftest import every_rule_selector, run_torchlint
 
 # --------------------------------------------------------------------------
 # snippets
@@ -500,9 +499,9 @@ def test_directory_without_python_files_passes(discovery):
 def test_reports_hold_the_checked_text_only_when_they_show_something_of_it():
     """A run keeps every file's report until it ends: holding each file's
     text too made memory grow with the size of the tree."""
-    from torchlint.diagnostic import Diagnostic
-    from torchlint.runner import FileReport
-    from torchlint.session import lean
+    from torchlint.core.diagnostic import Diagnostic
+    from torchlint.run.report import FileReport
+    from torchlint.run.session import lean
 
     assert lean(FileReport("clean.py", source="x = 1\n")).source is None
     finding = Diagnostic("TL104", "message", 1, 0, None)

@@ -17,11 +17,22 @@ from types import SimpleNamespace
 from typing import Dict, List, Optional
 
 import pytest
-
 from conftest import run_flake8, run_torchlint
 from test_cli import (
-    CLEAN, CUDA, CUDA_FIXED, DIAGNOSTIC, MIXED, NO_FIX, UPSAMPLE, UPSAMPLE_FIXED, age, fingerprint, in_parallel,
-    mixed_fixed, no_traceback, put,
+    CLEAN,
+    CUDA,
+    CUDA_FIXED,
+    DIAGNOSTIC,
+    MIXED,
+    NO_FIX,
+    UPSAMPLE,
+    UPSAMPLE_FIXED,
+    age,
+    fingerprint,
+    in_parallel,
+    mixed_fixed,
+    no_traceback,
+    put,
 )
 
 ESC = "\x1b["

@@ -14,9 +14,17 @@ from types import SimpleNamespace
 from typing import Dict, List
 
 import pytest
-
 from conftest import run_torchlint
-from test_cli import CUDA, DIAGNOSTIC, MIXED, UPSAMPLE, UPSAMPLE_FIXED, in_parallel, no_traceback, put
+from test_cli import (
+    CUDA,
+    DIAGNOSTIC,
+    MIXED,
+    UPSAMPLE,
+    UPSAMPLE_FIXED,
+    in_parallel,
+    no_traceback,
+    put,
+)
 
 SIGMOID = "import torch\nimport torch.nn.functional as F\nx = torch.zeros(3)\ny = F.sigmoid(x)\n"  # TL104, until torch 2.0
 
@@ -377,7 +385,7 @@ def test_fix_and_exclude_in_one_run(tmp_path):
 
 
 def test_per_file_ignores_syntax_is_flake8s():
-    from torchlint.config import parse_per_file_ignores
+    from torchlint.run.config import parse_per_file_ignores
 
     assert parse_per_file_ignores("\n  a.py:TL101 tests/*: TL2, TL3\n  b.py c.py :TL1\n") == [
         ("a.py", ["TL101"]), ("tests/*", ["TL2", "TL3"]), ("b.py", ["TL1"]), ("c.py", ["TL1"]),
@@ -388,7 +396,7 @@ def test_per_file_ignores_syntax_is_flake8s():
 
 
 def test_path_patterns(tmp_path):
-    from torchlint.config import PathPattern
+    from torchlint.run.config import PathPattern
 
     base = str(tmp_path)
     name = PathPattern.make("build", base)
@@ -408,7 +416,7 @@ def test_path_patterns(tmp_path):
 
 
 def test_every_key_is_documented():
-    from torchlint.config import KEYS
+    from torchlint.run.config import KEYS
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "configuration.md").read_text()
     for key in KEYS:

@@ -12,9 +12,9 @@ from typing import List, Optional, Tuple
 
 import pytest
 
-from torchlint.engine import Engine
+from torchlint.core.settings import Settings, parse_version
+from torchlint.engine.linter import Engine
 from torchlint.rules import rule_by_code
-from torchlint.settings import Settings, parse_version
 
 
 def _engine(codes: str, torch_version: Optional[str] = None) -> Engine:

@@ -1,4 +1,4 @@
-"""The deprecation table (``torchlint/deprecations.py``), checked against real torch.
+"""The deprecation table (``torchlint/knowledge/deprecations.py``), checked against real torch.
 
 torchlint never imports torch while linting, so what it knows about removed
 and deprecated APIs is data. These tests hold that data to the installed torch
@@ -29,7 +29,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from torchlint.deprecations import (  # noqa: E402
+from torchlint.analysis.outline import Outline  # noqa: E402
+from torchlint.core.settings import parse_version  # noqa: E402
+from torchlint.engine.linter import Engine  # noqa: E402
+from torchlint.knowledge.deprecations import (  # noqa: E402
     ALL,
     ENTRIES,
     FUNCTION_CTX,
@@ -45,11 +48,12 @@ from torchlint.deprecations import (  # noqa: E402
     Status,
     entries,
 )
-from torchlint.analysis.outline import Outline  # noqa: E402
-from torchlint.engine import Engine  # noqa: E402
+from torchlint.knowledge.torch_api import (  # noqa: E402
+    AUTOGRAD_FUNCTION_BASES,
+    DTYPE_FACTORIES,
+    DTYPE_TENSOR_METHODS,
+)
 from torchlint.rules import rule_by_code  # noqa: E402
-from torchlint.settings import parse_version  # noqa: E402
-from torchlint.torch_api import AUTOGRAD_FUNCTION_BASES, DTYPE_FACTORIES, DTYPE_TENSOR_METHODS  # noqa: E402
 
 _MISSING = object()
 

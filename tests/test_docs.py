@@ -1,7 +1,7 @@
 """The generated documentation is committed and up to date.
 
 ``docs/rules/*.md`` and the README rule table are rendered from the rule
-definitions by ``python -m torchlint.docs``; a page that is missing or differs
+definitions by ``python -m torchlint.rules.docs``; a page that is missing or differs
 from what the definitions render fails here, telling you to regenerate.
 """
 
@@ -16,14 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from torchlint import docs
-from torchlint.rule import FixSafety
-from torchlint.rules import all_rules, rule_by_code
+from torchlint.rules import all_rules, docs, rule_by_code
+from torchlint.rules.rule import FixSafety
 
 REPO = Path(__file__).resolve().parent.parent
 
 RULES = all_rules()
-REGENERATE = "run `python -m torchlint.docs` and commit the result"
+REGENERATE = "run `python -m torchlint.rules.docs` and commit the result"
 
 
 def _read(path):
@@ -57,7 +56,7 @@ def test_no_page_for_a_rule_that_does_not_exist() -> None:
 
 def test_check_mode_passes_on_the_repository() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "torchlint.docs", "--check"],
+        [sys.executable, "-m", "torchlint.rules.docs", "--check"],
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
@@ -125,7 +124,7 @@ def test_check_mode_reports_stale_missing_and_obsolete_files(tmp_path) -> None:
     assert "stale: docs/rules/TL101.md" in report
     assert "missing: docs/rules/TL102.md" in report
     assert "obsolete: docs/rules/TL999.md" in report
-    assert "python -m torchlint.docs" in report
+    assert "python -m torchlint.rules.docs" in report
     assert (root / "docs" / "rules" / "TL101.md").read_text(encoding="utf-8") == "edited by hand\n"
 
 

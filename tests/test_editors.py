@@ -27,7 +27,6 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import run_flake8
 
 SOURCE = (

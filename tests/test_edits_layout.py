@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from torchlint import edits
+from torchlint.rules import edits
 
 
 def _add(code: str) -> str:

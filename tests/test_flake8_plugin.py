@@ -15,11 +15,10 @@ from typing import Callable, Dict, List, TypeVar
 
 import libcst
 import pytest
+from conftest import every_rule_selector, opt_in_enable, run_flake8, run_torchlint
 
 import torchlint
 from torchlint.rules import all_rules
-
-from conftest import every_rule_selector, opt_in_enable, run_flake8, run_torchlint
 
 T = TypeVar("T")
 

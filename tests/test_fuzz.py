@@ -27,16 +27,15 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 hypothesmith = pytest.importorskip("hypothesmith")
 
+from conftest import REPO, every_rule_selector  # noqa: E402
 from hypothesis import HealthCheck, assume, given, note, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-from torchlint import cli  # noqa: E402
-from torchlint.engine import Engine, ParseError, Unsupported  # noqa: E402
-from torchlint.rules import all_rules  # noqa: E402
-from torchlint.source import decode  # noqa: E402
-
-from conftest import REPO, every_rule_selector  # noqa: E402
 from torch_code import compiles, is_valid, torch_programs, with_torch_prelude  # noqa: E402
+
+from torchlint.core.source import decode  # noqa: E402
+from torchlint.engine.linter import Engine, ParseError, Unsupported  # noqa: E402
+from torchlint.frontends import cli  # noqa: E402
+from torchlint.rules import all_rules  # noqa: E402
 
 sys.path.insert(0, str(REPO / "bench"))
 import scale  # noqa: E402  (bench/scale.py: the AST comparison outside changed text)

@@ -1,6 +1,6 @@
 """Checking parses only the top-level statements that can hold findings.
 
-``torchlint/narrowing.py`` cuts the defs and classes no rule can flag down to
+``torchlint/engine/narrowing.py`` cuts the defs and classes no rule can flag down to
 their headers before libcst parses a file. Findings must be exactly those
 of the whole file: every test here compares ``Engine.check`` (narrowed)
 with ``Engine.check(..., whole=True)``, on what each would report, where,
@@ -15,10 +15,10 @@ from typing import List
 
 import pytest
 
-from torchlint.engine import Engine
-from torchlint.narrowing import MIN_BODY_LINES, narrow
-from torchlint.rule import Rule
+from torchlint.engine.linter import Engine
+from torchlint.engine.narrowing import MIN_BODY_LINES, narrow
 from torchlint.rules import all_rules
+from torchlint.rules.rule import Rule
 
 RULES: List[Rule] = all_rules()
 BY_CODE = {rule.code: rule for rule in RULES}

@@ -1,4 +1,4 @@
-"""``# noqa`` handling: unit tests of torchlint.noqa against flake8's rules,
+"""``# noqa`` handling: unit tests of torchlint.core.noqa against flake8's rules,
 and end-to-end checks that the CLI and flake8 suppress the same findings.
 
 flake8's semantics (flake8/defaults.py, violation.py, processor.py): the
@@ -15,10 +15,9 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
-from torchlint.noqa import NoqaIndex, file_is_exempt
-
 from conftest import run_flake8, run_torchlint
+
+from torchlint.core.noqa import NoqaIndex, file_is_exempt
 
 HEADER = "import torch\nimport torch.nn.functional as F\nx = torch.zeros(1, 1, 2, 2)\n"
 UPSAMPLE = "F.upsample(x, scale_factor=2)"

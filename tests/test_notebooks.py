@@ -12,13 +12,12 @@ import json
 import re
 
 import pytest
-
-from torchlint import notebook as nbmod
-from torchlint.engine import Engine
-from torchlint.rules import all_rules
-from torchlint.runner import process_file
-
 from conftest import run_torchlint
+
+from torchlint.engine.linter import Engine
+from torchlint.rules import all_rules
+from torchlint.run import notebook as nbmod
+from torchlint.run.runner import process_file
 
 UPSAMPLE_MESSAGE = "TL103 `upsample` is deprecated; use `interpolate(...)`"
 SIGMOID_MESSAGE = "TL104 `F.sigmoid` is a deprecated alias; use `torch.sigmoid`"

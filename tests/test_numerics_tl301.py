@@ -13,7 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from torchlint.engine import Engine  # noqa: E402
+from torchlint.engine.linter import Engine  # noqa: E402
 from torchlint.rules import rule_by_code  # noqa: E402
 
 SOURCE = """\

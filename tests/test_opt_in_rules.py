@@ -16,11 +16,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_flake8, run_torchlint
 
 from torchlint.rules import all_rules
-from torchlint.selection import SelectionError, enabled_rules, opt_in_codes, parse_enable, select_rules
-
-from conftest import run_flake8, run_torchlint
+from torchlint.run.selection import (
+    SelectionError,
+    enabled_rules,
+    opt_in_codes,
+    parse_enable,
+    select_rules,
+)
 
 RULES = all_rules()
 OPT_IN = {"TL302", "TL303", "TL304"}

@@ -15,7 +15,7 @@ import textwrap
 import pytest
 
 from torchlint.analysis.outline import Outline
-from torchlint.engine import Engine
+from torchlint.engine.linter import Engine
 from torchlint.rules import rule_by_code
 
 

@@ -13,9 +13,9 @@ import textwrap
 import pytest
 
 from torchlint.analysis.outline import Outline, names_where
-from torchlint.engine import Engine
-from torchlint.rule import Rule
+from torchlint.engine.linter import Engine
 from torchlint.rules import rule_by_code
+from torchlint.rules.rule import Rule
 
 # The engine that asks a rule with an outline screen only that screen (the
 # textual ones miss aliases: ``from torch import load as restore``).

@@ -14,12 +14,23 @@ from typing import Dict, List
 
 import jsonschema
 import pytest
-
 from conftest import REPO, run_flake8, run_torchlint
 from test_cli import (
-    CRLF_IMPORT, CUDA, CUDA_FIXED, DIAGNOSTIC, MIXED, NO_FIX, UPSAMPLE, UPSAMPLE_FIXED, in_parallel, mixed_fixed,
-    no_traceback, put, run_torchlint_bytes,
+    CRLF_IMPORT,
+    CUDA,
+    CUDA_FIXED,
+    DIAGNOSTIC,
+    MIXED,
+    NO_FIX,
+    UPSAMPLE,
+    UPSAMPLE_FIXED,
+    in_parallel,
+    mixed_fixed,
+    no_traceback,
+    put,
+    run_torchlint_bytes,
 )
+
 from torchlint.rules import all_rules
 
 SCHEMA = json.loads((REPO / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
@@ -347,7 +358,7 @@ def test_github_prints_one_workflow_command_per_finding(runs):
 
 
 def test_github_escapes_properties_and_message():
-    from torchlint.reporters.github import escape_data, escape_property
+    from torchlint.run.reporters.github import escape_data, escape_property
 
     assert escape_data("50% done\r\nnext: a, b") == "50%25 done%0D%0Anext: a, b"
     assert escape_property("a%b:c,d\ne") == "a%25b%3Ac%2Cd%0Ae"

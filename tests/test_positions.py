@@ -10,7 +10,7 @@ import pytest
 from libcst.metadata import PositionProvider
 
 from torchlint.analysis.context import analyse
-from torchlint.positions import _by_statement, positions
+from torchlint.engine.positions import _by_statement, positions
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -33,7 +33,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
 from conftest import REPO
 
 FINDING = (

@@ -16,9 +16,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from torchlint.core.settings import parse_version  # noqa: E402
+from torchlint.knowledge.torch_api import PUBLIC_TWINS  # noqa: E402
 from torchlint.rules.tl114_private_alias import RENAMES  # noqa: E402
-from torchlint.settings import parse_version  # noqa: E402
-from torchlint.torch_api import PUBLIC_TWINS  # noqa: E402
 
 _MISSING = object()
 TORCH = parse_version(torch.__version__.split("+")[0])

@@ -1,6 +1,6 @@
 """The torch and NumPy facts behind TL203-TL208, checked against the installed versions.
 
-The rules read these tables from ``torchlint.torch_api`` and never import
+The rules read these tables from ``torchlint.knowledge.torch_api`` and never import
 torch or NumPy at lint time; these tests keep the data equal to what torch
 2.13 and NumPy actually do.
 """
@@ -18,7 +18,7 @@ import pytest
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
-from torchlint.torch_api import (  # noqa: E402
+from torchlint.knowledge.torch_api import (  # noqa: E402
     ARRAY_TO_TENSOR,
     DROPOUT_FUNCTIONS,
     DROPOUT_TRAINING_INDEX,

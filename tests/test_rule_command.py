@@ -6,12 +6,11 @@ import io
 import re
 
 import pytest
-
-from torchlint import docs, rule_command
-from torchlint.cli import main
-from torchlint.rules import all_rules, rule_by_code
-
 from conftest import run_torchlint
+
+from torchlint.frontends.cli import main
+from torchlint.frontends import rule_command
+from torchlint.rules import all_rules, docs, rule_by_code
 
 RULES = all_rules()
 

@@ -13,9 +13,9 @@ from typing import List
 
 import pytest
 
-from torchlint.engine import Diagnostic, Engine
-from torchlint.rule import Example, FixSafety, Rule
+from torchlint.engine.linter import Diagnostic, Engine
 from torchlint.rules import all_rules
+from torchlint.rules.rule import Example, FixSafety, Rule
 
 RULES: List[Rule] = all_rules()
 RUNTIME_RULE_CODES = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL106", "TL107", "TL108", "TL109", "TL110")

@@ -23,9 +23,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from torchlint.engine import Engine  # noqa: E402
-from torchlint.rule import Example, Rule  # noqa: E402
+from torchlint.engine.linter import Engine  # noqa: E402
 from torchlint.rules import all_rules  # noqa: E402
+from torchlint.rules.rule import Example, Rule  # noqa: E402
 
 # Deprecated aliases that torch 2.x no longer warns about (research note: F.sigmoid / F.tanh
 # stopped warning with pytorch/pytorch#86905).

@@ -17,7 +17,6 @@ from __future__ import annotations
 import sys
 
 import pytest
-
 from conftest import REPO
 
 sys.path.insert(0, str(REPO / "bench"))

@@ -1,4 +1,4 @@
-"""The torch facts in ``torchlint.torch_api``, checked against real torch.
+"""The torch facts in ``torchlint.knowledge.torch_api``, checked against real torch.
 
 torchlint never imports torch at lint time, so its tables of loss signatures,
 renames and the legacy reduction mapping are data; these tests keep that data
@@ -19,14 +19,14 @@ import torch.nn  # noqa: E402
 import torch.nn._reduction  # noqa: E402
 import torch.nn.functional  # noqa: E402
 
-from torchlint.rules import all_rules  # noqa: E402
-from torchlint.torch_api import (  # noqa: E402
+from torchlint.knowledge.torch_api import (  # noqa: E402
     LOSS_FUNCTION_PARAMS,
     LOSS_MODULE_PARAMS,
     LOSS_PARAMS,
     RENAMES,
     legacy_reduction,
 )
+from torchlint.rules import all_rules  # noqa: E402
 
 LEGACY = ("size_average", "reduce")
 _MISSING = object()
@@ -173,7 +173,7 @@ def test_legacy_reduction_matches_torch(size_average, reduce) -> None:
 
 import warnings  # noqa: E402
 
-from torchlint import torch_api as api  # noqa: E402
+from torchlint.knowledge import torch_api as api  # noqa: E402
 
 
 @pytest.mark.parametrize("qualified, name", sorted(api.DTYPES.items()))

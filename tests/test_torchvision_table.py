@@ -1,4 +1,4 @@
-"""The torchvision facts of TL112 / TL113 (``torchlint.torchvision_api``).
+"""The torchvision facts of TL112 / TL113 (``torchlint.knowledge.torchvision_api``).
 
 torchvision cannot be installed here (its wheels pull a CUDA build of torch),
 so these tests check the table against an independent listing of
@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from torchlint.torchvision_api import (
+from torchlint.knowledge.torchvision_api import (
     BUILDERS,
     BUILDERS_BY_NAME,
     DETECTION,

@@ -13,6 +13,6 @@ import sys
 if sys.path and sys.path[0] in ("", os.getcwd()):
     del sys.path[0]
 
-from torchlint.cli import entry_point  # noqa: E402
+from torchlint.frontends.cli import entry_point  # noqa: E402
 
 entry_point()

@@ -10,14 +10,27 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar
+from typing import (
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Type,
+    TypeVar,
+)
 
 import libcst as cst
+
 from torchlint.analysis.inference import Binding, Inference
 from torchlint.analysis.names import Resolver
 from torchlint.analysis.outline import Outline
 from torchlint.analysis.scopes import Listener, walk
-from torchlint.settings import Settings
+from torchlint.core.settings import Settings
 
 T = TypeVar("T")
 

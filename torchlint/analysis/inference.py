@@ -16,10 +16,10 @@ from dataclasses import dataclass, replace
 from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
-from torchlint.analysis.scopes import ImportAssignment
 
-from torchlint import torch_api as api
 from torchlint.analysis.names import Resolver
+from torchlint.analysis.scopes import ImportAssignment
+from torchlint.knowledge import torch_api as api
 
 
 class Kind(enum.Enum):

@@ -11,8 +11,16 @@ from __future__ import annotations
 from typing import Callable, Dict, FrozenSet, Iterator, Mapping, Optional, Set
 
 import libcst as cst
+
 from torchlint.analysis.outline import Outline, bound_names
-from torchlint.analysis.scopes import BUILTIN, IMPORT, Assignment, BaseAssignment, ImportAssignment, Scope
+from torchlint.analysis.scopes import (
+    BUILTIN,
+    IMPORT,
+    Assignment,
+    BaseAssignment,
+    ImportAssignment,
+    Scope,
+)
 
 
 class Resolver:

@@ -15,7 +15,18 @@ a finding must have.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple, Type, TypeVar
+from typing import (
+    Callable,
+    Dict,
+    FrozenSet,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Tuple,
+    Type,
+    TypeVar,
+)
 
 N = TypeVar("N", bound=ast.AST)
 T = TypeVar("T")
@@ -513,7 +524,7 @@ def is_literal(node: Optional[ast.AST], *values: object) -> bool:
         type(node.value) is type(v) and node.value == v for v in values)
 
 
-from torchlint import torch_api as _api  # noqa: E402
+from torchlint.knowledge import torch_api as _api  # noqa: E402
 
 
 def _tensor_callee(qualified: str) -> bool:

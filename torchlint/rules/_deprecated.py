@@ -1,4 +1,4 @@
-"""Shared logic of the rules driven by ``torchlint.deprecations`` (TL108, TL109).
+"""Shared logic of the rules driven by ``torchlint.knowledge.deprecations`` (TL108, TL109).
 
 A subclass names the ``STATUS`` of the entries it reports and words the
 message; this class finds the entries' uses and interprets their rewrites:
@@ -27,10 +27,18 @@ from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Names, Outline, attributes_named, calls_to, may_hold_value, references_to
-from torchlint.deprecations import (
+from torchlint.analysis.outline import (
+    Names,
+    Outline,
+    attributes_named,
+    calls_to,
+    may_hold_value,
+    references_to,
+)
+from torchlint.analysis.screens import referenced
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.deprecations import (
     ALL,
     FUNCTION_CTX,
     CallRewrite,
@@ -44,10 +52,10 @@ from torchlint.deprecations import (
     Status,
     entries,
 )
-from torchlint.screens import referenced
-from torchlint.rule import Edit, Finding, Fix
+from torchlint.knowledge.torch_api import Rename as ApiRename
+from torchlint.rules import edits
 from torchlint.rules._renames import RenamedSymbolRule, spell_code, spell_qualified
-from torchlint.torch_api import Rename as ApiRename
+from torchlint.rules.rule import Finding
 
 
 class DeprecatedApiRule(RenamedSymbolRule):

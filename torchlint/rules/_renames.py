@@ -25,13 +25,14 @@ import re
 from typing import ClassVar, Iterator, List, Mapping, Optional, Tuple
 
 import libcst as cst
-from torchlint.analysis.scopes import GlobalScope, ImportAssignment
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Names, Outline, references_to
-from torchlint.rule import Edit, Finding, Fix, Rule
-from torchlint.torch_api import Rename
+from torchlint.analysis.scopes import GlobalScope, ImportAssignment
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.torch_api import Rename
+from torchlint.rules import edits
+from torchlint.rules.rule import Finding, Rule
 
 
 class RenamedSymbolRule(Rule):

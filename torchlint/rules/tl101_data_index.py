@@ -2,14 +2,14 @@
 
 import ast
 import re
-
 from typing import Iterator
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Outline, may_hold_value
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 
 class DataIndexZero(Rule):

@@ -5,11 +5,18 @@ from typing import Iterator
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Names, Outline, attributes_named, calls_to, may_hold_value
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
-from torchlint.torch_api import VARIABLE
+from torchlint.analysis.outline import (
+    Names,
+    Outline,
+    attributes_named,
+    calls_to,
+    may_hold_value,
+)
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.torch_api import VARIABLE
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 _VARIABLE = Names(VARIABLE)
 MESSAGE = "`volatile` has had no effect since torch 0.4; use `with torch.no_grad():`"

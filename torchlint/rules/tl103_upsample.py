@@ -1,8 +1,8 @@
 """TL103: F.upsample* is deprecated in favour of F.interpolate."""
 
-from torchlint.rule import Example, FixSafety
+from torchlint.knowledge.torch_api import Rename, renames_for
 from torchlint.rules._renames import RenamedSymbolRule
-from torchlint.torch_api import Rename, renames_for
+from torchlint.rules.rule import Example, FixSafety
 
 
 class DeprecatedUpsample(RenamedSymbolRule):

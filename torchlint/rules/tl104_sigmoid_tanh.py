@@ -2,10 +2,10 @@
 
 import re
 
-from torchlint.rule import Example, FixSafety
+from torchlint.core.settings import versions
+from torchlint.knowledge.torch_api import Rename, renames_for
 from torchlint.rules._renames import RenamedSymbolRule
-from torchlint.settings import versions
-from torchlint.torch_api import Rename, renames_for
+from torchlint.rules.rule import Example, FixSafety
 
 
 class FunctionalSigmoidTanh(RenamedSymbolRule):

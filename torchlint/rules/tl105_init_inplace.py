@@ -2,9 +2,9 @@
 
 import re
 
-from torchlint.rule import Example, FixSafety
+from torchlint.knowledge.torch_api import Rename, renames_for
 from torchlint.rules._renames import RenamedSymbolRule
-from torchlint.torch_api import Rename, renames_for
+from torchlint.rules.rule import Example, FixSafety
 
 
 class InitWithoutUnderscore(RenamedSymbolRule):

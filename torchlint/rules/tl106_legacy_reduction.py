@@ -2,16 +2,22 @@
 
 import ast
 import re
-
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Names, Outline, calls_to, is_none, qualified_names
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
-from torchlint.torch_api import LOSS_PARAMS, legacy_reduction
+from torchlint.analysis.outline import (
+    Names,
+    Outline,
+    calls_to,
+    is_none,
+    qualified_names,
+)
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.torch_api import LOSS_PARAMS, legacy_reduction
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 LEGACY = ("size_average", "reduce")
 _LOSSES = Names(LOSS_PARAMS)

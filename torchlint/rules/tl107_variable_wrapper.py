@@ -4,11 +4,12 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Names, Outline, any_of, calls_to
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
-from torchlint.torch_api import VARIABLE
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.torch_api import VARIABLE
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 _VARIABLE = Names(VARIABLE)
 

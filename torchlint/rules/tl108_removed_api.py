@@ -1,8 +1,8 @@
 """TL108: torch functions that were removed (torch.solve, symeig, potrf, ...)."""
 
-from torchlint.deprecations import Deprecation, Status, entries
-from torchlint.rule import Example, FixSafety
+from torchlint.knowledge.deprecations import Deprecation, Status, entries
 from torchlint.rules._deprecated import DeprecatedApiRule, entry_table
+from torchlint.rules.rule import Example, FixSafety
 
 
 class RemovedTorchApi(DeprecatedApiRule):

@@ -1,8 +1,8 @@
 """TL109: deprecated torch functions, classes and arguments, from the deprecation table."""
 
-from torchlint.deprecations import Deprecation, Status, entries
-from torchlint.rule import Example, FixSafety
+from torchlint.knowledge.deprecations import Deprecation, Status, entries
 from torchlint.rules._deprecated import DeprecatedApiRule, entry_table
+from torchlint.rules.rule import Example, FixSafety
 
 
 class DeprecatedTorchApi(DeprecatedApiRule):
@@ -17,7 +17,7 @@ class DeprecatedTorchApi(DeprecatedApiRule):
         "device argument), `torch.cuda.memory_cached`, `torch.testing.assert_allclose`, "
         "`nn.utils.clip_grad_norm`, `nn.utils.weight_norm`, `nn.NLLLoss2d`, `torch.set_default_tensor_type`, "
         "`torch.has_cuda` and friends, `ctx.saved_variables` and `backward(grad_variables=)`. The "
-        "replacements are listed per entry in `torchlint/deprecations.py`, with the torch version that "
+        "replacements are listed per entry in `torchlint/knowledge/deprecations.py`, with the torch version that "
         "introduced each."
     )
     fix_safety = FixSafety.SOMETIMES

@@ -2,18 +2,24 @@
 
 import ast
 import re
-
 from typing import Iterator, List, Optional
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Names, Outline, calls_to, may_hold_value, resolves_to
-from torchlint.deprecations import LEGACY_TENSOR_TYPES
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
+from torchlint.analysis.outline import (
+    Names,
+    Outline,
+    calls_to,
+    may_hold_value,
+    resolves_to,
+)
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.deprecations import LEGACY_TENSOR_TYPES
+from torchlint.knowledge.torch_api import DTYPE_FACTORIES, DTYPE_TENSOR_METHODS
+from torchlint.rules import edits
 from torchlint.rules._renames import spell_code
-from torchlint.torch_api import DTYPE_FACTORIES, DTYPE_TENSOR_METHODS
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 _FACTORIES = Names(DTYPE_FACTORIES)
 _LEGACY_TYPES = Names(LEGACY_TENSOR_TYPES)

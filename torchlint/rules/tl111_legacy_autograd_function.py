@@ -7,8 +7,8 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Names, Outline, resolves_to
-from torchlint.rule import Example, Finding, FixSafety, Rule
-from torchlint.torch_api import AUTOGRAD_FUNCTION_BASES
+from torchlint.knowledge.torch_api import AUTOGRAD_FUNCTION_BASES
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 _METHODS = ("forward", "backward")
 _STATIC = {"staticmethod", "classmethod"}

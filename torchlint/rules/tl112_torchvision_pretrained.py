@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import ast
 import re
-
 from typing import Iterator, Optional, Tuple
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Names, Outline, calls_to
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
-from torchlint.settings import versions
-from torchlint.torchvision_api import BUILDERS_BY_NAME, VARIES, WEIGHTS_API_TORCH, Builder
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.core.settings import versions
+from torchlint.knowledge.torchvision_api import (
+    BUILDERS_BY_NAME,
+    VARIES,
+    WEIGHTS_API_TORCH,
+    Builder,
+)
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 LEGACY_ARGUMENTS = {"pretrained": "weights", "pretrained_backbone": "weights_backbone"}
 _BUILDERS = Names(BUILDERS_BY_NAME)

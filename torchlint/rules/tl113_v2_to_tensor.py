@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import re
-
 from typing import Iterator
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Names, Outline, references_to
-from torchlint.rule import Example, Finding, Rule
-from torchlint.settings import versions
-from torchlint.torchvision_api import V2_TO_IMAGE_TORCH, V2_TO_TENSOR_REPLACEMENTS
+from torchlint.core.settings import versions
+from torchlint.knowledge.torchvision_api import (
+    V2_TO_IMAGE_TORCH,
+    V2_TO_TENSOR_REPLACEMENTS,
+)
+from torchlint.rules.rule import Example, Finding, Rule
 
 _REPLACED = Names(V2_TO_TENSOR_REPLACEMENTS)
 _NAMES = frozenset(name.rsplit(".", 1)[1] for name in V2_TO_TENSOR_REPLACEMENTS)

@@ -7,11 +7,16 @@ from typing import Iterator, Mapping
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.screens import referenced
-from torchlint.rule import Example, Finding, FixSafety
+from torchlint.analysis.screens import referenced
+from torchlint.core.settings import parse_version
+from torchlint.knowledge.torch_api import (
+    PUBLIC_TWINS,
+    PUBLIC_TWINS_BY_PRIVATE,
+    PublicTwin,
+    Rename,
+)
 from torchlint.rules._renames import RenamedSymbolRule
-from torchlint.settings import parse_version
-from torchlint.torch_api import PUBLIC_TWINS, PUBLIC_TWINS_BY_PRIVATE, PublicTwin, Rename
+from torchlint.rules.rule import Example, Finding, FixSafety
 
 RENAMES: Mapping[str, Rename] = {twin.private: Rename(twin.private, twin.public, "TL114") for twin in PUBLIC_TWINS}
 

@@ -2,15 +2,15 @@
 
 import ast
 import re
-
 from typing import Iterator
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Outline, may_be_tensor
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
-from torchlint.torch_api import DISCARDED_RESULT_METHODS
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.torch_api import DISCARDED_RESULT_METHODS
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 _ASSIGNABLE = (cst.Name, cst.Attribute, cst.Subscript)
 

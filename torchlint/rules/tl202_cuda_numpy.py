@@ -1,12 +1,10 @@
 """TL202: `.numpy()` on a tensor that lives on the GPU."""
 
 import ast
-
 from typing import Iterable, Iterator, Optional
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import (
     Outline,
@@ -17,8 +15,10 @@ from torchlint.analysis.outline import (
     resolved_names,
     stored_names,
 )
-from torchlint.torch_api import TENSOR_ATTRIBUTES
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.torch_api import TENSOR_ATTRIBUTES
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 
 class CudaTensorToNumpy(Rule):

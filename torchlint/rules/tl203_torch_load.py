@@ -4,17 +4,23 @@ from typing import Iterator, List, Optional
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Outline, calls_resolving_to, keyword_value, leading_positional
-from torchlint.screens import CallWithout
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
-from torchlint.torch_api import (
+from torchlint.analysis.outline import (
+    Outline,
+    calls_resolving_to,
+    keyword_value,
+    leading_positional,
+)
+from torchlint.analysis.screens import CallWithout
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.torch_api import (
     TORCH_LOAD,
     TORCH_LOAD_POSITIONAL,
     WEIGHTS_ONLY_DEFAULT_SINCE,
     WEIGHTS_ONLY_SINCE,
 )
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 MAP_LOCATION = (
     "without `map_location=`: tensors go back to the device they were saved from, so a GPU checkpoint "

@@ -1,17 +1,22 @@
 """TL204: softmax, log_softmax and softmin without `dim`."""
 
 import ast
-
 from typing import Iterator
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Outline, calls_resolving_to, has_splat, keyword_value, resolved_names
-from torchlint.screens import CallWithout
-from torchlint.rule import Example, Finding, FixSafety, Rule
-from torchlint.torch_api import IMPLICIT_DIM_CALLABLES
+from torchlint.analysis.outline import (
+    Outline,
+    calls_resolving_to,
+    has_splat,
+    keyword_value,
+    resolved_names,
+)
+from torchlint.analysis.screens import CallWithout
+from torchlint.knowledge.torch_api import IMPLICIT_DIM_CALLABLES
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 
 class SoftmaxImplicitDim(Rule):

@@ -5,12 +5,19 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Outline, calls_resolving_to, has_splat, in_function_named, keyword_value
-from torchlint.screens import CallWithout
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
-from torchlint.torch_api import DROPOUT_FUNCTIONS, DROPOUT_TRAINING_INDEX
+from torchlint.analysis.outline import (
+    Outline,
+    calls_resolving_to,
+    has_splat,
+    in_function_named,
+    keyword_value,
+)
+from torchlint.analysis.screens import CallWithout
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.torch_api import DROPOUT_FUNCTIONS, DROPOUT_TRAINING_INDEX
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 
 class FunctionalDropoutTraining(Rule):

@@ -2,17 +2,16 @@
 
 import ast
 import re
-
 from typing import Iterator
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
 from torchlint.analysis.outline import Outline, is_literal, keyword_value
-from torchlint.rule import Example, Finding, FixSafety, Rule
-from torchlint.settings import versions
+from torchlint.core.settings import versions
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 
 class UncheckedNonStrictLoad(Rule):

@@ -2,17 +2,21 @@
 
 import ast
 import re
-
 from typing import Iterator, Optional
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
-from torchlint.analysis.outline import Outline, calls_resolving_to, names_where, resolved_names
-from torchlint.screens import All
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
-from torchlint.torch_api import (
+from torchlint.analysis.outline import (
+    Outline,
+    calls_resolving_to,
+    names_where,
+    resolved_names,
+)
+from torchlint.analysis.screens import All
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.torch_api import (
     ARRAY_TO_TENSOR,
     NDARRAY_FACTORIES,
     NDARRAY_ONLY_TO_TENSOR,
@@ -21,6 +25,7 @@ from torchlint.torch_api import (
     NUMPY_NEGATIVE_STRIDE_FUNCTIONS,
     NUMPY_STRIDE_PERMUTING_FUNCTIONS,
 )
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 _MAX_DEPTH = 8  # name -> binding -> name ... chains followed
 

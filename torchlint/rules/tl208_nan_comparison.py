@@ -2,17 +2,23 @@
 
 import ast
 import re
-
 from typing import Iterator, Optional, Tuple
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
-from torchlint.analysis.outline import Outline, bindings, calls_resolving_to, may_resolve_to, names_where
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
-from torchlint.torch_api import NAN_CONSTANTS
+from torchlint.analysis.outline import (
+    Outline,
+    bindings,
+    calls_resolving_to,
+    may_resolve_to,
+    names_where,
+)
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.torch_api import NAN_CONSTANTS
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 _MAX_DEPTH = 8
 _NUMBER_CONVERSIONS = frozenset({"builtins.float", "builtins.int"})

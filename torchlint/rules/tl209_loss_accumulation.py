@@ -2,12 +2,10 @@
 
 import ast
 import re
-
 from typing import Iterator, Optional
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
 from torchlint.analysis.outline import (
@@ -20,10 +18,10 @@ from torchlint.analysis.outline import (
     may_resolve_to,
     names_where,
 )
-from torchlint.screens import Screen
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
-from torchlint.settings import versions
-from torchlint.torch_api import (
+from torchlint.analysis.screens import Screen
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.core.settings import versions
+from torchlint.knowledge.torch_api import (
     AUTOGRAD_FUNCTIONS,
     FUNCTIONAL,
     LOSS_FUNCTION_PARAMS,
@@ -32,6 +30,8 @@ from torchlint.torch_api import (
     SIZE_METHODS,
     is_loss_class,
 )
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 

@@ -1,16 +1,19 @@
 """TL210: CUDA_VISIBLE_DEVICES set after CUDA was initialised: it has no effect."""
 
 import ast
-
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Outline, bindings, may_resolve_to
-from torchlint.rule import Example, Finding, FixSafety, Rule
-from torchlint.torch_api import CUDA_INIT_ENVIRONMENT, CUDA_INITIALISING_FUNCTIONS, CUDA_TENSOR_TYPES
+from torchlint.knowledge.torch_api import (
+    CUDA_INIT_ENVIRONMENT,
+    CUDA_INITIALISING_FUNCTIONS,
+    CUDA_TENSOR_TYPES,
+)
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 _ENVIRON = "os.environ"
 _SETTERS = (_ENVIRON + ".setdefault", "os.putenv")

@@ -5,20 +5,21 @@ from __future__ import annotations
 import ast
 import functools
 import re
-
 from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 import libcst as cst
-from torchlint.analysis.scopes import ImportAssignment
 
-from torchlint import api_snapshot, edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
 from torchlint.analysis.outline import Outline, bindings, qualified_names
-from torchlint.screens import Screen, argument_text, top_level
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
-from torchlint.deprecations import is_removed_api
-from torchlint.torch_api import EXTENSION_ATTRIBUTES
+from torchlint.analysis.scopes import ImportAssignment
+from torchlint.analysis.screens import Screen, argument_text, top_level
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge import api_snapshot
+from torchlint.rules import edits
+from torchlint.knowledge.deprecations import is_removed_api
+from torchlint.knowledge.torch_api import EXTENSION_ATTRIBUTES
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 REQUIRES_GRAD = "requires_grad"
 

@@ -5,13 +5,14 @@ from typing import Iterator
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Outline, calls_resolving_to, keyword_value
-from torchlint.screens import CallWithout
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
-from torchlint.settings import versions
-from torchlint.torch_api import CHECKPOINT_FUNCTIONS
+from torchlint.analysis.screens import CallWithout
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.core.settings import versions
+from torchlint.knowledge.torch_api import CHECKPOINT_FUNCTIONS
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 
 class CheckpointWithoutUseReentrant(Rule):

@@ -1,17 +1,22 @@
 """TL213: a uint8 tensor used as a mask (indexing, masked_fill, where, ...)."""
 
 import ast
-
 from typing import Iterator, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
-from torchlint.analysis.outline import Outline, calls_resolving_to, may_resolve_to, names_where, resolved_names
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
-from torchlint.settings import versions
-from torchlint.torch_api import (
+from torchlint.analysis.outline import (
+    Outline,
+    calls_resolving_to,
+    may_resolve_to,
+    names_where,
+    resolved_names,
+)
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.core.settings import versions
+from torchlint.knowledge.torch_api import (
     DTYPE_KEEPING_METHODS,
     DTYPES,
     MASK_FUNCTIONS,
@@ -19,6 +24,7 @@ from torchlint.torch_api import (
     TENSOR_ATTRIBUTES,
     TENSOR_TYPE_DTYPES,
 )
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 # What inference reads as uint8: torch.uint8 and the ByteTensor types, as names or strings.
 _UINT8 = frozenset(name for table in (DTYPES, TENSOR_TYPE_DTYPES) for name, dtype in table.items() if dtype == "uint8")

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import ast
-
 from typing import Callable, Iterator, Optional, Tuple
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Outline, calls_resolving_to, may_resolve_to
-from torchlint.screens import CallArgs, CallThen
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
+from torchlint.analysis.screens import CallArgs, CallThen
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 LOG = "torch.log"
 EXP = "torch.exp"

@@ -8,16 +8,24 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Set
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Outline, calls_resolving_to, dotted, has_splat, is_literal, iterated, keyword_value
-from torchlint.rule import Example, Finding, Rule
-from torchlint.torch_api import (
+from torchlint.analysis.outline import (
+    Outline,
+    calls_resolving_to,
+    dotted,
+    has_splat,
+    is_literal,
+    iterated,
+    keyword_value,
+)
+from torchlint.knowledge.torch_api import (
     DATALOADER_NUM_WORKERS_POSITION,
     DATALOADER_PIN_MEMORY_POSITION,
     DATALOADERS,
     ITERATION_WRAPPERS,
 )
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, Rule
 
 WORKERS = (
     "loads every batch in the training process (`num_workers` is 0), so the model waits while data is read "

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import ast
-
 from typing import Iterator, Optional
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Outline, is_literal
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
-from torchlint.settings import parse_version, versions
-from torchlint.torch_api import ZERO_GRAD_SET_TO_NONE_SINCE
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.core.settings import parse_version, versions
+from torchlint.knowledge.torch_api import ZERO_GRAD_SET_TO_NONE_SINCE
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 # From torch 2.0, set_to_none=True is the default: the argument can simply go.
 DEFAULT_TRUE_SINCE = parse_version("2.0")

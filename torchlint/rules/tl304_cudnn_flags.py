@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import ast
-
 from typing import Iterator, Optional, Set
 
 import libcst as cst
 
-from torchlint import edits
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Outline, calls_resolving_to, resolved_names
-from torchlint.rule import Edit, Example, Finding, Fix, FixSafety, Rule
-from torchlint.torch_api import CUDNN, CUDNN_FLAGS
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.torch_api import CUDNN, CUDNN_FLAGS
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 # Variable-length sequence utilities: their presence means input shapes vary.
 VARYING_SHAPES = frozenset({

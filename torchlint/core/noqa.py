@@ -1,0 +1,167 @@
+"""``# noqa`` exactly as flake8 applies it, so the CLI and the plugin agree.
+
+flake8 searches the reported line for ``# noqa`` (optionally
+``# noqa: CODE[,CODE]``, codes matched as prefixes); a line inside a
+multi-line string or a backslash continuation shares the comment of the
+whole token range. ``# flake8: noqa`` on a line of its own skips the file.
+
+``add_noqa`` writes the comments ``--add-noqa`` adds, on the line where that
+search finds them: the last line of the token range.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+
+from torchlint.core.source import physical_lines
+
+NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
+NOQA_FILE = re.compile(r"\s*# flake8[:=]\s*noqa", re.IGNORECASE)
+_CODE_SEPARATORS = re.compile(r"[,\s]+")
+
+
+def file_is_exempt(source: str) -> bool:
+    return "noqa" in source.lower() and any(NOQA_FILE.match(line) for line in physical_lines(source))
+
+
+class NoqaIndex:
+    """Answers "is this code suppressed on this line?" for one source text."""
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+        self._lines = physical_lines(source)
+        self._mapping: Optional[Dict[int, str]] = None
+
+    def suppresses(self, line: int, code: str) -> bool:
+        if "noqa" not in self._source.lower():
+            return False
+        text = self._logical_text(line)
+        match = NOQA_INLINE.search(text)
+        if match is None:
+            return False
+        codes = match.group("codes")
+        if codes is None:
+            return True
+        listed = [c for c in _CODE_SEPARATORS.split(codes.strip()) if c]
+        return code in listed or code.startswith(tuple(listed))
+
+    def _logical_text(self, line: int) -> str:
+        if self._mapping is None:
+            self._mapping = _token_line_mapping(self._source, self._lines)
+        text = self._mapping.get(line)
+        if text is None and 1 <= line <= len(self._lines):
+            text = self._lines[line - 1]
+        return text or ""
+
+
+def _token_line_mapping(source: str, lines: List[str]) -> Dict[int, str]:
+    """Map each line to the joined text of the token range it belongs to."""
+    mapping: Dict[int, str] = {}
+    for first, last in _token_ranges(source):
+        joined = "".join(lines[first - 1:last])
+        for number in range(first, last + 1):
+            mapping[number] = joined
+    return mapping
+
+
+def _tokens(source: str) -> List[tokenize.TokenInfo]:
+    try:
+        return list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []
+
+
+def _token_ranges(source: str) -> Iterator[Tuple[int, int]]:
+    """(first, last) line of each token range ending at a NEWLINE or NL token."""
+    first, last = None, None
+    for token in _tokens(source):
+        if token.type in (tokenize.ENDMARKER, tokenize.DEDENT):
+            continue
+        start, end = token.start[0], token.end[0]
+        first = start if first is None else min(first, start)
+        last = end if last is None else max(last, end)
+        if token.type in (tokenize.NL, tokenize.NEWLINE):
+            yield first, last
+            first, last = None, None
+
+
+def add_noqa(source: str, findings: Sequence[Tuple[int, str]]) -> Tuple[str, int, List[str]]:
+    """Add ``# noqa: CODE`` comments so that every (line, code) finding is suppressed.
+
+    The comment goes at the end of the line where flake8's search looks (the
+    last line of the finding's token range); codes join an existing
+    ``# noqa: X`` comment there. Nothing else in the text changes. Returns the
+    new text, the number of lines changed, and a message for each finding
+    that could not be suppressed that way (its line is left unchanged).
+    """
+    lines = physical_lines(source)
+    target_of: Dict[int, int] = {}
+    for first, last in _token_ranges(source):
+        for number in range(first, last + 1):
+            target_of[number] = last
+    comments: Dict[int, Tuple[int, str]] = {}
+    for token in _tokens(source):
+        if token.type == tokenize.COMMENT:
+            comments[token.start[0]] = (token.start[1], token.string)
+
+    wanted: Dict[int, Set[str]] = {}
+    for line, code in findings:
+        wanted.setdefault(target_of.get(line, line), set()).add(code)
+
+    new_lines = list(lines)
+    for target, codes in wanted.items():
+        if not 1 <= target <= len(lines):
+            continue
+        new_lines[target - 1] = _with_noqa(lines[target - 1], comments.get(target), codes)
+
+    def unsuppressed_targets(text: str) -> Set[int]:
+        index = NoqaIndex(text)
+        return {target_of.get(line, line) for line, code in findings if not index.suppresses(line, code)}
+
+    # A comment that does not work (another `# noqa` on the line decides,
+    # e.g. inside a string) is taken back and reported.
+    failed = unsuppressed_targets("".join(new_lines))
+    for target in failed:
+        new_lines[target - 1] = lines[target - 1]
+    failures = [
+        f"{line}: cannot add `# noqa: {code}` (another `# noqa` on that line decides)"
+        for line, code in findings if target_of.get(line, line) in failed
+    ]
+    new_source = "".join(new_lines)
+    if new_source != source and not _same_code(source, new_source):  # pragma: no cover - a safety net
+        return source, 0, [f"{line}: adding `# noqa: {code}` would change the code" for line, code in findings]
+    changed = sum(1 for old, new in zip(lines, new_lines) if old != new)
+    return new_source, changed, failures
+
+
+def _with_noqa(line: str, comment: Optional[Tuple[int, str]], codes: Set[str]) -> str:
+    body = line.rstrip("\r\n")
+    ending = line[len(body):]
+    if comment is not None:
+        column, text = comment
+        match = NOQA_INLINE.search(text)
+        if match is not None and match.group("codes"):
+            listed = [c for c in _CODE_SEPARATORS.split(match.group("codes").strip()) if c]
+            new = sorted(c for c in codes if not (c in listed or c.startswith(tuple(listed))))
+            if not new:
+                return line
+            end = column + match.start("codes") + len(match.group("codes").rstrip(", \t"))
+            return body[:end] + ", " + ", ".join(new) + body[end:] + ending
+    if body.endswith(("  ", "\t")):
+        separator = ""
+    elif body.endswith(" "):
+        separator = " "
+    else:
+        separator = "  "
+    return body + separator + "# noqa: " + ", ".join(sorted(codes)) + ending
+
+
+def _same_code(before: str, after: str) -> bool:
+    try:
+        return ast.dump(ast.parse(before)) == ast.dump(ast.parse(after))
+    except (SyntaxError, ValueError):
+        return False

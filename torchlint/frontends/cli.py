@@ -1,0 +1,158 @@
+"""The ``torchlint`` command.
+
+Exit status: 0 when nothing is left to report, 1 when findings remain (or
+``--diff`` has changes to show, or ``--exit-non-zero-on-fix`` and something
+was fixed), 2 on usage and configuration errors and on files that could not
+be read, decoded, parsed or written; other files are still checked.
+``--exit-zero`` turns 1 into 0.
+
+The options come from the command line over the configuration file
+(``torchlint.run.config``); ``torchlint.run.session`` runs them, and output goes
+through one reporter per ``--output-format`` (``torchlint.run.reporters``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Optional, Sequence, TextIO
+
+from torchlint import __version__
+from torchlint.core.settings import SettingsError
+from torchlint.rules import rule_specs
+from torchlint.run.config import ConfigError, resolve
+from torchlint.run.reporters import REPORTERS
+from torchlint.run.selection import SelectionError
+from torchlint.run.session import Linter, run_add_noqa, run_files, run_stdin
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="torchlint",
+        description="Find and fix deprecated and risky PyTorch code.",
+        epilog=(
+            "`torchlint rule CODE` prints a rule's documentation; `torchlint rule --all` lists the rules. "
+            "To check a file or folder named `rule`, run `torchlint ./rule`."
+        ),
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to check (default: .); - reads stdin")
+    fixing = parser.add_argument_group("fixing")
+    fixing.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    fixing.add_argument(
+        "--unsafe-fixes", action="store_const", const=True, default=None,
+        help="with --fix or --diff, also apply fixes that change behaviour",
+    )
+    fixing.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_const", const=False,
+                        help="do not apply unsafe fixes (overrides the configuration)")
+    fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    fixing.add_argument("--show-fixes", action="store_true", help="after --fix, list the fixes applied to each file")
+    fixing.add_argument("--add-noqa", action="store_true",
+                        help="append `# noqa: CODE` to the line of every finding instead of reporting it")
+
+    rules = parser.add_argument_group("rule selection")
+    rules.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to check (e.g. TL1,TL201); opt-in rules run only when named by full code")
+    rules.add_argument("--extend-select", metavar="CODES", help="codes or prefixes to check on top of --select")
+    rules.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to skip")
+    rules.add_argument("--per-file-ignores", metavar="PATTERN:CODES",
+                       help="codes to skip in matching files, flake8 style: 'tests/*:TL2 legacy.py:TL101'")
+    rules.add_argument(
+        "--torch-version", metavar="X.Y",
+        help="oldest torch the code must run on; advice that does not apply to it is skipped (default: no constraint)",
+    )
+
+    files = parser.add_argument_group("files")
+    files.add_argument("--exclude", metavar="PATTERNS", help="comma-separated globs to skip, replacing the defaults")
+    files.add_argument("--extend-exclude", metavar="PATTERNS", help="globs to skip on top of --exclude")
+    files.add_argument("--force-exclude", action="store_const", const=True, default=None,
+                       help="apply the exclusions to paths named on the command line too (for pre-commit)")
+    files.add_argument("--no-force-exclude", dest="force_exclude", action="store_const", const=False,
+                       help=argparse.SUPPRESS)
+    files.add_argument("--stdin-filename", metavar="PATH",
+                       help="read the source from stdin and report it as PATH (config and per-file-ignores apply "
+                            "to PATH); with --fix, the fixed source is written to stdout")
+
+    config = parser.add_argument_group("configuration")
+    config.add_argument("--config", metavar="PATH",
+                        help="read options from this pyproject.toml / setup.cfg / *.toml instead of searching")
+    config.add_argument("--isolated", action="store_true", help="ignore all configuration files")
+
+    output = parser.add_argument_group("output")
+    output.add_argument("--output-format", choices=sorted(REPORTERS), default="concise",
+                        help="concise (default: path:line:col: CODE message), full (with source and fix), "
+                             "json, sarif or github (workflow annotations)")
+    output.add_argument("--statistics", action="store_true", help="show the number of findings per code instead")
+    output.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    output.add_argument("--exit-non-zero-on-fix", action="store_true",
+                        help="exit 1 when a fix was applied, even if no findings remain")
+    speed = parser.add_argument_group("speed")
+    speed.add_argument("-j", "--jobs", type=int, metavar="N",
+                       help="worker processes (default: one per core); output order does not depend on it")
+    speed.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
+    speed.add_argument("--cache-dir", metavar="DIR",
+                       help="where check results are cached (default: $TORCHLINT_CACHE_DIR or ./.torchlint_cache)")
+    parser.add_argument("--version", action="version", version=f"torchlint {__version__}")
+    return parser
+
+
+def _usage_problems(args: argparse.Namespace) -> Optional[str]:
+    if args.add_noqa and (args.fix or args.diff):
+        return "--add-noqa cannot be combined with --fix or --diff"
+    reading_stdin = args.stdin_filename is not None or args.paths == ["-"]
+    if reading_stdin and args.paths not in ([], ["-"]):
+        return "with --stdin-filename, give no paths (or just -)"
+    if "-" in args.paths and args.paths != ["-"]:
+        return "- (stdin) cannot be combined with other paths"
+    if reading_stdin and args.add_noqa:
+        return "--add-noqa works on files, not on stdin"
+    if args.statistics and args.output_format not in ("concise", "full", "json"):
+        return f"--statistics works with --output-format concise, full or json, not {args.output_format}"
+    return None
+
+
+def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: TextIO = None, stdin=None) -> int:
+    # libcst's visitors recurse once or twice per nesting level; long
+    # operator chains in generated code need more than CPython's 1000.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 8000))
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["rule"]:  # only as the first argument: `torchlint ./rule` checks a path
+        from torchlint.frontends import rule_command
+
+        return rule_command.main(argv[1:], stdout, stderr)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    problem = _usage_problems(args)
+    if problem:
+        parser.error(problem)
+    try:
+        options = resolve(args, rule_specs())
+    except (ConfigError, SelectionError, SettingsError) as exc:
+        print(f"torchlint: error: {exc}", file=stderr)
+        return 2
+    linter = Linter(options)
+    if args.stdin_filename is not None or args.paths == ["-"]:
+        return run_stdin(options, linter, stdin or sys.stdin, stdout, stderr)
+    if options.add_noqa:
+        return run_add_noqa(options, linter, stdout, stderr)
+    return run_files(options, linter, stdout, stderr)
+
+
+def entry_point() -> None:
+    try:
+        status = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``torchlint src | head``): not our error to
+        # report, and Python must not complain again while flushing at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = 1
+    except KeyboardInterrupt:
+        print("torchlint: interrupted", file=sys.stderr)
+        status = 130
+    sys.exit(status)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    entry_point()

@@ -1,0 +1,106 @@
+"""flake8 plugin: the same engine and findings as the CLI, under code ``TL``.
+
+flake8 hands us the file's ``lines`` (from stdin too, when the filename is
+``-``), so we never re-open the file. flake8 applies ``# noqa`` itself; the
+plugin never raises and never prints: a file libcst cannot parse, or any
+internal failure, yields nothing rather than killing the whole flake8 run.
+
+Opt-in rules (TL302-TL304 ...) run only when named: ``--torchlint-enable
+TL302,TL303`` (``torchlint-enable`` in flake8's config), or their full code in
+``--select`` / ``--extend-select``. flake8's own ``--select TL`` shows every
+code a plugin yields, so it cannot be what turns them on.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from torchlint import __version__
+from torchlint.core.settings import Settings, SettingsError, parse_version
+from torchlint.engine.linter import Engine
+from torchlint.rules import all_rules
+from torchlint.run.selection import (
+    SelectionError,
+    enabled_rules,
+    parse_codes,
+    parse_enable,
+)
+
+
+class TorchlintChecker:
+    name = "torchlint"
+    version = __version__
+    _engine: Optional[Engine] = None
+    _settings = Settings()
+    _enable: Tuple[str, ...] = ()
+
+    @classmethod
+    def add_options(cls, parser) -> None:
+        parser.add_option(
+            "--torch-version",
+            metavar="X.Y",
+            default=None,
+            parse_from_config=True,
+            help="torchlint: oldest torch the code must run on (default: no constraint)",
+        )
+        parser.add_option(
+            "--torchlint-enable",
+            metavar="CODES",
+            default=None,
+            parse_from_config=True,
+            help="torchlint: comma-separated opt-in rules to run, by full code (e.g. TL302,TL303)",
+        )
+
+    @classmethod
+    def parse_options(cls, options) -> None:
+        text = getattr(options, "torch_version", None)
+        try:
+            cls._settings = Settings(torch_version=parse_version(text) if text else None)
+        except SettingsError as exc:  # a config error: say so on stderr, like flake8 does
+            sys.stderr.write(f"torchlint: error: --torch-version: {exc}\n")
+            raise SystemExit(2) from None
+        try:
+            enable = parse_enable(_text(getattr(options, "torchlint_enable", None)), all_rules())
+        except SelectionError as exc:
+            sys.stderr.write(f"torchlint: error: --torchlint-enable: {exc}\n")
+            raise SystemExit(2) from None
+        # A full code in flake8's own selection names the rule explicitly too.
+        for option in ("select", "extend_select"):
+            enable.extend(parse_codes(_text(getattr(options, option, None))))
+        cls._enable = tuple(enable)
+        cls._engine = None
+
+    @classmethod
+    def engine(cls) -> Engine:
+        if cls._engine is None:
+            cls._engine = Engine(enabled_rules(all_rules(), cls._enable), cls._settings, honour_noqa=False)
+        return cls._engine
+
+    def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str = "") -> None:
+        # flake8's own ast tree of the file: the outline screen reads it, so
+        # most files are never parsed again; the rest are parsed from
+        # ``lines`` with libcst.
+        self._tree = tree if isinstance(tree, ast.Module) else None
+        self._lines = lines
+        self._filename = filename
+
+    def run(self) -> Iterator[Tuple[int, int, str, type]]:
+        for line, column, text in self._findings():
+            yield line, column, text, type(self)
+
+    def _findings(self) -> List[Tuple[int, int, str]]:
+        source = "".join(self._lines)
+        try:
+            result = self.engine().check(source, syntax_checked=True, tree=self._tree)
+        except Exception:  # parse failures and anything unforeseen: stay silent
+            return []
+        return [(d.line, d.column, f"{d.code} {d.message}") for d in result.diagnostics]
+
+
+def _text(value) -> Optional[str]:
+    """flake8 hands options over as strings or, for comma-separated ones, lists."""
+    if value is None or isinstance(value, str):
+        return value
+    return ",".join(str(part) for part in value)

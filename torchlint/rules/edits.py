@@ -1,0 +1,178 @@
+"""Small, reusable node rewrites that rules combine into fixes.
+
+Every function here takes the node as already updated by the fixer and
+returns its replacement; none of them looks anything up. Argument lists keep
+the user's spacing: a removed argument takes its comma with it, an added
+keyword copies the separator style of the existing arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple, Union
+
+import libcst as cst
+
+from torchlint.core.diagnostic import Edit
+
+
+def rename_attr(new_attr: str) -> Callable[[cst.CSTNode], cst.CSTNode]:
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Attribute)
+        return node.with_changes(attr=node.attr.with_changes(value=new_attr))
+
+    return apply
+
+
+def rename_name(new_name: str) -> Callable[[cst.CSTNode], cst.CSTNode]:
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Name)
+        return node.with_changes(value=new_name)
+
+    return apply
+
+
+def replace_with_expression(code: str) -> Callable[[cst.CSTNode], cst.CSTNode]:
+    """Replace an expression by ``code``, keeping its parentheses."""
+
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        new = cst.parse_expression(code)
+        lpar = getattr(node, "lpar", ())
+        rpar = getattr(node, "rpar", ())
+        return new.with_changes(lpar=lpar, rpar=rpar) if lpar else new
+
+    return apply
+
+
+def set_args(call: cst.Call, args: Sequence[cst.Arg]) -> cst.Call:
+    """Replace the argument list, fixing up commas so the call stays valid.
+
+    What followed the original last argument (its trailing comma, the line
+    break before ``)``) stays at the end; an argument that is no longer last
+    takes the separator the call already uses between its arguments.
+    """
+    args = list(args)
+    fixed: List[cst.Arg] = []
+    original_last = call.args[-1] if call.args else None
+    for index, arg in enumerate(args):
+        last = index == len(args) - 1
+        was_last = original_last is not None and arg.value is original_last.value
+        if last:
+            # Keep a trailing comma only if the original last argument had one.
+            keep = original_last is not None and isinstance(original_last.comma, cst.Comma)
+            changes = {"comma": original_last.comma if keep else cst.MaybeSentinel.DEFAULT}
+            if original_last is not None and not was_last:
+                changes["whitespace_after_arg"] = original_last.whitespace_after_arg
+            arg = arg.with_changes(**changes)
+        elif was_last:
+            arg = arg.with_changes(comma=_separator(call), whitespace_after_arg=cst.SimpleWhitespace(""))
+        elif not isinstance(arg.comma, cst.Comma):
+            arg = arg.with_changes(comma=_separator(call))
+        fixed.append(arg)
+    return call.with_changes(args=fixed)
+
+
+def _separator(call: cst.Call) -> cst.Comma:
+    for arg in call.args[:-1]:
+        if isinstance(arg.comma, cst.Comma):
+            return arg.comma
+    if isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        # One argument on its own line: put the others on lines like it.
+        return cst.Comma(whitespace_after=call.whitespace_before_args)
+    return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+
+
+def keyword_arg(name: str, value: Union[str, cst.BaseExpression]) -> cst.Arg:
+    """``name=value``; ``value`` is source code or an expression node."""
+    return cst.Arg(
+        value=cst.parse_expression(value) if isinstance(value, str) else value,
+        keyword=cst.Name(name),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
+
+
+def add_keywords(keywords: Sequence[Tuple[str, str]]) -> Callable[[cst.CSTNode], cst.CSTNode]:
+    """Append ``name=value`` keywords (value given as source code)."""
+
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        args = list(node.args) + [keyword_arg(name, value) for name, value in keywords]
+        return set_args(node, _before_double_star(args))
+
+    return apply
+
+
+def _before_double_star(args: List[cst.Arg]) -> List[cst.Arg]:
+    """Keep ``**kwargs`` last: Python allows keywords after it, but it reads badly."""
+    plain = [a for a in args if a.star != "**"]
+    stars = [a for a in args if a.star == "**"]
+    return plain + stars
+
+
+def remove_keywords(names: Iterable[str]) -> Callable[[cst.CSTNode], cst.CSTNode]:
+    names = frozenset(names)
+
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        kept = [a for a in node.args if not (a.keyword is not None and a.keyword.value in names)]
+        return set_args(node, kept)
+
+    return apply
+
+
+_ATOMS = (
+    cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString,
+    cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
+    cst.SetComp, cst.GeneratorExp, cst.Ellipsis,
+)
+
+
+def parenthesized_if_needed(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` wrapped in parentheses unless it is an atom that can take ``.attr`` or an operator."""
+    if expr.lpar or isinstance(expr, _ATOMS):
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def expression_code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def remove_import_alias(alias_name: str) -> Callable[[cst.CSTNode], cst.CSTNode]:
+    """Drop one alias from a ``from X import a, b`` (never the only one)."""
+
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar)
+        kept = [a for a in node.names if cst.helpers.get_full_name_for_node(a.name) != alias_name]
+        if not kept:
+            raise ValueError("cannot remove the only imported name")
+        last = kept[-1]
+        original_last = node.names[-1]
+        trailing = original_last.comma if node.rpar is not None else cst.MaybeSentinel.DEFAULT
+        kept[-1] = last.with_changes(comma=trailing)
+        return node.with_changes(names=kept)
+
+    return apply
+
+
+def edits_for(node_edits: Iterable[Tuple[cst.CSTNode, Callable[[cst.CSTNode], cst.CSTNode]]]) -> List[Edit]:
+    return [Edit(node, fn) for node, fn in node_edits]
+
+
+def literal_value(expr: cst.BaseExpression) -> Tuple[bool, object]:
+    """(True, value) for True/False/None and simple strings; (False, None) otherwise."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return True, {"True": True, "False": False, "None": None}[expr.value]
+    if isinstance(expr, cst.SimpleString):
+        return True, expr.evaluated_value
+    return False, None
+
+
+def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def has_star_args(call: cst.Call) -> bool:
+    return any(arg.star in ("*", "**") for arg in call.args)

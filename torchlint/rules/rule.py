@@ -1,0 +1,162 @@
+"""What a rule is: one self-describing unit.
+
+A rule states its code, name, message and rationale, the examples it flags
+(with their fixed form) and accepts, and how safe its fix is. The test suite
+and the pages in ``docs/rules/`` are generated from these same attributes, so
+the documentation cannot drift from the behaviour.
+"""
+
+from __future__ import annotations
+
+import enum
+import textwrap
+from dataclasses import dataclass
+from typing import (
+    TYPE_CHECKING,
+    Callable,
+    ClassVar,
+    Iterable,
+    Iterator,
+    Optional,
+    Sequence,
+    Tuple,
+    Type,
+)
+
+from torchlint.analysis.screens import Pattern, occurs
+from torchlint.core.diagnostic import Fix
+from torchlint.core.settings import ALWAYS, VersionRange
+
+if TYPE_CHECKING:  # pragma: no cover
+    import libcst as cst
+
+    from torchlint.analysis.context import NodeContext
+    from torchlint.analysis.outline import Outline
+
+
+class FixSafety(enum.Enum):
+    """How much a rule's fix can be trusted."""
+
+    NONE = "none"  # the rule never offers a fix
+    SAFE = "safe"  # applied by --fix; keeps behaviour
+    UNSAFE = "unsafe"  # needs --unsafe-fixes; changes behaviour (usually the point)
+    SOMETIMES = "sometimes"  # safe where the rewrite is exact, otherwise flag only
+
+
+@dataclass(frozen=True)
+class Example:
+    """A snippet a rule flags, and what ``--fix`` turns it into.
+
+    ``fixed`` is None when no fix applies to this snippet. ``runnable``
+    snippets are executed under real torch by the test suite: the original and
+    the fixed code must compute the same values, the fixed code warning-free.
+    ``count`` is how many findings the snippet produces. ``raises`` names the
+    exception the original raises under today's torch (the pitfall itself);
+    then only the fixed code's clean run is compared. ``silent`` says the
+    original runs without any warning under today's torch (a deprecation
+    torch documents but does not report, e.g. ``torch.ger``).
+    """
+
+    code: str
+    fixed: Optional[str] = None
+    count: int = 1
+    runnable: bool = False
+    raises: Optional[str] = None
+    silent: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", dedent(self.code))
+        if self.fixed is not None:
+            object.__setattr__(self, "fixed", dedent(self.fixed))
+
+
+def dedent(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+@dataclass
+class Finding:
+    """What a rule reports: a node to point at, a message and maybe a fix."""
+
+    node: cst.CSTNode
+    message: str
+    fix: Optional[Fix] = None
+
+
+class Rule:
+    """Base class of every rule; subclasses fill in the class attributes.
+
+    A rule declares which node types it wants (``check_<NodeType>`` methods)
+    and which source words must be present for it to possibly match
+    (``triggers``), so files that cannot match are never analysed for it.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]  # one line, shown in rule listings
+    why: ClassVar[str]  # why the pattern is bad (docs)
+    fix_safety: ClassVar[FixSafety] = FixSafety.NONE
+    fix_description: ClassVar[str] = ""
+    flagged: ClassVar[Sequence[Example]] = ()
+    accepted: ClassVar[Sequence[str]] = ()
+    # The textual screen: a file is analysed for this rule only if one of
+    # ``triggers`` and all of ``requires`` occur in it (substrings or compiled
+    # regexes). Both must be necessary conditions of a finding: they decide
+    # which files are parsed at all, so they are what makes torchlint fast.
+    triggers: ClassVar[Tuple[Pattern, ...]] = ()
+    requires: ClassVar[Tuple[Pattern, ...]] = ()
+    seeds: ClassVar[str] = ""  # where the pitfall is described in the seed notes
+    references: ClassVar[Tuple[str, ...]] = ()
+    enabled_by_default: ClassVar[bool] = True
+    # Torch versions where the advice holds, checked against the oldest torch
+    # the project supports (``--torch-version``). Table-driven rules also
+    # check each entry's own range.
+    torch_versions: ClassVar[VersionRange] = ALWAYS
+    # True when a finding inside one top-level statement can depend on the
+    # body of another top-level def or class, or a finding in a method on
+    # another method's body (file-wide facts, e.g. "is this name
+    # differentiated anywhere"). Otherwise the rule is statement-local and
+    # checking may leave out the defs, classes and methods it cannot flag
+    # (see ``narrowing.py``).
+    whole_file: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.accepted = tuple(dedent(a) for a in cls.accepted)
+
+    @classmethod
+    def may_match(cls, source: str) -> bool:
+        """Cheap textual screen: can this rule possibly flag ``source``?"""
+        if cls.triggers and not any(occurs(p, source) for p in cls.triggers):
+            return False
+        return all(occurs(p, source) for p in cls.requires)
+
+    @classmethod
+    def may_match_tree(cls, outline: "Outline") -> bool:
+        """The second screen, on Python's own parse tree (see
+        ``analysis/outline.py``), for files that passed the textual one.
+        Rules override it with the shapes every finding must have; like
+        ``triggers`` it must never say no to a file the rule would flag."""
+        return True
+
+    @classmethod
+    def has_outline_screen(cls) -> bool:
+        return getattr(cls.may_match_tree, "__func__", None) is not Rule.may_match_tree.__func__
+
+    @classmethod
+    def node_handlers(cls) -> Iterator[Tuple[Type[cst.CSTNode], str]]:
+        """Yield (node type, method name) for each ``check_<Type>`` method."""
+        import libcst as cst  # only engines need it: rule metadata stays cheap to load
+
+        for attr in dir(cls):
+            if attr.startswith("check_"):
+                node_type = getattr(cst, attr[len("check_"):], None)
+                if isinstance(node_type, type) and issubclass(node_type, cst.CSTNode):
+                    yield node_type, attr
+
+    def __repr__(self) -> str:
+        return f"<{self.code} {self.name}>"
+
+
+CheckResult = Iterable[Finding]
+CheckFn = Callable[["cst.CSTNode", "NodeContext"], CheckResult]

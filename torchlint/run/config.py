@@ -1,0 +1,495 @@
+"""Configuration files, and the options a run resolves from them and the CLI.
+
+torchlint reads ``[tool.torchlint]`` in ``pyproject.toml`` or ``[torchlint]``
+in ``setup.cfg``. The file used is the closest one to the current directory:
+each directory from there up to the filesystem root is searched, and in a
+directory ``pyproject.toml`` comes before ``setup.cfg``; a file without a
+torchlint section is skipped. One configuration applies to the whole run, as
+in flake8 (ruff instead picks the closest configuration per file): run
+torchlint from the project root, as pre-commit, CI and editors do.
+``--config PATH`` names the file instead; ``--isolated`` ignores every file.
+
+Paths in a file (``exclude``, ``extend-exclude``, ``per-file-ignores``) are
+relative to the file's directory; paths given on the command line are
+relative to the current directory. A command-line option replaces the file's
+value of the same key; ``extend-select`` and ``extend-exclude`` add to it.
+
+Every key and value is checked: a mistake is a ``ConfigError`` naming the
+file and the key, and the CLI exits with status 2.
+"""
+
+from __future__ import annotations
+
+import configparser
+import difflib
+import fnmatch
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from torchlint.core.settings import SettingsError, Version, parse_version
+from torchlint.rules.rule import Rule
+from torchlint.run.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
+from torchlint.run.files import DEFAULT_EXCLUDE
+from torchlint.run.selection import (
+    SelectionError,
+    check_selectors,
+    parse_codes,
+    select_rules,
+)
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.9 and 3.10
+    import tomli as tomllib
+
+PYPROJECT = "pyproject.toml"
+SETUP_CFG = "setup.cfg"
+CONFIG_FILES = (PYPROJECT, SETUP_CFG)
+
+
+class ConfigError(ValueError):
+    """A configuration file or value torchlint cannot use; the message names it."""
+
+
+# --------------------------------------------------------------------------
+# path patterns
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PathPattern:
+    """A shell-style glob, relative to ``base`` (an absolute directory).
+
+    A pattern without ``/`` matches a file or directory name anywhere below
+    ``base`` (``build``, ``*_pb2.py``). A pattern with ``/`` matches the path
+    relative to ``base`` (``src/generated``, ``tests/*``); a pattern that
+    matches a directory matches everything in it. ``*`` also matches ``/``,
+    as in flake8.
+    """
+
+    pattern: str
+    base: str
+
+    @classmethod
+    def make(cls, pattern: str, base: str) -> "PathPattern":
+        pattern = pattern.strip().replace("\\", "/")
+        if os.path.isabs(pattern):
+            base, pattern = os.path.abspath(os.sep), pattern.lstrip("/")
+        while pattern.startswith("./"):
+            pattern = pattern[2:]
+        pattern = pattern.rstrip("/") or "."
+        return cls(pattern, os.path.abspath(base))
+
+    def matches(self, path: str, parents: bool = False) -> bool:
+        """Does the pattern match ``path`` (or, with ``parents``, a folder holding it below ``base``)?"""
+        absolute = os.path.abspath(path)
+        candidates = [absolute]
+        if parents:
+            while True:
+                parent = os.path.dirname(candidates[-1])
+                if parent == candidates[-1] or not _is_below(parent, self.base):
+                    break
+                candidates.append(parent)
+        return any(self._matches_one(candidate) for candidate in candidates)
+
+    def _matches_one(self, absolute: str) -> bool:
+        if "/" not in self.pattern:
+            return fnmatch.fnmatchcase(os.path.basename(absolute), self.pattern)
+        if not _is_below(absolute, self.base):
+            return False
+        relative = os.path.relpath(absolute, self.base).replace(os.sep, "/")
+        return fnmatch.fnmatchcase(relative, self.pattern)
+
+
+def _is_below(path: str, directory: str) -> bool:
+    """Is ``path`` strictly inside ``directory`` (both absolute)?"""
+    relative = os.path.relpath(path, directory)
+    return relative != os.curdir and relative != os.pardir and not relative.startswith(os.pardir + os.sep)
+
+
+def parse_per_file_ignores(text: str) -> List[Tuple[str, List[str]]]:
+    """flake8's ``per-file-ignores`` syntax: ``PATTERN[ PATTERN...]: CODE[, CODE...]`` entries.
+
+    Entries are separated by newlines or whitespace: ``a.py:TL101 tests/*: TL2``.
+    """
+    tokens = re.findall(r":|,|[^\s:,]+", text)
+    entries: List[Tuple[str, List[str]]] = []
+    patterns: List[str] = []
+    codes: List[str] = []
+    after_colon = False
+    for token in tokens:
+        if token == ",":
+            continue
+        if token == ":":
+            if not patterns or after_colon:
+                raise ValueError(f"expected `PATTERN: CODES` entries, got {text.strip()!r}")
+            after_colon = True
+            continue
+        if after_colon and re.fullmatch(r"[A-Z]+[0-9]*", token):  # flake8's rule: codes are upper case
+            codes.append(token)
+            continue
+        if after_colon:
+            if not codes:
+                raise ValueError(f"no codes after {' '.join(patterns)!r}: in {text.strip()!r}")
+            entries.extend((pattern, codes) for pattern in patterns)
+            patterns, codes, after_colon = [], [], False
+        patterns.append(token)
+    if patterns and not after_colon:
+        raise ValueError(f"{' '.join(patterns)!r} has no `: CODES` part")
+    if after_colon:
+        if not codes:
+            raise ValueError(f"no codes after {' '.join(patterns)!r}:")
+        entries.extend((pattern, codes) for pattern in patterns)
+    return entries
+
+
+# --------------------------------------------------------------------------
+# reading files
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class FileConfig:
+    """The validated torchlint settings of one configuration file."""
+
+    path: str
+    section: str  # "[tool.torchlint]" or "[torchlint]", for messages
+    values: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def directory(self) -> str:
+        return os.path.dirname(os.path.abspath(self.path))
+
+
+def _list_of_strings(value: Any, kind: str) -> List[str]:
+    if isinstance(value, str):  # setup.cfg: comma, space or newline separated
+        return [part for part in re.split(r"[,\s]+", value) if part]
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return [item.strip() for item in value if item.strip()]
+    raise ValueError(f"expected a list of {kind}, e.g. {_EXAMPLES[kind]}, got {value!r}")
+
+
+def _codes_value(value: Any) -> List[str]:
+    return [code.upper() for code in _list_of_strings(value, "codes")]
+
+
+def _bool_value(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        state = configparser.RawConfigParser.BOOLEAN_STATES.get(value.strip().lower())
+        if state is not None:
+            return state
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def _version_value(value: Any) -> Version:
+    if isinstance(value, float):
+        # 1.10 would silently read as 1.1.
+        raise ValueError(f"write the version as a string, e.g. \"1.10\", not the number {value!r}")
+    if not isinstance(value, str):
+        raise ValueError(f"expected a version string such as \"1.13\", got {value!r}")
+    try:
+        return parse_version(value)
+    except SettingsError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _per_file_ignores_value(value: Any) -> List[Tuple[str, List[str]]]:
+    if isinstance(value, str):
+        return parse_per_file_ignores(value)
+    if isinstance(value, dict):
+        entries = []
+        for pattern, codes in value.items():
+            if isinstance(codes, str):
+                codes = [codes]
+            entries.append((pattern, _codes_value(codes)))
+        return entries
+    raise ValueError(f"expected a table of patterns to lists of codes, e.g. {_EXAMPLES['per-file-ignores']}, got {value!r}")
+
+
+_EXAMPLES = {
+    "codes": '["TL1", "TL201"]',
+    "patterns": '["build", "src/generated/*"]',
+    "per-file-ignores": '{"tests/*" = ["TL2"]}',
+}
+
+# key -> converter from the raw TOML / setup.cfg value
+KEYS: Dict[str, Callable[[Any], Any]] = {
+    "select": _codes_value,
+    "extend-select": _codes_value,
+    "ignore": _codes_value,
+    "exclude": lambda v: _list_of_strings(v, "patterns"),
+    "extend-exclude": lambda v: _list_of_strings(v, "patterns"),
+    "force-exclude": _bool_value,
+    "per-file-ignores": _per_file_ignores_value,
+    "unsafe-fixes": _bool_value,
+    "torch-version": _version_value,
+}
+
+
+# The TOML type of each key (setup.cfg values are all strings).
+TOML_TYPES: Dict[str, type] = {
+    "select": list, "extend-select": list, "ignore": list, "exclude": list, "extend-exclude": list,
+    "force-exclude": bool, "per-file-ignores": dict, "unsafe-fixes": bool, "torch-version": str,
+}
+_TYPE_NAMES = {list: "a list", bool: "true or false", dict: "a table", str: "a string"}
+
+
+def _validate(path: str, section: str, raw: Dict[str, Any], rules: Sequence[Rule], toml: bool) -> FileConfig:
+    config = FileConfig(path, section)
+    for raw_key, value in raw.items():
+        key = raw_key.replace("_", "-")
+        where = f"{path}: {section} {raw_key}"
+        if key not in KEYS:
+            close = difflib.get_close_matches(key, KEYS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(KEYS)}"
+            raise ConfigError(f"{path}: {section}: unknown key {raw_key!r}{hint}")
+        expected = TOML_TYPES[key]
+        if toml and not isinstance(value, expected) and not isinstance(value, float):
+            raise ConfigError(f"{where}: expected {_TYPE_NAMES[expected]}, got {value!r}")
+        try:
+            converted = KEYS[key](value)
+            if key in ("select", "extend-select", "ignore"):
+                check_selectors(converted, rules)
+            elif key == "per-file-ignores":
+                for _, codes in converted:
+                    check_selectors(codes, rules)
+        except (ValueError, SelectionError) as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        config.values[key] = converted
+    return config
+
+
+def _read_pyproject(path: str, required: bool) -> Optional[Dict[str, Any]]:
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    table = data.get("tool", {})
+    table = table.get("torchlint") if isinstance(table, dict) else None
+    if table is None and required and os.path.basename(path) != PYPROJECT:
+        table = data  # a standalone torchlint.toml: the options at the top level
+    if table is None:
+        if required:
+            raise ConfigError(f"{path}: no [tool.torchlint] table")
+        return None
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: tool.torchlint must be a table")
+    return table
+
+
+def _read_setup_cfg(path: str, required: bool) -> Optional[Dict[str, Any]]:
+    parser = configparser.RawConfigParser()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            parser.read_file(handle)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (configparser.Error, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: invalid configuration file: {exc}".replace("\n", " ")) from None
+    if not parser.has_section("torchlint"):
+        if required:
+            raise ConfigError(f"{path}: no [torchlint] section")
+        return None
+    return dict(parser.items("torchlint"))
+
+
+def load_file(path: str, rules: Sequence[Rule], required: bool = False) -> Optional[FileConfig]:
+    """The torchlint settings in ``path``, or None when it has none (and may have none)."""
+    if path.endswith(".toml"):
+        raw, section, toml = _read_pyproject(path, required), "[tool.torchlint]", True
+        if raw is not None and os.path.basename(path) != PYPROJECT and "tool" not in raw:
+            section = "(top level)"
+    else:
+        raw, section, toml = _read_setup_cfg(path, required), "[torchlint]", False
+    if raw is None:
+        return None
+    return _validate(path, section, raw, rules, toml)
+
+
+def find_config(start: str, rules: Sequence[Rule]) -> Optional[FileConfig]:
+    """The closest configuration at or above ``start``."""
+    directory = os.path.abspath(start)
+    while True:
+        for name in CONFIG_FILES:
+            candidate = os.path.join(directory, name)
+            if os.path.isfile(candidate):
+                config = load_file(_display(candidate), rules)
+                if config is not None:
+                    return config
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def _display(path: str) -> str:
+    relative = os.path.relpath(path)
+    return relative if not relative.startswith(os.pardir) else path
+
+
+# --------------------------------------------------------------------------
+# the resolved options of one run
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Options:
+    """Everything a run needs, from the command line over the configuration file."""
+
+    paths: List[str]
+    rules: List[Rule]
+    fix: bool = False
+    diff: bool = False
+    unsafe_fixes: bool = False
+    torch_version: Optional[Version] = None
+    exclude: List[PathPattern] = field(default_factory=list)
+    force_exclude: bool = False
+    per_file_ignores: List[Tuple[PathPattern, List[str]]] = field(default_factory=list)
+    config_path: Optional[str] = None
+    output_format: str = "concise"
+    statistics: bool = False
+    show_fixes: bool = False
+    exit_zero: bool = False
+    exit_non_zero_on_fix: bool = False
+    stdin_filename: Optional[str] = None
+    add_noqa: bool = False
+    jobs: int = 1  # worker processes
+    cache_dir: Optional[str] = None  # None: no result cache
+
+    def is_excluded(self, path: str) -> bool:
+        """Is the file or folder ``path`` excluded (its own name or path; searches prune parents)?"""
+        by_name, by_path = self._exclude_split()
+        if by_name is not None and by_name.match(os.path.basename(os.path.abspath(path))):
+            return True
+        return any(pattern.matches(path) for pattern in by_path)
+
+    def _exclude_split(self) -> Tuple[Optional["re.Pattern[str]"], List[PathPattern]]:
+        """The name-only patterns as one regex (every path of a run is tested
+        against them), and the patterns with a ``/``."""
+        key = tuple(self.exclude)
+        cached = self.__dict__.get("_exclude_cache")
+        if cached is None or cached[0] != key:
+            names = [p.pattern for p in self.exclude if "/" not in p.pattern]
+            regex = re.compile("|".join(f"(?:{fnmatch.translate(n)})" for n in names)) if names else None
+            cached = (key, regex, [p for p in self.exclude if "/" in p.pattern])
+            self.__dict__["_exclude_cache"] = cached
+        return cached[1], cached[2]
+
+    def is_excluded_with_parents(self, path: str) -> bool:
+        """Is ``path`` or a folder holding it excluded (for --force-exclude and stdin)?"""
+        return any(pattern.matches(path, parents=True) for pattern in self.exclude)
+
+    def ignored_codes(self, path: str) -> Tuple[str, ...]:
+        """Codes (prefixes) switched off for ``path`` by per-file-ignores."""
+        codes: List[str] = []
+        for pattern, ignored in self.per_file_ignores:
+            if pattern.matches(path, parents=True):
+                codes.extend(ignored)
+        return tuple(sorted(set(codes)))
+
+    def rules_for(self, path: str) -> List[Rule]:
+        ignored = self.ignored_codes(path)
+        if not ignored:
+            return self.rules
+        return [rule for rule in self.rules if not rule.code.startswith(ignored)]
+
+
+def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> Options:
+    """Merge the parsed command line ``args`` with the configuration file.
+
+    Raises ConfigError for a bad file or value, SelectionError / SettingsError
+    for a bad command-line value.
+    """
+    cwd = os.path.abspath(cwd or os.getcwd())
+    if args.isolated and args.config:
+        raise ConfigError("--config and --isolated cannot be used together")
+    if args.isolated:
+        config = None
+    elif args.config:
+        if not os.path.isfile(args.config):
+            raise ConfigError(f"{args.config}: no such configuration file")
+        config = load_file(args.config, all_rules, required=True)
+    else:
+        config = find_config(cwd, all_rules)
+    values = config.values if config else {}
+    base = config.directory if config else cwd
+
+    def cli_codes(name: str) -> Optional[List[str]]:
+        value = getattr(args, name)
+        return parse_codes(value) if value is not None else None
+
+    select = cli_codes("select")
+    if select is None:
+        select = values.get("select")
+    ignore = cli_codes("ignore")
+    if ignore is None:
+        ignore = values.get("ignore")
+    extend_select = [*values.get("extend-select", []), *(cli_codes("extend_select") or [])]
+    rules = select_rules(all_rules, select, ignore, extend_select)
+
+    if args.exclude is not None:
+        exclude = [PathPattern.make(p, cwd) for p in _split(args.exclude)]
+    elif "exclude" in values:
+        exclude = [PathPattern.make(p, base) for p in values["exclude"]]
+    else:
+        exclude = [PathPattern.make(p, cwd) for p in DEFAULT_EXCLUDE]
+    exclude += [PathPattern.make(p, base) for p in values.get("extend-exclude", [])]
+    exclude += [PathPattern.make(p, cwd) for p in _split(args.extend_exclude or "")]
+
+    if args.per_file_ignores is not None:
+        try:
+            entries = parse_per_file_ignores(args.per_file_ignores)
+            for _, codes in entries:
+                check_selectors(codes, all_rules)
+        except ValueError as exc:
+            raise SelectionError(f"--per-file-ignores: {exc}") from None
+        per_file = [(PathPattern.make(p, cwd), codes) for p, codes in entries]
+    else:
+        per_file = [(PathPattern.make(p, base), codes) for p, codes in values.get("per-file-ignores", [])]
+
+    torch_version = parse_version(args.torch_version) if args.torch_version else values.get("torch-version")
+    unsafe = args.unsafe_fixes if args.unsafe_fixes is not None else values.get("unsafe-fixes", False)
+    force_exclude = args.force_exclude if args.force_exclude is not None else values.get("force-exclude", False)
+
+    return Options(
+        paths=list(args.paths),
+        rules=rules,
+        fix=args.fix,
+        diff=args.diff,
+        unsafe_fixes=unsafe,
+        torch_version=torch_version,
+        exclude=exclude,
+        force_exclude=force_exclude,
+        per_file_ignores=per_file,
+        config_path=config.path if config else None,
+        output_format=args.output_format,
+        statistics=args.statistics,
+        show_fixes=args.show_fixes,
+        exit_zero=args.exit_zero,
+        exit_non_zero_on_fix=args.exit_non_zero_on_fix,
+        stdin_filename=args.stdin_filename,
+        add_noqa=args.add_noqa,
+        jobs=_jobs(getattr(args, "jobs", None)),
+        cache_dir=None if getattr(args, "no_cache", False) else (
+            getattr(args, "cache_dir", None) or os.environ.get("TORCHLINT_CACHE_DIR") or DEFAULT_CACHE_DIRECTORY
+        ),
+    )
+
+
+def _jobs(requested: Optional[int]) -> int:
+    """Worker processes: as asked, or one per core; never fewer than one."""
+    if requested is not None and requested > 0:
+        return requested
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def _split(text: str) -> List[str]:
+    return [part for part in re.split(r"[,\s]+", text) if part]

@@ -1,0 +1,98 @@
+"""What checking one file produced (``FileReport``), and how results are shown:
+diagnostic lines and the closing summary."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, List, Optional, Sequence, TextIO
+
+from torchlint.core.diagnostic import Diagnostic
+from torchlint.engine.textedits import TextEdit
+
+
+@dataclass
+class FileReport:
+    path: str
+    diagnostics: List[Diagnostic] = field(default_factory=list)
+    errors: List[str] = field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)
+    fixed: int = 0
+    diff: str = ""
+    # The text that was checked (after fixing, when fixes were applied): the
+    # diagnostics' positions refer to it.
+    source: Optional[str] = None
+    fixed_by_code: Counter = field(default_factory=Counter)  # code -> fixes applied
+    # With ``fixed_in_memory``: the fixed text, not written anywhere (stdin).
+    fixed_source: Optional[str] = None
+    # Valid Python that torchlint cannot analyse (see ``engine.Unsupported``):
+    # skipped with a warning, not an error.
+    skipped: bool = False
+    # With ``previews``: for each diagnostic, the edits its fix would make to
+    # ``source`` (None: no fix, or one that cannot be applied).
+    previews: List[Optional[List[TextEdit]]] = field(default_factory=list)
+
+
+def skip(report: FileReport, location: str, message: str) -> None:
+    """``report``'s file is valid Python torchlint cannot analyse: a warning; nothing is reported or written."""
+    report.diagnostics = []
+    report.fixed = 0
+    report.fixed_by_code.clear()
+    report.diff = ""
+    report.skipped = True
+    report.warnings.append(f"{location}: skipped: {message}")
+
+
+def report_internal(report: FileReport, errors: Iterable[str]) -> None:
+    for error in dict.fromkeys(errors):
+        report.errors.append(f"{report.path}: internal error (please report it): {error}")
+
+
+def format_diagnostic(path: str, d: Diagnostic) -> str:
+    # Identical to flake8's default format, so both tools print the same lines;
+    # in a notebook the cell comes first, as ruff prints it: nb.ipynb:cell 3:2:5.
+    return f"{format_location(path, d.line, d.column, d.cell)}: {d.code} {d.message}"
+
+
+def format_location(path: str, line: int, column: int, cell: Optional[int] = None) -> str:
+    """``path:line:col`` (column 1-based), or ``path:cell N:line:col`` in a notebook."""
+    where = f"{path}:cell {cell}" if cell is not None else path
+    return f"{where}:{line}:{column + 1}"
+
+
+def print_summary(reports: Sequence[FileReport], args: argparse.Namespace, stdout: TextIO) -> None:
+    print(summary_line(reports, args), file=stdout)
+
+
+def summary_line(reports: Sequence[FileReport], args: argparse.Namespace) -> str:
+    diagnostics = [d for report in reports for d in report.diagnostics]
+    fixed = sum(report.fixed for report in reports)
+    safe = sum(1 for d in diagnostics if d.fixable)
+    unsafe = sum(1 for d in diagnostics if d.unsafe_fixable)
+    if args.unsafe_fixes:  # --fix would apply the unsafe fixes too
+        safe, unsafe = safe + unsafe, 0
+    parts = []
+    if fixed:
+        parts.append(f"Fixed {_plural(fixed, 'problem')}.")
+    if diagnostics:
+        found = f"Found {_plural(len(diagnostics), 'problem')}" + (" remaining" if args.fix else "")
+        hints = []
+        if safe and not args.fix:
+            hints.append(f"{safe} fixable with --fix")
+        if unsafe and not args.unsafe_fixes:
+            hints.append(f"{unsafe} {'more ' if safe and not args.fix else ''}with --fix --unsafe-fixes")
+        parts.append(found + (f" ({', '.join(hints)})" if hints else "") + ".")
+    failed = sum(1 for report in reports if report.errors)
+    skipped = sum(1 for report in reports if report.skipped and not report.errors)
+    if failed:
+        parts.append(f"{_plural(failed, 'file')} could not be checked (see the errors above).")
+    if skipped:
+        parts.append(f"{_plural(skipped, 'file')} skipped: valid Python torchlint cannot analyse (see the warnings above).")
+    if not failed and not skipped and not diagnostics and not fixed:
+        parts.append("All checks passed.")
+    return " ".join(parts)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -1,0 +1,37 @@
+"""``--output-format github``: GitHub Actions workflow commands.
+
+One ``::error title=torchlint (CODE),file=PATH,line=N,col=N::MESSAGE`` line
+per finding, which the Actions runner turns into an annotation on the pull
+request. Escaping follows the Actions toolkit: in the message ``%``, CR and
+LF become ``%25``, ``%0D`` and ``%0A``; property values also escape ``:`` and
+``,`` (``%3A``, ``%2C``), which would otherwise end the value.
+"""
+
+from __future__ import annotations
+
+from torchlint.run.report import FileReport
+from torchlint.run.reporters.base import Reporter
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+class GithubReporter(Reporter):
+    name = "github"
+
+    def report_file(self, report: FileReport) -> None:
+        for d in report.diagnostics:
+            properties = {
+                "title": f"torchlint ({d.code})",
+                "file": report.path,
+                "line": str(d.line),
+                "col": str(d.column + 1),
+            }
+            joined = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items())
+            message = d.message if d.cell is None else f"cell {d.cell}: {d.message}"
+            self.write(f"::error {joined}::{escape_data(message)}")

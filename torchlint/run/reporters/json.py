@@ -1,0 +1,88 @@
+"""``--output-format json``: one list of findings, written when the run ends.
+
+Each finding: ``filename`` (as reported in text output), ``code``, ``name``
+(the rule's name), ``message``, ``location`` ``{row, column}`` (1-based, like
+the text output), ``fix`` (null, or ``{applicability: "safe" | "unsafe",
+message, edits: [{content, location, end_location}]}``, edits against the
+file as it is now) and ``url`` (the rule's documentation). With
+``--statistics`` the list holds one object per code instead.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Sequence
+
+from torchlint.core.diagnostic import Diagnostic
+from torchlint.engine.textedits import TextEdit
+from torchlint.run.report import FileReport
+from torchlint.run.reporters.base import (
+    Reporter,
+    applicability,
+    fix_title,
+    previews,
+    rule_url,
+)
+from torchlint.run.reporters.text import statistics_rows
+
+
+def _position(position) -> Dict[str, int]:
+    row, column = position
+    return {"row": row, "column": column}
+
+
+class JsonReporter(Reporter):
+    name = "json"
+    wants_previews = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.items: List[Dict[str, Any]] = []
+
+    def report_file(self, report: FileReport) -> None:
+        for d, edits in zip(report.diagnostics, previews(report)):
+            self.items.append(self.item(report, d, edits))
+
+    def item(self, report: FileReport, d: Diagnostic, edits) -> Dict[str, Any]:
+        rule = self.rule(d.code)
+        fix = None
+        if d.fix is not None and edits is not None:
+            fix = {
+                "applicability": applicability(d),
+                "message": fix_title(rule) or None,
+                "edits": [self.edit(edit) for edit in edits],
+            }
+        result = {
+            "filename": report.path,
+            "code": d.code,
+            "name": rule.name if rule else None,
+            "message": d.message,
+            "location": {"row": d.line, "column": d.column + 1},
+            "fix": fix,
+            "url": rule_url(d.code),
+        }
+        if d.cell is not None:  # notebooks: the 1-based cell; row and column are within it
+            result["cell"] = d.cell
+        return result
+
+    @staticmethod
+    def edit(edit: TextEdit) -> Dict[str, Any]:
+        return {"content": edit.content, "location": _position(edit.start), "end_location": _position(edit.end)}
+
+    def finish(self, reports: Sequence[FileReport]) -> None:
+        if self.options.statistics:
+            data: Any = [
+                {
+                    "code": row["code"],
+                    "name": row["name"],
+                    "count": row["count"],
+                    "message": row["message"],
+                    "fixable": row["fix"] == "applies",
+                    "fix_needs_unsafe_fixes": row["fix"] == "unsafe",
+                }
+                for row in statistics_rows(reports, self)
+            ]
+        else:
+            data = self.items
+        json.dump(data, self.stream, indent=2, ensure_ascii=False)
+        self.write()
