@@ -32,8 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="torchlint",
         description="Find and fix deprecated and risky PyTorch code.",
         epilog=(
+            "`torchlint check [PATH ...]` is the same as `torchlint [PATH ...]`. "
             "`torchlint rule CODE` prints a rule's documentation; `torchlint rule --all` lists the rules. "
-            "To check a file or folder named `rule`, run `torchlint ./rule`."
+            "To check a file or folder named `rule` or `check`, run `torchlint ./rule`."
         ),
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to check (default: .); - reads stdin")
@@ -121,6 +122,8 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
         from torchlint.frontends import rule_command
 
         return rule_command.main(argv[1:], stdout, stderr)
+    if argv[:1] == ["check"]:  # ruff's spelling; checking is also what no subcommand does
+        argv = argv[1:]
     parser = build_parser()
     args = parser.parse_args(argv)
     problem = _usage_problems(args)

@@ -105,7 +105,7 @@ class Rule:
     # which files are parsed at all, so they are what makes torchlint fast.
     triggers: ClassVar[Tuple[Pattern, ...]] = ()
     requires: ClassVar[Tuple[Pattern, ...]] = ()
-    seeds: ClassVar[str] = ""  # where the pitfall is described in the seed notes
+    # Public sources only: torch docs, release notes, GitHub issues.
     references: ClassVar[Tuple[str, ...]] = ()
     enabled_by_default: ClassVar[bool] = True
     # Torch versions where the advice holds, checked against the oldest torch

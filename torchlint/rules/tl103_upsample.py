@@ -25,13 +25,16 @@ class DeprecatedUpsample(RenamedSymbolRule):
         "called (e.g. stored in a variable) to `upsample_nearest`/`upsample_bilinear` is flagged without a fix."
     )
     triggers = ("upsample",)
-    seeds = "000 (2.5.3); 001 (十二, ONNX upsample)"
     RENAMES = renames_for("TL103")
 
     def message(self, rename: Rename) -> str:
         extra = "".join(f", {k}={v}" for k, v in rename.extra_keywords)
         return f"`{rename.old_attr}` is deprecated; use `interpolate(...{extra})`"
 
+    references = (
+        "https://pytorch.org/docs/stable/generated/torch.nn.functional.upsample.html",
+        "https://pytorch.org/docs/stable/generated/torch.nn.functional.interpolate.html",
+    )
     flagged = (
         Example(
             """

@@ -47,8 +47,10 @@ class LegacyLossReduction(Rule):
         "size_average", "reduce", "elementwise_mean",
         re.compile(rf"\b(?:{_LOSS_NAMES})\s*\(\s*[^\s)]"), re.compile(rf"\b(?:{_LOSS_NAMES})\s+as\b"),
     )
-    seeds = "000 (2.5.4); 001 (六.2); 002 (6)"
 
+    references = (
+        "https://pytorch.org/docs/stable/generated/torch.nn.MSELoss.html",
+    )
     flagged = (
         Example(
             """

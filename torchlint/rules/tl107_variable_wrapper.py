@@ -46,8 +46,11 @@ class VariableWrapper(Rule):
         "see TL102) or a non-literal `requires_grad`. The `Variable` import is left for you to remove."
     )
     triggers = ("Variable",)
-    seeds = "003 (Variable wrappers everywhere); 000 (2.5.2)"
 
+    references = (
+        "https://pytorch.org/blog/pytorch-0_4_0-migration-guide/",
+        "https://pytorch.org/docs/stable/autograd.html#variable-deprecated",
+    )
     flagged = (
         Example(
             """

@@ -14,7 +14,7 @@ class RemovedTorchApi(DeprecatedApiRule):
         "`torch.solve`, `symeig`, `eig`, `lstsq` and `matrix_rank` (and their Tensor methods) are stubs "
         "that raise `RuntimeError`, and the 0.4-era names `gels`, `gesv`, `potrf`, `potrs`, `trtrs`, "
         "`btrifact`, `btrisolve` no longer exist (`AttributeError`), nor do `set_deterministic`, "
-        "`is_deterministic`, `torch._six` and `torch.utils.ffi`. Their replacements often differ in more "
+        "`is_deterministic`, `torch._six`, `torch.utils.ffi` and `torch.legacy`. Their replacements often differ in more "
         "than the name: `torch.linalg.solve(A, B)` takes its arguments in the opposite order and returns "
         "only the solution, `linalg.eigh` reads the lower triangle by default where `symeig` read the "
         "upper, `linalg.eig` returns complex tensors, and `potrf` returned the upper Cholesky factor."
@@ -28,7 +28,6 @@ class RemovedTorchApi(DeprecatedApiRule):
         "entries whose replacement is newer than that version are not reported.\n\n"
         + entry_table(entries(Status.REMOVED))
     )
-    seeds = "torch-deprecations research notes (removed linear algebra functions)"
     STATUS = Status.REMOVED
 
     def message(self, entry: Deprecation) -> str:  # type: ignore[override]
@@ -40,6 +39,10 @@ class RemovedTorchApi(DeprecatedApiRule):
             when = ""
         return f"`{entry.display}` was removed{when}; use {entry.replacement}"
 
+    references = (
+        "https://pytorch.org/docs/stable/linalg.html",
+        "https://github.com/pytorch/pytorch/releases/tag/v1.0.0",
+    )
     flagged = (
         Example(
             """
@@ -132,9 +135,10 @@ class RemovedTorchApi(DeprecatedApiRule):
         Example(
             """
             import torch.utils.ffi
+            import torch.legacy.nn as lnn
             from torch._six import inf, string_classes
             """,
-            count=2,
+            count=3,
         ),
     )
     accepted = (

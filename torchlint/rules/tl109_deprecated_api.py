@@ -33,13 +33,15 @@ class DeprecatedTorchApi(DeprecatedApiRule):
         "version is not reported, and a rewrite needing a newer torch is not offered.\n\n"
         + entry_table(entries(Status.DEPRECATED))
     )
-    seeds = "torch-deprecations research notes (other deprecated APIs)"
     STATUS = Status.DEPRECATED
 
     def message(self, entry: Deprecation) -> str:  # type: ignore[override]
         since = f" since torch {entry.deprecated}" if entry.deprecated else ""
         return f"`{entry.display}` is deprecated{since}; use {entry.replacement}"
 
+    references = (
+        "https://pytorch.org/docs/stable/linalg.html",
+    )
     flagged = (
         Example(
             """

@@ -44,8 +44,10 @@ class TensorTypeAsDtype(Rule):
     )
     # ``dtype=`` a tensor type, or a tensor type imported under another name.
     triggers = (re.compile(r"\bdtype\s*=[\s(]*[\w.]*Tensor\b"), re.compile(r"Tensor\s+as\b"))
-    seeds = "000 (2.1.1)"
 
+    references = (
+        "https://pytorch.org/docs/stable/tensor_attributes.html",
+    )
     flagged = (
         Example(
             """

@@ -29,8 +29,10 @@ class LegacyAutogradFunction(Rule):
     )
     fix_safety = FixSafety.NONE
     triggers = ("Function",)
-    seeds = "003 (MyReLU example)"
 
+    references = (
+        "https://pytorch.org/docs/stable/notes/extending.html",
+    )
     flagged = (
         Example(
             """

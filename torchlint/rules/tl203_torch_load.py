@@ -62,7 +62,6 @@ class TorchLoadDefaults(Rule):
     )
     triggers = (CallWithout("load", "map_location", "weights_only"),)
     requires = ("torch",)
-    seeds = "001 (一.6)"
     references = (
         "https://pytorch.org/docs/stable/generated/torch.load.html",
         "https://pytorch.org/docs/stable/notes/serialization.html#weights-only",

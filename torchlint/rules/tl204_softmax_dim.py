@@ -37,7 +37,6 @@ class SoftmaxImplicitDim(Rule):
         "statically. Pass the dimension you mean, usually `dim=-1` (the class dimension last)."
     )
     triggers = (CallWithout("softmax|log_softmax|softmin|Softmax|LogSoftmax|Softmin", "dim"),)
-    seeds = "004 (nn.Softmax dim section)"
     references = ("https://pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html",)
 
     flagged = (

@@ -42,7 +42,6 @@ class FunctionalDropoutTraining(Rule):
     # A lowercase (functional) dropout call; nn.Dropout modules are fine.
     # (``self.dropout(x)`` calls an nn.Dropout module: not a candidate).
     triggers = (CallWithout(r"(?<!self\.)\b\w*dropout(?:[123]d)?", "training"),)
-    seeds = "003 (dropout functions)"
     references = ("https://pytorch.org/docs/stable/generated/torch.nn.functional.dropout.html",)
 
     flagged = (

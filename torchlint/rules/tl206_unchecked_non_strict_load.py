@@ -33,7 +33,6 @@ class UncheckedNonStrictLoad(Rule):
         "result.missing_keys`, or log `result.unexpected_keys`."
     )
     triggers = (re.compile(r"strict\s*=\s*False"),)
-    seeds = "001 (三.5)"
     references = ("https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.load_state_dict",)
     # The returned NamedTuple of missing/unexpected keys exists since torch 1.1.
     torch_versions = versions(since="1.1")

@@ -54,7 +54,6 @@ class NegativeStrideToTensor(Rule):
     # A flip, a rot90 or a negative slice step, and a torch constructor.
     triggers = (All("numpy", re.compile(r"flip|rot90")), re.compile(r":[^:\],\n]*:[ \t]*-"))  # a negative step in one slice
     requires = (re.compile(r"from_numpy|tensor|Tensor|asarray"),)
-    seeds = "001 (十.1, 十.4); 004 (DEBUG 4)"
     references = ("https://pytorch.org/docs/stable/generated/torch.from_numpy.html",)
 
     flagged = (

@@ -48,7 +48,6 @@ class NanComparison(Rule):
         "not a bool)."
     )
     triggers = (re.compile(r"\bnan\b", re.IGNORECASE),)
-    seeds = "001 (六.1)"
     references = ("https://pytorch.org/docs/stable/generated/torch.isnan.html",)
 
     flagged = (

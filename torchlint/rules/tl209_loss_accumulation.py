@@ -82,9 +82,11 @@ class LossAccumulatedAsTensor(Rule):
     )
     triggers = (_NumberAccumulator(),)  # total = 0 ... total += x
     requires = (re.compile(r"loss|cross_entropy|kl_div", re.IGNORECASE),)  # where loss values come from
-    seeds = "001 (三.1); 002 (2)"
     torch_versions = versions(since="0.4")
 
+    references = (
+        "https://pytorch.org/docs/stable/notes/faq.html",
+    )
     flagged = (
         Example(
             """

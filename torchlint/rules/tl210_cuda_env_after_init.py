@@ -53,8 +53,10 @@ class CudaEnvironmentAfterInit(Rule):
     fix_safety = FixSafety.NONE
     whole_file = True  # a class body runs where it stands: its CUDA calls initialise CUDA for what follows
     triggers = tuple(sorted(CUDA_INIT_ENVIRONMENT))
-    seeds = "000 (1); 004 (GPU section)"
 
+    references = (
+        "https://pytorch.org/docs/stable/notes/cuda.html",
+    )
     flagged = (
         Example(
             """

@@ -145,7 +145,6 @@ class MisspelledTorchApi(Rule):
         "silently do nothing) now runs and does what it says."
     )
     triggers = (_MisspellingScreen(),)
-    seeds = "004 (torch.set_num_threds, require_grad); 003 (DataLoader bath_size/num_worker)"
 
     flagged = (
         Example(

@@ -38,9 +38,11 @@ class CheckpointWithoutUseReentrant(Rule):
     )
     triggers = (CallWithout("checkpoint|checkpoint_sequential", "use_reentrant"),)
     requires = ("utils",)  # torch.utils.checkpoint, however imported
-    seeds = ""
     torch_versions = versions(since="1.11")
 
+    references = (
+        "https://pytorch.org/docs/stable/checkpoint.html",
+    )
     flagged = (
         Example(
             """

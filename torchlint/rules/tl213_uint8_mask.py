@@ -60,9 +60,11 @@ class Uint8Mask(Rule):
         "one, reads a uint8 index as positions, not as a mask)."
     )
     triggers = ("byte", "uint8", "ByteTensor")
-    seeds = "001 (三.3)"
     torch_versions = versions(since="1.2")
 
+    references = (
+        "https://github.com/pytorch/pytorch/releases/tag/v1.2.0",
+    )
     flagged = (
         Example(
             """

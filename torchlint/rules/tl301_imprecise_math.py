@@ -47,6 +47,10 @@ class ImpreciseMath(Rule):
     # log(1 + x) / log(x + 1) / log(sum(exp(x))), or exp(x) - 1.
     triggers = (CallArgs("log", r"\+|exp"), CallThen("exp", r"\s*-"))
 
+    references = (
+        "https://pytorch.org/docs/stable/generated/torch.log1p.html",
+        "https://pytorch.org/docs/stable/generated/torch.expm1.html",
+    )
     flagged = (
         Example(
             """

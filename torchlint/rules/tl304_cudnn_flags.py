@@ -30,12 +30,12 @@ class CudnnFlags(Rule):
         "where it cannot help or defeats `deterministic = True` (opt-in)"
     )
     why = (
-        "The seed notes offer `torch.backends.cudnn.enabled = False` as the cure for "
+        "`torch.backends.cudnn.enabled = False` is often suggested as the cure for "
         "`CUDNN_STATUS_EXECUTION_FAILED` and for GPUs cuDNN does not support. It switches cuDNN off for the "
         "whole process, so every convolution and RNN falls back to much slower kernels, and the error it "
         "silences is usually a real bug (inputs and model on different devices, an out-of-range index) that "
         "`CUDA_LAUNCH_BLOCKING=1` would locate; scope it with `with torch.backends.cudnn.flags(enabled=False):` "
-        "around the one operation that needs it. The notes also write `torch.backends.cudnn.benchmark = true`: "
+        "around the one operation that needs it. Snippets online also write `torch.backends.cudnn.benchmark = true`: "
         "lowercase `true` is an undefined name and the line raises NameError. `benchmark = True` times several "
         "convolution algorithms for every new input shape and caches the fastest: a win for fixed shapes, a "
         "loss when shapes keep changing (variable-length sequences, as the use of `pack_padded_sequence`, "
@@ -52,7 +52,6 @@ class CudnnFlags(Rule):
     triggers = ("cudnn",)
     enabled_by_default = False
     whole_file = True  # what the file does with cuDNN is a fact of the whole file
-    seeds = "000 (2.1.4); 001 (一.1); 003 (CUDNN_STATUS_ARCH_MISMATCH); 004 (运行效率优化: cudnn.benchmark = true)"
     references = (
         "https://pytorch.org/docs/stable/notes/randomness.html#cuda-convolution-benchmarking",
         "https://pytorch.org/docs/stable/backends.html#torch-backends-cudnn",

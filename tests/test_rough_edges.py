@@ -1,0 +1,84 @@
+"""The rough edges a new user hit (issue 17), each through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import REPO, run_flake8, run_torchlint
+
+UPSAMPLE = (
+    "import torch\n"
+    "import torch.nn.functional as F\n"
+    "y = F.upsample(torch.zeros(1, 1, 2, 2), scale_factor=2)\n"
+)
+
+
+def _lines(result: subprocess.CompletedProcess):
+    return [line for line in result.stdout.splitlines() if line]
+
+
+# --- 7. `torchlint check` is a subcommand -----------------------------------------------
+
+
+def test_check_is_an_explicit_subcommand(tmp_path):
+    (tmp_path / "a.py").write_text(UPSAMPLE)
+    plain = run_torchlint(["--isolated", "--no-cache", "."], cwd=tmp_path)
+    explicit = run_torchlint(["check", "--isolated", "--no-cache", "."], cwd=tmp_path)
+    default = run_torchlint(["check", "--isolated", "--no-cache"], cwd=tmp_path)
+    assert explicit.returncode == plain.returncode == default.returncode == 1, explicit.stderr
+    assert explicit.stdout == plain.stdout == default.stdout
+    assert "TL103" in explicit.stdout
+
+
+def test_a_folder_named_check_is_checked_as_dot_slash_check(tmp_path):
+    (tmp_path / "check").mkdir()
+    (tmp_path / "check" / "a.py").write_text(UPSAMPLE)
+    result = run_torchlint(["--isolated", "--no-cache", "./check"], cwd=tmp_path)
+    assert result.returncode == 1 and "TL103" in result.stdout
+
+
+# --- 9. torch.legacy is a removed module, not a misspelling --------------------------------
+
+
+def test_torch_legacy_is_reported_as_removed_not_misspelled(tmp_path):
+    (tmp_path / "a.py").write_text("import torch\nimport torch.legacy.nn as lnn\nfrom torch.legacy import optim\n")
+    result = run_torchlint(["--isolated", "--no-cache", "--select", "TL", "a.py"], cwd=tmp_path)
+    found = _lines(result)[:-1]
+    assert [line.split()[1] for line in found] == ["TL108", "TL108"], result.stdout
+    assert all("torch.legacy" in line and "removed" in line and "torch.nn" in line for line in found)
+    flake8 = run_flake8(["--select", "TL", str(tmp_path / "a.py")])
+    assert [line.split()[1] for line in flake8.stdout.splitlines()] == ["TL108", "TL108"], flake8.stdout
+
+
+# --- 1. rule pages cite public sources only ----------------------------------------------
+
+PUBLIC_SOURCES = ("https://pytorch.org/", "https://github.com/pytorch/")
+
+
+def test_no_rule_definition_or_page_mentions_the_internal_seed_notes():
+    from torchlint.rules import all_rules
+    from torchlint.rules.docs import render_rule
+    from torchlint.rules.rule import Rule
+
+    assert not hasattr(Rule, "seeds")
+    for rule in all_rules():
+        assert not hasattr(rule, "seeds"), rule.code
+        source = Path(__import__(type(rule).__module__, fromlist=["_"]).__file__).read_text(encoding="utf-8")
+        assert "seeds" not in source and "seed notes" not in source.lower(), rule.code
+        for reference in rule.references:
+            assert reference.startswith(PUBLIC_SOURCES), (rule.code, reference)
+        page = (REPO / "docs" / "rules" / f"{rule.code}.md").read_text(encoding="utf-8")
+        assert page == render_rule(rule)
+        assert "seed notes" not in page.lower() and not re.search(r"\b00[0-4] \(", page), rule.code
+
+
+def test_torchlint_rule_ends_with_public_references(tmp_path):
+    result = run_torchlint(["rule", "TL101"], cwd=tmp_path)
+    assert result.returncode == 0
+    assert "000 (2.5.3)" not in result.stdout and "Seed notes" not in result.stdout
+    assert result.stdout.rstrip().endswith("https://pytorch.org/docs/stable/generated/torch.Tensor.item.html")
