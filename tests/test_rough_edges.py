@@ -82,3 +82,35 @@ def test_torchlint_rule_ends_with_public_references(tmp_path):
     assert result.returncode == 0
     assert "000 (2.5.3)" not in result.stdout and "Seed notes" not in result.stdout
     assert result.stdout.rstrip().endswith("https://pytorch.org/docs/stable/generated/torch.Tensor.item.html")
+
+
+# --- 10. the cache lives at the project root ---------------------------------------------
+
+
+def _git(*args, cwd):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("marker", ["pyproject.toml", "git"])
+def test_the_cache_is_made_at_the_project_root_and_reused_from_subfolders(tmp_path, marker):
+    root = tmp_path / "project"
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "src" / "pkg" / "a.py").write_text(UPSAMPLE)
+    if marker == "git":
+        _git("init", "-q", cwd=root)
+    else:
+        (root / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL204"]\n')
+    top = run_torchlint(["src"], cwd=root)
+    assert top.returncode == 1 and (root / ".torchlint_cache" / "CACHEDIR.TAG").is_file()
+    inside = run_torchlint(["."], cwd=root / "src" / "pkg")
+    assert inside.returncode == 1 and "TL103" in inside.stdout
+    assert not (root / "src" / "pkg" / ".torchlint_cache").exists()
+    assert not (root / "src" / ".torchlint_cache").exists()
+    entries = json.loads(next((root / ".torchlint_cache").glob("results-*.json")).read_text())["entries"]
+    assert list(entries) == [str(root / "src" / "pkg" / "a.py")]
+
+
+def test_outside_a_project_the_cache_is_in_the_current_directory(tmp_path):
+    (tmp_path / "a.py").write_text(UPSAMPLE)
+    assert run_torchlint(["--isolated", "a.py"], cwd=tmp_path).returncode == 1
+    assert (tmp_path / ".torchlint_cache" / "CACHEDIR.TAG").is_file()

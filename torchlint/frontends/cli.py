@@ -91,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="worker processes (default: one per core); output order does not depend on it")
     speed.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     speed.add_argument("--cache-dir", metavar="DIR",
-                       help="where check results are cached (default: $TORCHLINT_CACHE_DIR or ./.torchlint_cache)")
+                       help="where check results are cached (default: $TORCHLINT_CACHE_DIR, else .torchlint_cache at the "
+                            "project root: the configuration file's folder, else the git work tree, else .)")
     parser.add_argument("--version", action="version", version=f"torchlint {__version__}")
     return parser
 

@@ -330,6 +330,27 @@ def find_config(start: str, rules: Sequence[Rule]) -> Optional[FileConfig]:
         directory = parent
 
 
+def git_root(start: str) -> Optional[str]:
+    """The work tree holding ``start`` (the closest folder with a ``.git``), or None."""
+    directory = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def project_root(cwd: str, config: Optional[FileConfig]) -> str:
+    """Where the project's shared state (the result cache) lives: the
+    configuration file's folder, else the git work tree, else ``cwd``; so a
+    run from a subfolder finds the same cache as one from the top."""
+    if config is not None:
+        return config.directory
+    return git_root(cwd) or cwd
+
+
 def _display(path: str) -> str:
     relative = os.path.relpath(path)
     return relative if not relative.startswith(os.pardir) else path
@@ -479,7 +500,8 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         add_noqa=args.add_noqa,
         jobs=_jobs(getattr(args, "jobs", None)),
         cache_dir=None if getattr(args, "no_cache", False) else (
-            getattr(args, "cache_dir", None) or os.environ.get("TORCHLINT_CACHE_DIR") or DEFAULT_CACHE_DIRECTORY
+            getattr(args, "cache_dir", None) or os.environ.get("TORCHLINT_CACHE_DIR")
+            or os.path.join(project_root(cwd, config), DEFAULT_CACHE_DIRECTORY)
         ),
     )
 
