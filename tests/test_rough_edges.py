@@ -114,3 +114,55 @@ def test_outside_a_project_the_cache_is_in_the_current_directory(tmp_path):
     (tmp_path / "a.py").write_text(UPSAMPLE)
     assert run_torchlint(["--isolated", "a.py"], cwd=tmp_path).returncode == 1
     assert (tmp_path / ".torchlint_cache" / "CACHEDIR.TAG").is_file()
+
+
+# --- 11. worker processes only when the work pays for them ----------------------------------
+
+
+def _pools_started(monkeypatch, tmp_path, files, *options):
+    """Run the CLI in this process and count the worker pools it starts."""
+    import io
+    import multiprocessing
+
+    from torchlint.frontends import cli
+    from torchlint.run import session
+
+    started = []
+    real = multiprocessing.get_context
+
+    def spying_context(method=None):
+        context = real(method)
+
+        class Spy:
+            def Pool(self, *args, **kwargs):  # noqa: N802 - multiprocessing's name
+                started.append(args)
+                return context.Pool(*args, **kwargs)
+
+        return Spy()
+
+    monkeypatch.setattr(session.multiprocessing, "get_context", spying_context)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    status = cli.main(["--isolated", "--no-cache", *options, "."], stdout=out, stderr=io.StringIO())
+    return started, status, out.getvalue()
+
+
+def test_a_small_tree_is_checked_without_worker_processes(monkeypatch, tmp_path):
+    files = {f"m{index:03d}.py": "import torch\nx = torch.zeros(3)\n" for index in range(120)}
+    files["m007.py"] = UPSAMPLE
+    started, status, out = _pools_started(monkeypatch, tmp_path, files, "-j", "2")
+    assert status == 1 and "m007.py:3:7: TL103" in out
+    assert started == []
+
+
+def test_a_large_tree_gets_worker_processes(monkeypatch, tmp_path):
+    from torchlint.run.session import PARALLEL_MIN_BYTES
+
+    padding = "# padding\n" * (PARALLEL_MIN_BYTES // 10 // 8 + 1)
+    files = {f"m{index}.py": "import torch\nx = torch.zeros(3)\n" + padding for index in range(8)}
+    files["m7.py"] = UPSAMPLE + padding
+    started, status, out = _pools_started(monkeypatch, tmp_path, files, "-j", "2")
+    assert status == 1 and "m7.py:3:7: TL103" in out
+    assert len(started) == 1

@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="exit 1 when a fix was applied, even if no findings remain")
     speed = parser.add_argument_group("speed")
     speed.add_argument("-j", "--jobs", type=int, metavar="N",
-                       help="worker processes (default: one per core); output order does not depend on it")
+                       help="worker processes (default: one per core, started only for at least 1 MB of source to analyse); output order does not depend on it")
     speed.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     speed.add_argument("--cache-dir", metavar="DIR",
                        help="where check results are cached (default: $TORCHLINT_CACHE_DIR, else .torchlint_cache at the "
