@@ -166,3 +166,58 @@ def test_a_large_tree_gets_worker_processes(monkeypatch, tmp_path):
     started, status, out = _pools_started(monkeypatch, tmp_path, files, "-j", "2")
     assert status == 1 and "m7.py:3:7: TL103" in out
     assert len(started) == 1
+
+
+# --- 5. fix previews (json, sarif, full) cost about what checking costs --------------------
+
+
+def _every_flagged_example():
+    from torchlint.rules import all_rules
+
+    for rule in all_rules():
+        for index, example in enumerate(rule.flagged):
+            yield rule, index, example
+
+
+def test_local_fix_previews_equal_whole_module_previews_on_every_example():
+    from torchlint.engine.linter import Engine
+    from torchlint.engine.textedits import FixPreviewer, apply_edits, preview_fix
+
+    compared = 0
+    for rule, index, example in _every_flagged_example():
+        checked = Engine([rule]).check(example.code, whole=True)
+        previewer = FixPreviewer(checked.module, checked.locator)
+        for d in checked.diagnostics:
+            if d.fix is not None:
+                local, whole = previewer.preview(d.fix), preview_fix(checked.module, d.fix)
+                assert (local is None) == (whole is None), (rule.code, index)
+                if whole is not None:  # the same change; local edits may be finer (one per node)
+                    code = checked.module.code
+                    assert apply_edits(code, local) == apply_edits(code, whole), (rule.code, index)
+                    assert len(local) >= len(whole)
+                compared += 1
+    assert compared > 100
+
+
+def test_previews_do_not_reparse_the_file_for_every_finding(monkeypatch, tmp_path):
+    import io
+
+    import libcst
+
+    from torchlint.frontends import cli
+
+    lines = ["import torch", "import torch.nn.functional as F", "x = torch.zeros(1, 1, 2, 2)"]
+    lines += [f"y{index} = F.upsample(x, scale_factor=2)" for index in range(40)]
+    (tmp_path / "many.py").write_text("\n".join(lines) + "\n")
+    parses = []
+    real = libcst.parse_module
+    monkeypatch.setattr(libcst, "parse_module", lambda *args, **kwargs: parses.append(1) or real(*args, **kwargs))
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    assert cli.main(["--isolated", "--no-cache", "--output-format", "json", "many.py"], stdout=out) == 1
+    findings = json.loads(out.getvalue())
+    assert len(findings) == 40 and all(f["fix"]["edits"] for f in findings)
+    assert findings[5]["fix"]["edits"] == [
+        {"content": "interpolate", "location": {"row": 9, "column": 8}, "end_location": {"row": 9, "column": 16}}
+    ]
+    assert len(parses) <= 3  # the check's own parse(s), not one per finding

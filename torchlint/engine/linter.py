@@ -11,7 +11,7 @@ import ast
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple, Type
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
@@ -23,7 +23,7 @@ from torchlint.core.settings import Settings
 from torchlint.core.source import physical_lines
 from torchlint.engine.fixer import apply_fixes, keep_lost_text
 from torchlint.engine.narrowing import Narrowed, narrow
-from torchlint.engine.positions import positions
+from torchlint.engine.positions import Locator
 from torchlint.rules.rule import Rule
 
 MAX_FIX_ROUNDS = 10
@@ -37,6 +37,8 @@ class CheckResult:
     module: Optional[cst.Module] = None  # what libcst parsed: with stubs when ``narrowed``
     internal_errors: List[str] = field(default_factory=list)
     narrowed: bool = False
+    top_of: Mapping[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)  # node -> top-level statement
+    locator: Optional[Locator] = None  # where the nodes of ``module`` are (with findings only)
 
 
 @dataclass
@@ -140,21 +142,27 @@ class Engine:
         diagnostics: List[Diagnostic] = []
         if found:
             parsed = narrowed.text if narrowed is not None else source
-            starts = positions(module, {id(f.node): f.node for _, f in found}.values(), parsed, tree,
-                               file_context.top_of)
+            locator = Locator(module, parsed, tree, file_context.top_of)
+            places = locator.ranges({id(f.node): f.node for _, f in found}.values())
             noqa = NoqaIndex(source)
             lines = physical_lines(source) if "\x0c" in source else None
             for rule, finding in found:
-                line, column = starts[finding.node]
+                (line, column), (end_line, end_column) = places[finding.node]
                 if narrowed is not None and not narrowed.keeps(line):
                     continue  # in a stub's header: the real statement was screened out
                 if self.honour_noqa and noqa.suppresses(line, rule.code):
                     continue
                 if lines is not None and lines[line - 1].startswith("\x0c"):
-                    column = _form_feed_column(lines[line - 1], column, file_context.module, finding.node)
-                diagnostics.append(Diagnostic(rule.code, finding.message, line, column, finding.fix))
+                    shifted = _form_feed_column(lines[line - 1], column, file_context.module, finding.node)
+                    end_column += shifted - column if end_line == line else 0
+                    column = shifted
+                diagnostics.append(Diagnostic(rule.code, finding.message, line, column, finding.fix,
+                                              end_line=end_line, end_column=end_column))
+        else:
+            locator = None
         diagnostics.sort(key=Diagnostic.sort_key)
-        return CheckResult(_dedupe(diagnostics), file_context.module, errors, narrowed is not None)
+        return CheckResult(_dedupe(diagnostics), file_context.module, errors, narrowed is not None,
+                           file_context.top_of, locator)
 
     def fix(self, source: str, unsafe: bool = False) -> FixResult:
         result = FixResult(source, [])

@@ -501,7 +501,8 @@ def _map(layout: Layout, text: str, diagnostics: Sequence[Diagnostic]) -> List[D
     mapped = []
     for d in diagnostics:
         cell, line = layout.locate(starts, d.line)
-        mapped.append(dataclasses.replace(d, line=line, cell=cell))
+        end_line = None if d.end_line is None else d.end_line - d.line + line  # a node never spans cells
+        mapped.append(dataclasses.replace(d, line=line, cell=cell, end_line=end_line))
     return mapped
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Optional
 
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.source import SourceError, SourceText, physical_lines
-from torchlint.engine.textedits import preview_fix
+from torchlint.engine.textedits import FixPreviewer
 from torchlint.run.fileio import encode, read_source, write_atomically
 from torchlint.run.notebook import process_notebook
 from torchlint.run.report import FileReport, report_internal, skip
@@ -102,9 +102,8 @@ def _add_previews(report: FileReport, checked: CheckResult) -> None:
         report.previews = [None] * len(report.diagnostics)
         return
     report.diagnostics = checked.diagnostics
-    report.previews = [
-        preview_fix(checked.module, d.fix) if d.fix is not None else None for d in checked.diagnostics
-    ]
+    previewer = FixPreviewer(checked.module, checked.locator)
+    report.previews = [previewer.preview(d.fix) if d.fix is not None else None for d in checked.diagnostics]
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
