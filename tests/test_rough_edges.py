@@ -221,3 +221,69 @@ def test_previews_do_not_reparse_the_file_for_every_finding(monkeypatch, tmp_pat
         {"content": "interpolate", "location": {"row": 9, "column": 8}, "end_location": {"row": 9, "column": 16}}
     ]
     assert len(parses) <= 3  # the check's own parse(s), not one per finding
+
+
+# --- 4. end positions, parse errors in every format, full output ------------------------------
+
+
+def _notebook(*sources):
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s}
+             for s in sources]
+    cells.insert(1, {"cell_type": "markdown", "metadata": {}, "source": "notes"})
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_json_has_end_positions(tmp_path):
+    (tmp_path / "a.py").write_text(UPSAMPLE)
+    result = run_torchlint(["--isolated", "--no-cache", "--output-format", "json", "a.py"], cwd=tmp_path)
+    (item,) = json.loads(result.stdout)
+    assert item["location"] == {"row": 3, "column": 7}
+    assert item["end_location"] == {"row": 3, "column": 15}  # `upsample`, the flagged name
+
+
+@pytest.mark.parametrize("output_format", ["json", "sarif", "github"])
+def test_parse_errors_appear_in_machine_readable_output(tmp_path, output_format):
+    (tmp_path / "broken.py").write_text("import torch\ndef f(:\n    pass\n")
+    (tmp_path / "a.py").write_text(UPSAMPLE)
+    result = run_torchlint(["--isolated", "--no-cache", "--output-format", output_format, "."], cwd=tmp_path)
+    assert result.returncode == 2
+    assert "broken.py:2:7: cannot parse" in result.stderr
+    if output_format == "json":
+        error = next(item for item in json.loads(result.stdout) if item["filename"] == "./broken.py")
+        assert error["code"] is None and error["location"] == {"row": 2, "column": 7}
+        assert error["message"] == "cannot parse: invalid syntax"
+    elif output_format == "sarif":
+        (invocation,) = json.loads(result.stdout)["runs"][0]["invocations"]
+        (notification,) = invocation["toolExecutionNotifications"]
+        assert notification["level"] == "error" and "cannot parse" in notification["message"]["text"]
+        physical = notification["locations"][0]["physicalLocation"]
+        assert physical["artifactLocation"]["uri"] == "broken.py"
+        assert physical["region"] == {"startLine": 2, "startColumn": 7}
+    else:
+        assert "::error title=torchlint (error),file=./broken.py,line=2,col=7::cannot parse: invalid syntax" in result.stdout
+
+
+def test_full_underlines_the_whole_flagged_range(tmp_path):
+    (tmp_path / "a.py").write_text("import torch\nstate = torch.load('model.pt', map_location='cpu')\n")
+    result = run_torchlint(["--isolated", "--no-cache", "--output-format", "full", "a.py"], cwd=tmp_path)
+    lines = result.stdout.splitlines()
+    source = lines.index("2 | state = torch.load('model.pt', map_location='cpu')")
+    assert lines[source + 1] == "  |         " + "^" * len("torch.load('model.pt', map_location='cpu')") + " TL203"
+
+
+def test_full_shows_a_notebook_cells_line_and_fix(tmp_path):
+    (tmp_path / "nb.ipynb").write_text(_notebook(
+        "import torch\nimport torch.nn.functional as F\n",
+        "x = torch.zeros(1, 1, 2, 2)\n%matplotlib inline\ny = F.upsample(x, scale_factor=2)\n",
+    ))
+    result = run_torchlint(["--isolated", "--no-cache", "--output-format", "full", "nb.ipynb"], cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith("nb.ipynb:cell 3:3:7: TL103")
+    assert "3 | y = F.upsample(x, scale_factor=2)\n  |       ^^^^^^^^ TL103\n" in result.stdout
+    assert "    -y = F.upsample(x, scale_factor=2)\n    +y = F.interpolate(x, scale_factor=2)\n" in result.stdout
+    json_result = run_torchlint(["--isolated", "--no-cache", "--output-format", "json", "nb.ipynb"], cwd=tmp_path)
+    (item,) = json.loads(json_result.stdout)
+    assert item["cell"] == 3 and item["end_location"] == {"row": 3, "column": 15}
+    assert item["fix"]["edits"] == [
+        {"content": "interpolate", "location": {"row": 3, "column": 7}, "end_location": {"row": 3, "column": 15}}
+    ]

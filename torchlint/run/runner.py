@@ -36,7 +36,7 @@ def process_file(
     each remaining fix as text edits.
     """
     if path.endswith(".ipynb") and text is None:
-        return process_notebook(path, engine, args)
+        return process_notebook(path, engine, args, previews=previews)
     report = FileReport(path)
     if text is not None:
         source = text
@@ -92,6 +92,7 @@ def process_file(
     except ParseError as exc:
         report.diagnostics = []
         report.errors.append(f"{path}:{exc.line}:{exc.column + 1}: cannot parse: {exc.message}")
+        report.parse_error_at = (None, exc.line, exc.column)
     except SourceError as exc:
         report.errors.append(f"{path}: {exc}")
     return report
