@@ -287,3 +287,58 @@ def test_full_shows_a_notebook_cells_line_and_fix(tmp_path):
     assert item["fix"]["edits"] == [
         {"content": "interpolate", "location": {"row": 3, "column": 7}, "end_location": {"row": 3, "column": 15}}
     ]
+
+
+# --- 3. git-ignored paths are skipped by directory searches -------------------------------------
+
+
+@pytest.fixture
+def ignoring_repo(tmp_path):
+    root = tmp_path / "repo"
+    (root / "generated").mkdir(parents=True)
+    (root / "src" / "deep").mkdir(parents=True)
+    _git("init", "-q", cwd=root)
+    (root / ".gitignore").write_text("generated/\n*_pb2.py\n")
+    (root / "src" / ".gitignore").write_text("scratch.py\n")
+    for name in ("generated/g.py", "src/x_pb2.py", "src/scratch.py", "src/ok.py", "src/deep/ok2.py"):
+        (root / name).write_text(UPSAMPLE)
+    return root
+
+
+def _flagged_files(result):
+    return sorted(line.split(":")[0] for line in result.stdout.splitlines() if ": TL" in line)
+
+
+def test_git_ignored_paths_are_skipped_when_searching(ignoring_repo):
+    result = run_torchlint(["--no-cache", "."], cwd=ignoring_repo)
+    assert _flagged_files(result) == ["./src/deep/ok2.py", "./src/ok.py"], result.stdout + result.stderr
+    inside = run_torchlint(["--no-cache", "."], cwd=ignoring_repo / "src")
+    assert _flagged_files(inside) == ["./deep/ok2.py", "./ok.py"]
+
+
+def test_named_files_are_checked_even_if_ignored(ignoring_repo):
+    result = run_torchlint(["--no-cache", "generated/g.py", "src/scratch.py"], cwd=ignoring_repo)
+    assert _flagged_files(result) == ["generated/g.py", "src/scratch.py"]
+
+
+def test_no_respect_gitignore_and_the_config_key(ignoring_repo):
+    every = ["./generated/g.py", "./src/deep/ok2.py", "./src/ok.py", "./src/scratch.py", "./src/x_pb2.py"]
+    result = run_torchlint(["--no-cache", "--no-respect-gitignore", "."], cwd=ignoring_repo)
+    assert _flagged_files(result) == every
+    (ignoring_repo / "pyproject.toml").write_text("[tool.torchlint]\nrespect-gitignore = false\n")
+    assert _flagged_files(run_torchlint(["--no-cache", "."], cwd=ignoring_repo)) == every
+
+
+def test_git_is_asked_once_per_run_not_once_per_file(ignoring_repo, monkeypatch):
+    from torchlint.run import files
+
+    calls = []
+    real = files.subprocess.run
+    monkeypatch.setattr(files.subprocess, "run", lambda *a, **k: calls.append(a) or real(*a, **k))
+    from torchlint.run.config import Options
+
+    monkeypatch.chdir(ignoring_repo)
+    options = Options(paths=["."], rules=[])
+    found = sorted(path for path, _ in files.discover(["."], options.is_excluded))
+    assert found == ["./src/deep/ok2.py", "./src/ok.py"]
+    assert len(calls) == 1

@@ -69,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="apply the exclusions to paths named on the command line too (for pre-commit)")
     files.add_argument("--no-force-exclude", dest="force_exclude", action="store_const", const=False,
                        help=argparse.SUPPRESS)
+    files.add_argument("--respect-gitignore", action="store_const", const=True, default=None,
+                       help=argparse.SUPPRESS)
+    files.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_const", const=False,
+                       help="also search folders and files git ignores (default: skip them; files named on the "
+                            "command line are always checked)")
     files.add_argument("--stdin-filename", metavar="PATH",
                        help="read the source from stdin and report it as PATH (config and per-file-ignores apply "
                             "to PATH); with --fix, the fixed source is written to stdout")

@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from torchlint.core.settings import SettingsError, Version, parse_version
 from torchlint.rules.rule import Rule
 from torchlint.run.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
-from torchlint.run.files import DEFAULT_EXCLUDE
+from torchlint.run.files import DEFAULT_EXCLUDE, GitIgnored
 from torchlint.run.selection import (
     SelectionError,
     check_selectors,
@@ -225,6 +225,7 @@ KEYS: Dict[str, Callable[[Any], Any]] = {
     "exclude": lambda v: _list_of_strings(v, "patterns"),
     "extend-exclude": lambda v: _list_of_strings(v, "patterns"),
     "force-exclude": _bool_value,
+    "respect-gitignore": _bool_value,
     "per-file-ignores": _per_file_ignores_value,
     "unsafe-fixes": _bool_value,
     "torch-version": _version_value,
@@ -234,7 +235,7 @@ KEYS: Dict[str, Callable[[Any], Any]] = {
 # The TOML type of each key (setup.cfg values are all strings).
 TOML_TYPES: Dict[str, type] = {
     "select": list, "extend-select": list, "ignore": list, "exclude": list, "extend-exclude": list,
-    "force-exclude": bool, "per-file-ignores": dict, "unsafe-fixes": bool, "torch-version": str,
+    "force-exclude": bool, "respect-gitignore": bool, "per-file-ignores": dict, "unsafe-fixes": bool, "torch-version": str,
 }
 _TYPE_NAMES = {list: "a list", bool: "true or false", dict: "a table", str: "a string"}
 
@@ -373,6 +374,7 @@ class Options:
     torch_version: Optional[Version] = None
     exclude: List[PathPattern] = field(default_factory=list)
     force_exclude: bool = False
+    respect_gitignore: bool = True  # directory searches skip what git ignores
     per_file_ignores: List[Tuple[PathPattern, List[str]]] = field(default_factory=list)
     config_path: Optional[str] = None
     output_format: str = "concise"
@@ -390,7 +392,15 @@ class Options:
         by_name, by_path = self._exclude_split()
         if by_name is not None and by_name.match(os.path.basename(os.path.abspath(path))):
             return True
-        return any(pattern.matches(path) for pattern in by_path)
+        if any(pattern.matches(path) for pattern in by_path):
+            return True
+        return self.respect_gitignore and self._git_ignored(path)
+
+    def _git_ignored(self, path: str) -> bool:
+        ignored = self.__dict__.get("_git_ignored_cache")
+        if ignored is None:
+            ignored = self.__dict__["_git_ignored_cache"] = GitIgnored()
+        return ignored(path)
 
     def _exclude_split(self) -> Tuple[Optional["re.Pattern[str]"], List[PathPattern]]:
         """The name-only patterns as one regex (every path of a run is tested
@@ -479,6 +489,8 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
     torch_version = parse_version(args.torch_version) if args.torch_version else values.get("torch-version")
     unsafe = args.unsafe_fixes if args.unsafe_fixes is not None else values.get("unsafe-fixes", False)
     force_exclude = args.force_exclude if args.force_exclude is not None else values.get("force-exclude", False)
+    respect = getattr(args, "respect_gitignore", None)
+    respect_gitignore = respect if respect is not None else values.get("respect-gitignore", True)
 
     return Options(
         paths=list(args.paths),
@@ -489,6 +501,7 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         torch_version=torch_version,
         exclude=exclude,
         force_exclude=force_exclude,
+        respect_gitignore=respect_gitignore,
         per_file_ignores=per_file,
         config_path=config.path if config else None,
         output_format=args.output_format,
