@@ -342,3 +342,84 @@ def test_git_is_asked_once_per_run_not_once_per_file(ignoring_repo, monkeypatch)
     found = sorted(path for path, _ in files.discover(["."], options.is_excluded))
     assert found == ["./src/deep/ok2.py", "./src/ok.py"]
     assert len(calls) == 1
+
+
+# --- 8. --ignore-noqa, unused noqa, --output-file, -q/-qq, --show-settings/--show-files, --diff summary
+
+
+NOQA_SOURCE = (
+    "import torch\n"
+    "import torch.nn.functional as F\n"
+    "y = F.upsample(x, scale_factor=2)  # noqa: TL103\n"
+    "z = F.tanh(x)  # noqa: TL103, E501\n"
+    "w = F.upsample(x)  # noqa\n"
+)
+
+
+def test_ignore_noqa_reports_suppressed_findings(tmp_path):
+    (tmp_path / "a.py").write_text(NOQA_SOURCE)
+    honoured = run_torchlint(["--isolated", "a.py"], cwd=tmp_path)
+    assert [line.split()[1] for line in _lines(honoured)[:-1]] == ["TL104"]
+    ignored = run_torchlint(["--isolated", "--ignore-noqa", "a.py"], cwd=tmp_path)
+    assert [line.split(":")[1] + " " + line.split()[1] for line in _lines(ignored)[:-1]] == [
+        "3 TL103", "4 TL104", "5 TL103"]
+
+
+def test_report_unused_noqa_names_codes_that_suppress_nothing(tmp_path):
+    (tmp_path / "a.py").write_text(NOQA_SOURCE)
+    result = run_torchlint(["--isolated", "--report-unused-noqa", "a.py"], cwd=tmp_path)
+    assert result.returncode == 1
+    assert _lines(result)[:-1] == [
+        "a.py:4:7: TL104 `F.tanh` is a deprecated alias; use `torch.tanh`",
+        "a.py:4:16: TL001 unused `noqa` code TL103: nothing to suppress on this line",
+    ]  # E501 (another tool's) and the bare `# noqa` are left alone
+    (tmp_path / "a.py").write_text(NOQA_SOURCE.replace("  # noqa: TL103, E501", "  # noqa: TL104"))
+    clean = run_torchlint(["--isolated", "--report-unused-noqa", "--select", "TL103,TL104", "a.py"], cwd=tmp_path)
+    assert clean.returncode == 0, clean.stdout
+
+
+def test_output_file_quiet_and_silent(tmp_path):
+    (tmp_path / "a.py").write_text(UPSAMPLE)
+    to_file = run_torchlint(["--isolated", "--no-cache", "--output-file", "report.json", "--output-format", "json",
+                             "a.py"], cwd=tmp_path)
+    assert to_file.returncode == 1 and to_file.stdout == ""
+    assert json.loads((tmp_path / "report.json").read_text())[0]["code"] == "TL103"
+    quiet = run_torchlint(["--isolated", "--no-cache", "-q", "a.py"], cwd=tmp_path)
+    assert quiet.returncode == 1
+    assert quiet.stdout == "a.py:3:7: TL103 `upsample` is deprecated; use `interpolate(...)`\n"
+    for silent in (["-qq"], ["--silent"]):
+        result = run_torchlint(["--isolated", "--no-cache", *silent, "a.py"], cwd=tmp_path)
+        assert (result.returncode, result.stdout, result.stderr) == (1, "", "")
+
+
+def test_show_settings_and_show_files(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text(UPSAMPLE)
+    (tmp_path / "pkg" / "b.pyi").write_text("x: int\n")
+    (tmp_path / "pkg" / "notes.txt").write_text("F.upsample\n")
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL1"]\ntorch-version = "1.13"\n')
+    settings = run_torchlint(["--show-settings", "pkg"], cwd=tmp_path)
+    assert settings.returncode == 0
+    values = dict(line.split(":", 1) for line in settings.stdout.splitlines())
+    assert values["configuration file"].strip() == "pyproject.toml"
+    assert values["rules"].strip().startswith("TL101, TL102") and "TL201" not in values["rules"]
+    assert values["torch-version"].strip() == "1.13.0"
+    assert values["cache"].strip() == str(tmp_path / ".torchlint_cache")
+    files = run_torchlint(["--show-files", "pkg"], cwd=tmp_path)
+    assert (files.returncode, files.stdout) == (0, "pkg/a.py\npkg/b.pyi\n")
+
+
+def test_diff_prints_a_summary_on_stderr_and_a_clean_patch_on_stdout(tmp_path):
+    (tmp_path / "a.py").write_text(UPSAMPLE)
+    (tmp_path / "b.py").write_text(UPSAMPLE.replace("y = ", "z = ") + "w = F.upsample(y, scale_factor=2)\n")
+    result = run_torchlint(["--isolated", "--diff", "."], cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == "Would fix 3 problems in 2 files.\n"
+    assert result.stdout.startswith("--- a/./a.py\n") and "Would fix" not in result.stdout
+    applied = subprocess.run(["patch", "-p1", "--dry-run"], input=result.stdout, cwd=tmp_path, text=True,
+                             capture_output=True)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("x = 2\n")
+    nothing = run_torchlint(["--isolated", "--diff", "."], cwd=tmp_path)
+    assert (nothing.returncode, nothing.stdout, nothing.stderr) == (0, "", "No fixes to apply.\n")

@@ -18,7 +18,7 @@ import libcst as cst
 from torchlint.analysis.context import NodeContext, analyse
 from torchlint.analysis.outline import Outline, child_nodes
 from torchlint.core.diagnostic import Diagnostic, ParseError, Unsupported
-from torchlint.core.noqa import NoqaIndex, file_is_exempt
+from torchlint.core.noqa import UNUSED_NOQA, NoqaIndex, file_is_exempt, unused_noqa
 from torchlint.core.settings import Settings
 from torchlint.core.source import physical_lines
 from torchlint.engine.fixer import apply_fixes, keep_lost_text
@@ -39,6 +39,7 @@ class CheckResult:
     narrowed: bool = False
     top_of: Mapping[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)  # node -> top-level statement
     locator: Optional[Locator] = None  # where the nodes of ``module`` are (with findings only)
+    suppressed: List[Tuple[int, str]] = field(default_factory=list)  # (line, code) findings `# noqa` hid
 
 
 @dataclass
@@ -53,9 +54,12 @@ class FixResult:
 
 class Engine:
     def __init__(
-        self, rules: Sequence[Rule], settings: Settings = Settings(), honour_noqa: bool = True, screens: bool = True
+        self, rules: Sequence[Rule], settings: Settings = Settings(), honour_noqa: bool = True, screens: bool = True,
+        report_unused_noqa: bool = False,
     ) -> None:
         self.settings = settings
+        # Also report `# noqa: TL...` codes that suppressed nothing (as TL001).
+        self.report_unused_noqa = report_unused_noqa and honour_noqa
         # Without screens every rule analyses every file: slow, and only for
         # tests proving that the screens never hide a finding.
         self.screens = screens
@@ -91,6 +95,18 @@ class Engine:
 
     def check(self, source: str, syntax_checked: bool = False, tree: Optional[ast.Module] = None,
               whole: bool = False) -> CheckResult:
+        """Find problems in ``source`` (see ``_check``), and unused ``# noqa`` codes if asked."""
+        result = self._check(source, syntax_checked, tree, whole)
+        if self.report_unused_noqa and not file_is_exempt(source):
+            running = [rule.code for rule in self.rules]
+            for line, column, code in unused_noqa(source, result.suppressed, running):
+                result.diagnostics.append(Diagnostic(
+                    UNUSED_NOQA, f"unused `noqa` code {code}: nothing to suppress on this line", line, column))
+            result.diagnostics.sort(key=Diagnostic.sort_key)
+        return result
+
+    def _check(self, source: str, syntax_checked: bool = False, tree: Optional[ast.Module] = None,
+               whole: bool = False) -> CheckResult:
         """Find problems in ``source``; raises ParseError for invalid Python.
 
         ``syntax_checked`` says the caller already compiled ``source`` with
@@ -140,6 +156,7 @@ class Engine:
                     except Exception as exc:  # a rule bug must not stop the run
                         errors.append(f"{rule.code} raised {type(exc).__name__}: {exc}")
         diagnostics: List[Diagnostic] = []
+        suppressed: List[Tuple[int, str]] = []
         if found:
             parsed = narrowed.text if narrowed is not None else source
             locator = Locator(module, parsed, tree, file_context.top_of)
@@ -151,6 +168,7 @@ class Engine:
                 if narrowed is not None and not narrowed.keeps(line):
                     continue  # in a stub's header: the real statement was screened out
                 if self.honour_noqa and noqa.suppresses(line, rule.code):
+                    suppressed.append((line, rule.code))
                     continue
                 if lines is not None and lines[line - 1].startswith("\x0c"):
                     shifted = _form_feed_column(lines[line - 1], column, file_context.module, finding.node)
@@ -162,7 +180,7 @@ class Engine:
             locator = None
         diagnostics.sort(key=Diagnostic.sort_key)
         return CheckResult(_dedupe(diagnostics), file_context.module, errors, narrowed is not None,
-                           file_context.top_of, locator)
+                           file_context.top_of, locator, suppressed)
 
     def fix(self, source: str, unsafe: bool = False) -> FixResult:
         result = FixResult(source, [])

@@ -384,6 +384,9 @@ class Options:
     exit_non_zero_on_fix: bool = False
     stdin_filename: Optional[str] = None
     add_noqa: bool = False
+    ignore_noqa: bool = False  # report findings on `# noqa` lines too
+    report_unused_noqa: bool = False  # report `# noqa: TL...` codes that suppress nothing (TL001)
+    quiet: int = 0  # 1: findings only, no summary; 2: nothing on stdout
     jobs: int = 1  # worker processes
     cache_dir: Optional[str] = None  # None: no result cache
 
@@ -511,6 +514,9 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         exit_non_zero_on_fix=args.exit_non_zero_on_fix,
         stdin_filename=args.stdin_filename,
         add_noqa=args.add_noqa,
+        ignore_noqa=getattr(args, "ignore_noqa", False),
+        report_unused_noqa=getattr(args, "report_unused_noqa", False),
+        quiet=getattr(args, "quiet", 0) or 0,
         jobs=_jobs(getattr(args, "jobs", None)),
         cache_dir=None if getattr(args, "no_cache", False) else (
             getattr(args, "cache_dir", None) or os.environ.get("TORCHLINT_CACHE_DIR")

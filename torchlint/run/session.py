@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import io
 import multiprocessing
 import os
 import signal
@@ -59,7 +60,9 @@ class Linter:
                 Engine,  # libcst: only once a file needs checking
             )
 
-            self._engines[key] = Engine([_loaded(rule) for rule in rules], self.settings)
+            self._engines[key] = Engine([_loaded(rule) for rule in rules], self.settings,
+                                        honour_noqa=not self.options.ignore_noqa,
+                                        report_unused_noqa=self.options.report_unused_noqa)
         return self._engines[key]
 
     def codes_for(self, path: str) -> List[str]:
@@ -97,9 +100,23 @@ def run_files(options: Options, linter: Linter, stdout: TextIO, stderr: TextIO) 
             reporter.report_file(report)
     if options.diff:
         changed = any(report.diff for report in reports)
+        _diff_summary(reports, options, stderr)
         return status or (1 if changed else 0)
     reporter.finish(reports)
     return status or _exit_status(options, reports)
+
+
+def _diff_summary(reports: Sequence[FileReport], options: Options, stderr: TextIO) -> None:
+    """What --diff would fix, on stderr: stdout stays a clean patch."""
+    if options.quiet:
+        return
+    fixes = sum(report.fixed for report in reports if report.diff)
+    files = sum(1 for report in reports if report.diff)
+    if fixes:
+        print(f"Would fix {fixes} problem{'' if fixes == 1 else 's'} in {files} file{'' if files == 1 else 's'}.",
+              file=stderr)
+    else:
+        print("No fixes to apply.", file=stderr)
 
 
 # The linter workers use, set before the pool forks so they inherit it.
@@ -212,7 +229,8 @@ def _can_fork() -> bool:
 def _cache_for(options: Options, previews: bool) -> Optional[ResultCache]:
     # Only plain checking is cached: fixing works from the file, and previews
     # need the fixes themselves.
-    if options.cache_dir is None or options.fix or options.diff or previews:
+    if options.cache_dir is None or options.fix or options.diff or previews or options.ignore_noqa \
+            or options.report_unused_noqa:
         return None
     return ResultCache(options.cache_dir)
 
@@ -237,6 +255,8 @@ def _cache_lookup(
 
 def _reporter(options: Options, stream: TextIO) -> Reporter:
     cls = REPORTERS[options.output_format]
+    if options.quiet >= 2:  # --silent: the exit status tells
+        stream = io.StringIO()
     coloured = cls.name in ("concise", "full") and use_color(stream)
     return cls(stream, options, Style(coloured))
 
@@ -299,6 +319,7 @@ def run_stdin(options: Options, linter: Linter, stdin, stdout: TextIO, stderr: T
         reporter = _reporter(options, stderr)
     elif options.diff:
         stdout.write(report.diff)
+        _diff_summary([report], options, stderr)
         return status or (1 if report.diff else 0)
     else:
         reporter = _reporter(options, stdout)

@@ -37,7 +37,8 @@ class TextReporter(Reporter):
             self.statistics(reports)
         if self.options.show_fixes:
             self.applied_fixes(reports)
-        self.write(summary_line(reports, self.options))
+        if not getattr(self.options, "quiet", 0):
+            self.write(summary_line(reports, self.options))
 
     def statistics(self, reports: Sequence[FileReport]) -> None:
         rows = statistics_rows(reports, self)
