@@ -423,3 +423,30 @@ def test_diff_prints_a_summary_on_stderr_and_a_clean_patch_on_stdout(tmp_path):
     (tmp_path / "b.py").write_text("x = 2\n")
     nothing = run_torchlint(["--isolated", "--diff", "."], cwd=tmp_path)
     assert (nothing.returncode, nothing.stdout, nothing.stderr) == (0, "", "No fixes to apply.\n")
+
+
+# --- 2. concise messages: one short line, the detail in full output ---------------------------
+
+
+def test_every_message_of_every_flagged_example_fits_in_90_characters():
+    from torchlint.engine.linter import Engine
+    from torchlint.rules.rule import MAX_MESSAGE
+
+    assert MAX_MESSAGE == 90
+    seen = 0
+    for rule, index, example in _every_flagged_example():
+        for d in Engine([rule]).check(example.code).diagnostics:
+            assert len(d.message) <= MAX_MESSAGE, (rule.code, index, d.message)
+            seen += 1
+    assert seen > 140
+
+
+def test_full_output_shows_the_detail_the_concise_message_leaves_out(tmp_path):
+    (tmp_path / "a.py").write_text(
+        "import os\nimport torch\ntorch.cuda.set_device(0)\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n")
+    concise = run_torchlint(["--isolated", "--no-cache", "--select", "TL210", "a.py"], cwd=tmp_path)
+    assert _lines(concise)[0] == "a.py:4:1: TL210 `CUDA_VISIBLE_DEVICES` is set after CUDA was initialised: it has no effect"
+    full = run_torchlint(["--isolated", "--no-cache", "--select", "TL210", "--output-format", "full", "a.py"],
+                         cwd=tmp_path)
+    assert "  = note: CUDA was initialised by `torch.cuda.set_device(0)`; set it before anything touches CUDA" \
+        in full.stdout

@@ -70,6 +70,8 @@ class Diagnostic:
     # when the engine knows it; None in results read from the cache.
     end_line: Optional[int] = None
     end_column: Optional[int] = None
+    # A longer explanation than the message, for ``--output-format full``.
+    detail: str = ""
 
     @property
     def fixable(self) -> bool:

@@ -175,7 +175,7 @@ class Engine:
                     end_column += shifted - column if end_line == line else 0
                     column = shifted
                 diagnostics.append(Diagnostic(rule.code, finding.message, line, column, finding.fix,
-                                              end_line=end_line, end_column=end_column))
+                                              end_line=end_line, end_column=end_column, detail=finding.detail))
         else:
             locator = None
         diagnostics.sort(key=Diagnostic.sort_key)

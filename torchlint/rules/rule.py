@@ -79,8 +79,24 @@ class Finding:
     """What a rule reports: a node to point at, a message and maybe a fix."""
 
     node: cst.CSTNode
-    message: str
+    message: str  # at most MAX_MESSAGE characters: one line of concise output
     fix: Optional[Fix] = None
+    detail: str = ""  # the longer explanation, shown by ``--output-format full``
+
+
+# The longest concise message: a finding is one short line; the why goes in
+# ``detail`` and on the rule's page.
+MAX_MESSAGE = 90
+
+
+def fitting(*variants: str) -> str:
+    """The first of ``variants`` (most informative first) that fits in
+    ``MAX_MESSAGE`` characters; the last one otherwise. For messages that
+    quote the user's code, whose length torchlint does not choose."""
+    for variant in variants:
+        if len(variant) <= MAX_MESSAGE:
+            return variant
+    return variants[-1]
 
 
 class Rule:

@@ -14,12 +14,14 @@ from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 _VARIABLE = Names(VARIABLE)
 
 MESSAGES = {
-    False: "`Variable(x)` is obsolete since torch 0.4 (it returns `x.detach()`); use the tensor itself",
-    True: (
-        "`Variable(x, requires_grad=True)` is obsolete since torch 0.4 (it returns "
-        "`x.detach().requires_grad_()`); use `x.requires_grad_()`"
-    ),
-    None: "`Variable(x, ...)` is obsolete since torch 0.4 (it returns a detached copy of `x`); use the tensor itself",
+    False: "`Variable(x)` is obsolete since torch 0.4; use the tensor itself",
+    True: "`Variable(x, requires_grad=True)` is obsolete since torch 0.4; use `x.requires_grad_()`",
+    None: "`Variable(x, ...)` is obsolete since torch 0.4; use the tensor itself",
+}
+DETAILS = {
+    False: "`Variable(x)` returns `x.detach()`",
+    True: "`Variable(x, requires_grad=True)` returns `x.detach().requires_grad_()`",
+    None: "`Variable(x, ...)` returns a detached copy of `x`",
 }
 
 
@@ -147,7 +149,7 @@ class VariableWrapper(Rule):
         if ctx.resolver.resolve(node.func) not in VARIABLE:
             return
         requires_grad = _requires_grad(node)
-        yield Finding(node, MESSAGES[requires_grad], _fix(node, requires_grad))
+        yield Finding(node, MESSAGES[requires_grad], _fix(node, requires_grad), detail=DETAILS[requires_grad])
 
 
 def _requires_grad(call: cst.Call) -> Optional[bool]:

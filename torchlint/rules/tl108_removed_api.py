@@ -1,8 +1,8 @@
 """TL108: torch functions that were removed (torch.solve, symeig, potrf, ...)."""
 
 from torchlint.knowledge.deprecations import Deprecation, Status, entries
-from torchlint.rules._deprecated import DeprecatedApiRule, entry_table
-from torchlint.rules.rule import Example, FixSafety
+from torchlint.rules._deprecated import DeprecatedApiRule, entry_table, split_replacement
+from torchlint.rules.rule import Example, FixSafety, fitting
 
 
 class RemovedTorchApi(DeprecatedApiRule):
@@ -31,13 +31,16 @@ class RemovedTorchApi(DeprecatedApiRule):
     STATUS = Status.REMOVED
 
     def message(self, entry: Deprecation) -> str:  # type: ignore[override]
-        if entry.removed:
-            when = f" in torch {entry.removed}"
-        elif entry.deprecated:
-            when = f" (deprecated since {entry.deprecated})"
-        else:
-            when = ""
-        return f"`{entry.display}` was removed{when}; use {entry.replacement}"
+        replacement, _ = split_replacement(entry.replacement)
+        when = f" in torch {entry.removed}" if entry.removed else ""
+        return fitting(f"`{entry.display}` was removed{when}; use {replacement}",
+                       f"`{entry.display}` was removed; use {replacement}",
+                       f"removed; use {replacement}")
+
+    def detail(self, entry: Deprecation) -> str:  # type: ignore[override]
+        _, note = split_replacement(entry.replacement)
+        since = f"deprecated since torch {entry.deprecated}" if entry.deprecated and not entry.removed else ""
+        return "; ".join(part for part in (since, note) if part)
 
     references = (
         "https://pytorch.org/docs/stable/linalg.html",

@@ -1,8 +1,8 @@
 """TL109: deprecated torch functions, classes and arguments, from the deprecation table."""
 
 from torchlint.knowledge.deprecations import Deprecation, Status, entries
-from torchlint.rules._deprecated import DeprecatedApiRule, entry_table
-from torchlint.rules.rule import Example, FixSafety
+from torchlint.rules._deprecated import DeprecatedApiRule, entry_table, split_replacement
+from torchlint.rules.rule import Example, FixSafety, fitting
 
 
 class DeprecatedTorchApi(DeprecatedApiRule):
@@ -36,8 +36,14 @@ class DeprecatedTorchApi(DeprecatedApiRule):
     STATUS = Status.DEPRECATED
 
     def message(self, entry: Deprecation) -> str:  # type: ignore[override]
+        replacement, _ = split_replacement(entry.replacement)
         since = f" since torch {entry.deprecated}" if entry.deprecated else ""
-        return f"`{entry.display}` is deprecated{since}; use {entry.replacement}"
+        return fitting(f"`{entry.display}` is deprecated{since}; use {replacement}",
+                       f"`{entry.display}` is deprecated; use {replacement}",
+                       f"deprecated; use {replacement}")
+
+    def detail(self, entry: Deprecation) -> str:  # type: ignore[override]
+        return split_replacement(entry.replacement)[1]
 
     references = (
         "https://pytorch.org/docs/stable/linalg.html",

@@ -8,7 +8,7 @@ import libcst as cst
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Names, Outline, resolves_to
 from torchlint.knowledge.torch_api import AUTOGRAD_FUNCTION_BASES
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 _METHODS = ("forward", "backward")
 _STATIC = {"staticmethod", "classmethod"}
@@ -165,11 +165,12 @@ class LegacyAutogradFunction(Rule):
             if isinstance(statement, cst.FunctionDef) and statement.name.value in _METHODS:
                 decorators = {cst.helpers.get_full_name_for_node(d.decorator) for d in statement.decorators}
                 if not decorators & _STATIC:
+                    method, cls = statement.name.value, node.name.value
                     yield Finding(
                         statement,
-                        f"`{statement.name.value}` of autograd Function `{node.name.value}` is not a "
-                        "@staticmethod (legacy style); define `@staticmethod "
-                        f"{statement.name.value}(ctx, ...)` and call `{node.name.value}.apply(...)`",
+                        fitting(f"`{cls}.{method}` is not a @staticmethod (legacy autograd Function style)",
+                                f"`{method}` is not a @staticmethod (legacy autograd Function style)"),
+                        detail=f"define `@staticmethod {method}(ctx, ...)` and call `{cls}.apply(...)`",
                     )
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
@@ -179,8 +180,9 @@ class LegacyAutogradFunction(Rule):
         name = classdef.name.value
         yield Finding(
             node,
-            f"autograd Function `{name}` is instantiated (legacy style; calling the instance raises "
-            f"RuntimeError in current torch); use `{name}.apply(...)`",
+            fitting(f"autograd Function `{name}` is instantiated (legacy style); use `{name}.apply(...)`",
+                    "autograd Function instantiated (legacy style); call its `.apply(...)`"),
+            detail="calling the instance raises RuntimeError in current torch",
         )
 
 

@@ -20,7 +20,7 @@ from torchlint.knowledge.torch_api import (
     WEIGHTS_ONLY_SINCE,
 )
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 MAP_LOCATION = (
     "without `map_location=`: tensors go back to the device they were saved from, so a GPU checkpoint "
@@ -35,6 +35,12 @@ BOTH = (
     "one (pass e.g. `map_location='cpu'`), and whether it may run arbitrary pickled code depends on the "
     "torch version (pass `weights_only=True`)"
 )
+
+SHORT = {
+    ("map_location",): "without `map_location=`: a GPU checkpoint fails to load without a GPU",
+    ("weights_only",): "without `weights_only=`: may run pickled code on torch < 2.6",
+    ("map_location", "weights_only"): "without `map_location=` and `weights_only=`",
+}
 
 
 class TorchLoadDefaults(Rule):
@@ -176,7 +182,9 @@ class TorchLoadDefaults(Rule):
         # weights_only=True next to a pickle_module raises ("Can not safely load
         # weights when explicit pickle_module is specified"): no fix then.
         fix = _fix(node) if "weights_only" in missing and not _has_argument(node, "pickle_module") else None
-        yield Finding(node, f"`{spelled}()` {explanation}", fix)
+        short = SHORT[tuple(missing)]
+        yield Finding(node, fitting(f"`{spelled}()` {short}", short[0].upper() + short[1:]), fix,
+                      detail=f"`{spelled}()` {explanation}")
 
 
 def _has_argument(call: cst.Call, name: str) -> bool:

@@ -111,7 +111,7 @@ class UncheckedNonStrictLoad(Rule):
             return
         yield Finding(
             call,
-            "`load_state_dict(..., strict=False)` result discarded: keys that did not load go unnoticed; "
-            "check the returned `missing_keys` and `unexpected_keys`",
+            "`load_state_dict(..., strict=False)` result discarded: keys that did not load go unnoticed",
+            detail="check the returned `missing_keys` and `unexpected_keys`",
         )
 

@@ -25,7 +25,7 @@ from torchlint.knowledge.torch_api import (
     NUMPY_NEGATIVE_STRIDE_FUNCTIONS,
     NUMPY_STRIDE_PERMUTING_FUNCTIONS,
 )
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 _MAX_DEPTH = 8  # name -> binding -> name ... chains followed
 
@@ -170,8 +170,8 @@ class NegativeStrideToTensor(Rule):
         spelled = cst.Module(body=[]).code_for_node(node.func)
         yield Finding(
             node,
-            f"`{spelled}()` of a NumPy view with a negative stride raises ValueError; pass a copy "
-            "(`.copy()`)",
+            fitting(f"`{spelled}()` of a negative-stride NumPy view raises ValueError; pass a `.copy()`",
+                    "a negative-stride NumPy view raises ValueError here; pass a `.copy()`"),
             Fix([Edit(argument, _append_copy)]),
         )
 

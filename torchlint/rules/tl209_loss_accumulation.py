@@ -31,7 +31,7 @@ from torchlint.knowledge.torch_api import (
     is_loss_class,
 )
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
@@ -282,9 +282,10 @@ class LossAccumulatedAsTensor(Rule):
         fix = Fix([Edit(added, _append_item)], safe=False) if value.scalar else None
         yield Finding(
             target,
-            f"adding a loss tensor to `{target.value}` keeps every step's autograd graph alive; "
-            "accumulate `loss.item()` (or `loss.detach()`)",
+            fitting(f"adding a loss tensor to `{target.value}` keeps every step's graph; add `loss.item()`",
+                    "adding a loss tensor keeps every step's autograd graph; add `loss.item()`"),
             fix,
+            detail="each step's autograd graph stays alive; accumulate `loss.item()` (or `loss.detach()`)",
         )
 
 

@@ -25,7 +25,7 @@ from torchlint.knowledge.torch_api import (
     ITERATION_WRAPPERS,
 )
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, Rule
+from torchlint.rules.rule import Example, Finding, Rule, fitting
 
 WORKERS = (
     "loads every batch in the training process (`num_workers` is 0), so the model waits while data is read "
@@ -35,6 +35,11 @@ PINNED = (
     "feeds batches that are copied to CUDA, from pageable memory; pass `pin_memory=True` (and copy with "
     "`.to(device, non_blocking=True)`)"
 )
+
+SHORT = {
+    WORKERS: "loads batches in the training process; pass `num_workers=`",
+    PINNED: "copies batches to CUDA unpinned; pass `pin_memory=True`",
+}
 
 
 class DataLoaderWorkers(Rule):
@@ -175,7 +180,10 @@ class DataLoaderWorkers(Rule):
                 problems.append(PINNED)
         if problems:
             spelled = edits.expression_code(node.func)
-            yield Finding(node, f"`{spelled}(...)` " + "; it also ".join(problems))
+            short = SHORT[problems[0]] if len(problems) == 1 else (
+                "has no `num_workers=` nor `pin_memory=True`: slow loading and copies")
+            yield Finding(node, fitting(f"`{spelled}(...)` {short}", short[0].upper() + short[1:]),
+                          detail=f"`{spelled}(...)` " + "; it also ".join(problems))
 
 
 def _ast_argument(call: ast.Call, name: str, position: int) -> Optional[ast.AST]:

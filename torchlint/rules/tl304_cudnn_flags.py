@@ -12,7 +12,7 @@ from torchlint.analysis.outline import Outline, calls_resolving_to, resolved_nam
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import CUDNN, CUDNN_FLAGS
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 # Variable-length sequence utilities: their presence means input shapes vary.
 VARYING_SHAPES = frozenset({
@@ -152,7 +152,8 @@ class CudnnFlags(Rule):
             fixed = _LOWERCASE[value.value]
             yield Finding(
                 target,
-                f"`{spelled} = {value.value}` raises NameError: `{value.value}` is not defined; use `{fixed}`",
+                fitting(f"`{spelled} = {value.value}` raises NameError: `{value.value}` is not defined; use `{fixed}`",
+                        f"`{value.value}` is not defined (NameError); use `{fixed}`"),
                 Fix([Edit(value, lambda n: n.with_changes(value=fixed))], safe=False),
             )
             return
@@ -160,22 +161,25 @@ class CudnnFlags(Rule):
         if flag == "enabled" and literal is False:
             yield Finding(
                 target,
-                f"`{spelled} = {edits.expression_code(value)}` turns cuDNN off for the whole process (slow convolutions and RNNs) and "
-                "usually hides a real error; scope it with `torch.backends.cudnn.flags(enabled=False)`",
+                fitting(f"`{spelled} = {edits.expression_code(value)}` turns cuDNN off for the whole process",
+                        "this turns cuDNN off for the whole process"),
+                detail="slow convolutions and RNNs, and it usually hides a real error; scope it with "
+                       "`torch.backends.cudnn.flags(enabled=False)`",
             )
         elif flag == "benchmark" and literal is True:
             facts = ctx.file.memo(("TL304", "facts"), lambda: _file_facts(ctx))
             if "deterministic" in facts.true_flags:
                 yield Finding(
                     target,
-                    f"`{spelled} = True` next to `deterministic = True`: benchmarking may pick a different "
-                    "algorithm on each run, so runs are not reproducible; set `benchmark = False`",
+                    "`benchmark = True` next to `deterministic = True`: runs are not reproducible",
+                    detail="benchmarking may pick a different algorithm on each run; set `benchmark = False`",
                 )
             elif facts.varying_shapes:
                 yield Finding(
                     target,
-                    f"`{spelled} = True` with varying input shapes ({facts.varying_shapes}) re-runs the algorithm "
-                    "search for every new shape; it pays off only when shapes repeat",
+                    "`benchmark = True` with varying input shapes re-runs the search for each new shape",
+                    detail=f"input shapes vary here ({facts.varying_shapes}); benchmarking pays off only when "
+                           "shapes repeat",
                 )
 
 

@@ -92,6 +92,8 @@ class FullReporter(TextReporter):
             self.write(bar)
             self.write(f"{s.cyan(str(d.line))} {s.cyan('|')} {text}")
             self.write(f"{bar} {pad}{s.red('^' * _caret_width(d, text))} {s.code(d.code)}")
+        if d.detail:
+            self.write(f"{' ' * (gutter + 1)}{s.cyan('=')} note: {d.detail}")
         edits = self._previews[index]
         if d.fix is not None:
             if d.fix.safe:
