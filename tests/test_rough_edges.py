@@ -181,6 +181,7 @@ def _every_flagged_example():
 
 def test_local_fix_previews_equal_whole_module_previews_on_every_example():
     from torchlint.engine.linter import Engine
+    from torchlint.core.source import SourceFile
     from torchlint.engine.textedits import FixPreviewer, apply_edits, preview_fix
 
     compared = 0
@@ -192,7 +193,7 @@ def test_local_fix_previews_equal_whole_module_previews_on_every_example():
                 local, whole = previewer.preview(d.fix), preview_fix(checked.module, d.fix)
                 assert (local is None) == (whole is None), (rule.code, index)
                 if whole is not None:  # the same change; local edits may be finer (one per node)
-                    code = checked.module.code
+                    code = SourceFile(checked.module.code)
                     assert apply_edits(code, local) == apply_edits(code, whole), (rule.code, index)
                     assert len(local) >= len(whole)
                 compared += 1

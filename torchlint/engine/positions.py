@@ -22,13 +22,13 @@ from libcst.metadata.position_provider import (
     PositionProvidingCodegenState,
 )
 
-from torchlint.core.source import physical_lines
+from torchlint.core.source import SourceFile
 
 Position = Tuple[int, int]  # line (from 1), column (from 0)
 Range = Tuple[Position, Position]  # start and end (the end column is exclusive)
 
 
-def positions(module: cst.Module, nodes: Iterable[cst.CSTNode], source: Optional[str] = None,
+def positions(module: cst.Module, nodes: Iterable[cst.CSTNode], source: Optional[SourceFile] = None,
               tree: Optional[ast.Module] = None,
               top_of: Optional[Mapping[cst.CSTNode, cst.CSTNode]] = None) -> Dict[cst.CSTNode, Position]:
     """The start of each node of ``nodes`` (libcst's syntactic position).
@@ -46,7 +46,7 @@ class Locator:
     that holds one at most once (see the module's docstring), or the whole
     module once when a statement's text does not line up with the source."""
 
-    def __init__(self, module: cst.Module, source: Optional[str] = None, tree: Optional[ast.Module] = None,
+    def __init__(self, module: cst.Module, source: Optional[SourceFile] = None, tree: Optional[ast.Module] = None,
                  top_of: Optional[Mapping[cst.CSTNode, cst.CSTNode]] = None) -> None:
         self.module = module
         self.source = source
@@ -89,9 +89,7 @@ class Locator:
             self._first_lines = _first_lines(module, self._tree)
             if self._first_lines is None:
                 return None
-            self._line_starts = [0]
-            for line in physical_lines(source):
-                self._line_starts.append(self._line_starts[-1] + len(line))
+            self._line_starts = source.line_starts
             self._index = {id(statement): i for i, statement in enumerate(module.body)}
         statement = self.top_of.get(node)
         i = self._index.get(id(statement)) if statement is not None else None
@@ -104,7 +102,7 @@ class Locator:
             offset = self._first_lines[i] - ranges[statement].start.line
             if i == len(module.body) - 1 and not module.has_trailing_newline and code.endswith(module.default_newline):
                 code = code[: -len(module.default_newline)]  # the module, not the statement, leaves it out
-            if offset < 0 or offset >= len(self._line_starts) or not source.startswith(code, self._line_starts[offset]):
+            if offset < 0 or offset >= len(self._line_starts) or not source.text.startswith(code, self._line_starts[offset]):
                 return None
             self._generated[i] = (offset, ranges)
         offset, ranges = self._generated[i]

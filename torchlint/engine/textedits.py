@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from torchlint.core.diagnostic import Fix
-from torchlint.core.source import physical_lines
+from torchlint.core.source import SourceFile
 
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
@@ -35,14 +35,12 @@ class TextEdit:
 
 def preview_fix(module: cst.Module, fix: Fix) -> Optional[List[TextEdit]]:
     """The edits ``fix`` alone makes to ``module``; None if it cannot be applied."""
-    from torchlint.engine.fixer import (
-        apply_fixes,  # libcst: only when there are fixes to show
-    )
+    from torchlint.engine.fixer import apply_fixes  # libcst: only when there are fixes to show
 
     result = apply_fixes(module, [fix])
     if not result.applied:
         return None
-    return edits_between(module.code, result.code)
+    return edits_between(SourceFile(module.code), SourceFile(result.code))
 
 
 class FixPreviewer:
@@ -61,8 +59,7 @@ class FixPreviewer:
     def __init__(self, module: cst.Module, locator: Optional[Locator]) -> None:
         self.module = module
         self.locator = locator
-        self._text = ""
-        self._line_starts: Optional[List[int]] = None
+        self._checked: Optional[SourceFile] = None
 
     def preview(self, fix: Fix) -> Optional[List[TextEdit]]:
         if self.locator is None:
@@ -101,7 +98,7 @@ class FixPreviewer:
             (line, column), _ = places[node]
             if not self._text_starts_with(before, line, column):
                 raise _Unplaceable  # the node's text does not start where its position does
-            for edit in edits_between(before, after):
+            for edit in edits_between(SourceFile(before), SourceFile(after)):
                 edits.append(TextEdit(_shift(edit.start, line, column), _shift(edit.end, line, column), edit.content))
         if fix.required_imports:
             edits.append(self._import_edit(fix))
@@ -109,13 +106,13 @@ class FixPreviewer:
 
     def _text_starts_with(self, text: str, line: int, column: int) -> bool:
         """Does the checked source hold ``text`` at ``line`` (1-based), ``column`` (0-based)?"""
-        if self._line_starts is None:
+        if self._checked is None:
             assert self.locator is not None
-            self._text = self.locator.source if self.locator.source is not None else self.module.code
-            self._line_starts = _line_offsets(physical_lines(self._text))
-        if line > len(self._line_starts) - 1:
+            self._checked = self.locator.source if self.locator.source is not None else SourceFile(self.module.code)
+        starts = self._checked.line_starts
+        if line > len(starts) - 1:
             return False
-        return self._text.startswith(text, self._line_starts[line - 1] + column)
+        return self._checked.text.startswith(text, starts[line - 1] + column)
 
     def _import_edit(self, fix: Fix) -> TextEdit:
         """``import NAME`` lines where ``apply_fixes`` puts them: before the
@@ -164,10 +161,10 @@ def _parses_as_expression(code: str) -> bool:
     return True
 
 
-def edits_between(before: str, after: str) -> List[TextEdit]:
+def edits_between(before: SourceFile, after: SourceFile) -> List[TextEdit]:
     """Minimal edits turning ``before`` into ``after`` (line hunks, trimmed to the characters that differ)."""
-    old_lines, new_lines = physical_lines(before), physical_lines(after)
-    old_offsets = _line_offsets(old_lines)
+    old_lines, new_lines = before.lines, after.lines
+    old_offsets = before.line_starts
     edits: List[TextEdit] = []
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -187,26 +184,17 @@ def edits_between(before: str, after: str) -> List[TextEdit]:
     return edits
 
 
-def apply_edits(source: str, edits: List[TextEdit]) -> str:
+def apply_edits(source: SourceFile, edits: List[TextEdit]) -> str:
     """``source`` with ``edits`` (non-overlapping) applied."""
-    lines = physical_lines(source)
-    offsets = _line_offsets(lines)
 
     def offset(position: Tuple[int, int]) -> int:
         row, column = position
-        return offsets[row - 1] + column - 1
+        return source.offset(row, column - 1)
 
-    result = source
+    result = source.text
     for edit in sorted(edits, key=lambda e: e.start, reverse=True):
         result = result[:offset(edit.start)] + edit.content + result[offset(edit.end):]
     return result
-
-
-def _line_offsets(lines: List[str]) -> List[int]:
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
-    return offsets
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -234,13 +222,10 @@ def _splits_word(old: str, new: str, at_old: int, at_new: int = -1) -> bool:
     return splits(old, at_old) or splits(new, at_new)
 
 
-def _position(text: str, offset: int) -> Tuple[int, int]:
-    """1-based (row, column) of character ``offset``, with Python's line breaks."""
-    lines = physical_lines(text[:offset])
-    if not lines:
-        return 1, 1
-    last = lines[-1]
-    if last.endswith(("\n", "\r")):
-        # \r\n split between two offsets is impossible: edits never cut a line break in two
-        return len(lines) + 1, 1
-    return len(lines), len(last) + 1
+def _position(text: SourceFile, offset: int) -> Tuple[int, int]:
+    """1-based (row, column) of character ``offset``, with Python's line breaks.
+
+    (\r\n is never split between two offsets: edits never cut a line break in two.)
+    """
+    row, column = text.position(offset)
+    return row, column + 1

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Dict, List, Optional, Sequence
 
 from torchlint.core.diagnostic import Diagnostic
-from torchlint.core.source import physical_lines
+from torchlint.core.source import SourceFile
 from torchlint.engine.textedits import TextEdit, apply_edits
 from torchlint.run.report import FileReport, format_diagnostic, summary_line
 from torchlint.run.reporters.base import Reporter, previews
@@ -73,8 +73,9 @@ class FullReporter(TextReporter):
     wants_previews = True
 
     def report_file(self, report: FileReport) -> None:
-        self._lines = physical_lines(report.source or "")
-        self._cell_lines = {cell: physical_lines(text) for cell, text in report.cell_sources.items()}
+        self._source = SourceFile(report.source or "")
+        self._lines = self._source.lines
+        self._cell_lines = {cell: SourceFile(text).lines for cell, text in report.cell_sources.items()}
         self._previews = previews(report)
         super().report_file(report)
 
@@ -85,7 +86,7 @@ class FullReporter(TextReporter):
         bar = " " * (gutter + 1) + s.cyan("|")
         # In a notebook, lines (and fix edits) are within the finding's cell.
         lines = self._lines if d.cell is None else self._cell_lines.get(d.cell, [])
-        source = (report.source or "") if d.cell is None else report.cell_sources.get(d.cell, "")
+        source = self._source if d.cell is None else SourceFile(report.cell_sources.get(d.cell, ""))
         if 1 <= d.line <= len(lines):
             text = lines[d.line - 1].rstrip("\r\n")
             pad = "".join("\t" if char == "\t" else " " for char in text[: d.column])
@@ -122,10 +123,10 @@ def _caret_width(d: Diagnostic, text: str) -> int:
     return max(1, min(end, len(text)) - d.column)
 
 
-def fix_diff(source: str, edits: List[TextEdit]) -> List[str]:
+def fix_diff(source: SourceFile, edits: List[TextEdit]) -> List[str]:
     """The lines of a unified diff (no file headers, no context) showing ``edits``."""
-    before = physical_lines(source)
-    after = physical_lines(apply_edits(source, edits))
+    before = source.lines
+    after = SourceFile(apply_edits(source, edits)).lines
     lines = list(difflib.unified_diff(before, after, n=0, lineterm=""))[2:]
     return [line.rstrip("\r\n") for line in lines]
 
