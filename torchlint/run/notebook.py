@@ -447,7 +447,7 @@ def process_notebook(path: str, engine: Engine, args: argparse.Namespace, previe
         if args.fix or args.diff:
             _fix(path, engine, args, notebook, layout, report)
         else:
-            checked = engine.check(layout.text, whole=previews)
+            checked = engine.check(layout.text)
             report.diagnostics = _map(layout, layout.text, checked.diagnostics)
             report_internal(report, checked.internal_errors)
             if previews:

@@ -82,7 +82,9 @@ def process_file(
                 # have: check the final text again to describe them.
                 _add_previews(report, engine.check(report.source, whole=True))
         else:
-            checked = engine.check(source, whole=previews)  # previews apply fixes to the module
+            # Previews work on the narrowed module too: a fix only touches
+            # statements that were kept, whose lines are the file's.
+            checked = engine.check(source)
             report.diagnostics = checked.diagnostics
             report_internal(report, checked.internal_errors)
             if previews:
