@@ -1,7 +1,7 @@
 """TL109: deprecated torch functions, classes and arguments, from the deprecation table."""
 
 from torchlint.knowledge.deprecations import Deprecation, Status, entries
-from torchlint.rules._deprecated import DeprecatedApiRule, entry_table
+from torchlint.rules._deprecated import DeprecatedApiRule, concise_message, entry_table
 from torchlint.rules.rule import Example, FixSafety
 
 
@@ -38,7 +38,7 @@ class DeprecatedTorchApi(DeprecatedApiRule):
 
     def message(self, entry: Deprecation) -> str:  # type: ignore[override]
         since = f" since torch {entry.deprecated}" if entry.deprecated else ""
-        return f"`{entry.display}` is deprecated{since}; use {entry.replacement}"
+        return concise_message(entry, f"is deprecated{since}", "is deprecated")
 
     flagged = (
         Example(
@@ -304,6 +304,152 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             torch.testing.assert_allclose(A, A)
             """,
             count=3,
+        ),
+        Example(
+            """
+            import torch
+            dtype = torch.get_autocast_cpu_dtype()
+            gpu = torch.get_autocast_gpu_dtype()
+            torch.set_autocast_cpu_dtype(dtype)
+            on = torch.is_autocast_cpu_enabled()
+            torch.set_autocast_cpu_enabled(on)
+            """,
+            """
+            import torch
+            dtype = torch.get_autocast_dtype('cpu')
+            gpu = torch.get_autocast_dtype('cuda')
+            torch.set_autocast_dtype('cpu', dtype)
+            on = torch.is_autocast_enabled('cpu')
+            torch.set_autocast_enabled('cpu', on)
+            """,
+            count=5,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            import functorch
+            from functorch import grad
+            xs = torch.arange(3.0)
+            ys = functorch.vmap(torch.sin)(xs)
+            g = grad(lambda x: (x ** 2).sum())(xs)
+            """,
+            """
+            import torch
+            import functorch
+            from torch.func import grad
+            xs = torch.arange(3.0)
+            ys = torch.func.vmap(torch.sin)(xs)
+            g = grad(lambda x: (x ** 2).sum())(xs)
+            """,
+            count=2,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            A = torch.tensor([[4.0, 2.0], [2.0, 3.0]])
+            B = torch.tensor([[1.0], [2.0]])
+            U = A.cholesky(upper=True)
+            Q, R = A.qr()
+            LU, pivots = torch.linalg.lu_factor(A)
+            X = B.lu_solve(LU, pivots)
+            """,
+            """
+            import torch
+            A = torch.tensor([[4.0, 2.0], [2.0, 3.0]])
+            B = torch.tensor([[1.0], [2.0]])
+            U = torch.linalg.cholesky(A, upper=True)
+            Q, R = torch.linalg.qr(A)
+            LU, pivots = torch.linalg.lu_factor(A)
+            X = torch.linalg.lu_solve(LU, pivots, B)
+            """,
+            count=3,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            import torch.distributed as dist
+            import torch.utils._pytree as pytree
+            from torch.nn.utils import stateless
+
+
+            class Pair:
+                def __init__(self, a, b):
+                    self.a, self.b = a, b
+
+
+            pytree._register_pytree_node(Pair, lambda p: ([p.a, p.b], None), lambda values, _: Pair(*values))
+            leaves = pytree.tree_leaves(Pair(torch.ones(1), torch.zeros(1)))
+            text = pytree.pytree_to_str(pytree.tree_structure([1, (2, 3)]))
+            spec = pytree.str_to_pytree(text)
+            op = dist.reduce_op.SUM
+            model = torch.nn.Linear(2, 1)
+            params = {name: torch.ones_like(p) for name, p in model.named_parameters()}
+            out = stateless.functional_call(model, params, (torch.ones(1, 2),))
+            clamped = torch.nn.Hardtanh(min_value=-0.5, max_value=0.5)(torch.linspace(-1, 1, 5))
+            """,
+            """
+            import torch
+            import torch.distributed as dist
+            import torch.utils._pytree as pytree
+            from torch.nn.utils import stateless
+
+
+            class Pair:
+                def __init__(self, a, b):
+                    self.a, self.b = a, b
+
+
+            pytree.register_pytree_node(Pair, lambda p: ([p.a, p.b], None), lambda values, _: Pair(*values))
+            leaves = pytree.tree_leaves(Pair(torch.ones(1), torch.zeros(1)))
+            text = pytree.treespec_dumps(pytree.tree_structure([1, (2, 3)]))
+            spec = pytree.treespec_loads(text)
+            op = dist.ReduceOp.SUM
+            model = torch.nn.Linear(2, 1)
+            params = {name: torch.ones_like(p) for name, p in model.named_parameters()}
+            out = torch.func.functional_call(model, params, (torch.ones(1, 2),))
+            clamped = torch.nn.Hardtanh(min_val=-0.5, max_val=0.5)(torch.linspace(-1, 1, 5))
+            """,
+            count=7,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            x = torch.arange(4.0).reshape(1, 1, 2, 2)
+            near = torch.nn.UpsamplingNearest2d(scale_factor=2)(x)
+            smooth = torch.nn.UpsamplingBilinear2d(size=(3, 3))(x)
+            """,
+            """
+            import torch
+            x = torch.arange(4.0).reshape(1, 1, 2, 2)
+            near = torch.nn.Upsample(scale_factor=2, mode='nearest')(x)
+            smooth = torch.nn.Upsample(size=(3, 3), mode='bilinear', align_corners=True)(x)
+            """,
+            count=2,
+            runnable=True,
+            silent=True,
+        ),
+        Example(
+            """
+            import torch
+            import torch.distributed as dist
+            from torch.distributed import _all_gather_base
+            from functorch import make_functional
+            norm = torch.norm(torch.ones(3))
+            U, S, V = torch.svd(torch.eye(2))
+            """,
+            """
+            import torch
+            import torch.distributed as dist
+            from torch.distributed import all_gather_single as _all_gather_base
+            from functorch import make_functional
+            norm = torch.norm(torch.ones(3))
+            U, S, V = torch.svd(torch.eye(2))
+            """,
+            count=4,
         ),
     )
     accepted = (
