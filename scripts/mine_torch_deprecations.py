@@ -522,7 +522,11 @@ def spellings(entry) -> Dict[str, str]:
     call = "(x)"
     if isinstance(rewrite, CallRewrite):
         count = max(2, rewrite.min_args) if rewrite.varargs else len(rewrite.args)
-        call = "(" + ", ".join(f"a{n}" for n in range(count)) + ")"
+        names = list(rewrite.args) if not rewrite.varargs else [f"a{n}" for n in range(count)]
+        # A parameter whose literal value is translated gets one of its literals.
+        values = [repr(next(k for k in rewrite.literals[n] if isinstance(k, (str, bool, int))))
+                  if n in rewrite.literals else f"a{i}" for i, n in enumerate(names)]
+        call = "(" + ", ".join(values) + ")"
     elif isinstance(rewrite, InclusiveRange):
         call = "(0, 3)"
     use = "" if entry.kind is Kind.ATTRIBUTE else call

@@ -31,6 +31,7 @@ MINED = review.load_mined()
 def _script():
     spec = importlib.util.spec_from_file_location("mine_torch_deprecations", SCRIPT)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
@@ -118,3 +119,27 @@ def test_generator_prints_the_report(tmp_path: Path) -> None:
     report = review.coverage_report(MINED) + script.fix_report(script.measure_table())
     assert "functorch" in report and "torch.distributed" in report and "from-import-as" in report
     assert json.loads(review.MINED_FILE.read_text(encoding="utf-8"))["torch"] == MINED["torch"]
+
+
+# TorchFix 0.7.0's deprecated-symbols list (torchfix/deprecated_symbols.yaml), by name only.
+TORCHFIX_DEPRECATED_SYMBOLS = (
+    "torch.solve", "torch.qr", "torch.symeig", "torch.chain_matmul", "torch.cholesky", "torch.ger",
+    "torch.lu_solve", "torch.norm", "torch.range", "torch.svd", "torch.triangular_solve", "torch.lu",
+    "torch.matrix_rank", "torch.lstsq", "torch.nn.UpsamplingNearest2d", "torch.nn.UpsamplingBilinear2d",
+    "torch.testing.assert_allclose", "torch.nn.utils.weight_norm", "torch.utils._pytree._register_pytree_node",
+    "torch.backends.cuda.sdp_kernel", "functorch.vmap", "functorch.grad", "functorch.vjp", "functorch.jvp",
+    "functorch.jacrev", "functorch.jacfwd", "functorch.hessian", "functorch.functionalize",
+)
+
+
+@pytest.mark.parametrize("qualified", TORCHFIX_DEPRECATED_SYMBOLS)
+def test_torchfix_deprecated_symbol_is_flagged(qualified: str) -> None:
+    from torchlint.engine.linter import Engine
+    from torchlint.rules import all_rules
+
+    assert len(TORCHFIX_DEPRECATED_SYMBOLS) == 28
+    module, name = qualified.rsplit(".", 1)
+    engine = Engine(all_rules())
+    for source in (f"import {module}\ny = {qualified}(a, b)\n", f"from {module} import {name}\ny = {name}(a, b)\n"):
+        codes = {d.code for d in engine.check(source).diagnostics}
+        assert codes & {"TL108", "TL109"}, f"{qualified} is not flagged:\n{source}"

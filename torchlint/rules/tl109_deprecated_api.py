@@ -16,9 +16,13 @@ class DeprecatedTorchApi(DeprecatedApiRule):
         "device-specific `torch.cuda.amp` / `torch.cpu.amp` classes and decorators (now `torch.amp` with a "
         "device argument), `torch.cuda.memory_cached`, `torch.testing.assert_allclose`, "
         "`nn.utils.clip_grad_norm`, `nn.utils.weight_norm`, `nn.NLLLoss2d`, `torch.set_default_tensor_type`, "
-        "`torch.has_cuda` and friends, `ctx.saved_variables` and `backward(grad_variables=)`. The "
-        "replacements are listed per entry in `torchlint/knowledge/deprecations.py`, with the torch version that "
-        "introduced each."
+        "`torch.has_cuda` and friends, `ctx.saved_variables` and `backward(grad_variables=)`; and what torch "
+        "2.13 itself warns about: `functorch.vmap`/`grad`/... (now `torch.func`), the device-specific autocast "
+        "functions (`torch.get_autocast_gpu_dtype`, ...), `torch.distributed._all_gather_base` and `reduce_op`, "
+        "`torch.utils._pytree._register_pytree_node`, TorchScript's `torch.jit.fork`/`wait`/`freeze`, the "
+        "`torch.quantization` workflow (moved to torchao), and deprecated keywords (`only_inputs=`, "
+        "`Hardtanh(min_value=)`, `use_cuda=`). The table below lists every entry with its replacement and the "
+        "torch version that introduced it; `scripts/mine_torch_deprecations.py` checks it against torch's sources."
     )
     fix_safety = FixSafety.SOMETIMES
     fix_description = (
@@ -300,10 +304,9 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             import torch
             A = torch.eye(2)
             LU, pivots = torch.lu(A)
-            L = A.cholesky()
             torch.testing.assert_allclose(A, A)
             """,
-            count=3,
+            count=2,
         ),
         Example(
             """
@@ -434,22 +437,24 @@ class DeprecatedTorchApi(DeprecatedApiRule):
         ),
         Example(
             """
-            import torch
             import torch.distributed as dist
             from torch.distributed import _all_gather_base
-            from functorch import make_functional
-            norm = torch.norm(torch.ones(3))
-            U, S, V = torch.svd(torch.eye(2))
+            work = _all_gather_base(output, shard)  # needs a process group: not run
             """,
             """
-            import torch
             import torch.distributed as dist
             from torch.distributed import all_gather_single as _all_gather_base
-            from functorch import make_functional
-            norm = torch.norm(torch.ones(3))
-            U, S, V = torch.svd(torch.eye(2))
+            work = _all_gather_base(output, shard)  # needs a process group: not run
             """,
-            count=4,
+        ),
+        Example(
+            """
+            import torch
+            from functorch import make_functional
+            norm = torch.norm(torch.ones(3))  # vector_norm or matrix_norm: a human decides
+            U, S, V = torch.svd(torch.eye(2))  # linalg.svd returns Vh, not V
+            """,
+            count=3,
         ),
     )
     accepted = (
