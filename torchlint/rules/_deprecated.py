@@ -366,8 +366,8 @@ def _method_call_fix(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext) -> 
     def with_receiver(node: cst.Call) -> cst.Call:
         assert isinstance(node.func, cst.Attribute)
         receiver = node.func.value
-        if _has_comment([receiver]):
-            receiver = receiver.deep_clone()
+        if getattr(receiver, "lpar", None) and not isinstance(receiver, cst.GeneratorExp):
+            receiver = receiver.with_changes(lpar=[], rpar=[])  # ``(a + 1).qr()`` -> ``qr(a + 1)``
         return node.with_changes(args=[cst.Arg(value=receiver), *node.args])
 
     if _has_comment([call.func]):
