@@ -129,6 +129,8 @@ def test_entries_are_unique_and_consistent() -> None:
             assert entry.old.startswith(TENSOR + "."), entry.old
         if entry.kind is Kind.KEYWORD:
             assert entry.keyword and isinstance(entry.rewrite, (RenameKeyword, type(None)))
+        elif entry.kind is Kind.MISSING_KEYWORD:
+            assert entry.keyword and entry.position is not None and entry.rewrite is None
         else:
             assert entry.keyword is None
         if isinstance(entry.rewrite, RenameKeyword):
@@ -165,6 +167,8 @@ def _uses(entry: Deprecation) -> List[str]:
         return [f"import torch\n{entry.old}(x, {entry.keyword}=y)\n"]  # no KEYWORD entry is outside torch
     if entry.kind is Kind.METHOD:
         return [f"import torch\nx = torch.ones(3, 3)\ny = x.{entry.name}()\n"]
+    if entry.kind is Kind.MISSING_KEYWORD:
+        return [f"import torch\ny = {entry.old}(a, b)\n"]
     if entry.old.startswith(FUNCTION_CTX + "."):
         return [
             "import torch\n\n\nclass Fn(torch.autograd.Function):\n    @staticmethod\n"
@@ -316,6 +320,7 @@ USES: Dict[str, str] = {
     "torch.nn.UpsamplingNearest2d": "torch.nn.UpsamplingNearest2d(scale_factor=2)(torch.ones(1, 1, 2, 2))",
     "torch.nn.UpsamplingBilinear2d": "torch.nn.UpsamplingBilinear2d(scale_factor=2)(torch.ones(1, 1, 2, 2))",
     "torch.Tensor.storage": "torch.ones(2).storage()",
+    "torch.cross(without dim=)": "torch.cross(torch.ones(3), torch.ones(3))",
     "torch.autograd.profiler_legacy.profile": "torch.autograd.profiler_legacy.profile()",
     "torch.onnx.select_model_mode_for_export": "torch.onnx.select_model_mode_for_export",
     "torch.nn.attention.flex_attention.flex_attention(return_lse=)": "import torch.nn.attention.flex_attention",

@@ -41,6 +41,7 @@ class Kind(enum.Enum):
     MODULE = "module"
     CLASS = "class"
     KEYWORD = "keyword"  # ``keyword`` of the function ``old``
+    MISSING_KEYWORD = "missing keyword"  # ``old`` called without ``keyword`` (nor an argument at ``position``)
 
 
 class Status(enum.Enum):
@@ -155,6 +156,7 @@ class Deprecation:
     keyword: Optional[str] = None  # KEYWORD entries: the deprecated keyword
     warns: bool = True  # DEPRECATED entries: current torch warns when it is used
     aliases: Tuple[str, ...] = ()  # other qualified names of the same object (``torch.ao.quantization.prepare``)
+    position: Optional[int] = None  # MISSING_KEYWORD entries: the keyword's positional index
 
     @property
     def exact_fix(self) -> bool:
@@ -174,7 +176,7 @@ class Deprecation:
     @property
     def name(self) -> str:
         """The last component: what has to occur in a file that uses ``old``."""
-        return self.keyword or self.old.rsplit(".", 1)[1]
+        return self.keyword if self.kind is Kind.KEYWORD else self.old.rsplit(".", 1)[1]
 
     @property
     def short_replacement(self) -> str:
@@ -188,6 +190,8 @@ class Deprecation:
     @property
     def key(self) -> str:
         """How the mined data names this entry: ``torch.qr``, ``torch.autograd.grad(only_inputs=)``."""
+        if self.kind is Kind.MISSING_KEYWORD:
+            return f"{self.old}(without {self.keyword}=)"
         return f"{self.old}({self.keyword}=)" if self.kind is Kind.KEYWORD else self.old
 
     @property
@@ -195,6 +199,8 @@ class Deprecation:
         """``torch.solve``, ``Tensor.solve``, ``grad_variables=``, ``ctx.saved_variables``."""
         if self.kind is Kind.KEYWORD:
             return f"{self.old.rsplit('.', 1)[1]}({self.keyword}=)"
+        if self.kind is Kind.MISSING_KEYWORD:
+            return f"{self.old} without {self.keyword}="
         if self.kind is Kind.METHOD:
             return "Tensor." + self.name
         if self.old.startswith(FUNCTION_CTX + "."):
@@ -338,6 +344,8 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
                 new=("torch.cuda.reset_peak_memory_stats",)),
     Deprecation("torch.library.impl_abstract", Kind.FUNCTION, D, "`torch.library.register_fake`", "2.4", "2.4",
                 new=("torch.library.register_fake",)),
+    Deprecation("torch.cross", Kind.MISSING_KEYWORD, D, "`dim=` (the default was the first dimension of size 3)",
+                keyword="dim", position=2),
     # Tensor methods (receiver known to be a tensor)
     Deprecation(f"{TENSOR}.resize", Kind.METHOD, D, "`Tensor.reshape` or the in-place `Tensor.resize_`"),
     Deprecation(f"{TENSOR}.resize_as", Kind.METHOD, D, "`Tensor.reshape_as` or the in-place `Tensor.resize_as_`"),

@@ -68,6 +68,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
     _methods: ClassVar[Dict[str, Deprecation]]  # Tensor methods, by method name
     _ctx_attrs: ClassVar[Dict[str, Deprecation]]  # autograd ctx attributes, by name
     _keywords: ClassVar[Tuple[Deprecation, ...]]
+    _missing: ClassVar[Tuple[Deprecation, ...]]  # calls that leave out a keyword (``torch.cross`` without dim)
     _modules: ClassVar[Tuple[Deprecation, ...]]
     _names: ClassVar[frozenset]  # every entry's last name component
 
@@ -76,8 +77,11 @@ class DeprecatedApiRule(RenamedSymbolRule):
         table = entries(cls.STATUS)
         on_ctx = FUNCTION_CTX + "."
         cls.ENTRIES = table
-        cls._by_old = {name: e for e in table if e.kind is not Kind.KEYWORD and not e.old.startswith(on_ctx)
+        cls._by_old = {name: e for e in table
+                       if e.kind not in (Kind.KEYWORD, Kind.MISSING_KEYWORD) and not e.old.startswith(on_ctx)
                        for name in (e.old, *e.aliases)}
+        cls._missing = tuple(e for e in table if e.kind is Kind.MISSING_KEYWORD)
+        cls._screen_missing = Names([name for e in cls._missing for name in (e.old, *e.aliases)])
         cls._methods = {e.name: e for e in table if e.kind is Kind.METHOD}
         cls._ctx_attrs = {e.name: e for e in table if e.old.startswith(on_ctx)}
         cls._keywords = tuple(e for e in table if e.kind is Kind.KEYWORD)
@@ -110,6 +114,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
             imported += [node.module for node in outline.nodes(ast.ImportFrom) if not node.level and node.module]
             if any(name == m or name.startswith(m + ".") for name in imported for m in modules):
                 return True
+        if cls._missing and calls_to(outline, cls._screen_missing):
+            return True
         for names, keyword in cls._screen_keywords:
             if any(any(k.arg == keyword for k in call.keywords) for call in calls_to(outline, names)):
                 return True
@@ -217,6 +223,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
     # -- keywords: torch.autograd.backward(..., grad_variables=g) -------------------
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        if self._missing:
+            yield from self._missing_keyword(node, ctx)
         if not self._keywords:
             return
         given = {arg.keyword.value: arg for arg in node.args if arg.keyword is not None}
@@ -233,6 +241,20 @@ class DeprecatedApiRule(RenamedSymbolRule):
             if self._fixable(entry, ctx) and isinstance(rewrite, RenameKeyword) and rewrite.new not in given:
                 fix = Fix([Edit(arg, _rename_keyword(rewrite.new))])
             yield self._finding(arg, entry, fix)
+
+    def _missing_keyword(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        """``torch.cross(a, b)``: a call that leaves out a keyword whose default is deprecated."""
+        callee = None
+        for entry in self._missing:
+            if edits.has_star_args(node):
+                return  # the keyword may be in **kwargs
+            given = {arg.keyword.value for arg in node.args if arg.keyword is not None}
+            positional = sum(arg.keyword is None for arg in node.args)
+            if entry.keyword in given or (entry.position is not None and positional > entry.position):
+                continue
+            callee = callee or ctx.resolver.resolve(node.func)
+            if callee in (entry.old, *entry.aliases) and self._applies(entry, ctx):
+                yield self._finding(node.func, entry, None)
 
     def _old_attrs(self) -> frozenset:
         return self._names

@@ -450,6 +450,13 @@ class DeprecatedTorchApi(DeprecatedApiRule):
         Example(
             """
             import torch
+            a, b = torch.ones(3), torch.zeros(3)
+            c = torch.cross(a, b)  # no dim: the first dimension of size 3, which a human must confirm
+            """,
+        ),
+        Example(
+            """
+            import torch
             from functorch import make_functional
             norm = torch.norm(torch.ones(3))  # vector_norm or matrix_norm: a human decides
             U, S, V = torch.svd(torch.eye(2))  # linalg.svd returns Vh, not V
@@ -466,6 +473,14 @@ class DeprecatedTorchApi(DeprecatedApiRule):
         with torch.amp.autocast("cuda", enabled=False):
             scaler = torch.amp.GradScaler("cuda")
         norm = torch.nn.utils.clip_grad_norm_([], 1.0)
+        """,
+        """
+        import torch
+        a, b = torch.ones(3), torch.zeros(3)
+        c = torch.cross(a, b, dim=0)
+        d = torch.cross(a, b, 0)
+        e = torch.linalg.cross(a, b)
+        f = torch.cross(*pair)  # the dimension may be in pair
         """,
         """
         for i in range(10):  # the builtin
