@@ -16,6 +16,7 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext, analyse
 from torchlint.analysis.outline import Outline, child_nodes
+from torchlint.analysis.version_gates import gated_ranges, is_gated
 from torchlint.core.diagnostic import Diagnostic, Unsupported
 from torchlint.core.noqa import UNUSED_NOQA, file_is_exempt, noqa_index, unused_noqa
 from torchlint.core.settings import Settings
@@ -164,10 +165,13 @@ class Engine:
             places = locator.ranges({id(f.node): f.node for _, f in found}.values())
             noqa = noqa_index(source)
             lines = source.lines if "\x0c" in source.text else None
+            gates = _version_gates(found, tree, outline)
             for rule, finding in found:
                 (line, column), (end_line, end_column) = places[finding.node]
                 if narrowed is not None and not narrowed.keeps(line):
                     continue  # in a stub's header: the real statement was screened out
+                if gates and rule.respects_version_gates() and is_gated(gates, line):
+                    continue  # compatibility code a torch version gate chooses
                 if self.honour_noqa and noqa.suppresses(line, rule.code):
                     suppressed.append((line, rule.code))
                     continue
@@ -245,6 +249,14 @@ def check_depth(tree: ast.AST) -> None:
         if depth > MAX_DEPTH:
             raise Unsupported(f"nested more than {MAX_DEPTH} levels deep, too deep to analyse", 1, 0)
         level = list(child_nodes(level))
+
+
+def _version_gates(found: Sequence[Tuple[Rule, object]], tree: Optional[ast.Module],
+                   outline: Optional[Outline]) -> Tuple[Tuple[int, int], ...]:
+    """The lines torch version gates protect, when some finding's rule respects them."""
+    if tree is None or not any(rule.respects_version_gates() for rule, _ in found):
+        return ()
+    return gated_ranges(outline if outline is not None else Outline(tree))
 
 
 def _parse_narrowed(narrowed: Narrowed) -> Optional[cst.Module]:

@@ -1,8 +1,8 @@
 """TL108: torch functions that were removed (torch.solve, symeig, potrf, ...)."""
 
 from torchlint.knowledge.deprecations import Deprecation, Status, entries
-from torchlint.rules._deprecated import DeprecatedApiRule, entry_table, split_replacement
-from torchlint.rules.rule import Example, FixSafety, fitting
+from torchlint.rules._deprecated import DeprecatedApiRule, concise_message, entry_table, split_replacement
+from torchlint.rules.rule import Example, FixSafety
 
 
 class RemovedTorchApi(DeprecatedApiRule):
@@ -31,11 +31,13 @@ class RemovedTorchApi(DeprecatedApiRule):
     STATUS = Status.REMOVED
 
     def message(self, entry: Deprecation) -> str:  # type: ignore[override]
-        replacement, _ = split_replacement(entry.replacement)
-        when = f" in torch {entry.removed}" if entry.removed else ""
-        return fitting(f"`{entry.display}` was removed{when}; use {replacement}",
-                       f"`{entry.display}` was removed; use {replacement}",
-                       f"removed; use {replacement}")
+        if entry.removed:
+            when = f" in torch {entry.removed}"
+        elif entry.deprecated:
+            when = f" (deprecated since {entry.deprecated})"
+        else:
+            when = ""
+        return concise_message(entry, f"was removed{when}", "was removed")
 
     def detail(self, entry: Deprecation) -> str:  # type: ignore[override]
         _, note = split_replacement(entry.replacement)
