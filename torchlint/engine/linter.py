@@ -7,6 +7,7 @@ rewritten code each round, so a second ``--fix`` never changes anything.
 
 from __future__ import annotations
 
+import __future__
 import ast
 import re
 from collections import Counter
@@ -209,28 +210,155 @@ def check_syntax(source: str) -> ast.Module:
     overflow its stack on nesting CPython refuses (e.g. 3000 parentheses).
     """
     try:
-        return ast.parse(source)
+        tree = ast.parse(source)
+        if _compiler_may_refuse(source, tree):
+            compile(tree, "<source>", "exec", dont_inherit=True)
+        return tree
     except SyntaxError as exc:
         raise ParseError(exc.msg, exc.lineno or 1, max((exc.offset or 1) - 1, 0)) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise ParseError(str(exc) or type(exc).__name__, 1, 0) from None
 
 
+# Expressions the parser accepts anywhere but the compiler only inside
+# (async) functions; the statements of that kind are found by ``_misplaced``.
+_COMPILER_CHECKED_WORDS = ("yield", "await", "__debug__")
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DECLARATIONS = (ast.Global, ast.Nonlocal)
+
+
+def _compiler_may_refuse(source: str, tree: ast.Module) -> bool:
+    """Whether ``compile`` could refuse what ``ast.parse`` accepted.
+
+    The compiler (symbol table, code generation) rejects a misplaced
+    ``from __future__`` import, ``return`` / ``yield`` / ``await`` /
+    ``break`` / ``nonlocal`` where they have no meaning, conflicting
+    ``global`` declarations, and more. Compiling costs about half a parse,
+    so it runs only when the text holds a word involved in the rarer cases,
+    or a walk over the statements finds one the compiler checks out of place
+    (``return`` outside a function, ``break`` outside a loop) or rarely seen
+    (``global``, ``match``, a bare ``except:`` ...).
+    """
+    if any(word in source for word in _COMPILER_CHECKED_WORDS) or _doubtful_future(source, tree):
+        return True
+    return _misplaced(tree.body, function=None, in_loop=False)
+
+
+def _doubtful_future(source: str, tree: ast.Module) -> bool:
+    """``__future__`` named anywhere but in known features imported at the
+    start of the file (after the docstring), where the compiler wants them."""
+    mentions = source.count("__future__")
+    if not mentions:
+        return False
+    body = tree.body
+    start = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else 0
+    leading = 0
+    for statement in body[start:]:
+        if not (isinstance(statement, ast.ImportFrom) and statement.module == "__future__" and not statement.level):
+            break
+        if any(alias.name not in __future__.all_feature_names for alias in statement.names):
+            return True
+        leading += 1
+    return mentions > leading
+
+
+def _misplaced(body: List[ast.stmt], function: Optional[ast.AST], in_loop: bool) -> bool:
+    """A statement in ``body`` the compiler may refuse there (see ``_compiler_may_refuse``)."""
+    for statement in body:
+        kind = type(statement)
+        if kind is ast.Return and function is None:
+            return True
+        if kind in (ast.Break, ast.Continue) and not in_loop:
+            return True
+        if kind in _DECLARATIONS or kind.__name__ in ("Match", "TryStar"):
+            return True
+        if kind in (ast.AsyncFor, ast.AsyncWith) and not isinstance(function, ast.AsyncFunctionDef):
+            return True
+        if kind in (ast.Assign, ast.AnnAssign, ast.AugAssign) and _starred(statement):
+            return True
+        if kind is ast.ImportFrom and function is not None and any(a.name == "*" for a in statement.names):
+            return True
+        if kind is ast.Try and any(h.type is None for h in statement.handlers[:-1]):
+            return True
+        if isinstance(statement, _FUNCTIONS) or kind is ast.ClassDef:
+            if _misplaced(statement.body, statement if kind is not ast.ClassDef else None, False):
+                return True
+            continue
+        loop = kind in _LOOPS
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(statement, field, None)
+            if not inner:
+                continue
+            if field == "handlers":
+                inner = [line for handler in inner for line in handler.body]
+            # a loop's ``else`` is outside the loop
+            if _misplaced(inner, function, in_loop or (loop and field == "body")):
+                return True
+    return False
+
+
+def _starred(statement: ast.stmt) -> bool:
+    """``*a = b`` or ``a = *b``: a starred expression not in a list or tuple."""
+    targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+    return any(isinstance(node, ast.Starred) for node in [*targets, statement.value])
+
+
 def check_depth(tree: ast.AST) -> None:
-    """Refuse (as ``Unsupported``) trees nested deeper than ``MAX_DEPTH`` levels.
+    """Refuse (as ``Unsupported``) trees libcst would nest deeper than ``MAX_DEPTH`` levels.
 
     Valid Python can nest far deeper than torchlint can analyse (a generated
     ``a + a + ...`` of 10,000 terms): libcst's parser slows down
-    quadratically with the depth and crashes the interpreter near 10,000
-    levels, and the analysis recurses. Measured level by level, without
-    recursion.
+    quadratically with the depth and crashes the interpreter (a segfault,
+    not an exception) near 10,000 levels, and the analysis recurses. The
+    depth is libcst's, not Python's: some constructs are flat in ``ast`` but
+    a chain of nested nodes in libcst (``_libcst_levels``). Measured level by
+    level, without recursion.
     """
-    level, depth = [tree], 0
-    while level:
-        depth += 1
+    pending: Dict[int, List[ast.AST]] = {1: [tree]}  # depth -> nodes at that depth
+    while pending:
+        depth = min(pending)
         if depth > MAX_DEPTH:
             raise Unsupported(f"nested more than {MAX_DEPTH} levels deep, too deep to analyse", 1, 0)
-        level = list(child_nodes(level))
+        level = pending.pop(depth)
+        if not _FLAT_IN_AST.isdisjoint(map(type, level)):  # rare: most levels take the fast path
+            level = _deepen_flat(level, depth, pending)
+        children = list(child_nodes(level))
+        if children:
+            pending.setdefault(depth + 1, []).extend(children)
+
+
+def _deepen_flat(level: List[ast.AST], depth: int, pending: Dict[int, List[ast.AST]]) -> List[ast.AST]:
+    """Move the children of ``level``'s flat-in-ast nodes as deep as libcst
+    will put them (into ``pending``); the other nodes, whose children come next."""
+    plain: List[ast.AST] = []
+    for node in level:
+        extra = _libcst_levels(node) if type(node) in _FLAT_IN_AST else 0
+        if depth + extra > MAX_DEPTH:
+            raise Unsupported(f"nested more than {MAX_DEPTH} levels deep, too deep to analyse", 1, 0)
+        if extra > 0:
+            pending.setdefault(depth + 1 + extra, []).extend(child_nodes([node]))
+        else:
+            plain.append(node)
+    return plain
+
+
+# Nodes whose parts ``ast`` holds in one list or string but libcst nests one
+# inside the other: ``a and b and c`` is BooleanOperation(BooleanOperation(a, b), c),
+# ``import a.b.c`` an Attribute chain, ``[x for a in b for c in d]`` nested CompFors.
+_FLAT_IN_AST = frozenset({ast.BoolOp, ast.alias, ast.ImportFrom, ast.ListComp, ast.SetComp, ast.GeneratorExp,
+                          ast.DictComp})
+
+
+def _libcst_levels(node: ast.AST) -> int:
+    """How many levels libcst adds below ``node`` over Python's tree."""
+    if isinstance(node, ast.BoolOp):
+        return len(node.values) - 2
+    if isinstance(node, ast.alias):
+        return node.name.count(".")
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").count(".")
+    return len(node.generators) - 1  # a comprehension
 
 
 def parse(source: str) -> cst.Module:
