@@ -89,24 +89,26 @@ class Engine:
         return [r for r in self.rules if id(r) in sharp or r in textual], outline
 
     def check(self, source: str, syntax_checked: bool = False, tree: Optional[ast.Module] = None,
-              whole: bool = False) -> CheckResult:
+              whole: bool = False, top_level_await: bool = False) -> CheckResult:
         """Find problems in ``source``; raises ParseError for invalid Python.
 
         ``syntax_checked`` says the caller already compiled ``source`` with
         Python's own parser; ``tree`` is that parser's tree, if the caller has
         it (flake8 does). Otherwise the source is parsed here first: every
-        file, so no syntax error goes unreported.
+        file, so no syntax error goes unreported. ``top_level_await``: the
+        source is a notebook's, where IPython runs ``await`` outside functions.
 
         Only the statements that can hold findings are parsed with libcst
         (``narrowing.py``) unless ``whole`` asks for the module of the whole
         file, which fixing needs.
         """
         if tree is None and not syntax_checked:
-            tree = check_syntax(source)
+            tree = check_syntax(source, top_level_await)
         if self.honour_noqa and file_is_exempt(source):
             return CheckResult([])
         if tree is None and (not self.screens or any(r.may_match(source) for r in self.rules)):
-            tree = check_syntax(source)  # a rewritten text in the fix loop: its tree sharpens the screen
+            # a rewritten text in the fix loop: its tree sharpens the screen
+            tree = check_syntax(source, top_level_await)
         active, outline = self._screen(source, tree)
         if not active:
             return CheckResult([])
@@ -157,12 +159,13 @@ class Engine:
         diagnostics.sort(key=Diagnostic.sort_key)
         return CheckResult(_dedupe(diagnostics), file_context.module, errors, narrowed is not None)
 
-    def fix(self, source: str, unsafe: bool = False) -> FixResult:
+    def fix(self, source: str, unsafe: bool = False, top_level_await: bool = False) -> FixResult:
         result = FixResult(source, [])
         current = source
         round_trip: Optional[str] = None  # libcst's rendering of ``source``
         for _ in range(MAX_FIX_ROUNDS):
-            checked = self.check(current, syntax_checked=current is not source, whole=True)
+            checked = self.check(current, syntax_checked=current is not source, whole=True,
+                                 top_level_await=top_level_await)
             result.internal_errors.extend(checked.internal_errors)
             if round_trip is None and checked.module is not None:
                 round_trip = checked.module.code
@@ -171,7 +174,7 @@ class Engine:
                 if diagnostic.fix is not None and (diagnostic.fix.safe or unsafe):
                     by_fix.setdefault(id(diagnostic.fix), diagnostic)
             if not by_fix or checked.module is None:
-                return self._finish(result, source, round_trip, current, checked.diagnostics)
+                return self._finish(result, source, round_trip, current, checked.diagnostics, top_level_await)
             fixes = [d.fix for d in by_fix.values()]
             fix_round = apply_fixes(checked.module, fixes)
             owner = {id(d.fix): d for d in by_fix.values()}
@@ -180,30 +183,32 @@ class Engine:
             for fix in fix_round.applied:
                 result.fixed[owner[id(fix)].code] += 1
             if fix_round.code == current:
-                return self._finish(result, source, round_trip, current, checked.diagnostics)
+                return self._finish(result, source, round_trip, current, checked.diagnostics, top_level_await)
             current = fix_round.code
         result.converged = False
-        return self._finish(result, source, round_trip, current, None)
+        return self._finish(result, source, round_trip, current, None, top_level_await)
 
     def _finish(self, result: FixResult, source: str, round_trip: Optional[str], current: str,
-                diagnostics: Optional[List[Diagnostic]]) -> FixResult:
+                diagnostics: Optional[List[Diagnostic]], top_level_await: bool = False) -> FixResult:
         """The fixed text, with what libcst's rendering dropped from ``source`` restored."""
         if current != source and round_trip is not None and round_trip != source:
             restored = keep_lost_text(source, round_trip, current)
             if restored is None:  # cannot line the texts up: write nothing rather than lose characters
                 result.discarded.extend(
-                    (d, "the fixed code would lose characters libcst does not keep") for d in self.check(source).diagnostics
-                    if d.fix is not None)
+                    (d, "the fixed code would lose characters libcst does not keep")
+                    for d in self.check(source, top_level_await=top_level_await).diagnostics if d.fix is not None)
                 result.fixed.clear()
                 restored = source
             if restored != current:
                 current, diagnostics = restored, None
         result.source = current
-        result.diagnostics = diagnostics if diagnostics is not None else self.check(current).diagnostics
+        if diagnostics is None:
+            diagnostics = self.check(current, top_level_await=top_level_await).diagnostics
+        result.diagnostics = diagnostics
         return result
 
 
-def check_syntax(source: str) -> ast.Module:
+def check_syntax(source: str, top_level_await: bool = False) -> ast.Module:
     """Reject what CPython rejects, with its message, before libcst sees it.
 
     Besides better messages this protects libcst's native parser, which can
@@ -212,7 +217,8 @@ def check_syntax(source: str) -> ast.Module:
     try:
         tree = ast.parse(source)
         if _compiler_may_refuse(source, tree):
-            compile(tree, "<source>", "exec", dont_inherit=True)
+            flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0
+            compile(tree, "<source>", "exec", flags=flags, dont_inherit=True)
         return tree
     except SyntaxError as exc:
         raise ParseError(exc.msg, exc.lineno or 1, max((exc.offset or 1) - 1, 0)) from None
@@ -286,14 +292,14 @@ def _misplaced(body: List[ast.stmt], function: Optional[ast.AST], in_loop: bool)
                 return True
             continue
         loop = kind in _LOOPS
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            inner = getattr(statement, field, None)
+        for part in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(statement, part, None)
             if not inner:
                 continue
-            if field == "handlers":
+            if part == "handlers":
                 inner = [line for handler in inner for line in handler.body]
             # a loop's ``else`` is outside the loop
-            if _misplaced(inner, function, in_loop or (loop and field == "body")):
+            if _misplaced(inner, function, in_loop or (loop and part == "body")):
                 return True
     return False
 
@@ -414,4 +420,3 @@ def _dedupe(diagnostics: List[Diagnostic]) -> List[Diagnostic]:
             seen.add(key)
             unique.append(d)
     return unique
-

@@ -50,7 +50,8 @@ def read_bytes(path: str, limit: int) -> bytes:
             if not stat.S_ISREG(status.st_mode):
                 raise SourceError(f"not a regular file ({_kind(status.st_mode)}): not read")
             if status.st_size > limit:
-                raise SourceError(f"too large to check ({_megabytes(status.st_size)}; the limit is {_megabytes(limit)})")
+                size, most = _megabytes(status.st_size), _megabytes(limit)
+                raise SourceError(f"too large to check ({size}; the limit is {most})")
             os.set_blocking(fd, True)
             data = handle.read(limit + 1)
         except OSError as exc:

@@ -454,7 +454,7 @@ def process_notebook(path: str, engine: Engine, args: argparse.Namespace, data: 
         if args.fix or args.diff:
             _fix(path, engine, args, notebook, layout, report, write=not data_given)
         else:
-            checked = engine.check(layout.text)
+            checked = engine.check(layout.text, top_level_await=True)
             report.diagnostics = _map(layout, layout.text, checked.diagnostics)
             report_internal(report, checked.internal_errors)
     except Unsupported as exc:
@@ -471,7 +471,7 @@ def process_notebook(path: str, engine: Engine, args: argparse.Namespace, data: 
 
 def _fix(path: str, engine: Engine, args: argparse.Namespace, notebook: Notebook, layout: Layout, report: FileReport,
          write: bool = True) -> None:
-    result = engine.fix(layout.text, unsafe=args.unsafe_fixes)
+    result = engine.fix(layout.text, unsafe=args.unsafe_fixes, top_level_await=True)
     report_internal(report, result.internal_errors)
     new_cells = layout.split(result.source) if result.source != layout.text else None
     if result.source != layout.text and new_cells is None:
