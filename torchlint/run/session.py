@@ -15,6 +15,8 @@ import os
 import signal
 import stat
 import sys
+import threading
+import time
 from dataclasses import replace
 from typing import (
     TYPE_CHECKING,
@@ -169,7 +171,8 @@ def _in_workers(files: Sequence[str], jobs: int) -> Iterator[FileReport]:
         _WORKER_FILES, _WORKER_PROGRESS = files, context.RawArray("b", len(files))
         progress = _WORKER_PROGRESS
         chunk = max(1, min(16, len(todo) // (jobs * 8)))
-        executor = ProcessPoolExecutor(min(jobs, len(todo)), mp_context=context, initializer=_quiet_worker)
+        executor = ProcessPoolExecutor(min(jobs, len(todo)), mp_context=context, initializer=_quiet_worker,
+                                       initargs=(os.getpid(),))
         try:
             for index, report in zip(todo, executor.map(_work, todo, chunksize=chunk)):  # map keeps the order
                 reports[index] = report
@@ -218,7 +221,7 @@ def _alone(path: str) -> FileReport:
 
 
 def _work_and_send(path: str, sender) -> None:
-    _quiet_worker()
+    _quiet_worker(os.getppid())
     assert _WORKER_STATE is not None
     options, linter, previews = _WORKER_STATE
     sender.send(portable(lean(process_file(path, linter.engine_for(path), options, previews=previews))))
@@ -235,13 +238,24 @@ def _death(exitcode: Optional[int]) -> str:
     return f"ended with exit status {exitcode} without a result"
 
 
-def _quiet_worker() -> None:
+def _quiet_worker(parent: int) -> None:
     """Workers leave interrupts to the parent, which stops them, and print
     nothing: when the parent is killed (SIGTERM) mid-run, a worker's failing
     attempt to send a result back must not end in a traceback on the user's
-    terminal. Problems with files travel in the reports, not on stderr."""
+    terminal. Problems with files travel in the reports, not on stderr.
+
+    A worker whose parent is gone ends too (with SIGTERM, which waits while
+    it replaces a file): it would wait for work forever, holding the
+    parent's stdout open."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.stderr = open(os.devnull, "w")
+    threading.Thread(target=_end_with, args=(parent,), daemon=True).start()
+
+
+def _end_with(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.2)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _work(index: int) -> FileReport:
