@@ -228,10 +228,14 @@ def check_syntax(source: str, top_level_await: bool = False) -> ast.Module:
 
 # Expressions the parser accepts anywhere but the compiler only inside
 # (async) functions; the statements of that kind are found by ``_misplaced``.
-_COMPILER_CHECKED_WORDS = ("yield", "await", "__debug__")
+_COMPILER_CHECKED_WORDS = ("yield", "await", "async", "__debug__")
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DECLARATIONS = (ast.Global, ast.Nonlocal)
+_BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
+# CPython refuses more than 20 nested blocks (loops, with, try); fewer than
+# this many cannot come close, wherever the count starts.
+_FEW_BLOCKS = 15
 
 
 def _compiler_may_refuse(source: str, tree: ast.Module) -> bool:
@@ -248,7 +252,7 @@ def _compiler_may_refuse(source: str, tree: ast.Module) -> bool:
     """
     if any(word in source for word in _COMPILER_CHECKED_WORDS) or _doubtful_future(source, tree):
         return True
-    return _misplaced(tree.body, function=None, in_loop=False)
+    return _misplaced(tree.body, function=None, in_loop=False, blocks=0)
 
 
 def _doubtful_future(source: str, tree: ast.Module) -> bool:
@@ -269,8 +273,10 @@ def _doubtful_future(source: str, tree: ast.Module) -> bool:
     return mentions > leading
 
 
-def _misplaced(body: List[ast.stmt], function: Optional[ast.AST], in_loop: bool) -> bool:
+def _misplaced(body: List[ast.stmt], function: Optional[ast.AST], in_loop: bool, blocks: int) -> bool:
     """A statement in ``body`` the compiler may refuse there (see ``_compiler_may_refuse``)."""
+    if blocks > _FEW_BLOCKS:
+        return True
     for statement in body:
         kind = type(statement)
         if kind is ast.Return and function is None:
@@ -281,17 +287,20 @@ def _misplaced(body: List[ast.stmt], function: Optional[ast.AST], in_loop: bool)
             return True
         if kind in (ast.AsyncFor, ast.AsyncWith) and not isinstance(function, ast.AsyncFunctionDef):
             return True
-        if kind in (ast.Assign, ast.AnnAssign, ast.AugAssign) and _starred(statement):
+        if kind in (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For) and _starred(statement):
             return True
         if kind is ast.ImportFrom and function is not None and any(a.name == "*" for a in statement.names):
             return True
         if kind is ast.Try and any(h.type is None for h in statement.handlers[:-1]):
             return True
         if isinstance(statement, _FUNCTIONS) or kind is ast.ClassDef:
-            if _misplaced(statement.body, statement if kind is not ast.ClassDef else None, False):
+            if _repeated_names(statement):
+                return True
+            if _misplaced(statement.body, statement if kind is not ast.ClassDef else None, False, blocks):
                 return True
             continue
         loop = kind in _LOOPS
+        inner_blocks = blocks + 1 if kind in _BLOCKS else blocks
         for part in ("body", "orelse", "finalbody", "handlers"):
             inner = getattr(statement, part, None)
             if not inner:
@@ -299,15 +308,28 @@ def _misplaced(body: List[ast.stmt], function: Optional[ast.AST], in_loop: bool)
             if part == "handlers":
                 inner = [line for handler in inner for line in handler.body]
             # a loop's ``else`` is outside the loop
-            if _misplaced(inner, function, in_loop or (loop and part == "body")):
+            if _misplaced(inner, function, in_loop or (loop and part == "body"), inner_blocks):
                 return True
     return False
 
 
 def _starred(statement: ast.stmt) -> bool:
-    """``*a = b`` or ``a = *b``: a starred expression not in a list or tuple."""
+    """``*a = b``, ``a = *b`` or ``a, *b, *c = d``: starred expressions the compiler refuses."""
     targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
-    return any(isinstance(node, ast.Starred) for node in [*targets, statement.value])
+    if any(isinstance(node, ast.Starred) for node in [*targets, getattr(statement, "value", None)]):
+        return True
+    return any(sum(isinstance(item, ast.Starred) for item in getattr(node, "elts", ())) > 1 for node in targets)
+
+
+def _repeated_names(definition: ast.stmt) -> bool:
+    """A parameter named twice (``def f(a, a)``) or a class keyword given twice."""
+    if isinstance(definition, ast.ClassDef):
+        names = [keyword.arg for keyword in definition.keywords if keyword.arg is not None]
+    else:
+        arguments = definition.args
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+        names = [argument.arg for argument in every if argument is not None]
+    return len(names) != len(set(names))
 
 
 def check_depth(tree: ast.AST) -> None:
