@@ -30,7 +30,7 @@ an empty file                         here (and whitespace-, comment- and BOM-on
 a directory named x.py                here
 a symlink loop                        here (a link to itself, two links to each other, a
                                       directory link to its parent)
-a path that vanishes mid-run          here (a FIFO holds the run while files are deleted), and
+a path that vanishes mid-run          here (reading the first file deletes the others), and
                                       the runner and the writer called on a missing path
 read-only file under --fix            test_cli: test_fix_an_unwritable_file_as_root_* (chattr +i)
                                       and test_fix_a_read_only_file_* (chmod, non-root); here:
@@ -429,21 +429,6 @@ def _in_process(args, stdin=None) -> SimpleNamespace:
     stdout, stderr = io.StringIO(), io.StringIO()
     status = cli.main(args, stdout=stdout, stderr=stderr, stdin=stdin)
     return SimpleNamespace(returncode=status, stdout=stdout.getvalue(), stderr=stderr.getvalue())
-
-
-def _open_fifo_for_writing(fifo: Path, process: subprocess.Popen, timeout: float = 120):
-    """Open ``fifo`` once a reader has it open (without blocking forever if none ever comes)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-            break
-        except OSError as exc:  # ENXIO: no reader yet
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"torchlint never opened {fifo}: {process.communicate()}") from exc
-            time.sleep(0.01)
-    os.set_blocking(fd, True)
-    return os.fdopen(fd, "wb")
 
 
 def test_runner_and_writer_on_a_path_that_is_gone(tmp_path):

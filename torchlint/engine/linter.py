@@ -10,6 +10,7 @@ from __future__ import annotations
 import __future__
 import ast
 import re
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Type
@@ -218,7 +219,9 @@ def check_syntax(source: str, top_level_await: bool = False) -> ast.Module:
         tree = ast.parse(source)
         if _compiler_may_refuse(source, tree):
             flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0
-            compile(tree, "<source>", "exec", flags=flags, dont_inherit=True)
+            with warnings.catch_warnings():  # the code generator's SyntaxWarnings are not ours to print
+                warnings.simplefilter("ignore")
+                compile(tree, "<source>", "exec", flags=flags, dont_inherit=True)
         return tree
     except SyntaxError as exc:
         raise ParseError(exc.msg, exc.lineno or 1, max((exc.offset or 1) - 1, 0)) from None
