@@ -9,14 +9,14 @@
 from __future__ import annotations
 
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 import os
 import signal
 import stat
 import sys
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import (
     TYPE_CHECKING,
@@ -43,9 +43,9 @@ if TYPE_CHECKING:  # pragma: no cover
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceError, decode
 from torchlint.run.fileio import encode, read_source, write_atomically
+from torchlint.run.notebook import is_notebook, process_notebook
 from torchlint.run.report import FileReport
 from torchlint.run.reporters.style import Style, use_color
-from torchlint.run.notebook import is_notebook, process_notebook
 from torchlint.run.runner import process_file
 
 
@@ -181,7 +181,7 @@ def _in_workers(files: Sequence[str], jobs: int) -> Iterator[FileReport]:
                     handed += 1
         except BrokenProcessPool:
             suspects = [index for index in todo if progress[index] == WORKING and index not in reports]
-            if not suspects and handed not in reports:
+            if not suspects:
                 suspects = [handed]  # killed between files: check the next one alone, so the run moves on
             for index in suspects:
                 reports[index] = _alone(files[index])
