@@ -7,22 +7,19 @@ rewritten code each round, so a second ``--fix`` never changes anything.
 
 from __future__ import annotations
 
-import __future__
 import ast
-import re
-import warnings
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple, Type
+from typing import Dict, List, Optional, Sequence, Tuple, Type, Union
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext, analyse
 from torchlint.analysis.outline import Outline, child_nodes
-from torchlint.core.diagnostic import Diagnostic, ParseError, Unsupported
-from torchlint.core.noqa import NoqaIndex, file_is_exempt
+from torchlint.core.diagnostic import Diagnostic, Unsupported
+from torchlint.core.noqa import file_is_exempt, noqa_index
 from torchlint.core.settings import Settings
-from torchlint.core.source import physical_lines
+from torchlint.core.source import SourceFile
 from torchlint.engine.fixer import apply_fixes, keep_lost_text
 from torchlint.engine.narrowing import Narrowed, narrow
 from torchlint.engine.positions import positions
@@ -89,42 +86,42 @@ class Engine:
         sharp = {id(r) for r in self._outlined if r.may_match_tree(outline)}
         return [r for r in self.rules if id(r) in sharp or r in textual], outline
 
-    def check(self, source: str, syntax_checked: bool = False, tree: Optional[ast.Module] = None,
-              whole: bool = False, top_level_await: bool = False) -> CheckResult:
+    def check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False) -> CheckResult:
         """Find problems in ``source``; raises ParseError for invalid Python.
 
-        ``syntax_checked`` says the caller already compiled ``source`` with
-        Python's own parser; ``tree`` is that parser's tree, if the caller has
-        it (flake8 does). Otherwise the source is parsed here first: every
-        file, so no syntax error goes unreported. ``top_level_await``: the
-        source is a notebook's, where IPython runs ``await`` outside functions.
+        ``syntax_checked`` says the caller already compiled the text with
+        Python's own parser (flake8 hands its tree over in the
+        ``SourceFile``; the fix loop's rewritten texts come from valid code).
+        Otherwise the source is parsed here first: every file, so no syntax
+        error goes unreported.
 
         Only the statements that can hold findings are parsed with libcst
         (``narrowing.py``) unless ``whole`` asks for the module of the whole
         file, which fixing needs.
         """
-        if tree is None and not syntax_checked:
-            tree = check_syntax(source, top_level_await)
+        source = SourceFile.of(source)
+        if not syntax_checked:
+            source.tree  # raises ParseError
         if self.honour_noqa and file_is_exempt(source):
             return CheckResult([])
-        if tree is None and (not self.screens or any(r.may_match(source) for r in self.rules)):
-            # a rewritten text in the fix loop: its tree sharpens the screen
-            tree = check_syntax(source, top_level_await)
-        active, outline = self._screen(source, tree)
+        tree = None
+        if source.parsed or not self.screens or any(r.may_match(source.text) for r in self.rules):
+            tree = source.tree  # a rewritten text in the fix loop: its tree sharpens the screen
+        active, outline = self._screen(source.text, tree)
         if not active:
             return CheckResult([])
-        if len(source) > MAX_DEPTH:  # shorter sources cannot nest that deep
+        if len(source.text) > MAX_DEPTH:  # shorter sources cannot nest that deep
             check_depth(tree)
         narrowed = None if whole or not self.screens else narrow(source, tree, active, outline)
         module = _parse_narrowed(narrowed) if narrowed is not None else None
         if module is None:
-            narrowed, module = None, parse(source)
+            narrowed, module = None, source.module
         try:
             return self._check_module(module, source, active, tree, narrowed, outline)
         except RecursionError:
             raise Unsupported("too deeply nested to analyse", 1, 0) from None
 
-    def _check_module(self, module: cst.Module, source: str, active: Sequence[Rule],
+    def _check_module(self, module: cst.Module, source: SourceFile, active: Sequence[Rule],
                       tree: Optional[ast.Module] = None, narrowed: Optional[Narrowed] = None,
                       outline: Optional[Outline] = None) -> CheckResult:
         active_ids = {id(rule) for rule in active}
@@ -143,11 +140,11 @@ class Engine:
                         errors.append(f"{rule.code} raised {type(exc).__name__}: {exc}")
         diagnostics: List[Diagnostic] = []
         if found:
-            parsed = narrowed.text if narrowed is not None else source
+            parsed = narrowed.source if narrowed is not None else source
             starts = positions(module, {id(f.node): f.node for _, f in found}.values(), parsed, tree,
                                file_context.top_of)
-            noqa = NoqaIndex(source)
-            lines = physical_lines(source) if "\x0c" in source else None
+            noqa = noqa_index(source)
+            lines = source.lines if "\x0c" in source.text else None
             for rule, finding in found:
                 line, column = starts[finding.node]
                 if narrowed is not None and not narrowed.keeps(line):
@@ -160,13 +157,13 @@ class Engine:
         diagnostics.sort(key=Diagnostic.sort_key)
         return CheckResult(_dedupe(diagnostics), file_context.module, errors, narrowed is not None)
 
-    def fix(self, source: str, unsafe: bool = False, top_level_await: bool = False) -> FixResult:
-        result = FixResult(source, [])
-        current = source
-        round_trip: Optional[str] = None  # libcst's rendering of ``source``
+    def fix(self, source: Union[str, SourceFile], unsafe: bool = False) -> FixResult:
+        original = SourceFile.of(source)
+        result = FixResult(original.text, [])
+        current = original
+        round_trip: Optional[str] = None  # libcst's rendering of the original
         for _ in range(MAX_FIX_ROUNDS):
-            checked = self.check(current, syntax_checked=current is not source, whole=True,
-                                 top_level_await=top_level_await)
+            checked = self.check(current, syntax_checked=current is not original, whole=True)
             result.internal_errors.extend(checked.internal_errors)
             if round_trip is None and checked.module is not None:
                 round_trip = checked.module.code
@@ -175,7 +172,7 @@ class Engine:
                 if diagnostic.fix is not None and (diagnostic.fix.safe or unsafe):
                     by_fix.setdefault(id(diagnostic.fix), diagnostic)
             if not by_fix or checked.module is None:
-                return self._finish(result, source, round_trip, current, checked.diagnostics, top_level_await)
+                return self._finish(result, original, round_trip, current, checked.diagnostics)
             fixes = [d.fix for d in by_fix.values()]
             fix_round = apply_fixes(checked.module, fixes)
             owner = {id(d.fix): d for d in by_fix.values()}
@@ -183,156 +180,28 @@ class Engine:
                 result.discarded.append((owner[id(fix)], reason))
             for fix in fix_round.applied:
                 result.fixed[owner[id(fix)].code] += 1
-            if fix_round.code == current:
-                return self._finish(result, source, round_trip, current, checked.diagnostics, top_level_await)
-            current = fix_round.code
+            if fix_round.code == current.text:
+                return self._finish(result, original, round_trip, current, checked.diagnostics)
+            current = original.rewritten(fix_round.code)
         result.converged = False
-        return self._finish(result, source, round_trip, current, None, top_level_await)
+        return self._finish(result, original, round_trip, current, None)
 
-    def _finish(self, result: FixResult, source: str, round_trip: Optional[str], current: str,
-                diagnostics: Optional[List[Diagnostic]], top_level_await: bool = False) -> FixResult:
-        """The fixed text, with what libcst's rendering dropped from ``source`` restored."""
-        if current != source and round_trip is not None and round_trip != source:
-            restored = keep_lost_text(source, round_trip, current)
+    def _finish(self, result: FixResult, original: SourceFile, round_trip: Optional[str], current: SourceFile,
+                diagnostics: Optional[List[Diagnostic]]) -> FixResult:
+        """The fixed text, with what libcst's rendering dropped from the original restored."""
+        if current.text != original.text and round_trip is not None and round_trip != original.text:
+            restored = keep_lost_text(original, SourceFile(round_trip), current)
             if restored is None:  # cannot line the texts up: write nothing rather than lose characters
                 result.discarded.extend(
                     (d, "the fixed code would lose characters libcst does not keep")
-                    for d in self.check(source, top_level_await=top_level_await).diagnostics if d.fix is not None)
+                    for d in self.check(original).diagnostics if d.fix is not None)
                 result.fixed.clear()
-                restored = source
-            if restored != current:
-                current, diagnostics = restored, None
-        result.source = current
-        if diagnostics is None:
-            diagnostics = self.check(current, top_level_await=top_level_await).diagnostics
-        result.diagnostics = diagnostics
+                restored = original.text
+            if restored != current.text:
+                current, diagnostics = original.rewritten(restored), None
+        result.source = current.text
+        result.diagnostics = diagnostics if diagnostics is not None else self.check(current).diagnostics
         return result
-
-
-def check_syntax(source: str, top_level_await: bool = False) -> ast.Module:
-    """Reject what CPython rejects, with its message, before libcst sees it.
-
-    Besides better messages this protects libcst's native parser, which can
-    overflow its stack on nesting CPython refuses (e.g. 3000 parentheses).
-    """
-    try:
-        tree = ast.parse(source)
-        if _compiler_may_refuse(source, tree):
-            flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0
-            with warnings.catch_warnings():  # the code generator's SyntaxWarnings are not ours to print
-                warnings.simplefilter("ignore")
-                compile(tree, "<source>", "exec", flags=flags, dont_inherit=True)
-        return tree
-    except SyntaxError as exc:
-        raise ParseError(exc.msg, exc.lineno or 1, max((exc.offset or 1) - 1, 0)) from None
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise ParseError(str(exc) or type(exc).__name__, 1, 0) from None
-
-
-# Expressions the parser accepts anywhere but the compiler only inside
-# (async) functions; the statements of that kind are found by ``_misplaced``.
-_COMPILER_CHECKED_WORDS = ("yield", "await", "async", "__debug__")
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_DECLARATIONS = (ast.Global, ast.Nonlocal)
-_BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
-# CPython refuses more than 20 nested blocks (loops, with, try); fewer than
-# this many cannot come close, wherever the count starts.
-_FEW_BLOCKS = 15
-
-
-def _compiler_may_refuse(source: str, tree: ast.Module) -> bool:
-    """Whether ``compile`` could refuse what ``ast.parse`` accepted.
-
-    The compiler (symbol table, code generation) rejects a misplaced
-    ``from __future__`` import, ``return`` / ``yield`` / ``await`` /
-    ``break`` / ``nonlocal`` where they have no meaning, conflicting
-    ``global`` declarations, and more. Compiling costs about half a parse,
-    so it runs only when the text holds a word involved in the rarer cases,
-    or a walk over the statements finds one the compiler checks out of place
-    (``return`` outside a function, ``break`` outside a loop) or rarely seen
-    (``global``, ``match``, a bare ``except:`` ...).
-    """
-    if any(word in source for word in _COMPILER_CHECKED_WORDS) or _doubtful_future(source, tree):
-        return True
-    return _misplaced(tree.body, function=None, in_loop=False, blocks=0)
-
-
-def _doubtful_future(source: str, tree: ast.Module) -> bool:
-    """``__future__`` named anywhere but in known features imported at the
-    start of the file (after the docstring), where the compiler wants them."""
-    mentions = source.count("__future__")
-    if not mentions:
-        return False
-    body = tree.body
-    start = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else 0
-    leading = 0
-    for statement in body[start:]:
-        if not (isinstance(statement, ast.ImportFrom) and statement.module == "__future__" and not statement.level):
-            break
-        if any(alias.name not in __future__.all_feature_names for alias in statement.names):
-            return True
-        leading += 1
-    return mentions > leading
-
-
-def _misplaced(body: List[ast.stmt], function: Optional[ast.AST], in_loop: bool, blocks: int) -> bool:
-    """A statement in ``body`` the compiler may refuse there (see ``_compiler_may_refuse``)."""
-    if blocks > _FEW_BLOCKS:
-        return True
-    for statement in body:
-        kind = type(statement)
-        if kind is ast.Return and function is None:
-            return True
-        if kind in (ast.Break, ast.Continue) and not in_loop:
-            return True
-        if kind in _DECLARATIONS or kind.__name__ in ("Match", "TryStar"):
-            return True
-        if kind in (ast.AsyncFor, ast.AsyncWith) and not isinstance(function, ast.AsyncFunctionDef):
-            return True
-        if kind in (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For) and _starred(statement):
-            return True
-        if kind is ast.ImportFrom and function is not None and any(a.name == "*" for a in statement.names):
-            return True
-        if kind is ast.Try and any(h.type is None for h in statement.handlers[:-1]):
-            return True
-        if isinstance(statement, _FUNCTIONS) or kind is ast.ClassDef:
-            if _repeated_names(statement):
-                return True
-            if _misplaced(statement.body, statement if kind is not ast.ClassDef else None, False, blocks):
-                return True
-            continue
-        loop = kind in _LOOPS
-        inner_blocks = blocks + 1 if kind in _BLOCKS else blocks
-        for part in ("body", "orelse", "finalbody", "handlers"):
-            inner = getattr(statement, part, None)
-            if not inner:
-                continue
-            if part == "handlers":
-                inner = [line for handler in inner for line in handler.body]
-            # a loop's ``else`` is outside the loop
-            if _misplaced(inner, function, in_loop or (loop and part == "body"), inner_blocks):
-                return True
-    return False
-
-
-def _starred(statement: ast.stmt) -> bool:
-    """``*a = b``, ``a = *b`` or ``a, *b, *c = d``: starred expressions the compiler refuses."""
-    targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
-    if any(isinstance(node, ast.Starred) for node in [*targets, getattr(statement, "value", None)]):
-        return True
-    return any(sum(isinstance(item, ast.Starred) for item in getattr(node, "elts", ())) > 1 for node in targets)
-
-
-def _repeated_names(definition: ast.stmt) -> bool:
-    """A parameter named twice (``def f(a, a)``) or a class keyword given twice."""
-    if isinstance(definition, ast.ClassDef):
-        names = [keyword.arg for keyword in definition.keywords if keyword.arg is not None]
-    else:
-        arguments = definition.args
-        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
-        names = [argument.arg for argument in every if argument is not None]
-    return len(names) != len(set(names))
 
 
 def check_depth(tree: ast.AST) -> None:
@@ -392,32 +261,11 @@ def _libcst_levels(node: ast.AST) -> int:
     return len(node.generators) - 1  # a comprehension
 
 
-def parse(source: str) -> cst.Module:
-    """libcst's tree of ``source``, which CPython's parser has accepted.
-
-    Raises ``Unsupported`` when libcst cannot parse it anyway (its parser
-    lags CPython's grammar in places).
-    """
-    try:
-        return cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        # libcst's raw_line can point past the error; its message has the real place.
-        where = re.search(r"error at (\d+):(\d+)", exc.message)
-        line, column = (int(where.group(1)), int(where.group(2))) if where else (exc.raw_line, exc.raw_column)
-        detail = re.sub(r"^parser error: (error at \d+:\d+: )?", "", exc.message).split("\n")[0]
-        detail = detail if len(detail) <= 60 else detail[:57] + "..."
-        raise Unsupported(f"libcst cannot parse this valid Python ({detail})", line, column) from None
-    except RecursionError:
-        raise Unsupported("too deeply nested to parse", 1, 0) from None
-    except Exception as exc:  # libcst's native parser can raise other errors
-        raise Unsupported(f"libcst cannot parse this valid Python ({str(exc) or type(exc).__name__})", 1, 0) from None
-
-
 def _parse_narrowed(narrowed: Narrowed) -> Optional[cst.Module]:
     """libcst's tree of the narrowed text; None (parse the file whole) if it
     fails, so narrowing never changes whether a file can be analysed."""
     try:
-        return parse(narrowed.text)
+        return narrowed.source.module
     except Unsupported:
         return None
 

@@ -15,7 +15,7 @@ import tempfile
 import threading
 from typing import Iterator, List
 
-from torchlint.core.source import SourceError, SourceText, decode
+from torchlint.core.source import SourceError, SourceFile, decode
 
 
 # The largest file read (a larger one is reported, not checked): far beyond
@@ -25,7 +25,7 @@ MAX_SOURCE_BYTES = 10 * 1024 * 1024
 MAX_NOTEBOOK_BYTES = 100 * 1024 * 1024
 
 
-def read_source(path: str) -> SourceText:
+def read_source(path: str) -> SourceFile:
     return decode(read_bytes(path, MAX_SOURCE_BYTES))
 
 
@@ -73,7 +73,7 @@ def _megabytes(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
 
 
-def encode(source: SourceText, new_text: str) -> bytes:
+def encode(source: SourceFile, new_text: str) -> bytes:
     try:
         return new_text.encode(source.encoding)
     except UnicodeEncodeError as exc:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from torchlint.core.diagnostic import Diagnostic, ParseError, Unsupported
-from torchlint.core.source import SourceError, physical_lines
+from torchlint.core.source import SourceError, SourceFile
 from torchlint.run.fileio import MAX_NOTEBOOK_BYTES, read_bytes, write_atomically
 from torchlint.run.report import FileReport, format_location, report_internal, skip
 
@@ -219,7 +219,7 @@ class Layout:
         """The 1-based line of each cell's marker in ``text``; None if any is missing, repeated or out of order."""
         found: List[int] = []
         wanted = re.compile(rf"^# {re.escape(self.token)} cell (\d+)$")
-        for number, line in enumerate(physical_lines(text), start=1):
+        for number, line in enumerate(SourceFile(text).lines, start=1):
             match = wanted.match(line.rstrip("\r\n"))
             if match:
                 if int(match.group(1)) != len(found):
@@ -242,7 +242,7 @@ class Layout:
         for placeholder in self.magics:
             if len(re.findall(rf"\b{re.escape(placeholder)}\b", text)) != 1:
                 return None
-        lines = physical_lines(text)
+        lines = SourceFile(text).lines
         bounds = [start - 1 for start in starts] + [len(lines)]
         preamble = "".join(lines[: bounds[0]])  # e.g. an import a fix added above the first marker
         cells = []
@@ -278,7 +278,7 @@ def build_layout(notebook: Notebook) -> Layout:
 
 
 def _mask_cell(text: str, layout: Layout) -> Optional[str]:
-    lines = physical_lines(text)
+    lines = SourceFile(text).lines
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None and lines[first].lstrip().startswith("%%"):
         words = lines[first].lstrip()[2:].split()
@@ -454,7 +454,7 @@ def process_notebook(path: str, engine: Engine, args: argparse.Namespace, data: 
         if args.fix or args.diff:
             _fix(path, engine, args, notebook, layout, report, write=not data_given)
         else:
-            checked = engine.check(layout.text, top_level_await=True)
+            checked = engine.check(_source(layout.text))
             report.diagnostics = _map(layout, layout.text, checked.diagnostics)
             report_internal(report, checked.internal_errors)
     except Unsupported as exc:
@@ -471,13 +471,14 @@ def process_notebook(path: str, engine: Engine, args: argparse.Namespace, data: 
 
 def _fix(path: str, engine: Engine, args: argparse.Namespace, notebook: Notebook, layout: Layout, report: FileReport,
          write: bool = True) -> None:
-    result = engine.fix(layout.text, unsafe=args.unsafe_fixes, top_level_await=True)
+    result = engine.fix(_source(layout.text), unsafe=args.unsafe_fixes)
     report_internal(report, result.internal_errors)
     new_cells = layout.split(result.source) if result.source != layout.text else None
     if result.source != layout.text and new_cells is None:
         # A fix moved code across a cell boundary (or lost one): keep the notebook as it is.
         report.warnings.append(f"{path}: fixes not applied: they would move code between cells")
-        report.diagnostics = _map(layout, layout.text, engine.check(layout.text, syntax_checked=True).diagnostics)
+        checked = engine.check(_source(layout.text), syntax_checked=True)
+        report.diagnostics = _map(layout, layout.text, checked.diagnostics)
         return
     report.diagnostics = _map(layout, result.source, result.diagnostics)
     report.fixed = sum(result.fixed.values())
@@ -506,7 +507,13 @@ def _fix(path: str, engine: Engine, args: argparse.Namespace, notebook: Notebook
         report.errors.append(f"{path}: {exc}")
         report.fixed = 0
         report.warnings.clear()
-        report.diagnostics = _map(layout, layout.text, engine.check(layout.text, syntax_checked=True).diagnostics)
+        checked = engine.check(_source(layout.text), syntax_checked=True)
+        report.diagnostics = _map(layout, layout.text, checked.diagnostics)
+
+
+def _source(text: str) -> SourceFile:
+    """The joined code cells, as checked: IPython runs ``await`` at the top level."""
+    return SourceFile(text, top_level_await=True)
 
 
 def _map(layout: Layout, text: str, diagnostics: Sequence[Diagnostic]) -> List[Diagnostic]:
@@ -525,7 +532,7 @@ def notebook_diff(path: str, cells: Sequence[Cell], changed: Dict[int, str]) -> 
         if cell.number not in changed:
             continue
         lines = difflib.unified_diff(
-            physical_lines(cell.text), physical_lines(changed[cell.number]),
+            SourceFile(cell.text).lines, SourceFile(changed[cell.number]).lines,
             fromfile=f"a/{path}:cell {cell.number}", tofile=f"b/{path}:cell {cell.number}",
         )
         for line in lines:
