@@ -16,6 +16,7 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext, analyse
 from torchlint.analysis.outline import Outline, child_nodes
+from torchlint.analysis.version_gates import gated_ranges, is_gated
 from torchlint.core.diagnostic import Diagnostic, Unsupported
 from torchlint.core.noqa import file_is_exempt, noqa_index
 from torchlint.core.settings import Settings
@@ -145,10 +146,13 @@ class Engine:
                                file_context.top_of)
             noqa = noqa_index(source)
             lines = source.lines if "\x0c" in source.text else None
+            gates = _version_gates(found, tree, outline)
             for rule, finding in found:
                 line, column = starts[finding.node]
                 if narrowed is not None and not narrowed.keeps(line):
                     continue  # in a stub's header: the real statement was screened out
+                if gates and rule.respects_version_gates() and is_gated(gates, line):
+                    continue  # compatibility code a torch version gate chooses
                 if self.honour_noqa and noqa.suppresses(line, rule.code):
                     continue
                 if lines is not None and lines[line - 1].startswith("\x0c"):
@@ -259,6 +263,14 @@ def _libcst_levels(node: ast.AST) -> int:
     if isinstance(node, ast.ImportFrom):
         return (node.module or "").count(".")
     return len(node.generators) - 1  # a comprehension
+
+
+def _version_gates(found: Sequence[Tuple[Rule, object]], tree: Optional[ast.Module],
+                   outline: Optional[Outline]) -> Tuple[Tuple[int, int], ...]:
+    """The lines torch version gates protect, when some finding's rule respects them."""
+    if tree is None or not any(rule.respects_version_gates() for rule, _ in found):
+        return ()
+    return gated_ranges(outline if outline is not None else Outline(tree))
 
 
 def _parse_narrowed(narrowed: Narrowed) -> Optional[cst.Module]:
