@@ -1,7 +1,11 @@
 """Bad input and a hostile file system, through the real ``torchlint`` command.
 
-Each scenario of issue 6 has a test here or in ``tests/test_cli.py`` (which
-this file extends, never repeats):
+The input cases of issue 18 (libcst-deep chains, dead workers, FIFOs and
+devices, size limits, deep notebook JSON and pyproject.toml, undecodable
+names and strict encodings, unlistable directories, a closed stdin,
+notebooks on stdin, what only CPython's compiler refuses) are the last
+section. Each scenario of issue 6 has a test here or in ``tests/test_cli.py``
+(which this file extends, never repeats):
 
 ====================================  =========================================================
 PEP 263 latin-1 cookie                test_cli: test_positions_in_a_latin1_file,
