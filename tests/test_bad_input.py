@@ -1,7 +1,11 @@
 """Bad input and a hostile file system, through the real ``torchlint`` command.
 
-Each scenario of issue 6 has a test here or in ``tests/test_cli.py`` (which
-this file extends, never repeats):
+The input cases of issue 18 (libcst-deep chains, dead workers, FIFOs and
+devices, size limits, deep notebook JSON and pyproject.toml, undecodable
+names and strict encodings, unlistable directories, a closed stdin,
+notebooks on stdin, what only CPython's compiler refuses) are the last
+section. Each scenario of issue 6 has a test here or in ``tests/test_cli.py``
+(which this file extends, never repeats):
 
 ====================================  =========================================================
 PEP 263 latin-1 cookie                test_cli: test_positions_in_a_latin1_file,
@@ -30,7 +34,7 @@ an empty file                         here (and whitespace-, comment- and BOM-on
 a directory named x.py                here
 a symlink loop                        here (a link to itself, two links to each other, a
                                       directory link to its parent)
-a path that vanishes mid-run          here (a FIFO holds the run while files are deleted), and
+a path that vanishes mid-run          here (reading the first file deletes the others), and
                                       the runner and the writer called on a missing path
 read-only file under --fix            test_cli: test_fix_an_unwritable_file_as_root_* (chattr +i)
                                       and test_fix_a_read_only_file_* (chmod, non-root); here:
@@ -50,6 +54,8 @@ never imports or executes the code    here: sitecustomize/usercustomize, modules
 
 from __future__ import annotations
 
+import faulthandler
+import io
 import json
 import os
 import shutil
@@ -387,30 +393,28 @@ def test_symlink_loops_found_in_a_directory_are_reported_and_the_walk_ends(tree)
     assert tree.through_up.returncode == 1 and len(diagnostics(tree.through_up)) == 1
 
 
-def test_a_path_vanishing_mid_run(tmp_path):
-    """The run blocks reading a FIFO while the test deletes files it has already found."""
+def test_a_path_vanishing_mid_run(tmp_path, monkeypatch):
+    """Files found by the walk are deleted while the run reads the first one
+    (the CLI in-process, the read of ``a.py`` deleting the others)."""
+    from torchlint.run import runner
+
     d = tmp_path / "proj"
-    put(d, "b.py", UPSAMPLE)
-    put(d, "sub/c.py", UPSAMPLE)
-    put(d, "z.py", UPSAMPLE)
-    fifo = d / "a.py"
-    os.mkfifo(fifo)
+    real_read = runner.read_source
+
+    def read_and_delete(path):
+        if path.endswith("a.py") and (d / "b.py").exists():
+            (d / "b.py").unlink()
+            shutil.rmtree(d / "sub")
+        return real_read(path)
+
+    monkeypatch.setattr(runner, "read_source", read_and_delete)
+    monkeypatch.chdir(tmp_path)
     runs = {}
     for mode in ("check", "fix"):
-        args = ["--isolated", *(["--fix"] if mode == "fix" else []), "proj"]
-        process = subprocess.Popen([sys.executable, "-m", "torchlint", *args], cwd=tmp_path,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            with _open_fifo_for_writing(fifo, process) as writer:  # torchlint opened a.py: the files are found
-                (d / "b.py").unlink()
-                shutil.rmtree(d / "sub")
-                writer.write(UPSAMPLE.encode())
-            stdout, stderr = process.communicate(timeout=120)
-        finally:
-            process.kill()
-        runs[mode] = SimpleNamespace(returncode=process.returncode, stdout=stdout, stderr=stderr)
-        put(d, "b.py", UPSAMPLE)
-        put(d, "sub/c.py", UPSAMPLE)
+        for name in ("a.py", "b.py", "sub/c.py", "z.py"):
+            put(d, name, UPSAMPLE)
+        args = ["--isolated", "--no-cache", *(["--fix"] if mode == "fix" else []), "proj"]
+        runs[mode] = _in_process(args)
     for mode, result in runs.items():
         no_traceback(result)
         assert result.returncode == 2, (mode, result)
@@ -419,22 +423,16 @@ def test_a_path_vanishing_mid_run(tmp_path):
             assert len(lines) == 1 and "no such file" in lines[0].lower(), result.stderr
     assert diagnostics(runs["check"]) == [os.path.join("proj", n) + UPSAMPLE_LINE for n in ("a.py", "z.py")]
     assert (d / "z.py").read_text() == UPSAMPLE_FIXED  # fixed by the --fix run; the deleted ones not recreated
-    assert leftovers(d) == []
+    assert not (d / "b.py").exists() and leftovers(d) == []
 
 
-def _open_fifo_for_writing(fifo: Path, process: subprocess.Popen, timeout: float = 120):
-    """Open ``fifo`` once a reader has it open (without blocking forever if none ever comes)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-            break
-        except OSError as exc:  # ENXIO: no reader yet
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"torchlint never opened {fifo}: {process.communicate()}") from exc
-            time.sleep(0.01)
-    os.set_blocking(fd, True)
-    return os.fdopen(fd, "wb")
+def _in_process(args, stdin=None) -> SimpleNamespace:
+    """The CLI run in this process (so that monkeypatches reach it, and the workers it forks)."""
+    from torchlint.frontends import cli
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    status = cli.main(args, stdout=stdout, stderr=stderr, stdin=stdin)
+    return SimpleNamespace(returncode=status, stdout=stdout.getvalue(), stderr=stderr.getvalue())
 
 
 def test_runner_and_writer_on_a_path_that_is_gone(tmp_path):
@@ -686,3 +684,333 @@ def test_the_console_script_never_imports_the_checked_code(planted):
     no_traceback(planted.console)
     assert planted.console.returncode in (0, 1)
     assert sorted(p.name for p in planted.markers.iterdir()) == []
+
+
+# --------------------------------------------------------------------------
+# issue 18: hostile input that used to crash, hang or pass silently
+# --------------------------------------------------------------------------
+
+AND_CHAIN = "import torch.nn.functional as F\ny = F.upsample(x)\nz = " + " and ".join(["a"] * 8000) + "\n"
+DOTTED_IMPORT = "import torch.nn.functional as F\ny = F.upsample(x)\nimport " + ".".join(["a"] * 8000) + "\n"
+
+
+def _notebook_json(*cells: str, indent=1) -> str:
+    return json.dumps({
+        "cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# title\n"]}]
+        + [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": cell.splitlines(keepends=True)} for cell in cells],
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }, indent=indent) + "\n"
+
+
+def padding_for_workers(files: int) -> str:
+    """Comment lines that make ``files`` files hold the source workers start for."""
+    from torchlint.run.session import PARALLEL_MIN_BYTES
+
+    return "# padding\n" * (PARALLEL_MIN_BYTES // 10 // files + 1)
+
+
+@pytest.mark.parametrize("jobs", ["-j1", "-j2"])
+def test_chains_flat_in_ast_but_nested_in_libcst_are_skipped_not_a_crash(tmp_path, jobs):
+    """An 8,000-term ``and`` chain is one level in Python's tree and 8,000 in
+    libcst's, whose parser overflowed the C stack (a segfault; with workers,
+    a run that never ended)."""
+    put(tmp_path, "chain.py", AND_CHAIN)
+    put(tmp_path, "dotted.py", DOTTED_IMPORT)
+    for i in range(8):  # enough source for worker processes
+        put(tmp_path, f"ok{i}.py", UPSAMPLE + padding_for_workers(8))
+    result = run_torchlint(["--isolated", "--no-cache", jobs, "."], cwd=tmp_path, timeout=300)
+    no_traceback(result)
+    assert result.returncode == 1, result  # the ok files' findings; skipping is no error
+    for name in ("chain.py", "dotted.py"):
+        lines = stderr_about(result, name)
+        assert len(lines) == 1 and lines[0].startswith("torchlint: warning: "), result.stderr
+        assert f"nested more than {MAX_DEPTH} levels deep" in lines[0]
+    assert len(diagnostics(result)) == 8
+
+
+def test_chains_just_below_the_depth_limit_are_still_checked(tmp_path):
+    put(tmp_path, "chain.py", UPSAMPLE + "z = " + " and ".join(["a"] * (MAX_DEPTH - 100)) + "\n")
+    result = run_torchlint(["--isolated", "--no-cache", "chain.py"], cwd=tmp_path, timeout=300)
+    assert result.returncode == 1 and diagnostics(result) == ["chain.py" + UPSAMPLE_LINE], result
+
+
+def test_flake8_on_a_long_boolean_chain_neither_dies_nor_hangs(tmp_path):
+    from conftest import run_flake8
+
+    put(tmp_path, "chain.py", AND_CHAIN)
+    result = run_flake8(["--select", "TL", "chain.py"], cwd=tmp_path, timeout=300)
+    no_traceback(result)
+    assert result.returncode == 0, result  # skipped silently, as the plugin does with what it cannot analyse
+
+
+@pytest.mark.parametrize("how", [signal.SIGSEGV, signal.SIGKILL])
+def test_a_worker_killed_by_a_signal_is_an_error_for_its_file_and_the_run_ends(tmp_path, monkeypatch, how):
+    """The worker checking ``crash.py`` dies (as a segfaulting parser would);
+    before, the pool waited for its result forever."""
+    from torchlint.run import session
+
+    real = session.process_file
+
+    def dying(path, *args, **kwargs):
+        if path.endswith("crash.py"):
+            faulthandler.disable()  # pytest's: it would print the worker's stack
+            os.kill(os.getpid(), how)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(session, "process_file", dying)
+    monkeypatch.setattr(session, "PARALLEL_MIN_BYTES", 0)  # workers even for this little source
+    monkeypatch.chdir(tmp_path)
+    for i in range(12):
+        put(tmp_path, f"ok{i:02}.py", UPSAMPLE)
+    put(tmp_path, "crash.py", UPSAMPLE)
+    result = _in_process(["--isolated", "--no-cache", "-j2", "."])
+    assert result.returncode == 2, result
+    lines = stderr_about(result, "crash.py")
+    assert lines == [f"torchlint: error: ./crash.py: not checked: the process checking it was killed by {how.name}"]
+    assert len(diagnostics(result)) == 12  # every other file's findings, in order
+    assert diagnostics(result) == sorted(diagnostics(result))
+
+
+def test_killing_a_worker_from_outside_never_hangs_the_run(tmp_path):
+    """The real command; one of its workers is killed with SIGKILL mid-run."""
+    slow = "import torch.nn.functional as F\ny = F.upsample(x)\nz = " + " + ".join(["a"] * 1200) + "\n"
+    slow += padding_for_workers(16)  # enough source for worker processes
+    for i in range(16):
+        put(tmp_path, f"f{i:02}.py", slow)
+    process = subprocess.Popen([sys.executable, "-m", "torchlint", "--isolated", "--no-cache", "-j2", "."],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        killed = _kill_a_child(process.pid, deadline=time.monotonic() + 60)
+        stdout, stderr = process.communicate(timeout=300)
+    finally:
+        process.kill()
+    result = SimpleNamespace(returncode=process.returncode, stdout=stdout, stderr=stderr)
+    no_traceback(result)
+    assert killed, "no worker to kill"
+    checked = {line.split(":")[0] for line in diagnostics(result)}
+    failed = {line.split(": ")[2] for line in stderr.splitlines() if "not checked" in line}
+    assert len(failed) <= 1  # at most the file the killed worker held (none if it was between files)
+    assert checked | failed == {f"./f{i:02}.py" for i in range(16)} and not checked & failed, result
+    assert result.returncode == (2 if failed else 1)
+
+
+def _kill_a_child(pid: int, deadline: float) -> bool:
+    """SIGKILL one child process of ``pid`` (a worker) once it has one."""
+    while time.monotonic() < deadline:
+        try:
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            return False
+        if children:
+            time.sleep(0.5)  # let it start on a file
+            try:
+                os.kill(int(children[0]), signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture(scope="module")
+def special_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("special")
+    put(d, "proj/ok.py", UPSAMPLE)
+    os.mkfifo(d / "proj" / "fifo.py")
+    os.mkfifo(d / "proj" / "fifo.ipynb")
+    os.symlink("/dev/zero", d / "proj" / "zero.py")
+    with open(d / "proj" / "huge.py", "wb") as handle:  # sparse: 11 MB that take no disk space
+        handle.truncate(11 * 1024 * 1024)
+    names = ["proj/fifo.py", "proj/zero.py", "proj/huge.py", "proj/fifo.ipynb", "proj/ok.py"]
+    runs = in_parallel({
+        "walk": lambda: run_torchlint(["--isolated", "--no-cache", "proj"], cwd=d, timeout=120),
+        "named": lambda: run_torchlint(["--isolated", "--no-cache", *names], cwd=d, timeout=120),
+        "fix": lambda: run_torchlint(["--isolated", "--fix", *names], cwd=d, timeout=120),
+    })
+    return SimpleNamespace(dir=d, **runs)
+
+
+@pytest.mark.parametrize("run", ["walk", "named", "fix"])
+def test_fifos_devices_and_huge_files_are_reported_never_read(special_files, run):
+    result = getattr(special_files, run)
+    no_traceback(result)
+    assert result.returncode == 2, result
+    assert len(stderr_about(result, "fifo.py")) == 1 and "not a regular file (a FIFO)" in stderr_about(result, "fifo.py")[0]
+    assert "not a regular file (a FIFO)" in stderr_about(result, "fifo.ipynb")[0]
+    assert "too large to check (11.0 MB; the limit is 10.0 MB)" in stderr_about(result, "huge.py")[0]
+    if run != "walk":  # in a walk, zero.py is the same file as ... nothing else: reported too
+        assert "not a regular file (a character device)" in stderr_about(result, "zero.py")[0]
+    assert any(line.endswith("ok.py" + UPSAMPLE_LINE) for line in diagnostics(result)) or run == "fix"
+    assert os.path.getsize(special_files.dir / "proj" / "huge.py") == 11 * 1024 * 1024
+
+
+def test_a_notebook_nested_too_deeply_is_unreadable_and_the_others_are_kept(tmp_path):
+    deep = _notebook_json(UPSAMPLE).replace('"outputs": []', '"outputs": ' + "[" * 100_000 + "]" * 100_000)
+    put(tmp_path, "deep.ipynb", deep)
+    put(tmp_path, "ok.ipynb", _notebook_json(UPSAMPLE))
+    put(tmp_path, "ok.py", UPSAMPLE)
+    result = run_torchlint(["--isolated", "--no-cache", "."], cwd=tmp_path)
+    no_traceback(result)
+    assert result.returncode == 2, result
+    assert stderr_about(result, "deep.ipynb") == [
+        "torchlint: error: ./deep.ipynb: not a notebook: the JSON is nested too deeply to read"]
+    assert diagnostics(result) == ["./ok.ipynb:cell 2" + UPSAMPLE_LINE, "./ok.py" + UPSAMPLE_LINE]
+
+
+UNDECODABLE = b"bad\xff\xe9.py"
+
+
+@pytest.mark.parametrize("output_format", ["concise", "full", "json", "sarif", "github"])
+@pytest.mark.parametrize("encoding", ["utf-8", "ascii:strict"])
+def test_undecodable_file_names_never_crash_the_output(tmp_path, output_format, encoding):
+    os.makedirs(tmp_path / "src")
+    with open(os.path.join(os.fsencode(tmp_path / "src"), UNDECODABLE), "wb") as handle:
+        handle.write(UPSAMPLE.encode())
+    with open(os.path.join(os.fsencode(tmp_path / "src"), b"broken\xfe.py"), "wb") as handle:
+        handle.write(b"x = (\n")
+    put(tmp_path, "src/caf\u00e9.py", UPSAMPLE)
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+    result = subprocess.run([sys.executable, "-m", "torchlint", "--isolated", "--no-cache", "--output-format",
+                             output_format, "src"], cwd=tmp_path, capture_output=True, env=env, timeout=120)
+    stdout, stderr = result.stdout.decode("utf-8"), result.stderr.decode("utf-8")
+    no_traceback(SimpleNamespace(stdout=stdout, stderr=stderr))
+    assert result.returncode == 2, stderr
+    assert "src/broken\\xfe.py:1:5: cannot parse" in stderr  # the undecodable byte as \xNN
+    if output_format == "json":
+        assert {item["filename"] for item in json.loads(stdout)} == {"src/bad\\xff\\xe9.py", "src/caf\u00e9.py"}
+    elif output_format == "sarif":
+        run = json.loads(stdout)["runs"][0]
+        uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
+        assert uris == {"src/bad%FF%E9.py", "src/caf%C3%A9.py"}  # the file's real bytes, percent-encoded
+        assert "src/broken\\xfe.py" in run["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"]
+    else:
+        assert "src/bad\\xff\\xe9.py" in stdout
+        if encoding == "ascii:strict" and output_format != "github":
+            assert "src/caf\\xe9.py" in stdout  # what the stream cannot encode, backslash-escaped
+    if encoding.startswith("ascii"):
+        stdout.encode("ascii")
+
+
+def test_a_directory_that_cannot_be_listed_is_an_error(tmp_path, monkeypatch):
+    """In-process (tests run as root, whom permissions do not stop): listing ``locked`` fails."""
+    put(tmp_path, "proj/ok.py", UPSAMPLE)
+    put(tmp_path, "proj/locked/hidden.py", UPSAMPLE)
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if os.path.basename(os.fspath(path)) == "locked":
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.chdir(tmp_path)
+    walked = _in_process(["--isolated", "--no-cache", "proj"])
+    named = _in_process(["--isolated", "--no-cache", "proj/locked"])
+    for result in (walked, named):
+        assert result.returncode == 2, result
+        assert stderr_about(result, "locked") == [
+            "torchlint: error: proj/locked: cannot list the directory: Permission denied"]
+    assert diagnostics(walked) == ["proj/ok.py" + UPSAMPLE_LINE]
+    assert "All checks passed" not in named.stdout
+
+
+def test_a_directory_that_cannot_be_listed_is_an_error_for_an_ordinary_user():
+    """The real command, run as ``nobody`` on a directory with mode 000."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to run as another user")
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir="/tmp") as top:
+        os.chmod(top, 0o755)
+        put(Path(top), "proj/ok.py", UPSAMPLE, mode=0o644)
+        put(Path(top), "proj/locked/hidden.py", UPSAMPLE, mode=0o644)
+        os.chmod(Path(top) / "proj", 0o755)
+        os.chmod(Path(top) / "proj" / "locked", 0o000)
+        command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                   sys.executable, "-m", "torchlint", "--isolated", "--no-cache"]
+        probe = subprocess.run([*command, "--version"], cwd=top, capture_output=True, text=True)
+        if probe.returncode != 0:
+            pytest.skip(f"torchlint cannot run as nobody here: {probe.stderr[-200:]}")
+        for args in (["proj"], ["proj/locked"]):
+            result = subprocess.run([*command, *args], cwd=top, capture_output=True, text=True, timeout=120)
+            no_traceback(result)
+            assert result.returncode == 2, result
+            assert "torchlint: error: proj/locked: cannot list the directory: Permission denied" in result.stderr
+
+
+def test_reading_a_closed_stdin_is_a_clear_error(tmp_path):
+    for args in (["-"], ["--stdin-filename", "x.py"]):
+        result = subprocess.run([sys.executable, "-m", "torchlint", "--isolated", *args], cwd=tmp_path,
+                                capture_output=True, text=True, timeout=120, stdin=None,
+                                preexec_fn=lambda: os.close(0))
+        no_traceback(result)
+        assert result.returncode == 2, result
+        assert result.stderr == "torchlint: error: cannot read stdin: it is closed\n"
+
+
+def test_a_deeply_nested_pyproject_is_a_clear_error(tmp_path):
+    put(tmp_path, "pyproject.toml", "[tool.torchlint]\nselect = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    put(tmp_path, "a.py", UPSAMPLE)
+    result = run_torchlint(["a.py"], cwd=tmp_path)
+    no_traceback(result)
+    assert result.returncode == 2, result
+    assert result.stderr == "torchlint: error: pyproject.toml: cannot read: nested too deeply\n"
+
+
+def test_a_notebook_on_stdin_is_read_as_a_notebook(tmp_path):
+    notebook = _notebook_json("import torch\n", "import torch.nn.functional as F\ny = F.upsample(x)\n")
+    checked = run_torchlint(["--isolated", "--stdin-filename", "nb.ipynb"], cwd=tmp_path, input=notebook)
+    assert checked.returncode == 1, checked
+    assert diagnostics(checked) == ["nb.ipynb:cell 3:2:7: " + TL103]
+    fixed = run_torchlint(["--isolated", "--fix", "--stdin-filename", "nb.ipynb"], cwd=tmp_path, input=notebook)
+    assert fixed.returncode == 0, fixed
+    assert fixed.stdout == notebook.replace("F.upsample", "F.interpolate")  # the notebook's JSON, only the cell changed
+    assert "Fixed 1 problem" in fixed.stderr
+    broken = run_torchlint(["--isolated", "--fix", "--stdin-filename", "nb.ipynb"], cwd=tmp_path, input="{")
+    assert broken.returncode == 2 and broken.stdout == "{" and "not a notebook" in broken.stderr
+
+
+COMPILER_REFUSES = {
+    "late_future.py": "import torch\nx = 1\nfrom __future__ import annotations\n",
+    "unknown_future.py": "from __future__ import braces_please\nimport torch\n",
+    "module_return.py": "import torch\nreturn torch.zeros(1)\n",
+    "class_return.py": "import torch\nclass A:\n    return 1\n",
+    "module_break.py": "import torch\nif torch:\n    break\n",
+    "loop_else_continue.py": "import torch\nfor a in b:\n    pass\nelse:\n    continue\n",
+    "module_yield.py": "import torch\nx = yield torch\n",
+    "module_await.py": "import torch\nawait torch.x()\n",
+    "sync_await.py": "import torch\ndef f():\n    await torch.x()\n",
+    "module_nonlocal.py": "import torch\nnonlocal torch\n",
+    "late_global.py": "import torch\ndef f():\n    torch = 1\n    global torch\n",
+    "bare_except_first.py": "import torch\ntry:\n    pass\nexcept:\n    pass\nexcept ValueError:\n    pass\n",
+    "starred_target.py": "import torch\n*a = torch.x\n",
+    "async_for.py": "import torch\ndef f():\n    async for a in b:\n        pass\n",
+}
+
+
+@pytest.fixture(scope="module")
+def compiler_refuses(tmp_path_factory):
+    d = tmp_path_factory.mktemp("compiler")
+    for name, text in COMPILER_REFUSES.items():
+        put(d, name, text)
+    put(d, "ok.py", UPSAMPLE)
+    return SimpleNamespace(dir=d, check=run_torchlint(["--isolated", "--no-cache", "."], cwd=d),
+                           fix=run_torchlint(["--isolated", "--fix", "."], cwd=d))
+
+
+@pytest.mark.parametrize("name", sorted(COMPILER_REFUSES))
+def test_what_the_compiler_refuses_is_reported_as_it_does(compiler_refuses, name):
+    source = COMPILER_REFUSES[name]
+    ast_module = __import__("ast")
+    ast_module.parse(source)  # the parser accepts it ...
+    with pytest.raises(SyntaxError) as refused:  # ... the compiler does not
+        compile(source, name, "exec", dont_inherit=True)
+    expected = f"torchlint: error: ./{name}:{refused.value.lineno}:{refused.value.offset}: cannot parse: {refused.value.msg}"
+    for result in (compiler_refuses.check, compiler_refuses.fix):
+        no_traceback(result)
+        assert result.returncode == 2
+        assert stderr_about(result, name) == [expected]
+        assert diagnostics(compiler_refuses.check) == ["./ok.py" + UPSAMPLE_LINE]
+    assert (compiler_refuses.dir / name).read_text() == source  # never written

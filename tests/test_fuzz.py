@@ -34,7 +34,7 @@ from torch_code import compiles, is_valid, torch_programs, with_torch_prelude  #
 
 from torchlint.core.source import decode  # noqa: E402
 from torchlint.core.diagnostic import ParseError, Unsupported  # noqa: E402
-from torchlint.engine.linter import Engine  # noqa: E402
+from torchlint.engine.linter import MAX_DEPTH, Engine  # noqa: E402
 from torchlint.frontends import cli  # noqa: E402
 from torchlint.rules import all_rules  # noqa: E402
 
@@ -116,6 +116,16 @@ def test_never_raises_on_hypothesmith_source(source):
             with pytest.raises(ParseError) as info:
                 ENGINE.check(text)
             assert not isinstance(info.value, Unsupported)
+            continue
+        if not compiles(text):
+            # The parser accepts it, the compiler does not (``return`` outside a function): reported
+            # with the compiler's message, or (where the cheap screen cannot see it) checked as is.
+            try:
+                ENGINE.check(text)
+            except ParseError as refused:
+                assert not isinstance(refused, Unsupported)
+                with pytest.raises(SyntaxError, match=re.escape(refused.message)):
+                    compile(text, "<fuzz>", "exec", dont_inherit=True)
             continue
         checked = check_or_skip(text)
         if checked is None:
@@ -252,3 +262,105 @@ def test_results_do_not_depend_on_trailing_whitespace(source, data):
         return re.sub(r"[ \t]+(?=\n|$)", "", text)
 
     assert strip(ENGINE.fix(padded, unsafe=True).source) == strip(ENGINE.fix(lf, unsafe=True).source)
+
+
+# --------------------------------------------------------------------------
+# deep nesting: never a crash (libcst's native parser overflows the C stack
+# on what it nests deeper than Python's tree shows), only "Unsupported"
+# --------------------------------------------------------------------------
+
+# Each builds a statement nesting one construct ``n`` times.
+NESTINGS = {
+    "and/or chain": lambda n, ops: "z = " + "".join(f"a{i} {ops[i % len(ops)]} " for i in range(n)) + "b\n",
+    "comparison chain": lambda n, ops: "z = " + " < ".join(["a"] * (n + 1)) + "\n",
+    "binary operators": lambda n, ops: "z = " + " + ".join(["a"] * (n + 1)) + "\n",
+    "power": lambda n, ops: "z = " + " ** ".join(["a"] * (n + 1)) + "\n",
+    "not": lambda n, ops: "z = " + "not " * n + "a\n",
+    "unary minus": lambda n, ops: "z = " + "-" * n + "a\n",
+    "attributes": lambda n, ops: "z = a" + ".b" * n + "\n",
+    "calls": lambda n, ops: "z = a" + "()" * n + "\n",
+    "subscripts": lambda n, ops: "z = a" + "[0]" * n + "\n",
+    "conditional expressions": lambda n, ops: "z = " + "a if b else " * n + "c\n",
+    "lambdas": lambda n, ops: "z = " + "lambda: " * n + "c\n",
+    "dotted import": lambda n, ops: "import " + ".".join(["a"] * (n + 1)) + "\n",
+    "dotted from-import": lambda n, ops: "from " + ".".join(["a"] * (n + 1)) + " import b\n",
+    "comprehension clauses": lambda n, ops: "z = [x " + " ".join(f"for a{i} in b" for i in range(n)) + "]\n",
+    "implicit string concatenation": lambda n, ops: "z = (" + " ".join(["'a'"] * (n + 1)) + ")\n",
+    "f-string concatenation": lambda n, ops: "z = (" + " ".join(["f'{a}'"] * (n + 1)) + ")\n",
+    "elif chain": lambda n, ops: "if a: pass\n" + "elif a: pass\n" * n,
+    "parentheses": lambda n, ops: "z = " + "(" * n + "a" + ")" * n + "\n",
+    "nested lists": lambda n, ops: "z = " + "[" * n + "]" * n + "\n",
+    "nested calls": lambda n, ops: "z = " + "f(" * n + ")" * n + "\n",
+    "indented blocks": lambda n, ops: "".join("    " * i + "if a:\n" for i in range(n)) + "    " * n + "pass\n",
+}
+DEPTHS = st.sampled_from([1, 2, 50, 150, 199, 250, MAX_DEPTH - 100, MAX_DEPTH + 10, 8000])
+
+
+@fuzz(40)
+@given(st.sampled_from(sorted(NESTINGS)), DEPTHS, st.lists(st.sampled_from(["and", "or"]), min_size=1, max_size=3))
+def test_deep_nesting_of_every_construct_is_checked_skipped_or_refused_never_a_crash(kind, depth, ops):
+    """In-process on purpose: a C stack overflow would take the test run down."""
+    source = "import torch.nn.functional as F\ny = F.upsample(x)\n" + NESTINGS[kind](depth, ops)
+    note(f"{kind} x {depth}")
+    try:
+        checked = ENGINE.check(source)
+    except Unsupported:
+        return  # skipped with a warning: too deep, or libcst cannot parse it
+    except ParseError:
+        assert not compiles(source)  # Python refuses it too (too many parentheses, blocks...)
+        return
+    assert [d.code for d in checked.diagnostics] == ["TL103"]
+
+
+# --------------------------------------------------------------------------
+# hostile paths: FIFOs, devices, links, odd names, through the real command
+# --------------------------------------------------------------------------
+
+def _hostile(directory, kind: str, name: bytes) -> bool:
+    """Make a path of ``kind`` named ``name`` in ``directory``; whether it must be an error."""
+    path = os.path.join(os.fsencode(directory), name)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind in ("/dev/zero", "/dev/null", "/dev/urandom"):
+        os.symlink(kind, path)
+    elif kind == "dangling link":
+        os.symlink(b"nowhere-" + name, path)
+    elif kind == "link loop":
+        os.symlink(name, path)
+    elif kind == "directory":
+        os.mkdir(path)
+        return False
+    else:  # a regular file with a finding
+        with open(path, "wb") as handle:
+            handle.write(b"import torch.nn.functional as F\ny = F.upsample(x)\n")
+        return False
+    return True
+
+
+HOSTILE_KINDS = ["fifo", "/dev/zero", "/dev/null", "/dev/urandom", "dangling link", "link loop", "directory", "file"]
+ODD_NAMES = st.sampled_from([b"x", b"-x", b"--fix", b"a b", b"new\nline", b"\xff\xfe", b"caf\xc3\xa9", b"\xe2\x80\xae",
+                             b".hidden", b"x" * 200])
+
+
+@fuzz(12)
+@given(st.lists(st.tuples(st.sampled_from(HOSTILE_KINDS), ODD_NAMES, st.sampled_from([b".py", b".ipynb"])),
+                min_size=1, max_size=4, unique_by=lambda t: t[1] + t[2]),
+       st.sampled_from(["concise", "json", "sarif"]))
+def test_hostile_paths_end_in_errors_never_a_hang_or_a_crash(tmp_path_factory, entries, output_format):
+    import subprocess
+
+    directory = tmp_path_factory.mktemp("hostile")
+    bad = 0
+    for kind, name, suffix in entries:
+        bad += _hostile(directory, kind, name + suffix)
+    for i in range(8):  # enough files for worker processes
+        _hostile(directory, "file", b"ok%d.py" % i)
+    result = subprocess.run([sys.executable, "-m", "torchlint", "--isolated", "--no-cache", "--output-format",
+                             output_format, "."], cwd=directory, capture_output=True, timeout=120,
+                            env={**os.environ, "PYTHONIOENCODING": "ascii:strict"})
+    stderr = result.stderr.decode("ascii")  # strict: everything escaped
+    assert "Traceback" not in stderr, stderr
+    assert result.returncode == (2 if bad else 1), stderr
+    assert stderr.count("torchlint: error:") >= min(bad, 1)
+    if output_format != "concise":
+        json.loads(result.stdout)

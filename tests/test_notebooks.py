@@ -396,8 +396,8 @@ def test_fixes_that_would_move_code_between_cells_are_not_written(tmp_path, monk
     engine = Engine(all_rules())
     real_fix = engine.fix
 
-    def fix_that_loses_a_cell_boundary(text, unsafe=False):
-        result = real_fix(text, unsafe)
+    def fix_that_loses_a_cell_boundary(text, unsafe=False, **options):
+        result = real_fix(text, unsafe, **options)
         result.source = result.source.replace("# torchlint_nb cell 1\n", "")
         return result
 

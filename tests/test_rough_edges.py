@@ -122,25 +122,18 @@ def test_outside_a_project_the_cache_is_in_the_current_directory(tmp_path):
 def _pools_started(monkeypatch, tmp_path, files, *options):
     """Run the CLI in this process and count the worker pools it starts."""
     import io
-    import multiprocessing
 
     from torchlint.frontends import cli
     from torchlint.run import session
 
     started = []
-    real = multiprocessing.get_context
+    real = session._in_workers
 
-    def spying_context(method=None):
-        context = real(method)
+    def spying_workers(files, jobs):
+        started.append((files, jobs))
+        return real(files, jobs)
 
-        class Spy:
-            def Pool(self, *args, **kwargs):  # noqa: N802 - multiprocessing's name
-                started.append(args)
-                return context.Pool(*args, **kwargs)
-
-        return Spy()
-
-    monkeypatch.setattr(session.multiprocessing, "get_context", spying_context)
+    monkeypatch.setattr(session, "_in_workers", spying_workers)
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     monkeypatch.chdir(tmp_path)

@@ -13,10 +13,12 @@ or UTF-8 BOM); line endings are left as they are (the parsers keep them).
 
 from __future__ import annotations
 
+import __future__
 import ast
 import io
 import re
 import tokenize
+import warnings
 from bisect import bisect_right
 from typing import (
     TYPE_CHECKING,
@@ -51,12 +53,18 @@ class SourceFile:
     (flake8 parses every file anyway).
     """
 
-    __slots__ = ("text", "encoding", "_memo")
+    __slots__ = ("text", "encoding", "top_level_await", "_memo")
 
-    def __init__(self, text: str, encoding: str = "utf-8", tree: Optional[ast.Module] = None) -> None:
+    def __init__(self, text: str, encoding: str = "utf-8", tree: Optional[ast.Module] = None,
+                 top_level_await: bool = False) -> None:
         self.text = text
         self.encoding = encoding
+        self.top_level_await = top_level_await  # a notebook's code: IPython runs ``await`` outside functions
         self._memo: Dict[str, Any] = {} if tree is None else {"tree": tree}
+
+    def rewritten(self, text: str) -> "SourceFile":
+        """A new text for the same file (a round of fixes): same encoding and kind."""
+        return SourceFile(text, self.encoding, top_level_await=self.top_level_await)
 
     @classmethod
     def of(cls, source: Union[str, "SourceFile"]) -> "SourceFile":
@@ -122,7 +130,7 @@ class SourceFile:
         try:
             return self._memo["tree"]
         except KeyError:
-            tree = self._memo["tree"] = python_tree(self.text)
+            tree = self._memo["tree"] = python_tree(self.text, self.top_level_await)
             return tree
 
     @property
@@ -144,13 +152,127 @@ class SourceFile:
         return self.memo("module", lambda: libcst_tree(self.text))
 
 
-def python_tree(text: str) -> ast.Module:
+def python_tree(text: str, top_level_await: bool = False) -> ast.Module:
+    """Python's tree of ``text``; ``ParseError`` where CPython refuses it,
+    its parser or (``_compiler_may_refuse``) its compiler."""
     try:
-        return ast.parse(text)
+        tree = ast.parse(text)
+        if _compiler_may_refuse(text, tree):
+            flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0
+            with warnings.catch_warnings():  # the code generator's SyntaxWarnings are not ours to print
+                warnings.simplefilter("ignore")
+                compile(tree, "<source>", "exec", flags=flags, dont_inherit=True)
+        return tree
     except SyntaxError as exc:
         raise ParseError(exc.msg, exc.lineno or 1, max((exc.offset or 1) - 1, 0)) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise ParseError(str(exc) or type(exc).__name__, 1, 0) from None
+
+
+# Expressions the parser accepts anywhere but the compiler only inside
+# (async) functions; the statements of that kind are found by ``_misplaced``.
+_COMPILER_CHECKED_WORDS = ("yield", "await", "async", "__debug__")
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DECLARATIONS = (ast.Global, ast.Nonlocal)
+_BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
+# CPython refuses more than 20 nested blocks (loops, with, try); fewer than
+# this many cannot come close, wherever the count starts.
+_FEW_BLOCKS = 15
+
+
+def _compiler_may_refuse(source: str, tree: ast.Module) -> bool:
+    """Whether ``compile`` could refuse what ``ast.parse`` accepted.
+
+    The compiler (symbol table, code generation) rejects a misplaced
+    ``from __future__`` import, ``return`` / ``yield`` / ``await`` /
+    ``break`` / ``nonlocal`` where they have no meaning, conflicting
+    ``global`` declarations, and more. Compiling costs about half a parse,
+    so it runs only when the text holds a word involved in the rarer cases,
+    or a walk over the statements finds one the compiler checks out of place
+    (``return`` outside a function, ``break`` outside a loop) or rarely seen
+    (``global``, ``match``, a bare ``except:`` ...).
+    """
+    if any(word in source for word in _COMPILER_CHECKED_WORDS) or _doubtful_future(source, tree):
+        return True
+    return _misplaced(tree.body, function=None, in_loop=False, blocks=0)
+
+
+def _doubtful_future(source: str, tree: ast.Module) -> bool:
+    """``__future__`` named anywhere but in known features imported at the
+    start of the file (after the docstring), where the compiler wants them."""
+    mentions = source.count("__future__")
+    if not mentions:
+        return False
+    body = tree.body
+    start = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else 0
+    leading = 0
+    for statement in body[start:]:
+        if not (isinstance(statement, ast.ImportFrom) and statement.module == "__future__" and not statement.level):
+            break
+        if any(alias.name not in __future__.all_feature_names for alias in statement.names):
+            return True
+        leading += 1
+    return mentions > leading
+
+
+def _misplaced(body: List[ast.stmt], function: Optional[ast.AST], in_loop: bool, blocks: int) -> bool:
+    """A statement in ``body`` the compiler may refuse there (see ``_compiler_may_refuse``)."""
+    if blocks > _FEW_BLOCKS:
+        return True
+    for statement in body:
+        kind = type(statement)
+        if kind is ast.Return and function is None:
+            return True
+        if kind in (ast.Break, ast.Continue) and not in_loop:
+            return True
+        if kind in _DECLARATIONS or kind.__name__ in ("Match", "TryStar"):
+            return True
+        if kind in (ast.AsyncFor, ast.AsyncWith) and not isinstance(function, ast.AsyncFunctionDef):
+            return True
+        if kind in (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For) and _starred(statement):
+            return True
+        if kind is ast.ImportFrom and function is not None and any(a.name == "*" for a in statement.names):
+            return True
+        if kind is ast.Try and any(h.type is None for h in statement.handlers[:-1]):
+            return True
+        if isinstance(statement, _FUNCTIONS) or kind is ast.ClassDef:
+            if _repeated_names(statement):
+                return True
+            if _misplaced(statement.body, statement if kind is not ast.ClassDef else None, False, blocks):
+                return True
+            continue
+        loop = kind in _LOOPS
+        inner_blocks = blocks + 1 if kind in _BLOCKS else blocks
+        for part in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(statement, part, None)
+            if not inner:
+                continue
+            if part == "handlers":
+                inner = [line for handler in inner for line in handler.body]
+            # a loop's ``else`` is outside the loop
+            if _misplaced(inner, function, in_loop or (loop and part == "body"), inner_blocks):
+                return True
+    return False
+
+
+def _starred(statement: ast.stmt) -> bool:
+    """``*a = b``, ``a = *b`` or ``a, *b, *c = d``: starred expressions the compiler refuses."""
+    targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+    if any(isinstance(node, ast.Starred) for node in [*targets, getattr(statement, "value", None)]):
+        return True
+    return any(sum(isinstance(item, ast.Starred) for item in getattr(node, "elts", ())) > 1 for node in targets)
+
+
+def _repeated_names(definition: ast.stmt) -> bool:
+    """A parameter named twice (``def f(a, a)``) or a class keyword given twice."""
+    if isinstance(definition, ast.ClassDef):
+        names = [keyword.arg for keyword in definition.keywords if keyword.arg is not None]
+    else:
+        arguments = definition.args
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+        names = [argument.arg for argument in every if argument is not None]
+    return len(names) != len(set(names))
 
 
 def libcst_tree(text: str) -> "cst.Module":

@@ -212,7 +212,7 @@ class Engine:
                 result.fixed[owner[id(fix)].code] += 1
             if fix_round.code == current.text:
                 return self._finish(result, original, round_trip, current, checked.diagnostics)
-            current = SourceFile(fix_round.code, original.encoding)
+            current = original.rewritten(fix_round.code)
         result.converged = False
         return self._finish(result, original, round_trip, current, None)
 
@@ -228,27 +228,67 @@ class Engine:
                 result.fixed.clear()
                 restored = original.text
             if restored != current.text:
-                current, diagnostics = SourceFile(restored, original.encoding), None
+                current, diagnostics = original.rewritten(restored), None
         result.source = current.text
         result.diagnostics = diagnostics if diagnostics is not None else self.check(current).diagnostics
         return result
 
 
 def check_depth(tree: ast.AST) -> None:
-    """Refuse (as ``Unsupported``) trees nested deeper than ``MAX_DEPTH`` levels.
+    """Refuse (as ``Unsupported``) trees libcst would nest deeper than ``MAX_DEPTH`` levels.
 
     Valid Python can nest far deeper than torchlint can analyse (a generated
     ``a + a + ...`` of 10,000 terms): libcst's parser slows down
-    quadratically with the depth and crashes the interpreter near 10,000
-    levels, and the analysis recurses. Measured level by level, without
-    recursion.
+    quadratically with the depth and crashes the interpreter (a segfault,
+    not an exception) near 10,000 levels, and the analysis recurses. The
+    depth is libcst's, not Python's: some constructs are flat in ``ast`` but
+    a chain of nested nodes in libcst (``_libcst_levels``). Measured level by
+    level, without recursion.
     """
-    level, depth = [tree], 0
-    while level:
-        depth += 1
+    pending: Dict[int, List[ast.AST]] = {1: [tree]}  # depth -> nodes at that depth
+    while pending:
+        depth = min(pending)
         if depth > MAX_DEPTH:
             raise Unsupported(f"nested more than {MAX_DEPTH} levels deep, too deep to analyse", 1, 0)
-        level = list(child_nodes(level))
+        level = pending.pop(depth)
+        if not _FLAT_IN_AST.isdisjoint(map(type, level)):  # rare: most levels take the fast path
+            level = _deepen_flat(level, depth, pending)
+        children = list(child_nodes(level))
+        if children:
+            pending.setdefault(depth + 1, []).extend(children)
+
+
+def _deepen_flat(level: List[ast.AST], depth: int, pending: Dict[int, List[ast.AST]]) -> List[ast.AST]:
+    """Move the children of ``level``'s flat-in-ast nodes as deep as libcst
+    will put them (into ``pending``); the other nodes, whose children come next."""
+    plain: List[ast.AST] = []
+    for node in level:
+        extra = _libcst_levels(node) if type(node) in _FLAT_IN_AST else 0
+        if depth + extra > MAX_DEPTH:
+            raise Unsupported(f"nested more than {MAX_DEPTH} levels deep, too deep to analyse", 1, 0)
+        if extra > 0:
+            pending.setdefault(depth + 1 + extra, []).extend(child_nodes([node]))
+        else:
+            plain.append(node)
+    return plain
+
+
+# Nodes whose parts ``ast`` holds in one list or string but libcst nests one
+# inside the other: ``a and b and c`` is BooleanOperation(BooleanOperation(a, b), c),
+# ``import a.b.c`` an Attribute chain, ``[x for a in b for c in d]`` nested CompFors.
+_FLAT_IN_AST = frozenset({ast.BoolOp, ast.alias, ast.ImportFrom, ast.ListComp, ast.SetComp, ast.GeneratorExp,
+                          ast.DictComp})
+
+
+def _libcst_levels(node: ast.AST) -> int:
+    """How many levels libcst adds below ``node`` over Python's tree."""
+    if isinstance(node, ast.BoolOp):
+        return len(node.values) - 2
+    if isinstance(node, ast.alias):
+        return node.name.count(".")
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").count(".")
+    return len(node.generators) - 1  # a comprehension
 
 
 def _version_gates(found: Sequence[Tuple[Rule, object]], tree: Optional[ast.Module],
@@ -291,4 +331,3 @@ def _dedupe(diagnostics: List[Diagnostic]) -> List[Diagnostic]:
             seen.add(key)
             unique.append(d)
     return unique
-

@@ -23,6 +23,7 @@ from torchlint.core.settings import SettingsError
 from torchlint.rules import rule_specs
 from torchlint.run.config import ConfigError, resolve
 from torchlint.run.reporters import REPORTERS
+from torchlint.run.reporters.escaping import never_fails
 from torchlint.run.selection import SelectionError
 from torchlint.run.session import Linter, run_add_noqa, run_files, run_stdin
 from torchlint.run.show import show_files, show_settings
@@ -139,6 +140,8 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 8000))
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
+    for stream in (stdout, stderr):
+        never_fails(stream)  # undecodable file names, strict encodings: escaped, never a crash
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["rule"]:  # only as the first argument: `torchlint ./rule` checks a path
         from torchlint.frontends import rule_command

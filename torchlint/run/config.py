@@ -274,6 +274,8 @@ def _read_pyproject(path: str, required: bool) -> Optional[Dict[str, Any]]:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays or tables
+        raise ConfigError(f"{path}: cannot read: nested too deeply") from None
     table = data.get("tool", {})
     table = table.get("torchlint") if isinstance(table, dict) else None
     if table is None and required and os.path.basename(path) != PYPROJECT:

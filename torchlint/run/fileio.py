@@ -18,15 +18,59 @@ from typing import Iterator, List
 from torchlint.core.source import SourceError, SourceFile, decode
 
 
+# The largest file read (a larger one is reported, not checked): far beyond
+# any hand-written module; notebooks carry their outputs (images), so they
+# may be larger.
+MAX_SOURCE_BYTES = 10 * 1024 * 1024
+MAX_NOTEBOOK_BYTES = 100 * 1024 * 1024
+
+
 def read_source(path: str) -> SourceFile:
+    return decode(read_bytes(path, MAX_SOURCE_BYTES))
+
+
+def read_bytes(path: str, limit: int) -> bytes:
+    """The content of the regular file ``path``, at most ``limit`` bytes.
+
+    Anything else is a ``SourceError``: a FIFO (reading would wait for a
+    writer forever), a device (``/dev/zero`` never ends), a directory, or a
+    file larger than ``limit``. The file is opened without blocking and
+    checked after opening, so a path swapped for a FIFO between the two
+    steps cannot hang the run either.
+    """
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except IsADirectoryError:
         raise SourceError("is a directory") from None
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
-    return decode(data)
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            status = os.fstat(fd)
+            if not stat.S_ISREG(status.st_mode):
+                raise SourceError(f"not a regular file ({_kind(status.st_mode)}): not read")
+            if status.st_size > limit:
+                size, most = _megabytes(status.st_size), _megabytes(limit)
+                raise SourceError(f"too large to check ({size}; the limit is {most})")
+            os.set_blocking(fd, True)
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:  # it grew since fstat
+        raise SourceError(f"too large to check (over {_megabytes(limit)})")
+    return data
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a file"
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"
 
 
 def encode(source: SourceFile, new_text: str) -> bytes:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import subprocess
-from typing import Callable, Dict, FrozenSet, Iterator, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 SKIPPED_DIRECTORIES = frozenset({
@@ -46,7 +46,9 @@ def discover(
         if force_excluded is not None and force_excluded(path):
             continue
         if os.path.isdir(path):
-            files = sorted(_walk(path, excluded))
+            unlisted: List[Tuple[str, str]] = []
+            files = sorted(_walk(path, excluded, unlisted))
+            yield from unlisted
         elif os.path.exists(path):
             files = [path]
         elif os.path.lexists(path):
@@ -70,8 +72,15 @@ def _loops(path: str) -> bool:
     return False
 
 
-def _walk(root: str, excluded: Callable[[str], bool]) -> Iterator[str]:
-    for directory, subdirectories, files in os.walk(root):
+def _walk(root: str, excluded: Callable[[str], bool], unlisted: List[Tuple[str, str]]) -> Iterator[str]:
+    """The files to check under ``root``; each directory that cannot be
+    listed goes into ``unlisted`` as (path, error): its files are unknown,
+    which must not pass for "nothing to check"."""
+
+    def cannot_list(exc: OSError) -> None:
+        unlisted.append((exc.filename or root, f"cannot list the directory: {exc.strerror or exc}"))
+
+    for directory, subdirectories, files in os.walk(root, onerror=cannot_list):
         subdirectories[:] = sorted(
             d for d in subdirectories
             if not excluded(os.path.join(directory, d))

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from torchlint.core.diagnostic import Diagnostic, ParseError, Unsupported
 from torchlint.core.source import SourceError, SourceFile
-from torchlint.run.fileio import write_atomically
+from torchlint.run.fileio import MAX_NOTEBOOK_BYTES, read_bytes, write_atomically
 from torchlint.run.report import FileReport, format_location, report_internal, skip
 
 if TYPE_CHECKING:  # pragma: no cover - the engine loads libcst, which a cached run never needs
@@ -97,6 +97,8 @@ def parse_notebook(data: bytes) -> Notebook:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise NotebookError(f"not a notebook: invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:  # json recurses once per level: [[[[...]]]]
+        raise NotebookError("not a notebook: the JSON is nested too deeply to read") from None
     if not isinstance(document, dict):
         raise NotebookError("not a notebook: the JSON is not an object")
     version = document.get("nbformat")
@@ -107,7 +109,10 @@ def parse_notebook(data: bytes) -> Notebook:
     cells = document.get("cells")
     if not isinstance(cells, list):
         raise NotebookError('not a notebook: no "cells" list')
-    spans = _source_spans(text)
+    try:
+        spans = _source_spans(text)
+    except RecursionError:  # deep nesting below the cells (in outputs or metadata)
+        raise NotebookError("not a notebook: the JSON is nested too deeply to read") from None
     code_cells: List[Cell] = []
     for index, cell in enumerate(cells):
         if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
@@ -425,16 +430,20 @@ def _list_layout(notebook: Notebook, cell: Cell) -> Tuple[str, str, str]:
 # --------------------------------------------------------------------------
 
 
-def process_notebook(path: str, engine: Engine, args: argparse.Namespace, previews: bool = False) -> FileReport:
-    """Check or fix the code cells of ``path``; with ``previews`` (check
-    only), also each cell's text and each fix as edits within its cell."""
+def process_notebook(path: str, engine: Engine, args: argparse.Namespace, previews: bool = False,
+                     data: Optional[bytes] = None) -> FileReport:
+    """Check or fix the notebook ``path``; with ``previews`` (check only),
+    also each cell's text and each fix as edits within its cell. ``data``:
+    its bytes, already read (stdin); then fixes are never written: the fixed
+    JSON text is left in ``report.fixed_source``."""
     report = FileReport(path)
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        report.errors.append(f"{path}: cannot read: {exc.strerror or exc}")
-        return report
+    data_given = data is not None
+    if data is None:
+        try:
+            data = read_bytes(path, MAX_NOTEBOOK_BYTES)
+        except SourceError as exc:
+            report.errors.append(f"{path}: {exc}")
+            return report
     try:
         notebook = parse_notebook(data)
     except NotebookError as exc:
@@ -445,9 +454,9 @@ def process_notebook(path: str, engine: Engine, args: argparse.Namespace, previe
     layout = build_layout(notebook)
     try:
         if args.fix or args.diff:
-            _fix(path, engine, args, notebook, layout, report)
+            _fix(path, engine, args, notebook, layout, report, write=not data_given)
         else:
-            checked = engine.check(layout.text)
+            checked = engine.check(_source(layout.text))
             report.diagnostics = _map(layout, layout.text, checked.diagnostics)
             report_internal(report, checked.internal_errors)
             if previews:
@@ -465,14 +474,16 @@ def process_notebook(path: str, engine: Engine, args: argparse.Namespace, previe
     return report
 
 
-def _fix(path: str, engine: Engine, args: argparse.Namespace, notebook: Notebook, layout: Layout, report: FileReport) -> None:
-    result = engine.fix(layout.text, unsafe=args.unsafe_fixes)
+def _fix(path: str, engine: Engine, args: argparse.Namespace, notebook: Notebook, layout: Layout, report: FileReport,
+         write: bool = True) -> None:
+    result = engine.fix(_source(layout.text), unsafe=args.unsafe_fixes)
     report_internal(report, result.internal_errors)
     new_cells = layout.split(result.source) if result.source != layout.text else None
     if result.source != layout.text and new_cells is None:
         # A fix moved code across a cell boundary (or lost one): keep the notebook as it is.
         report.warnings.append(f"{path}: fixes not applied: they would move code between cells")
-        report.diagnostics = _map(layout, layout.text, engine.check(layout.text, syntax_checked=True).diagnostics)
+        checked = engine.check(_source(layout.text), syntax_checked=True)
+        report.diagnostics = _map(layout, layout.text, checked.diagnostics)
         return
     report.diagnostics = _map(layout, result.source, result.diagnostics)
     report.fixed = sum(result.fixed.values())
@@ -492,13 +503,22 @@ def _fix(path: str, engine: Engine, args: argparse.Namespace, notebook: Notebook
     if args.diff:
         report.diff = notebook_diff(path, layout.cells, changed)
         return
+    if not write:
+        report.fixed_source = render(notebook, changed)
+        return
     try:
         write_atomically(path, render(notebook, changed).encode("utf-8"))
     except SourceError as exc:
         report.errors.append(f"{path}: {exc}")
         report.fixed = 0
         report.warnings.clear()
-        report.diagnostics = _map(layout, layout.text, engine.check(layout.text, syntax_checked=True).diagnostics)
+        checked = engine.check(_source(layout.text), syntax_checked=True)
+        report.diagnostics = _map(layout, layout.text, checked.diagnostics)
+
+
+def _source(text: str) -> SourceFile:
+    """The joined code cells, as checked: IPython runs ``await`` at the top level."""
+    return SourceFile(text, top_level_await=True)
 
 
 def _add_cell_previews(report: FileReport, layout: Layout, checked) -> None:

@@ -14,12 +14,17 @@ import os
 import signal
 import stat
 import sys
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import (
     TYPE_CHECKING,
     Dict,
     Iterator,
     List,
+    MutableSequence,
     Optional,
     Sequence,
     TextIO,
@@ -39,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceError, decode
 from torchlint.run.fileio import encode, read_source, write_atomically
+from torchlint.run.notebook import is_notebook, process_notebook
 from torchlint.run.report import FileReport
 from torchlint.run.reporters.style import Style, use_color
 from torchlint.run.runner import process_file
@@ -117,8 +123,6 @@ def _diff_summary(reports: Sequence[FileReport], options: Options, stderr: TextI
         print("No fixes to apply.", file=stderr)
 
 
-# The linter workers use, set before the pool forks so they inherit it.
-_WORKER_STATE: Optional[Tuple[Options, Linter, bool]] = None
 # Workers start only for at least this much source to analyse. Measured on
 # a 2-core machine: one process checks about 1.6 MB of source per CPU second
 # (pyro-ppl-0.3.0, allennlp-0.8.0), starting and stopping a pool of forked
@@ -127,6 +131,16 @@ _WORKER_STATE: Optional[Tuple[Options, Linter, bool]] = None
 # lose up to several times that. 1 MB (about 0.6 s of work) keeps the pool's
 # cost under a fifth of what it can save.
 PARALLEL_MIN_BYTES = 1_000_000
+
+
+# What the workers use, set before they are forked so they inherit it: the
+# run's options, linter and previews, its files, and a byte per file in
+# shared memory (NOT_STARTED, WORKING, DONE) that tells, when a worker dies,
+# which file it was working on.
+_WORKER_STATE: Optional[Tuple[Options, Linter, bool]] = None
+_WORKER_FILES: Sequence[str] = ()
+_WORKER_PROGRESS: Optional[MutableSequence[int]] = None
+NOT_STARTED, WORKING, DONE = 0, 1, 2
 
 
 def _process_all(files: Sequence[str], options: Options, linter: Linter, previews: bool) -> Iterator[FileReport]:
@@ -162,16 +176,47 @@ def _compute(files: Sequence[str], options: Options, linter: Linter, previews: b
     # instead of each paying the import.
     linter.engine_for(files[0])
     _WORKER_STATE = (options, linter, previews)
-    pool = multiprocessing.get_context("fork").Pool(min(options.jobs, len(files)), initializer=_quiet_worker)
-    chunk = max(1, min(16, len(files) // (options.jobs * 8)))
+    return _in_workers(files, options.jobs)
 
-    def ordered() -> Iterator[FileReport]:
+
+def _in_workers(files: Sequence[str], jobs: int) -> Iterator[FileReport]:
+    """Reports for ``files`` in their order, computed by worker processes.
+
+    A worker that dies (a segfault in a native parser, the OOM killer)
+    breaks the pool: the files it was working on are then checked again one
+    by one, each in a process of its own, where a second death is reported
+    as an error for that file; the pool restarts for the files left. So a
+    dead worker costs a few processes, never the run (a plain
+    ``multiprocessing.Pool`` waits forever for the dead worker's result).
+    """
+    global _WORKER_FILES, _WORKER_PROGRESS
+    context = multiprocessing.get_context("fork")
+    reports: Dict[int, FileReport] = {}  # computed, not yet handed out
+    handed = 0  # files[:handed] are handed out
+    while handed < len(files):
+        todo = [index for index in range(handed, len(files)) if index not in reports]
+        _WORKER_FILES, _WORKER_PROGRESS = files, context.RawArray("b", len(files))
+        progress = _WORKER_PROGRESS
+        chunk = max(1, min(16, len(todo) // (jobs * 8)))
+        executor = ProcessPoolExecutor(min(jobs, len(todo)), mp_context=context, initializer=_quiet_worker,
+                                       initargs=(os.getpid(),))
         try:
-            yield from pool.imap(_work, files, chunksize=chunk)  # imap keeps the input order
+            for index, report in zip(todo, executor.map(_work, todo, chunksize=chunk)):  # map keeps the order
+                reports[index] = report
+                while handed in reports:
+                    yield reports.pop(handed)
+                    handed += 1
+        except BrokenProcessPool:
+            suspects = [index for index in todo if progress[index] == WORKING and index not in reports]
+            if not suspects:
+                suspects = [handed]  # killed between files: check the next one alone, so the run moves on
+            for index in suspects:
+                reports[index] = _alone(files[index])
         finally:
-            pool.terminate()
-
-    return ordered()
+            _stop(executor)
+        while handed in reports:
+            yield reports.pop(handed)
+            handed += 1
 
 
 def _worth_workers(files: Sequence[str]) -> bool:
@@ -187,19 +232,80 @@ def _worth_workers(files: Sequence[str]) -> bool:
     return False
 
 
-def _quiet_worker() -> None:
+def _stop(executor: ProcessPoolExecutor) -> None:
+    """Shut the pool down now: on an interrupt or a closed output, workers
+    must not go on checking (or fixing) files nobody waits for."""
+    executor.shutdown(wait=False, cancel_futures=True)
+    for process in list((getattr(executor, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.terminate()
+
+
+def _alone(path: str) -> FileReport:
+    """``path``'s report from a process of its own; an error report if that process dies too."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_work_and_send, args=(path, sender))
+    process.start()
+    sender.close()
+    try:
+        report = receiver.recv()
+    except EOFError:
+        report = None
+    finally:
+        receiver.close()
+        process.join()
+    if report is None:
+        return FileReport(path, errors=[f"{path}: not checked: the process checking it {_death(process.exitcode)}"])
+    return report
+
+
+def _work_and_send(path: str, sender) -> None:
+    _quiet_worker(os.getppid())
+    assert _WORKER_STATE is not None
+    options, linter, previews = _WORKER_STATE
+    sender.send(portable(lean(process_file(path, linter.engine_for(path), options, previews=previews))))
+    sender.close()
+
+
+def _death(exitcode: Optional[int]) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"was killed by {name}"
+    return f"ended with exit status {exitcode} without a result"
+
+
+def _quiet_worker(parent: int) -> None:
     """Workers leave interrupts to the parent, which stops them, and print
     nothing: when the parent is killed (SIGTERM) mid-run, a worker's failing
     attempt to send a result back must not end in a traceback on the user's
-    terminal. Problems with files travel in the reports, not on stderr."""
+    terminal. Problems with files travel in the reports, not on stderr.
+
+    A worker whose parent is gone ends too (with SIGTERM, which waits while
+    it replaces a file): it would wait for work forever, holding the
+    parent's stdout open."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.stderr = open(os.devnull, "w")
+    threading.Thread(target=_end_with, args=(parent,), daemon=True).start()
 
 
-def _work(path: str) -> FileReport:
-    assert _WORKER_STATE is not None
+def _end_with(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.2)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _work(index: int) -> FileReport:
+    assert _WORKER_STATE is not None and _WORKER_PROGRESS is not None
     options, linter, previews = _WORKER_STATE
-    return portable(lean(process_file(path, linter.engine_for(path), options, previews=previews)))
+    path = _WORKER_FILES[index]
+    _WORKER_PROGRESS[index] = WORKING
+    report = portable(lean(process_file(path, linter.engine_for(path), options, previews=previews)))
+    _WORKER_PROGRESS[index] = DONE
+    return report
 
 
 def lean(report: FileReport) -> FileReport:
@@ -280,7 +386,10 @@ def _exit_status(options: Options, reports: Sequence[FileReport]) -> int:
 def run_stdin(options: Options, linter: Linter, stdin, stdout: TextIO, stderr: TextIO) -> int:
     """Lint or fix stdin, reported as --stdin-filename (or "-")."""
     path = options.stdin_filename or "-"
-    data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8")
+    data = _read_stdin(stdin)
+    if data is None:
+        print("torchlint: error: cannot read stdin: it is closed", file=stderr)
+        return 2
     fixing = options.fix and not options.diff  # --diff wins, as for files
     out_bytes = getattr(stdout, "buffer", None)
 
@@ -297,19 +406,26 @@ def run_stdin(options: Options, linter: Linter, stdin, stdout: TextIO, stderr: T
         if fixing:
             echo(data)
         return 0
-    try:
-        source = decode(data)
-    except SourceError as exc:
-        print(f"torchlint: error: {path}: {exc}", file=stderr)
-        if fixing:
-            echo(data)
-        return 2
-    report = process_file(path, linter.engine_for(path), options, text=source,
-                          previews=REPORTERS[options.output_format].wants_previews)
+    if is_notebook(path):
+        report = process_notebook(path, linter.engine_for(path), options, data=data)
+        fixed = None if report.fixed_source is None else report.fixed_source.encode("utf-8")
+    else:
+        try:
+            source = decode(data)
+        except SourceError as exc:
+            print(f"torchlint: error: {path}: {exc}", file=stderr)
+            if fixing:
+                echo(data)
+            return 2
+        report = process_file(path, linter.engine_for(path), options, text=source,
+                              previews=REPORTERS[options.output_format].wants_previews)
+        fixed = None
     status = _print_problems(report, stderr)
     if fixing:
         try:
-            echo(encode(source, report.fixed_source) if report.fixed_source is not None else data)
+            if fixed is None and report.fixed_source is not None:
+                fixed = encode(source, report.fixed_source)
+            echo(fixed if fixed is not None else data)
         except SourceError as exc:
             print(f"torchlint: error: {path}: {exc}", file=stderr)
             echo(data)
@@ -324,6 +440,17 @@ def run_stdin(options: Options, linter: Linter, stdin, stdout: TextIO, stderr: T
     reporter.report_file(report)
     reporter.finish([report])
     return status or _exit_status(options, [report])
+
+
+def _read_stdin(stdin) -> Optional[bytes]:
+    """All of stdin; None when there is none to read (``torchlint - <&-``:
+    Python then has no ``sys.stdin`` at all)."""
+    if stdin is None:
+        return None
+    try:
+        return stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8")
+    except (OSError, ValueError):  # a closed descriptor or file object
+        return None
 
 
 def run_add_noqa(options: Options, linter: Linter, stdout: TextIO, stderr: TextIO) -> int:

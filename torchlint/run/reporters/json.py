@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Sequence
 
+from torchlint.run.reporters.escaping import escaped, writes_unicode
 from torchlint.core.diagnostic import Diagnostic
 from torchlint.engine.textedits import TextEdit
 from torchlint.run.report import ErrorEntry, FileReport, error_entries
@@ -109,5 +110,5 @@ class JsonReporter(Reporter):
             ]
         else:
             data = self.items
-        json.dump(data, self.stream, indent=2, ensure_ascii=False)
+        json.dump(escaped(data), self.stream, indent=2, ensure_ascii=not writes_unicode(self.stream))
         self.write()

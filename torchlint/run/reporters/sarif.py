@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from urllib.parse import quote
 
 from torchlint import __version__
+from torchlint.run.reporters.escaping import escaped, writes_unicode
 from torchlint.core.diagnostic import Diagnostic
 from torchlint.engine.textedits import TextEdit
 from torchlint.rules.docs import fix_availability, render_rule
@@ -39,7 +40,7 @@ def artifact_location(path: str) -> Dict[str, str]:
     if os.path.isabs(path):
         return {"uri": Path(path).as_uri()}
     relative = os.path.normpath(path).replace(os.sep, "/")
-    return {"uri": quote(relative), "uriBaseId": SRCROOT}
+    return {"uri": quote(os.fsencode(relative)), "uriBaseId": SRCROOT}  # the real bytes, %-encoded
 
 
 def _directory_uri(directory: str) -> str:
@@ -141,7 +142,7 @@ class SarifReporter(Reporter):
                 "results": self.results,
             }],
         }
-        json.dump(log, self.stream, indent=2, ensure_ascii=False)
+        json.dump(escaped(log), self.stream, indent=2, ensure_ascii=not writes_unicode(self.stream))
         self.write()
 
 
