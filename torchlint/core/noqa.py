@@ -33,11 +33,14 @@ class NoqaIndex:
 
     def __init__(self, source: str) -> None:
         self._source = source
-        self._lines = physical_lines(source)
+        # Searched once, not per finding: a file with many findings would
+        # otherwise be scanned whole for each of them (quadratic).
+        self._mentions_noqa = "noqa" in source.lower()
+        self._lines: Optional[List[str]] = None
         self._mapping: Optional[Dict[int, str]] = None
 
     def suppresses(self, line: int, code: str) -> bool:
-        if "noqa" not in self._source.lower():
+        if not self._mentions_noqa:
             return False
         text = self._logical_text(line)
         match = NOQA_INLINE.search(text)
@@ -51,6 +54,7 @@ class NoqaIndex:
 
     def _logical_text(self, line: int) -> str:
         if self._mapping is None:
+            self._lines = physical_lines(self._source)
             self._mapping = _token_line_mapping(self._source, self._lines)
         text = self._mapping.get(line)
         if text is None and 1 <= line <= len(self._lines):

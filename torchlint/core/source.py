@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import List
 
 
@@ -23,6 +23,9 @@ class SourceError(Exception):
 class SourceText:
     text: str
     encoding: str  # a codec name; "utf-8-sig" when the file starts with a BOM
+    # The bytes ``text`` was decoded from: what the cache key hashes and what
+    # the file must still hold before a fix replaces it.
+    data: bytes = field(default=b"", repr=False, compare=False)
 
 
 def physical_lines(source: str) -> List[str]:
@@ -43,4 +46,4 @@ def decode(data: bytes) -> SourceText:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
         raise SourceError(f"cannot decode as {encoding}: {exc}") from None
-    return SourceText(text, encoding)
+    return SourceText(text, encoding, data)

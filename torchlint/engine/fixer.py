@@ -3,14 +3,14 @@
 Edits are keyed on nodes of the original tree and run bottom-up, each on the
 node as already updated by edits below it, so nested fixes compose. Two fixes
 claiming the same node conflict: the later one waits for the next round of
-the engine's fix loop. The result is re-parsed (by libcst and by Python's own
-compiler); a fix that breaks it is discarded and reported, never written.
+the engine's fix loop. The result is re-parsed by libcst and compiled by Python's own
+compiler; a fix that breaks it is discarded and reported, never written.
 """
 
 from __future__ import annotations
 
-import ast
 import difflib
+import warnings
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -91,11 +91,20 @@ def _render(module: cst.Module, fixes: Sequence[Fix]) -> Tuple[str, Union[str, N
 
 
 def validate(code: str) -> Union[str, None]:
-    """None if ``code`` is valid Python for both libcst and the compiler."""
+    """None if ``code`` is valid Python for both libcst and the compiler.
+
+    Compiled to bytecode, not only parsed: the compiler's later passes
+    reject code the parser accepts (a name used before its ``global``
+    declaration, ``return`` outside a function...). Nothing is run.
+    """
     try:
-        ast.parse(code)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the user's own SyntaxWarnings are not the fix's business
+            compile(code, "<fixed>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
         return f"the fix would produce invalid code ({exc})"
+    except (RecursionError, MemoryError) as exc:
+        return f"the fix would produce code the compiler cannot handle ({type(exc).__name__})"
     try:
         cst.parse_module(code)
     except Exception as exc:

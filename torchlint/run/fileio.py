@@ -8,12 +8,13 @@ until it is done), and keeps the file's permissions and owner.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import signal
 import stat
 import tempfile
 import threading
-from typing import Iterator, List
+from typing import Iterator, List, Optional
 
 from torchlint.core.source import SourceError, SourceText, decode
 
@@ -29,6 +30,15 @@ def read_source(path: str) -> SourceText:
     return decode(data)
 
 
+def content_digest(data: bytes) -> str:
+    """The hash of a file's bytes: the cache keys results by what was checked."""
+    return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
+class ChangedOnDisk(SourceError):
+    """The file no longer holds the bytes the fix was computed from."""
+
+
 def encode(source: SourceText, new_text: str) -> bytes:
     try:
         return new_text.encode(source.encoding)
@@ -36,8 +46,14 @@ def encode(source: SourceText, new_text: str) -> bytes:
         raise SourceError(f"the fixed text cannot be encoded as {source.encoding}: {exc}") from None
 
 
-def write_atomically(path: str, data: bytes) -> None:
+def write_atomically(path: str, data: bytes, expected: Optional[bytes] = None) -> None:
     """Replace ``path`` with ``data`` in one step, keeping its permission bits and owner.
+
+    ``expected``: the bytes ``data`` was computed from. If the file holds
+    anything else by the time it would be replaced (the user saved it while
+    torchlint was working), nothing is written and ``ChangedOnDisk`` is
+    raised: the user's edit wins. The check is made after the new content is
+    on disk, just before the rename, to keep the window small.
 
     An interrupt (Ctrl-C, SIGTERM, SIGHUP) arriving while the temporary file
     exists is held back until the file is replaced or the temporary file is
@@ -64,6 +80,8 @@ def write_atomically(path: str, data: bytes) -> None:
                 os.fsync(handle.fileno())
             _keep_owner(temp_path, status)
             os.chmod(temp_path, stat.S_IMODE(status.st_mode))
+            if expected is not None:
+                _check_unchanged(path, status, expected)
             os.replace(temp_path, path)
         except BaseException as exc:
             try:
@@ -73,6 +91,21 @@ def write_atomically(path: str, data: bytes) -> None:
             if isinstance(exc, OSError):
                 raise SourceError(f"cannot write: {exc.strerror or exc}") from None
             raise
+
+
+def _check_unchanged(path: str, before: os.stat_result, expected: bytes) -> None:
+    """Raise ``ChangedOnDisk`` unless ``path`` still holds exactly ``expected``."""
+    changed = ChangedOnDisk("changed on disk while torchlint was fixing it; not written (the file keeps "
+                            "its new content; run torchlint again)")
+    try:
+        with open(path, "rb") as handle:
+            now = os.fstat(handle.fileno())
+            if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino) or now.st_size != len(expected):
+                raise changed  # replaced by another file (an editor's save), or resized
+            if handle.read(len(expected) + 1) != expected:
+                raise changed
+    except OSError as exc:
+        raise SourceError(f"cannot write: {exc.strerror or exc}") from None
 
 
 def _keep_owner(temp_path: str, status: os.stat_result) -> None:

@@ -32,6 +32,9 @@ class FileReport:
     # With ``previews``: for each diagnostic, the edits its fix would make to
     # ``source`` (None: no fix, or one that cannot be applied).
     previews: List[Optional[List[TextEdit]]] = field(default_factory=list)
+    # The hash of the bytes that were checked (``fileio.content_digest``):
+    # the result cache keys the findings by it, never by a second read.
+    content_digest: Optional[str] = None
 
 
 def skip(report: FileReport, location: str, message: str) -> None:

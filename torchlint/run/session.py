@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from torchlint.engine.linter import Engine
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceError, decode
-from torchlint.run.fileio import encode, read_source, write_atomically
+from torchlint.run.fileio import content_digest, encode, read_source, write_atomically
 from torchlint.run.report import FileReport
 from torchlint.run.reporters.style import Style, use_color
 from torchlint.run.runner import process_file
@@ -111,21 +111,20 @@ def _process_all(files: Sequence[str], options: Options, linter: Linter, preview
     """Reports for ``files`` in their order: from the cache, or computed (in
     worker processes when there are enough files)."""
     cache = _cache_for(options, previews)
-    keys: Dict[str, str] = {}
     reports: Dict[str, FileReport] = {}
     if cache is not None:
         for path in files:
-            key, cached = _cache_lookup(cache, path, options, linter)
-            if key is not None:
-                keys[path] = key
+            cached = _cache_lookup(cache, path, linter)
             if cached is not None:
                 reports[path] = cached
     missing = [path for path in files if path not in reports]
     for path, report in zip(missing, _compute(missing, options, linter, previews)):
         # Only clean results are cached: errors, warnings and skipped files
-        # must be reported again on every run.
-        if cache is not None and path in keys and not (report.errors or report.warnings or report.skipped):
-            cache.put(path, keys[path], report.diagnostics)
+        # must be reported again on every run. The key hashes the bytes the
+        # findings came from (the file may have changed since the lookup).
+        if (cache is not None and report.content_digest is not None
+                and not (report.errors or report.warnings or report.skipped)):
+            cache.put(path, content_key(report.content_digest, _context(linter, path)), report.diagnostics)
         reports[path] = report
     if cache is not None:
         cache.save()
@@ -194,22 +193,23 @@ def _cache_for(options: Options, previews: bool) -> Optional[ResultCache]:
     return ResultCache(options.cache_dir)
 
 
-def _cache_lookup(
-    cache: ResultCache, path: str, options: Options, linter: Linter
-) -> Tuple[Optional[str], Optional[FileReport]]:
+def _context(linter: Linter, path: str) -> str:
+    return context_key(linter.codes_for(path), linter.settings)
+
+
+def _cache_lookup(cache: ResultCache, path: str, linter: Linter) -> Optional[FileReport]:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
-            return None, None  # a FIFO or device can be read only once: by the processing
+            return None  # a FIFO or device can be read only once: by the processing
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
-        return None, None  # processing will report it
-    key = content_key(data, context_key(linter.codes_for(path), linter.settings))
-    diagnostics = cache.get(path, key)
+        return None  # processing will report it
+    digest = content_digest(data)
+    diagnostics = cache.get(path, content_key(digest, _context(linter, path)), linter.codes_for(path), len(data))
     if diagnostics is None:
-        return key, None
-    report = FileReport(path, diagnostics=diagnostics)
-    return key, report
+        return None
+    return FileReport(path, diagnostics=diagnostics, content_digest=digest)
 
 
 def _reporter(options: Options, stream: TextIO) -> Reporter:
@@ -302,7 +302,7 @@ def run_add_noqa(options: Options, linter: Linter, stdout: TextIO, stderr: TextI
             for failure in failures:
                 print(f"torchlint: warning: {path}:{failure}", file=stderr)
             if changed:
-                write_atomically(path, encode(source, text))
+                write_atomically(path, encode(source, text), expected=source.data)
                 added += changed
                 files += 1
         except Unsupported as exc:

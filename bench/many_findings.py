@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Time and peak memory of one file with very many findings (issue 18).
+
+Generates a file of ``--lines`` lines like ``y = F.upsample(x)`` (half in
+functions of 100 lines each, half at module level; 50,000 lines is about
+3.2 MB, one TL finding per line), then runs the real command on it:
+check mode and ``--fix``, each in a fresh process, and prints wall time and
+peak RSS (the child's ``ru_maxrss``). ``--src DIR`` measures another
+checkout's torchlint (``DIR`` goes first on ``PYTHONPATH``), so a before /
+after comparison runs side by side in one invocation::
+
+    python bench/many_findings.py --lines 50000 --src /path/to/main-checkout --src .
+
+Standard library only; the file is written to a temporary directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+PER_FUNCTION = 100
+# One finding (TL: F.upsample is deprecated) per line; about 68 bytes a line.
+LINE = 'output = F.upsample(inputs, scale_factor=2, mode="nearest")'
+
+
+def generate(lines: int) -> str:
+    out = ["import torch\n", "import torch.nn.functional as F\n", "\n"]
+    in_functions = lines // 2
+    for start in range(0, in_functions, PER_FUNCTION):
+        out.append(f"def f{start}(x):\n")
+        out.extend(f"    {LINE}\n" for _ in range(min(PER_FUNCTION, in_functions - start)))
+        out.append("    return y\n\n")
+    out.extend(f"{LINE}\n" for _ in range(lines - in_functions))
+    return "".join(out)
+
+
+def measure(src: str, path: str, *args: str, timeout: float) -> dict:
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(src) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    command = [sys.executable, "-c", "import sys; from torchlint.frontends.cli import main; sys.exit(main())",
+               "--isolated", "--no-cache", "--output-format", "concise", *args, path]
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+        status = process.returncode
+    except subprocess.TimeoutExpired:
+        process.kill()
+        stdout, stderr = process.communicate()
+        status = "timeout"
+    wall = time.perf_counter() - start
+    return {"wall": wall, "status": status, "findings": stdout.count(b": TL"), "stderr": stderr[-300:]}
+
+
+def run(src: str, source: str, fix: bool, timeout: float) -> dict:
+    """One measurement in a fresh child whose peak RSS is its own (RUSAGE_CHILDREN of a helper)."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "many.py")
+        with open(path, "w") as handle:
+            handle.write(source)
+        helper = [sys.executable, __file__, "--child", src, path, "--timeout", str(timeout)] + (["--fix"] if fix else [])
+        done = subprocess.run(helper, capture_output=True, text=True)
+        fields = dict(item.split("=", 1) for item in done.stdout.split())
+        return fields
+
+
+def child(src: str, path: str, fix: bool, timeout: float) -> None:
+    result = measure(src, path, *(["--fix"] if fix else []), timeout=timeout)
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    print(f"wall={result['wall']:.2f} rss_mb={peak_kb / 1024:.0f} status={result['status']} findings={result['findings']}")
+    if result["status"] not in (0, 1):
+        print(result["stderr"].decode(errors="replace"), file=sys.stderr)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lines", type=int, default=50_000)
+    parser.add_argument("--src", action="append", help="a torchlint checkout to measure (repeatable); default: this one")
+    parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--no-fix", action="store_true", help="measure check mode only")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--fix", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child[0], args.child[1], args.fix, args.timeout)
+        return 0
+    sources = args.src or [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    source = generate(args.lines)
+    print(f"{args.lines:,} lines, {len(source.encode()) / 1e6:.1f} MB")
+    print(f"{'mode':6} {'wall s':>8} {'peak RSS MB':>12} {'exit':>5} {'findings':>9}  checkout")
+    for fix in ([False] if args.no_fix else [False, True]):
+        for src in sources:
+            r = run(src, source, fix, args.timeout)
+            print(f"{'fix' if fix else 'check':6} {r.get('wall', '?'):>8} {r.get('rss_mb', '?'):>12} "
+                  f"{r.get('status', '?'):>5} {r.get('findings', '?'):>9}  {src}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
