@@ -10,11 +10,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import signal
 import stat
 import tempfile
 import threading
-from typing import Iterator, List, Optional
+from typing import Iterable, Iterator, List, Optional
 
 from torchlint.core.source import SourceError, SourceText, decode
 
@@ -70,7 +71,7 @@ def write_atomically(path: str, data: bytes, expected: Optional[bytes] = None) -
         raise SourceError(f"cannot write: {exc.strerror or exc}") from None
     with _interrupts_deferred():
         try:
-            fd, temp_path = tempfile.mkstemp(prefix=".torchlint-", suffix=".tmp", dir=directory)
+            fd, temp_path = tempfile.mkstemp(prefix=f"{TEMPORARY_PREFIX}{os.getpid()}-", suffix=".tmp", dir=directory)
         except OSError as exc:
             raise SourceError(f"cannot write: {exc.strerror or exc}") from None
         try:
@@ -91,6 +92,52 @@ def write_atomically(path: str, data: bytes, expected: Optional[bytes] = None) -
             if isinstance(exc, OSError):
                 raise SourceError(f"cannot write: {exc.strerror or exc}") from None
             raise
+
+
+# Temporary files are named ``.torchlint-<pid>-<random>.tmp``: the pid of the
+# writer tells a leftover of a killed run (``kill -9`` cannot be deferred)
+# from a file another run is writing right now.
+TEMPORARY_PREFIX = ".torchlint-"
+_TEMPORARY = re.compile(r"\.torchlint-(?P<pid>[0-9]{1,10})-[A-Za-z0-9_]{6,16}\.tmp")
+
+
+def remove_stale_temporaries(directories: Iterable[str]) -> List[str]:
+    """Delete the temporary files killed runs left in ``directories``.
+
+    Only regular files named exactly like ours whose writing process no
+    longer exists; a user's file never matches that name, and a run still
+    writing keeps its file. Returns the paths removed.
+    """
+    removed: List[str] = []
+    for directory in directories:
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in names:
+            match = _TEMPORARY.fullmatch(name)
+            if match is None or _process_exists(int(match.group("pid"))):
+                continue
+            path = os.path.join(directory, name)
+            try:
+                if stat.S_ISREG(os.lstat(path).st_mode):
+                    os.unlink(path)
+                    removed.append(path)
+            except OSError:
+                pass  # gone already, or not ours to remove
+    return removed
+
+
+def _process_exists(pid: int) -> bool:
+    if pid <= 0:
+        return True  # not a pid we write: leave the file alone
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process, or cannot tell: keep the file
+    return True
 
 
 def _check_unchanged(path: str, before: os.stat_result, expected: bytes) -> None:

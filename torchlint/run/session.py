@@ -37,7 +37,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from torchlint.engine.linter import Engine
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceError, decode
-from torchlint.run.fileio import content_digest, encode, read_source, write_atomically
+from torchlint.run.fileio import (
+    content_digest,
+    encode,
+    read_source,
+    remove_stale_temporaries,
+    write_atomically,
+)
 from torchlint.run.report import FileReport
 from torchlint.run.reporters.style import Style, use_color
 from torchlint.run.runner import process_file
@@ -81,6 +87,8 @@ def run_files(options: Options, linter: Linter, stdout: TextIO, stderr: TextIO) 
     force = options.is_excluded_with_parents if options.force_exclude else None
     found = list(discover(options.paths or ["."], options.is_excluded, force))
     files = [path for path, error in found if not error]
+    if options.fix and not options.diff:
+        _remove_leftovers(files)
     produced = _process_all(files, options, linter, reporter.wants_previews)
     for path, error in found:
         if error:
@@ -183,6 +191,11 @@ def portable(report: FileReport) -> FileReport:
 
 def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _remove_leftovers(files: Sequence[str]) -> None:
+    """Temporary files a killed ``--fix`` left beside the files about to be fixed."""
+    remove_stale_temporaries({os.path.dirname(os.path.realpath(path)) for path in files})
 
 
 def _cache_for(options: Options, previews: bool) -> Optional[ResultCache]:
@@ -288,7 +301,9 @@ def run_add_noqa(options: Options, linter: Linter, stdout: TextIO, stderr: TextI
     status = 0
     added = files = 0
     force = options.is_excluded_with_parents if options.force_exclude else None
-    for path, error in discover(options.paths or ["."], options.is_excluded, force):
+    found = list(discover(options.paths or ["."], options.is_excluded, force))
+    _remove_leftovers([path for path, error in found if not error])
+    for path, error in found:
         if error:
             print(f"torchlint: error: {path}: {error}", file=stderr)
             status = 2
