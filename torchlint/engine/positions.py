@@ -54,28 +54,32 @@ def _by_statement(module: cst.Module, nodes: List[cst.CSTNode], source: str, tre
     for line in physical_lines(source):
         line_starts.append(line_starts[-1] + len(line))
     index = {id(statement): i for i, statement in enumerate(module.body)}
-    generated: Dict[int, Tuple[int, Mapping]] = {}  # statement index -> (line offset, ranges)
-    found: Dict[cst.CSTNode, Position] = {}
+    by_statement: Dict[int, List[cst.CSTNode]] = {}  # statement index -> its nodes
     for node in nodes:
         statement = top_of.get(node)
         i = index.get(id(statement)) if statement is not None else None
         if i is None:
             return None
-        if i not in generated:
-            ranges, code = _generate(statement, module)
-            # Shifted so the statement starts on Python's line for it; then its
-            # code (leading comments included) must be the source's, right there.
-            offset = first_lines[i] - ranges[statement].start.line
-            if i == len(module.body) - 1 and not module.has_trailing_newline and code.endswith(module.default_newline):
-                code = code[: -len(module.default_newline)]  # the module, not the statement, leaves it out
-            if offset < 0 or offset >= len(line_starts) or not source.startswith(code, line_starts[offset]):
-                return None
-            generated[i] = (offset, ranges)
-        offset, ranges = generated[i]
-        place = ranges.get(node)
-        if place is None:
+        by_statement.setdefault(i, []).append(node)
+    found: Dict[cst.CSTNode, Position] = {}
+    # One statement's positions at a time, dropped once its nodes are placed:
+    # the positions of every node of a large file would take more memory
+    # than its tree.
+    for i, wanted in by_statement.items():
+        statement = module.body[i]
+        ranges, code = _generate(statement, module)
+        # Shifted so the statement starts on Python's line for it; then its
+        # code (leading comments included) must be the source's, right there.
+        offset = first_lines[i] - ranges[statement].start.line
+        if i == len(module.body) - 1 and not module.has_trailing_newline and code.endswith(module.default_newline):
+            code = code[: -len(module.default_newline)]  # the module, not the statement, leaves it out
+        if offset < 0 or offset >= len(line_starts) or not source.startswith(code, line_starts[offset]):
             return None
-        found[node] = (place.start.line + offset, place.start.column)
+        for node in wanted:
+            place = ranges.get(node)
+            if place is None:
+                return None
+            found[node] = (place.start.line + offset, place.start.column)
     return found
 
 
