@@ -707,12 +707,21 @@ def _fix_in_process(tmp_path: Path, monkeypatch, *paths: str):
     return SimpleNamespace(returncode=status, stdout=stdout.getvalue(), stderr=stderr.getvalue())
 
 
-@pytest.mark.parametrize("how", ["rewritten", "replaced"])
+def _notebook(code: str) -> str:
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": code.splitlines(keepends=True)}
+    return json.dumps({"cells": [cell], "metadata": {"language_info": {"name": "python"}}, "nbformat": 4,
+                       "nbformat_minor": 5}, indent=1) + "\n"
+
+
+@pytest.mark.parametrize("how", ["rewritten", "replaced", "notebook"])
 def test_fix_never_overwrites_an_edit_saved_while_it_worked(tmp_path, monkeypatch, how):
     """The user saves between torchlint's read and its write (made exact by
     hooking the engine): the edit stays, the file is an error (exit 2), the
     other file is still fixed."""
-    edited = put(tmp_path, "edited.py", UPSAMPLE)
+    name = "edited.ipynb" if how == "notebook" else "edited.py"
+    original, user_edit = (_notebook(UPSAMPLE), _notebook(USER_EDIT)) if how == "notebook" else (UPSAMPLE, USER_EDIT)
+    edited = put(tmp_path, name, original)
     other = put(tmp_path, "other.py", UPSAMPLE)
     from torchlint.engine.linter import Engine
 
@@ -720,19 +729,19 @@ def test_fix_never_overwrites_an_edit_saved_while_it_worked(tmp_path, monkeypatc
 
     def fix_while_the_user_saves(self, source, unsafe=False):
         result = real_fix(self, source, unsafe)
-        if not (tmp_path / "edited.py").read_text() == USER_EDIT:
-            if how == "rewritten":
-                edited.write_text(USER_EDIT)  # in place (same inode)
+        if edited.read_text() != user_edit:
+            if how == "replaced":
+                put(tmp_path, "saved.tmp", user_edit).replace(edited)  # as editors save: a new file renamed
             else:
-                put(tmp_path, "saved.tmp", USER_EDIT).replace(edited)  # as editors save: a new file renamed
+                edited.write_text(user_edit)  # in place (same inode)
         return result
 
     monkeypatch.setattr(Engine, "fix", fix_while_the_user_saves)
-    result = _fix_in_process(tmp_path, monkeypatch, "edited.py", "other.py")
-    assert edited.read_text() == USER_EDIT
+    result = _fix_in_process(tmp_path, monkeypatch, name, "other.py")
+    assert edited.read_text() == user_edit
     assert other.read_text() == UPSAMPLE_FIXED
     assert result.returncode == 2
-    assert "edited.py: changed on disk while torchlint was fixing it; not written" in result.stderr
+    assert f"{name}: changed on disk while torchlint was fixing it; not written" in result.stderr
     assert leftovers(tmp_path) == []
 
 

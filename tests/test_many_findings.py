@@ -72,3 +72,27 @@ def test_a_file_with_thousands_of_findings_is_checked_and_fixed(tmp_path):
     fixed = run_torchlint(["--isolated", "--no-cache", "--fix", "many.py"], cwd=tmp_path, timeout=600)
     assert fixed.returncode == 0 and "Fixed 3000 problems" in fixed.stdout, fixed.stdout + fixed.stderr
     assert "F.upsample" not in path.read_text() and path.read_text().count("F.interpolate(") == 3_000
+
+
+def test_one_fix_that_breaks_the_code_among_many_costs_few_renderings(monkeypatch):
+    """A broken fix used to be found by rendering the module once per fix."""
+    from torchlint.engine import fixer
+
+    good = "".join(f"def f{k}(x):\n    return F.sigmoid(x)\n" for k in range(200))
+    bad = "def g(x):\n    y = F.sigmoid(x)\n    global torch\n    return y\n"
+    source = "import torch\nimport torch.nn.functional as F\n" + good + bad + good.replace("def f", "def h")
+    renders = []
+    real_render = fixer._render
+
+    def counting_render(module, fixes):
+        renders.append(len(fixes))
+        return real_render(module, fixes)
+
+    monkeypatch.setattr(fixer, "_render", counting_render)
+    result = Engine([rule for rule in all_rules() if rule.enabled_by_default]).fix(source)
+    assert result.fixed["TL104"] == 400
+    assert {(d.code, d.line) for d, _ in result.discarded} == {("TL104", 2 + 2 * 200 + 2)}
+    assert "used prior to global declaration" in result.discarded[0][1]
+    assert result.source.count("F.sigmoid") == 1
+    compile(result.source, "fixed", "exec")
+    assert len(renders) <= 60, len(renders)
