@@ -30,12 +30,12 @@ PER_FUNCTION = 100
 LINE = 'output = F.upsample(inputs, scale_factor=2, mode="nearest")'
 
 
-def generate(lines: int) -> str:
+def generate(lines: int, per_function: int = PER_FUNCTION) -> str:
     out = ["import torch\n", "import torch.nn.functional as F\n", "\n"]
     in_functions = lines // 2
-    for start in range(0, in_functions, PER_FUNCTION):
+    for start in range(0, in_functions, per_function):
         out.append(f"def f{start}(x):\n")
-        out.extend(f"    {LINE}\n" for _ in range(min(PER_FUNCTION, in_functions - start)))
+        out.extend(f"    {LINE}\n" for _ in range(min(per_function, in_functions - start)))
         out.append("    return y\n\n")
     out.extend(f"{LINE}\n" for _ in range(lines - in_functions))
     return "".join(out)
@@ -83,6 +83,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", type=int, default=50_000)
     parser.add_argument("--src", action="append", help="a torchlint checkout to measure (repeatable); default: this one")
+    parser.add_argument("--per-function", type=int, default=PER_FUNCTION,
+                        help="lines per function (fewer: more functions; default %(default)s)")
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--no-fix", action="store_true", help="measure check mode only")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
@@ -92,8 +94,8 @@ def main() -> int:
         child(args.child[0], args.child[1], args.fix, args.timeout)
         return 0
     sources = args.src or [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
-    source = generate(args.lines)
-    print(f"{args.lines:,} lines, {len(source.encode()) / 1e6:.1f} MB")
+    source = generate(args.lines, args.per_function)
+    print(f"{args.lines:,} lines, {args.per_function} per function, {len(source.encode()) / 1e6:.1f} MB")
     print(f"{'mode':6} {'wall s':>8} {'CPU s':>8} {'peak RSS MB':>12} {'exit':>5} {'findings':>9}  checkout")
     for fix in ([False] if args.no_fix else [False, True]):
         for src in sources:

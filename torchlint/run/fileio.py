@@ -141,13 +141,21 @@ def _process_exists(pid: int) -> bool:
 
 
 def _check_unchanged(path: str, before: os.stat_result, expected: bytes) -> None:
-    """Raise ``ChangedOnDisk`` unless ``path`` still holds exactly ``expected``."""
+    """Raise ``ChangedOnDisk`` unless ``path`` still holds exactly ``expected``.
+
+    Only a regular file can be read again (a FIFO's bytes are gone once read);
+    opened without blocking, so a FIFO put in its place cannot hang the run.
+    """
+    if not stat.S_ISREG(before.st_mode):
+        return
     changed = ChangedOnDisk("changed on disk while torchlint was fixing it; not written (the file keeps "
                             "its new content; run torchlint again)")
     try:
-        with open(path, "rb") as handle:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
             now = os.fstat(handle.fileno())
-            if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino) or now.st_size != len(expected):
+            if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino) \
+                    or now.st_size != len(expected):
                 raise changed  # replaced by another file (an editor's save), or resized
             if handle.read(len(expected) + 1) != expected:
                 raise changed
