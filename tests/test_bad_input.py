@@ -707,7 +707,7 @@ def _fix_in_process(tmp_path: Path, monkeypatch, *paths: str):
     return SimpleNamespace(returncode=status, stdout=stdout.getvalue(), stderr=stderr.getvalue())
 
 
-def _notebook(code: str) -> str:
+def _notebook_text(code: str) -> str:
     cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
             "source": code.splitlines(keepends=True)}
     return json.dumps({"cells": [cell], "metadata": {"language_info": {"name": "python"}}, "nbformat": 4,
@@ -720,7 +720,7 @@ def test_fix_never_overwrites_an_edit_saved_while_it_worked(tmp_path, monkeypatc
     hooking the engine): the edit stays, the file is an error (exit 2), the
     other file is still fixed."""
     name = "edited.ipynb" if how == "notebook" else "edited.py"
-    original, user_edit = (_notebook(UPSAMPLE), _notebook(USER_EDIT)) if how == "notebook" else (UPSAMPLE, USER_EDIT)
+    original, user_edit = (_notebook_text(UPSAMPLE), _notebook_text(USER_EDIT)) if how == "notebook" else (UPSAMPLE, USER_EDIT)
     edited = put(tmp_path, name, original)
     other = put(tmp_path, "other.py", UPSAMPLE)
     from torchlint.engine.linter import Engine

@@ -9,6 +9,7 @@ compiler; a fix that breaks it is discarded and reported, never written.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import warnings
 from dataclasses import dataclass, field
@@ -131,7 +132,8 @@ def _compile_error(code: str) -> Optional[str]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the user's own SyntaxWarnings are not the fix's business
-            compile(code, "<fixed>", "exec", dont_inherit=True)
+            # Top-level ``await`` is valid in notebooks, the only place it is found.
+            compile(code, "<fixed>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
         return str(exc)
     except (RecursionError, MemoryError) as exc:
