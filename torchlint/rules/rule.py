@@ -119,6 +119,12 @@ class Rule:
     # checking may leave out the defs, classes and methods it cannot flag
     # (see ``narrowing.py``).
     whole_file: ClassVar[bool] = False
+    # Findings inside code that a torch version gate protects (``if`` on
+    # ``torch.__version__``, a ``try``/``except ImportError`` fallback: see
+    # ``analysis/version_gates.py``) are dropped: the old spelling there is
+    # what the gate handles. None means: the deprecation family (TL1xx) does,
+    # the others (bugs and performance hints hold on every version) do not.
+    version_gated: ClassVar[Optional[bool]] = None
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -138,6 +144,10 @@ class Rule:
         Rules override it with the shapes every finding must have; like
         ``triggers`` it must never say no to a file the rule would flag."""
         return True
+
+    @classmethod
+    def respects_version_gates(cls) -> bool:
+        return cls.code.startswith("TL1") if cls.version_gated is None else cls.version_gated
 
     @classmethod
     def has_outline_screen(cls) -> bool:

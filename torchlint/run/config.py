@@ -33,6 +33,7 @@ from torchlint.core.settings import SettingsError, Version, parse_version
 from torchlint.rules.rule import Rule
 from torchlint.run.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
 from torchlint.run.files import DEFAULT_EXCLUDE
+from torchlint.run.project_metadata import declared_torch_floor
 from torchlint.run.selection import (
     SelectionError,
     check_selectors,
@@ -350,6 +351,7 @@ class Options:
     diff: bool = False
     unsafe_fixes: bool = False
     torch_version: Optional[Version] = None
+    torch_version_source: Optional[str] = None  # where the floor was said, for --show-settings
     exclude: List[PathPattern] = field(default_factory=list)
     force_exclude: bool = False
     per_file_ignores: List[Tuple[PathPattern, List[str]]] = field(default_factory=list)
@@ -455,7 +457,7 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
     else:
         per_file = [(PathPattern.make(p, base), codes) for p, codes in values.get("per-file-ignores", [])]
 
-    torch_version = parse_version(args.torch_version) if args.torch_version else values.get("torch-version")
+    torch_version, torch_version_source = _torch_floor(args, values, config, base)
     unsafe = args.unsafe_fixes if args.unsafe_fixes is not None else values.get("unsafe-fixes", False)
     force_exclude = args.force_exclude if args.force_exclude is not None else values.get("force-exclude", False)
 
@@ -466,6 +468,7 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         diff=args.diff,
         unsafe_fixes=unsafe,
         torch_version=torch_version,
+        torch_version_source=torch_version_source,
         exclude=exclude,
         force_exclude=force_exclude,
         per_file_ignores=per_file,
@@ -482,6 +485,21 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
             getattr(args, "cache_dir", None) or os.environ.get("TORCHLINT_CACHE_DIR") or DEFAULT_CACHE_DIRECTORY
         ),
     )
+
+
+def _torch_floor(args: Any, values: Dict[str, Any], config: Optional[FileConfig], base: str
+                 ) -> Tuple[Optional[Version], Optional[str]]:
+    """The oldest torch the code must run on, and where that was said: the
+    command line, the configuration, else the project's own metadata (not
+    with ``--isolated``, which reads no file)."""
+    if args.torch_version:
+        return parse_version(args.torch_version), "--torch-version"
+    if "torch-version" in values:
+        return values["torch-version"], f"{_display(config.path)} torch-version"
+    if args.isolated:
+        return None, None
+    declared = declared_torch_floor(base)
+    return (declared.version, declared.where) if declared else (None, None)
 
 
 def _jobs(requested: Optional[int]) -> int:

@@ -17,10 +17,10 @@ import tempfile
 import threading
 from typing import Iterable, Iterator, List, Optional
 
-from torchlint.core.source import SourceError, SourceText, decode
+from torchlint.core.source import SourceError, SourceFile, decode
 
 
-def read_source(path: str) -> SourceText:
+def read_source(path: str) -> SourceFile:
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -40,7 +40,7 @@ class ChangedOnDisk(SourceError):
     """The file no longer holds the bytes the fix was computed from."""
 
 
-def encode(source: SourceText, new_text: str) -> bytes:
+def encode(source: SourceFile, new_text: str) -> bytes:
     try:
         return new_text.encode(source.encoding)
     except UnicodeEncodeError as exc:
