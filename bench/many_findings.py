@@ -43,10 +43,15 @@ def generate(lines: int, per_function: int = PER_FUNCTION) -> str:
 
 def measure(src: str, path: str, *args: str, timeout: float) -> dict:
     env = dict(os.environ, PYTHONPATH=os.path.abspath(src) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    command = [sys.executable, "-c", "import sys; from torchlint.frontends.cli import main; sys.exit(main())",
+    command = [sys.executable, "-c", "import sys, torchlint.frontends.cli as cli; "
+               "assert cli.__file__.startswith(sys.argv[1]), cli.__file__; sys.exit(cli.main(sys.argv[2:]))",
+               os.path.abspath(src),
                "--isolated", "--no-cache", "--output-format", "concise", *args, path]
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # Run beside the file, not here: ``-c`` puts the working directory first on
+    # sys.path, which would shadow ``--src`` with this checkout.
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                               cwd=os.path.dirname(path))
     try:
         stdout, stderr = process.communicate(timeout=timeout)
         status = process.returncode
