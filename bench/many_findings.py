@@ -69,7 +69,8 @@ def run(src: str, source: str, fix: bool, timeout: float) -> dict:
         path = os.path.join(directory, "many.py")
         with open(path, "w") as handle:
             handle.write(source)
-        helper = [sys.executable, __file__, "--child", src, path, "--timeout", str(timeout)] + (["--fix"] if fix else [])
+        helper = [sys.executable, __file__, "--child", src, path, "--timeout", str(timeout)]
+        helper += ["--fix"] if fix else []
         done = subprocess.run(helper, capture_output=True, text=True)
         fields = dict(item.split("=", 1) for item in done.stdout.split())
         return fields
@@ -87,7 +88,8 @@ def child(src: str, path: str, fix: bool, timeout: float) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", type=int, default=50_000)
-    parser.add_argument("--src", action="append", help="a torchlint checkout to measure (repeatable); default: this one")
+    parser.add_argument("--src", action="append",
+                        help="a torchlint checkout to measure (repeatable); default: this one")
     parser.add_argument("--per-function", type=int, default=PER_FUNCTION,
                         help="lines per function (fewer: more functions; default %(default)s)")
     parser.add_argument("--timeout", type=float, default=900)
@@ -105,7 +107,8 @@ def main() -> int:
     for fix in ([False] if args.no_fix else [False, True]):
         for src in sources:
             r = run(src, source, fix, args.timeout)
-            print(f"{'fix' if fix else 'check':6} {r.get('wall', '?'):>8} {r.get('cpu', '?'):>8} {r.get('rss_mb', '?'):>12} "
+            print(f"{'fix' if fix else 'check':6} {r.get('wall', '?'):>8} {r.get('cpu', '?'):>8} "
+                  f"{r.get('rss_mb', '?'):>12} "
                   f"{r.get('status', '?'):>5} {r.get('findings', '?'):>9}  {src}")
     return 0
 

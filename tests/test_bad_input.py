@@ -720,7 +720,9 @@ def test_fix_never_overwrites_an_edit_saved_while_it_worked(tmp_path, monkeypatc
     hooking the engine): the edit stays, the file is an error (exit 2), the
     other file is still fixed."""
     name = "edited.ipynb" if how == "notebook" else "edited.py"
-    original, user_edit = (_notebook_text(UPSAMPLE), _notebook_text(USER_EDIT)) if how == "notebook" else (UPSAMPLE, USER_EDIT)
+    original, user_edit = (UPSAMPLE, USER_EDIT)
+    if how == "notebook":
+        original, user_edit = _notebook_text(UPSAMPLE), _notebook_text(USER_EDIT)
     edited = put(tmp_path, name, original)
     other = put(tmp_path, "other.py", UPSAMPLE)
     from torchlint.engine.linter import Engine

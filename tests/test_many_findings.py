@@ -62,7 +62,8 @@ def test_narrowing_outlines_a_module_full_of_candidates_a_bounded_number_of_time
         real_init(self, *args, **kwargs)
 
     monkeypatch.setattr(outline_module.Outline, "__init__", counting_init)
-    assert narrowing.narrow(SourceFile(source, tree=tree), tree, rules) is None  # every def could hold a finding: nothing is cut
+    # every def could hold a finding: nothing is cut
+    assert narrowing.narrow(SourceFile(source, tree=tree), tree, rules) is None
     assert len(walks) <= 2
 
 
