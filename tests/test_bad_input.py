@@ -1014,3 +1014,162 @@ def test_what_the_compiler_refuses_is_reported_as_it_does(compiler_refuses, name
         assert stderr_about(result, name) == [expected]
         assert diagnostics(compiler_refuses.check) == ["./ok.py" + UPSAMPLE_LINE]
     assert (compiler_refuses.dir / name).read_text() == source  # never written
+
+
+# --------------------------------------------------------------------------
+# issue 18: a user's edit during --fix, fixes that do not compile or use a
+# deleted name, and temporary files of killed runs
+# --------------------------------------------------------------------------
+
+USER_EDIT = UPSAMPLE + "z = 1  # saved by the user while torchlint was fixing\n"
+
+
+def _fix_in_process(tmp_path: Path, monkeypatch, *paths: str):
+    import io
+
+    from torchlint.frontends.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    status = main(["--isolated", "--no-cache", "--fix", *paths], stdout=stdout, stderr=stderr)
+    return SimpleNamespace(returncode=status, stdout=stdout.getvalue(), stderr=stderr.getvalue())
+
+
+def _notebook_text(code: str) -> str:
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": code.splitlines(keepends=True)}
+    return json.dumps({"cells": [cell], "metadata": {"language_info": {"name": "python"}}, "nbformat": 4,
+                       "nbformat_minor": 5}, indent=1) + "\n"
+
+
+@pytest.mark.parametrize("how", ["rewritten", "replaced", "notebook"])
+def test_fix_never_overwrites_an_edit_saved_while_it_worked(tmp_path, monkeypatch, how):
+    """The user saves between torchlint's read and its write (made exact by
+    hooking the engine): the edit stays, the file is an error (exit 2), the
+    other file is still fixed."""
+    name = "edited.ipynb" if how == "notebook" else "edited.py"
+    original, user_edit = (UPSAMPLE, USER_EDIT)
+    if how == "notebook":
+        original, user_edit = _notebook_text(UPSAMPLE), _notebook_text(USER_EDIT)
+    edited = put(tmp_path, name, original)
+    other = put(tmp_path, "other.py", UPSAMPLE)
+    from torchlint.engine.linter import Engine
+
+    real_fix = Engine.fix
+
+    def fix_while_the_user_saves(self, source, unsafe=False):
+        result = real_fix(self, source, unsafe)
+        if edited.read_text() != user_edit:
+            if how == "replaced":
+                put(tmp_path, "saved.tmp", user_edit).replace(edited)  # as editors save: a new file renamed
+            else:
+                edited.write_text(user_edit)  # in place (same inode)
+        return result
+
+    monkeypatch.setattr(Engine, "fix", fix_while_the_user_saves)
+    result = _fix_in_process(tmp_path, monkeypatch, name, "other.py")
+    assert edited.read_text() == user_edit
+    assert other.read_text() == UPSAMPLE_FIXED
+    assert result.returncode == 2
+    assert f"{name}: changed on disk while torchlint was fixing it; not written" in result.stderr
+    assert leftovers(tmp_path) == []
+
+
+def test_add_noqa_never_overwrites_an_edit_saved_while_it_worked(tmp_path, monkeypatch):
+    edited = put(tmp_path, "edited.py", UPSAMPLE)
+    from torchlint.run import session
+
+    real_add_noqa = session.add_noqa
+
+    def add_noqa_while_the_user_saves(*args):
+        edited.write_text(USER_EDIT)
+        return real_add_noqa(*args)
+
+    monkeypatch.setattr(session, "add_noqa", add_noqa_while_the_user_saves)
+    import io
+
+    from torchlint.frontends.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    stderr = io.StringIO()
+    status = main(["--isolated", "--add-noqa", "edited.py"], stdout=io.StringIO(), stderr=stderr)
+    assert edited.read_text() == USER_EDIT and status == 2
+    assert "changed on disk" in stderr.getvalue()
+
+
+GLOBAL_AFTER_USE = (
+    "import torch\n"
+    "import torch.nn.functional as F\n"
+    "def f(x):\n"
+    "    y = F.sigmoid(x)\n"
+    "    global torch\n"
+    "    return y\n"
+)
+
+
+def test_a_fix_the_compiler_refuses_is_discarded_and_the_finding_stays(tmp_path):
+    """``torch.sigmoid`` before ``global torch`` parses but does not compile."""
+    path = put(tmp_path, "g.py", GLOBAL_AFTER_USE)
+    compile(GLOBAL_AFTER_USE, "g.py", "exec")  # the original is valid
+    result = run_torchlint(["--isolated", "--no-cache", "--fix", "g.py"], cwd=tmp_path)
+    no_traceback(result)
+    assert path.read_text() == GLOBAL_AFTER_USE
+    assert result.returncode == 1
+    assert [line.split(": ", 1)[1].split()[0] for line in diagnostics(result)] == ["TL104"]
+    assert "TL104 fix discarded: the fix would produce invalid code (name 'torch' is used prior to global " \
+           "declaration" in result.stderr
+
+
+DELETED_TORCH = {
+    "module": "import torch\nimport torch.nn.functional as F\ndel torch\ny = F.sigmoid(torch_input)\n",
+    "global-trickery": (
+        "import torch\nimport torch.nn.functional as F\n"
+        "def forget():\n    global torch\n    del torch\n"
+        "def f(x):\n    return F.sigmoid(x)\n"
+        "forget()\ny = f(torch_input)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DELETED_TORCH))
+def test_a_fix_never_spells_a_name_a_del_may_have_unbound(tmp_path, name):
+    """``F.sigmoid`` -> ``torch.sigmoid`` would be a NameError after ``del torch``."""
+    source = DELETED_TORCH[name]
+    path = put(tmp_path, "d.py", source)
+    result = run_torchlint(["--isolated", "--no-cache", "--fix", "d.py"], cwd=tmp_path)
+    no_traceback(result)
+    assert path.read_text() == source
+    assert result.returncode == 1 and len(diagnostics(result)) == 1
+    # the original runs (torch is imported by F's module): the fix must not break it
+    run = subprocess.run([sys.executable, "-W", "ignore", "-c",
+                          "import torch; torch_input = torch.zeros(2); exec(open('d.py').read())"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_temporary_files_of_a_killed_fix_are_removed_by_the_next_one(tmp_path):
+    """``kill -9`` cannot be deferred: the temporary file stays. The next --fix
+    removes it, and only it (not a live run's, not a user's look-alike)."""
+    path = put(tmp_path, "a.py", UPSAMPLE)
+    killed = subprocess.run([sys.executable, "-c", (
+        "import os, signal, sys\n"
+        "from torchlint.run import fileio\n"
+        "fileio.os.replace = lambda *args: os.kill(os.getpid(), signal.SIGKILL)\n"  # killed mid-write
+        "from torchlint.frontends.cli import main\n"
+        "sys.exit(main(['--isolated', '--no-cache', '--fix', 'a.py']))\n")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL
+    stray = leftovers(tmp_path)
+    assert len(stray) == 1 and path.read_text() == UPSAMPLE
+    live = put(tmp_path, f".torchlint-{os.getpid()}-abcd1234.tmp", "a live run's")
+    users = [put(tmp_path, ".torchlint-notes.tmp", "mine"), put(tmp_path, f".torchlint-{_dead_pid()}-notes.txt", "")]
+    result = run_torchlint(["--isolated", "--no-cache", "--fix", "a.py"], cwd=tmp_path)
+    no_traceback(result)
+    assert path.read_text() == UPSAMPLE_FIXED
+    assert leftovers(tmp_path) == sorted(str(p) for p in [live, *users])

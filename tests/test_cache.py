@@ -9,6 +9,7 @@ them and expect the run to notice.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -138,3 +139,108 @@ def test_a_warm_run_never_imports_libcst_or_the_rules(tmp_path):
     (root / "pkg" / "c.py").write_text(UPSAMPLE)  # one file to check: now they load
     result = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True)
     assert "'libcst'" in result.stdout, result.stdout + result.stderr
+
+
+# -- issue 18: the key and the result come from the same bytes; damage is a miss --
+
+
+def _in_process(root: Path, monkeypatch, *args: str):
+    """The real command in this process (so a race can be staged exactly)."""
+    import io
+
+    from torchlint.frontends.cli import main
+
+    monkeypatch.chdir(root)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    status = main(["--isolated", *args, "pkg"], stdout=stdout, stderr=stderr)
+    return status, stdout.getvalue(), stderr.getvalue()
+
+
+def test_a_file_saved_during_a_run_and_reverted_is_never_served_a_stale_result(tmp_path, monkeypatch):
+    """The cache lookup read the original bytes; the user then saved a clean
+    version, which is what got checked; then the user reverted. The findings
+    of the clean version must not be stored under the original's key."""
+    root = _project(tmp_path)
+    target = root / "pkg" / "a.py"
+    from torchlint.run import runner
+
+    real_read = runner.read_source
+
+    def saved_meanwhile(path):
+        if path.endswith("a.py"):
+            target.write_text(CLEAN)  # the user saves while torchlint runs
+        return real_read(path)
+
+    monkeypatch.setattr(runner, "read_source", saved_meanwhile)
+    status, out, err = _in_process(root, monkeypatch)
+    assert "pkg/a.py" not in out  # it checked what the file held by then
+    monkeypatch.setattr(runner, "read_source", real_read)
+    target.write_text(UPSAMPLE)  # ... and reverts
+    later = _run(root)
+    assert [line.split(":")[0] for line in _findings(later)] == ["pkg/a.py", "pkg/b.py"]
+
+
+def _cache_file(root: Path) -> Path:
+    return next((root / ".torchlint_cache").glob("results-*.json"))
+
+
+def _flip_code(results: Path) -> None:
+    """A bit flip that keeps the JSON valid: TL103 becomes TL123."""
+    data = results.read_bytes()
+    assert b'"TL103"' in data
+    results.write_bytes(data.replace(b'"TL103"', b'"TL123"'))
+
+
+def _wrong_types(results: Path) -> None:
+    data = json.loads(results.read_text())
+    for entry in data["entries"].values():
+        for record in entry["diagnostics"]:
+            record[3] = str(record[3])  # the column as a string
+    results.write_text(json.dumps(data))
+
+
+def _forged_entry(results: Path) -> None:
+    """Well-formed with a valid checksum, but naming a rule that does not exist
+    and a line far past the end: only the schema can tell."""
+    from torchlint.run import cache
+
+    checksum = getattr(cache, "_checksum", lambda *parts: None)
+    data = json.loads(results.read_text())
+    for path, entry in data["entries"].items():
+        entry["diagnostics"] = [["TL123", "invented", 10**6, 0, None, None]]
+        entry["check"] = checksum(path, entry["key"], entry["diagnostics"])
+    results.write_text(json.dumps(data))
+
+
+def _deep(results: Path) -> None:
+    results.write_text('{"version": ' + "[" * 200_000 + "]" * 200_000 + "}")
+
+
+def _fifo(results: Path) -> None:
+    results.unlink()
+    os.mkfifo(results)
+
+
+def _dev_zero(results: Path) -> None:
+    results.unlink()
+    results.symlink_to("/dev/zero")
+
+
+def _limited_memory() -> None:
+    import resource
+
+    # A run that reads /dev/zero must fail here, not take the machine's memory.
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+@pytest.mark.parametrize("damage", [_flip_code, _wrong_types, _forged_entry, _deep, _fifo, _dev_zero])
+def test_a_damaged_cache_entry_is_a_miss_never_an_error_a_hang_or_a_finding(tmp_path, damage):
+    root = _project(tmp_path)
+    expected = _findings(_run(root))
+    damage(_cache_file(root))
+    again = subprocess.run([sys.executable, "-m", "torchlint", "--isolated", "pkg"], cwd=root, capture_output=True,
+                           text=True, timeout=60, preexec_fn=_limited_memory)
+    assert "Traceback" not in again.stderr and again.stderr == ""
+    assert _findings(again) == expected
+    assert _cache_file(root).is_file()  # rewritten: a regular file again
+    assert _findings(_run(root)) == expected

@@ -12,7 +12,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, Mapping, Optional, Set
 
 import libcst as cst
 
-from torchlint.analysis.outline import Outline, bound_names
+from torchlint.analysis.outline import Outline, bound_names, deleted_names
 from torchlint.analysis.scopes import (
     BUILTIN,
     IMPORT,
@@ -94,17 +94,22 @@ class Resolver:
         """How to spell ``module`` at ``at`` through a plain ``import``, if any.
 
         ``"torch"`` after ``import torch`` (or ``import torch.nn``), ``"th"``
-        after ``import torch as th``; None when no such binding is visible.
+        after ``import torch as th``; None when no such binding is visible,
+        or when the name is deleted (``del torch``) anywhere in the file: the
+        import may no longer be bound where a fix would use it.
         """
         scope = self._scopes.get(at)
         if scope is None:
             return None
+        deleted = deleted_names(self.file_outline())
         candidates = sorted(
             {a.name for a in _visible_assignments(scope) if isinstance(getattr(a, "node", None), cst.Import)},
             key=len,
         )
         for spelled in candidates:
             head = spelled.split(".", 1)[0]
+            if head in deleted:
+                continue
             if not all(isinstance(a, ImportAssignment) for a in scope[head]):
                 continue  # also rebound by an assignment somewhere: ambiguous
             if {qn.name for qn in scope.get_qualified_names_for(spelled)} == {module}:
@@ -121,10 +126,12 @@ class Resolver:
 
     def is_unbound(self, name: str, at: cst.CSTNode) -> bool:
         """True when ``name`` is bound nowhere in the file, in no scope (safe
-        to import it: a binding anywhere risks shadowing)."""
+        to import it: a binding anywhere risks shadowing, and a ``del`` of it
+        anywhere may unbind the import)."""
         if self._scopes.get(at) is None:
             return False
-        return name not in bound_names(self.file_outline())
+        outline = self.file_outline()
+        return name not in bound_names(outline) and name not in deleted_names(outline)
 
 
 def _is_dotted_name(node: cst.CSTNode) -> bool:

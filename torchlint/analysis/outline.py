@@ -464,6 +464,21 @@ def bound_names(outline: Outline) -> FrozenSet[str]:
     return outline.memo("bound_names", compute)  # type: ignore[return-value]
 
 
+def deleted_names(outline: Outline) -> FrozenSet[str]:
+    """Every plain name a ``del`` statement removes, in any scope.
+
+    The scope analysis, like libcst's, is not flow-sensitive: after
+    ``del torch`` it still sees the import. A fix must never introduce a
+    reference to such a name (it may be unbound where the fix puts it)."""
+
+    def compute() -> FrozenSet[str]:
+        return frozenset(
+            target.id for node in outline.nodes(ast.Delete) for target in node.targets if isinstance(target, ast.Name)
+        )
+
+    return outline.memo("deleted_names", compute)  # type: ignore[return-value]
+
+
 class _Never(ast.AST):
     """A node type no tree holds (``ast.TypeAlias`` before Python 3.12)."""
 

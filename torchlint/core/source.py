@@ -50,16 +50,19 @@ class SourceFile:
     ``encoding`` is the codec the text was decoded with ("utf-8-sig" when
     the file starts with a BOM): fixed text is written back with it.
     ``tree``, when given, is Python's tree of the text made by the caller
-    (flake8 parses every file anyway).
+    (flake8 parses every file anyway). ``data``: the bytes the text was
+    decoded from, when read from a file: what the result cache's key hashes
+    and what the file must still hold before a fix replaces it.
     """
 
-    __slots__ = ("text", "encoding", "top_level_await", "_memo")
+    __slots__ = ("text", "encoding", "top_level_await", "data", "_memo")
 
     def __init__(self, text: str, encoding: str = "utf-8", tree: Optional[ast.Module] = None,
-                 top_level_await: bool = False) -> None:
+                 top_level_await: bool = False, data: bytes = b"") -> None:
         self.text = text
         self.encoding = encoding
         self.top_level_await = top_level_await  # a notebook's code: IPython runs ``await`` outside functions
+        self.data = data
         self._memo: Dict[str, Any] = {} if tree is None else {"tree": tree}
 
     def rewritten(self, text: str) -> "SourceFile":
@@ -307,4 +310,4 @@ def decode(data: bytes) -> SourceFile:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
         raise SourceError(f"cannot decode as {encoding}: {exc}") from None
-    return SourceFile(text, encoding)
+    return SourceFile(text, encoding, data=data)

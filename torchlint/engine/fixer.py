@@ -3,14 +3,15 @@
 Edits are keyed on nodes of the original tree and run bottom-up, each on the
 node as already updated by edits below it, so nested fixes compose. Two fixes
 claiming the same node conflict: the later one waits for the next round of
-the engine's fix loop. The result is re-parsed (by libcst and by Python's own
-compiler); a fix that breaks it is discarded and reported, never written.
+the engine's fix loop. The result is re-parsed by libcst and compiled by Python's own
+compiler; a fix that breaks it is discarded and reported, never written.
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import warnings
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -57,15 +58,15 @@ def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> FixRound:
     if error is None:
         return FixRound(code, applied=chosen, deferred=deferred)
 
-    # Something broke the code: find out which fix, one at a time.
+    # Something broke the code: find out which fixes.
     result = FixRound(module.code, deferred=deferred)
+    original_error = _compile_error(module.code)
+    if original_error is not None:
+        # The compiler refuses the file as it is: no fix can be shown to keep it valid.
+        result.discarded.extend((fix, f"the file itself does not compile ({original_error})") for fix in chosen)
+        return result
     kept: List[Fix] = []
-    for fix in chosen:
-        _, fix_error = _render(module, [fix])
-        if fix_error is None:
-            kept.append(fix)
-        else:
-            result.discarded.append((fix, fix_error))
+    _sort_out(module, chosen, kept, result.discarded)
     if kept:
         code, error = _render(module, kept)
         if error is None:
@@ -74,6 +75,25 @@ def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> FixRound:
         else:
             result.discarded.extend((fix, error) for fix in kept)
     return result
+
+
+def _sort_out(module: cst.Module, fixes: Sequence[Fix], kept: List[Fix],
+              discarded: List[Tuple[Fix, str]]) -> None:
+    """Split ``fixes`` (which break the code together) into those that work
+    and those that break it on their own, by halves: a few broken fixes
+    among thousands cost a few dozen renderings of the module, not one per
+    fix (each rendering is as long as the file)."""
+    middle = len(fixes) // 2
+    for half in (fixes[:middle], fixes[middle:]):
+        if not half:
+            continue
+        _, error = _render(module, half)
+        if error is None:
+            kept.extend(half)
+        elif len(half) == 1:
+            discarded.append((half[0], error))
+        else:
+            _sort_out(module, half, kept, discarded)
 
 
 def _render(module: cst.Module, fixes: Sequence[Fix]) -> Tuple[str, Union[str, None]]:
@@ -91,15 +111,33 @@ def _render(module: cst.Module, fixes: Sequence[Fix]) -> Tuple[str, Union[str, N
 
 
 def validate(code: str) -> Union[str, None]:
-    """None if ``code`` is valid Python for both libcst and the compiler."""
-    try:
-        ast.parse(code)
-    except (SyntaxError, ValueError) as exc:
-        return f"the fix would produce invalid code ({exc})"
+    """None if ``code`` is valid Python for both libcst and the compiler.
+
+    Compiled to bytecode, not only parsed: the compiler's later passes
+    reject code the parser accepts (a name used before its ``global``
+    declaration, ``return`` outside a function...). Nothing is run.
+    """
+    error = _compile_error(code)
+    if error is not None:
+        return f"the fix would produce invalid code ({error})"
     try:
         cst.parse_module(code)
     except Exception as exc:
         return f"the fix would produce code libcst cannot parse ({exc})"
+    return None
+
+
+def _compile_error(code: str) -> Optional[str]:
+    """Why Python's compiler refuses ``code`` (compiled only, never run); None if it accepts it."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the user's own SyntaxWarnings are not the fix's business
+            # Top-level ``await`` is valid in notebooks, the only place it is found.
+            compile(code, "<fixed>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return str(exc)
+    except (RecursionError, MemoryError) as exc:
+        return f"too complex for the compiler: {type(exc).__name__}"
     return None
 
 

@@ -13,6 +13,12 @@ the git work tree, else the current directory; ``--cache-dir``,
 ``TORCHLINT_CACHE_DIR``), written atomically at the end of a run. The
 directory is safe to delete at any time and tells git and backup tools to
 ignore it.
+
+The cache is only ever a hint: an entry whose shape, rule codes, positions
+or checksum do not hold up is a miss (the file is checked again and the
+entry rewritten), and only a regular file of bounded size is read, so a
+damaged, truncated or hostile cache never gives an error, a hang or a wrong
+finding.
 """
 
 from __future__ import annotations
@@ -20,18 +26,25 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
-from typing import Dict, List, Optional, Sequence
+from typing import Collection, Dict, List, Optional, Sequence
 
 from torchlint import __version__
 from torchlint.core.diagnostic import Diagnostic, Fix
 
 DEFAULT_DIRECTORY = ".torchlint_cache"
-_FILE = "results-v1.json"
+_FILE = "results-v2.json"  # v2: entries carry a checksum
+# A cache file larger than this is not read (a run over a very large tree
+# writes a few hundred bytes per file and per finding).
+MAX_CACHE_BYTES = 512 * 1024 * 1024
+_APPLICABILITIES = (None, "safe", "unsafe")
 
 
-def content_key(data: bytes, context: str) -> str:
-    return hashlib.blake2b(data + b"\0" + context.encode(), digest_size=20).hexdigest()
+def content_key(digest: str, context: str) -> str:
+    """The key of a result: ``digest`` is the hash of the bytes that were
+    checked (``fileio.content_digest``), ``context`` what else decides it."""
+    return hashlib.blake2b(f"{digest}\0{context}".encode(), digest_size=20).hexdigest()
 
 
 def context_key(rule_codes: Sequence[str], settings: object) -> str:
@@ -65,26 +78,40 @@ class ResultCache:
         self.directory = directory
         self._entries: Dict[str, dict] = {}
         self._dirty = False
+        data = _read_bounded(os.path.join(directory, _FILE))
+        if data is None:
+            return  # no cache yet, or not one we can read: start afresh
         try:
-            with open(os.path.join(directory, _FILE), encoding="utf-8") as handle:
-                loaded = json.load(handle)
-            if isinstance(loaded, dict) and loaded.get("version") == __version__:
-                entries = loaded.get("entries")
-                self._entries = entries if isinstance(entries, dict) else {}
-        except (OSError, ValueError):
-            pass  # no cache yet, or an unreadable one: start afresh
+            loaded = json.loads(data)
+        except (ValueError, RecursionError, MemoryError):
+            return  # damaged (or nested too deep to load): start afresh
+        if isinstance(loaded, dict) and loaded.get("version") == __version__:
+            entries = loaded.get("entries")
+            self._entries = entries if isinstance(entries, dict) else {}
 
-    def get(self, path: str, key: str) -> Optional[List[Diagnostic]]:
-        entry = self._entries.get(os.path.abspath(path))
+    def get(self, path: str, key: str, codes: Collection[str], size: int) -> Optional[List[Diagnostic]]:
+        """The cached findings of ``path`` for ``key``, or None (a miss).
+
+        ``codes``: the rules that run on ``path``; ``size``: the length of the
+        checked bytes. An entry must be well-formed, name only those codes,
+        have positions inside the file and carry its own checksum, else it
+        is damaged and a miss.
+        """
+        absolute = os.path.abspath(path)
+        entry = self._entries.get(absolute)
         if not isinstance(entry, dict) or entry.get("key") != key:
             return None
-        try:
-            return [_diagnostic(item) for item in entry["diagnostics"]]
-        except (KeyError, TypeError, ValueError):
-            return None  # a damaged entry: check the file again
+        records = entry.get("diagnostics")
+        if entry.get("check") != _checksum(absolute, key, records):
+            return None
+        if not isinstance(records, list) or not all(_valid_record(item, codes, size) for item in records):
+            return None
+        return [_diagnostic(item) for item in records]
 
     def put(self, path: str, key: str, diagnostics: Sequence[Diagnostic]) -> None:
-        self._entries[os.path.abspath(path)] = {"key": key, "diagnostics": [_record(d) for d in diagnostics]}
+        absolute = os.path.abspath(path)
+        records = [_record(d) for d in diagnostics]
+        self._entries[absolute] = {"key": key, "diagnostics": records, "check": _checksum(absolute, key, records)}
         self._dirty = True
 
     def save(self) -> None:
@@ -99,6 +126,58 @@ class ResultCache:
             os.replace(temp, os.path.join(self.directory, _FILE))
         except OSError:
             pass  # a cache that cannot be written only costs speed
+
+
+def _read_bounded(path: str) -> Optional[bytes]:
+    """The bytes of ``path`` if it is a regular file of at most ``MAX_CACHE_BYTES``.
+
+    Opened without blocking, so a FIFO in its place cannot hang the run; a
+    device (``/dev/zero``) or an oversized file is never read.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_CACHE_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_CACHE_BYTES + 1)
+        return data if len(data) <= MAX_CACHE_BYTES else None
+    except (OSError, MemoryError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _checksum(path: str, key: str, records: object) -> str:
+    """Integrity of one entry: a flipped bit anywhere in it (even one that keeps
+    the JSON valid) or an entry moved to another path no longer matches."""
+    try:
+        text = json.dumps([path, key, records], separators=(",", ":"), ensure_ascii=True)
+    except (TypeError, ValueError, RecursionError):
+        return ""
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def _valid_record(item: object, codes: Collection[str], size: int) -> bool:
+    """A cached finding as ``_record`` writes it: known code, sane position."""
+    if not isinstance(item, list) or len(item) != 6:
+        return False
+    code, message, line, column, applicability, cell = item
+    return (
+        isinstance(code, str) and code in codes
+        and isinstance(message, str)
+        and _is_count(line, 1, size + 1)
+        and _is_count(column, 0, size)
+        and applicability in _APPLICABILITIES
+        and (cell is None or _is_count(cell, 1, size))
+    )
+
+
+def _is_count(value: object, low: int, high: int) -> bool:
+    return type(value) is int and low <= value <= high
 
 
 def _record(d: Diagnostic) -> list:

@@ -8,12 +8,14 @@ until it is done), and keeps the file's permissions and owner.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import re
 import signal
 import stat
 import tempfile
 import threading
-from typing import Iterator, List
+from typing import Iterable, Iterator, List, Optional
 
 from torchlint.core.source import SourceError, SourceFile, decode
 
@@ -73,6 +75,15 @@ def _megabytes(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
 
 
+def content_digest(data: bytes) -> str:
+    """The hash of a file's bytes: the cache keys results by what was checked."""
+    return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
+class ChangedOnDisk(SourceError):
+    """The file no longer holds the bytes the fix was computed from."""
+
+
 def encode(source: SourceFile, new_text: str) -> bytes:
     try:
         return new_text.encode(source.encoding)
@@ -80,8 +91,14 @@ def encode(source: SourceFile, new_text: str) -> bytes:
         raise SourceError(f"the fixed text cannot be encoded as {source.encoding}: {exc}") from None
 
 
-def write_atomically(path: str, data: bytes) -> None:
+def write_atomically(path: str, data: bytes, expected: Optional[bytes] = None) -> None:
     """Replace ``path`` with ``data`` in one step, keeping its permission bits and owner.
+
+    ``expected``: the bytes ``data`` was computed from. If the file holds
+    anything else by the time it would be replaced (the user saved it while
+    torchlint was working), nothing is written and ``ChangedOnDisk`` is
+    raised: the user's edit wins. The check is made after the new content is
+    on disk, just before the rename, to keep the window small.
 
     An interrupt (Ctrl-C, SIGTERM, SIGHUP) arriving while the temporary file
     exists is held back until the file is replaced or the temporary file is
@@ -98,7 +115,7 @@ def write_atomically(path: str, data: bytes) -> None:
         raise SourceError(f"cannot write: {exc.strerror or exc}") from None
     with _interrupts_deferred():
         try:
-            fd, temp_path = tempfile.mkstemp(prefix=".torchlint-", suffix=".tmp", dir=directory)
+            fd, temp_path = tempfile.mkstemp(prefix=f"{TEMPORARY_PREFIX}{os.getpid()}-", suffix=".tmp", dir=directory)
         except OSError as exc:
             raise SourceError(f"cannot write: {exc.strerror or exc}") from None
         try:
@@ -108,6 +125,8 @@ def write_atomically(path: str, data: bytes) -> None:
                 os.fsync(handle.fileno())
             _keep_owner(temp_path, status)
             os.chmod(temp_path, stat.S_IMODE(status.st_mode))
+            if expected is not None:
+                _check_unchanged(path, status, expected)
             os.replace(temp_path, path)
         except BaseException as exc:
             try:
@@ -117,6 +136,75 @@ def write_atomically(path: str, data: bytes) -> None:
             if isinstance(exc, OSError):
                 raise SourceError(f"cannot write: {exc.strerror or exc}") from None
             raise
+
+
+# Temporary files are named ``.torchlint-<pid>-<random>.tmp``: the pid of the
+# writer tells a leftover of a killed run (``kill -9`` cannot be deferred)
+# from a file another run is writing right now.
+TEMPORARY_PREFIX = ".torchlint-"
+_TEMPORARY = re.compile(r"\.torchlint-(?P<pid>[0-9]{1,10})-[A-Za-z0-9_]{6,16}\.tmp")
+
+
+def remove_stale_temporaries(directories: Iterable[str]) -> List[str]:
+    """Delete the temporary files killed runs left in ``directories``.
+
+    Only regular files named exactly like ours whose writing process no
+    longer exists; a user's file never matches that name, and a run still
+    writing keeps its file. Returns the paths removed.
+    """
+    removed: List[str] = []
+    for directory in directories:
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in names:
+            match = _TEMPORARY.fullmatch(name)
+            if match is None or _process_exists(int(match.group("pid"))):
+                continue
+            path = os.path.join(directory, name)
+            try:
+                if stat.S_ISREG(os.lstat(path).st_mode):
+                    os.unlink(path)
+                    removed.append(path)
+            except OSError:
+                pass  # gone already, or not ours to remove
+    return removed
+
+
+def _process_exists(pid: int) -> bool:
+    if pid <= 0:
+        return True  # not a pid we write: leave the file alone
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process, or cannot tell: keep the file
+    return True
+
+
+def _check_unchanged(path: str, before: os.stat_result, expected: bytes) -> None:
+    """Raise ``ChangedOnDisk`` unless ``path`` still holds exactly ``expected``.
+
+    Only a regular file can be read again (a FIFO's bytes are gone once read);
+    opened without blocking, so a FIFO put in its place cannot hang the run.
+    """
+    if not stat.S_ISREG(before.st_mode):
+        return
+    changed = ChangedOnDisk("changed on disk while torchlint was fixing it; not written (the file keeps "
+                            "its new content; run torchlint again)")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            now = os.fstat(handle.fileno())
+            if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino) \
+                    or now.st_size != len(expected):
+                raise changed  # replaced by another file (an editor's save), or resized
+            if handle.read(len(expected) + 1) != expected:
+                raise changed
+    except OSError as exc:
+        raise SourceError(f"cannot write: {exc.strerror or exc}") from None
 
 
 def _keep_owner(temp_path: str, status: os.stat_result) -> None:

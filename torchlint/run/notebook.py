@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from torchlint.core.diagnostic import Diagnostic, ParseError, Unsupported
 from torchlint.core.source import SourceError, SourceFile
-from torchlint.run.fileio import MAX_NOTEBOOK_BYTES, read_bytes, write_atomically
+from torchlint.run.fileio import MAX_NOTEBOOK_BYTES, content_digest, read_bytes, write_atomically
 from torchlint.run.report import FileReport, format_location, report_internal, skip
 
 if TYPE_CHECKING:  # pragma: no cover - the engine loads libcst, which a cached run never needs
@@ -444,6 +444,7 @@ def process_notebook(path: str, engine: Engine, args: argparse.Namespace, previe
         except SourceError as exc:
             report.errors.append(f"{path}: {exc}")
             return report
+    report.content_digest = content_digest(data)
     try:
         notebook = parse_notebook(data)
     except NotebookError as exc:
@@ -507,7 +508,8 @@ def _fix(path: str, engine: Engine, args: argparse.Namespace, notebook: Notebook
         report.fixed_source = render(notebook, changed)
         return
     try:
-        write_atomically(path, render(notebook, changed).encode("utf-8"))
+        read = ((_BOM if notebook.bom else "") + notebook.text).encode("utf-8")  # the file's bytes, as read
+        write_atomically(path, render(notebook, changed).encode("utf-8"), expected=read)
     except SourceError as exc:
         report.errors.append(f"{path}: {exc}")
         report.fixed = 0

@@ -37,6 +37,9 @@ class FileReport:
     # Notebooks with ``previews``: each cell's text by cell number (the
     # diagnostics' lines and the previews' edits are within their cell).
     cell_sources: Dict[int, str] = field(default_factory=dict)
+    # The hash of the bytes that were checked (``fileio.content_digest``):
+    # the result cache keys the findings by it, never by a second read.
+    content_digest: Optional[str] = None
 
 
 @dataclass(frozen=True)

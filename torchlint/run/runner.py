@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.source import SourceError, SourceFile
 from torchlint.engine.textedits import FixPreviewer
-from torchlint.run.fileio import encode, read_source, write_atomically
+from torchlint.run.fileio import content_digest, encode, read_source, write_atomically
 from torchlint.run.notebook import process_notebook
 from torchlint.run.report import FileReport, report_internal, skip
 
@@ -46,6 +46,7 @@ def process_file(
         except SourceError as exc:
             report.errors.append(f"{path}: {exc}")
             return report
+        report.content_digest = content_digest(source.data)
     report.source = source.text
     try:
         if args.fix or args.diff:
@@ -68,7 +69,7 @@ def process_file(
                     report.fixed_source = result.source
                 else:
                     try:
-                        write_atomically(path, encode(source, result.source))
+                        write_atomically(path, encode(source, result.source), expected=source.data)
                     except SourceError as exc:
                         # Nothing was written: report what is still in the file.
                         report.errors.append(f"{path}: {exc}")

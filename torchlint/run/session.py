@@ -43,7 +43,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from torchlint.engine.linter import Engine
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceError, decode
-from torchlint.run.fileio import encode, read_source, write_atomically
+from torchlint.run.fileio import (
+    content_digest,
+    encode,
+    read_source,
+    remove_stale_temporaries,
+    write_atomically,
+)
 from torchlint.run.notebook import is_notebook, process_notebook
 from torchlint.run.report import FileReport
 from torchlint.run.reporters.style import Style, use_color
@@ -88,6 +94,8 @@ def run_files(options: Options, linter: Linter, stdout: TextIO, stderr: TextIO) 
     force = options.is_excluded_with_parents if options.force_exclude else None
     found = list(discover(options.paths or ["."], options.is_excluded, force))
     files = [path for path, error in found if not error]
+    if options.fix and not options.diff:
+        _remove_leftovers(files)
     produced = _process_all(files, options, linter, reporter.wants_previews)
     for path, error in found:
         if error:
@@ -147,21 +155,20 @@ def _process_all(files: Sequence[str], options: Options, linter: Linter, preview
     """Reports for ``files`` in their order: from the cache, or computed (in
     worker processes when there are enough files)."""
     cache = _cache_for(options, previews)
-    keys: Dict[str, str] = {}
     reports: Dict[str, FileReport] = {}
     if cache is not None:
         for path in files:
-            key, cached = _cache_lookup(cache, path, options, linter)
-            if key is not None:
-                keys[path] = key
+            cached = _cache_lookup(cache, path, linter)
             if cached is not None:
                 reports[path] = cached
     missing = [path for path in files if path not in reports]
     for path, report in zip(missing, _compute(missing, options, linter, previews)):
         # Only clean results are cached: errors, warnings and skipped files
-        # must be reported again on every run.
-        if cache is not None and path in keys and not (report.errors or report.warnings or report.skipped):
-            cache.put(path, keys[path], report.diagnostics)
+        # must be reported again on every run. The key hashes the bytes the
+        # findings came from (the file may have changed since the lookup).
+        if (cache is not None and report.content_digest is not None
+                and not (report.errors or report.warnings or report.skipped)):
+            cache.put(path, content_key(report.content_digest, _context(linter, path)), report.diagnostics)
         reports[path] = report
     if cache is not None:
         cache.save()
@@ -330,6 +337,11 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
+def _remove_leftovers(files: Sequence[str]) -> None:
+    """Temporary files a killed ``--fix`` left beside the files about to be fixed."""
+    remove_stale_temporaries({os.path.dirname(os.path.realpath(path)) for path in files})
+
+
 def _cache_for(options: Options, previews: bool) -> Optional[ResultCache]:
     # Only plain checking is cached: fixing works from the file, and previews
     # need the fixes themselves.
@@ -339,22 +351,23 @@ def _cache_for(options: Options, previews: bool) -> Optional[ResultCache]:
     return ResultCache(options.cache_dir)
 
 
-def _cache_lookup(
-    cache: ResultCache, path: str, options: Options, linter: Linter
-) -> Tuple[Optional[str], Optional[FileReport]]:
+def _context(linter: Linter, path: str) -> str:
+    return context_key(linter.codes_for(path), linter.settings)
+
+
+def _cache_lookup(cache: ResultCache, path: str, linter: Linter) -> Optional[FileReport]:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
-            return None, None  # a FIFO or device can be read only once: by the processing
+            return None  # a FIFO or device can be read only once: by the processing
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
-        return None, None  # processing will report it
-    key = content_key(data, context_key(linter.codes_for(path), linter.settings))
-    diagnostics = cache.get(path, key)
+        return None  # processing will report it
+    digest = content_digest(data)
+    diagnostics = cache.get(path, content_key(digest, _context(linter, path)), linter.codes_for(path), len(data))
     if diagnostics is None:
-        return key, None
-    report = FileReport(path, diagnostics=diagnostics)
-    return key, report
+        return None
+    return FileReport(path, diagnostics=diagnostics, content_digest=digest)
 
 
 def _reporter(options: Options, stream: TextIO) -> Reporter:
@@ -457,7 +470,9 @@ def run_add_noqa(options: Options, linter: Linter, stdout: TextIO, stderr: TextI
     status = 0
     added = files = 0
     force = options.is_excluded_with_parents if options.force_exclude else None
-    for path, error in discover(options.paths or ["."], options.is_excluded, force):
+    found = list(discover(options.paths or ["."], options.is_excluded, force))
+    _remove_leftovers([path for path, error in found if not error])
+    for path, error in found:
         if error:
             print(f"torchlint: error: {path}: {error}", file=stderr)
             status = 2
@@ -471,7 +486,7 @@ def run_add_noqa(options: Options, linter: Linter, stdout: TextIO, stderr: TextI
             for failure in failures:
                 print(f"torchlint: warning: {path}:{failure}", file=stderr)
             if changed:
-                write_atomically(path, encode(source, text))
+                write_atomically(path, encode(source, text), expected=source.data)
                 added += changed
                 files += 1
         except Unsupported as exc:

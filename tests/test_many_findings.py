@@ -1,0 +1,101 @@
+"""One file with very many findings (issue 18): time and memory grow
+linearly. ``bench/many_findings.py`` measures 50,000 findings; these tests
+pin the parts that were quadratic, by counting work rather than timing it
+(the machine is shared), and run a moderate file through the real command.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+
+from conftest import REPO, run_torchlint
+
+sys.path.insert(0, str(REPO / "bench"))
+import many_findings  # noqa: E402
+
+from torchlint.analysis import outline as outline_module  # noqa: E402
+from torchlint.core.noqa import NoqaIndex  # noqa: E402
+from torchlint.core.source import SourceFile  # noqa: E402
+from torchlint.engine import narrowing  # noqa: E402
+from torchlint.engine.linter import Engine  # noqa: E402
+from torchlint.rules import all_rules  # noqa: E402
+
+
+class _CountingText(str):
+    """A source text that counts how often it is lowered (scanned whole)."""
+
+    scans = 0
+
+    def lower(self):  # type: ignore[override]
+        _CountingText.scans += 1
+        return super().lower()
+
+
+def test_noqa_scans_the_text_once_not_once_per_finding():
+    source = SourceFile(_CountingText(many_findings.generate(2_000)))
+    index = NoqaIndex(source)
+    _CountingText.scans = 0
+    assert not any(index.suppresses(line, "TL103") for line in range(4, 2_004))
+    assert _CountingText.scans <= 1
+
+
+def test_noqa_still_applies_when_the_text_mentions_it():
+    text = "import torch.nn.functional as F\ny = F.upsample(x)  # noqa: TL103\nz = F.upsample(x)\n"
+    index = NoqaIndex(SourceFile(text))
+    assert index.suppresses(2, "TL103") and not index.suppresses(3, "TL103")
+
+
+def test_narrowing_outlines_a_module_full_of_candidates_a_bounded_number_of_times(monkeypatch):
+    """Each def used to be screened with the whole rest of the module: one
+    walk of the module per def."""
+    source = many_findings.generate(20_000)  # 100 defs, 10,000 module-level findings
+    tree = ast.parse(source)
+    engine = Engine([rule for rule in all_rules() if rule.enabled_by_default])
+    rules = engine.rules_for(source, tree)  # the rules that run on it, as the engine chooses them
+    assert rules and not any(rule.whole_file for rule in rules)
+    walks = []
+    real_init = outline_module.Outline.__init__
+
+    def counting_init(self, *args, **kwargs):
+        walks.append(1)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(outline_module.Outline, "__init__", counting_init)
+    # every def could hold a finding: nothing is cut
+    assert narrowing.narrow(SourceFile(source, tree=tree), tree, rules) is None
+    assert len(walks) <= 2
+
+
+def test_a_file_with_thousands_of_findings_is_checked_and_fixed(tmp_path):
+    path = tmp_path / "many.py"
+    path.write_text(many_findings.generate(3_000))
+    checked = run_torchlint(["--isolated", "--no-cache", "many.py"], cwd=tmp_path, timeout=600)
+    assert checked.returncode == 1 and checked.stdout.count(": TL103 ") == 3_000, checked.stderr
+    fixed = run_torchlint(["--isolated", "--no-cache", "--fix", "many.py"], cwd=tmp_path, timeout=600)
+    assert fixed.returncode == 0 and "Fixed 3000 problems" in fixed.stdout, fixed.stdout + fixed.stderr
+    assert "F.upsample" not in path.read_text() and path.read_text().count("F.interpolate(") == 3_000
+
+
+def test_one_fix_that_breaks_the_code_among_many_costs_few_renderings(monkeypatch):
+    """A broken fix used to be found by rendering the module once per fix."""
+    from torchlint.engine import fixer
+
+    good = "".join(f"def f{k}(x):\n    return F.sigmoid(x)\n" for k in range(200))
+    bad = "def g(x):\n    y = F.sigmoid(x)\n    global torch\n    return y\n"
+    source = "import torch\nimport torch.nn.functional as F\n" + good + bad + good.replace("def f", "def h")
+    renders = []
+    real_render = fixer._render
+
+    def counting_render(module, fixes):
+        renders.append(len(fixes))
+        return real_render(module, fixes)
+
+    monkeypatch.setattr(fixer, "_render", counting_render)
+    result = Engine([rule for rule in all_rules() if rule.enabled_by_default]).fix(source)
+    assert result.fixed["TL104"] == 400
+    assert {(d.code, d.line) for d, _ in result.discarded} == {("TL104", 2 + 2 * 200 + 2)}
+    assert "used prior to global declaration" in result.discarded[0][1]
+    assert result.source.count("F.sigmoid") == 1
+    compile(result.source, "fixed", "exec")
+    assert len(renders) <= 60, len(renders)
