@@ -114,7 +114,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
             imported += [node.module for node in outline.nodes(ast.ImportFrom) if not node.level and node.module]
             if any(name == m or name.startswith(m + ".") for name in imported for m in modules):
                 return True
-        if cls._missing and calls_to(outline, cls._screen_missing):
+        if cls._missing and any(True for _ in calls_to(outline, cls._screen_missing)):  # an iterator: always truthy
             return True
         for names, keyword in cls._screen_keywords:
             if any(any(k.arg == keyword for k in call.keywords) for call in calls_to(outline, names)):
