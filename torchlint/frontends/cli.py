@@ -33,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find and fix deprecated and risky PyTorch code.",
         epilog=(
             "`torchlint rule CODE` prints a rule's documentation; `torchlint rule --all` lists the rules. "
-            "To check a file or folder named `rule`, run `torchlint ./rule`."
+            "`torchlint server` runs the language server for editors. "
+            "To check a file or folder named `rule` or `server`, run `torchlint ./rule`."
         ),
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to check (default: .); - reads stdin")
@@ -121,6 +122,10 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
         from torchlint.frontends import rule_command
 
         return rule_command.main(argv[1:], stdout, stderr)
+    if argv[:1] == ["server"]:  # likewise: `torchlint ./server` checks a path
+        from torchlint.frontends import server
+
+        return server.main(argv[1:], stdout, stderr)
     parser = build_parser()
     args = parser.parse_args(argv)
     problem = _usage_problems(args)
