@@ -16,7 +16,11 @@ training module with a few findings:
   further 250 of ``--edits`` edits (debounce 0, each edit waits for its
   diagnostics): flat means no growth beyond noise.
 
-    python bench/server_latency.py [--lines 2000] [--changes 50] [--edits 1000]
+The module has a TL104 finding in every eighth block (9 in 2,000 lines);
+``--dense`` puts one in every block (72), which costs far more: every block
+must then be parsed and analysed with libcst.
+
+    python bench/server_latency.py [--lines 2000] [--changes 50] [--edits 1000] [--dense]
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -47,7 +52,7 @@ class Block{n}(nn.Module):
     def forward(self, x):
         out = self.conv(x)
         out = self.norm(out)
-        out = F.sigmoid(out) * self.scale
+        out = {gate}(out) * self.scale
         return x + F.relu(out)
 
 
@@ -68,10 +73,13 @@ def train_step{n}(model, batch, target, optimizer):
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
 
 
-def make_module(lines: int) -> str:
+def make_module(lines: int, dense: bool = False) -> str:
+    """About ``lines`` lines of blocks; a deprecated ``F.sigmoid`` (TL104) in
+    every eighth block, or with ``dense`` in every block."""
     text, n = HEADER, 0
     while text.count("\n") < lines:
-        text += BLOCK.format(n=n)
+        gate = "F.sigmoid" if dense or n % 8 == 0 else "torch.sigmoid"
+        text += BLOCK.format(n=n, gate=gate)
         n += 1
     return text
 
@@ -100,13 +108,16 @@ def main() -> int:
     parser.add_argument("--changes", type=int, default=50)
     parser.add_argument("--burst", type=int, default=20)
     parser.add_argument("--edits", type=int, default=1000)
+    parser.add_argument("--dense", action="store_true", help="a finding in every block (72 instead of 9)")
+    parser.add_argument("--write", action="store_true",
+                        help="also write the figures into bench/RESULTS.md (its language-server section)")
     args = parser.parse_args()
 
     root = Path(tempfile.mkdtemp(prefix="torchlint-lsp-bench-"))
-    text = make_module(args.lines)
+    text = make_module(args.lines, args.dense)
     path = root / "model.py"
     path.write_text(text)
-    results = {"lines": text.count("\n")}
+    results = {"lines": text.count("\n"), "changes": args.changes, "edits": args.edits}
 
     client = LspClient(cwd=str(root))
     try:
@@ -140,7 +151,7 @@ def main() -> int:
             version += 1
             client.change(uri, version, edit(text, 5000 + round_))
             time.sleep(0.02)
-        published = client.pending_diagnostics(1.0)
+        published = client.pending_diagnostics(5.0)
         results["burst"] = {
             "changes": args.burst,
             "published": len(published),
@@ -167,7 +178,41 @@ def main() -> int:
     finally:
         client.shutdown()
     print(json.dumps(results, indent=2))
+    if args.write:
+        write_section(results, " ".join(sys.argv[1:]))
     return 0
+
+
+SECTION = "server_latency"
+
+
+def write_section(results: dict, arguments: str) -> None:
+    """Replace (or add) this script's section of RESULTS.md; benchmark.py keeps it when it rewrites the file."""
+    path = Path(__file__).resolve().parent / "RESULTS.md"
+    latency, burst, memory = results["change_latency_ms"], results["burst"], results["rss_kb"]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    rss = ", ".join(f"{label} {kb / 1024:.1f} MB" for label, kb in memory.items())
+    body = "\n".join([
+        "## Language server (`torchlint server`)",
+        "",
+        f"`python bench/server_latency.py {arguments}`".replace(" `", "`"),
+        f"({results['lines']}-line module, {results['findings']} findings; load average {load:.1f} at the end, "
+        f"on the 2-core machine shared with other work).",
+        "",
+        "| measure | figure | target |",
+        "| --- | --- | --- |",
+        f"| first diagnostics after didOpen (initialized, nothing loaded) | {results['first_diagnostics_ms']:.0f} ms | |",
+        f"| diagnostics after a one-line change (median of {results.get('changes', '?')}) | "
+        f"{latency['median']:.0f} ms (p90 {latency['p90']:.0f}, min {latency['min']:.0f}) | <= 50 ms |",
+        f"| burst: {burst['changes']} changes 20 ms apart | {burst['published']} published, "
+        f"newest last: {'yes' if burst['last_is_newest'] else 'no'} | only the newest |",
+        f"| server RSS over {results.get('edits', '?')} edits | {rss} | flat |",
+    ])
+    section = f"\n<!-- begin {SECTION} -->\n{body}\n<!-- end {SECTION} -->\n"
+    old = path.read_text(encoding="utf-8")
+    pattern = re.compile(rf"\n<!-- begin {SECTION} -->\n.*?<!-- end {SECTION} -->\n", re.S)
+    new = pattern.sub(lambda _: section, old) if pattern.search(old) else old + section
+    path.write_text(new, encoding="utf-8")
 
 
 if __name__ == "__main__":

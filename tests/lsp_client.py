@@ -243,7 +243,7 @@ def apply_text_edits(text: str, edits: List[Dict[str, Any]]) -> str:
         line, character = position["line"], position["character"]
         if line >= len(lines):
             return len(text)
-        before = sum(len(l) for l in lines[:line])
+        before = sum(len(earlier) for earlier in lines[:line])
         units = lines[line].encode("utf-16-le")[: 2 * character].decode("utf-16-le")
         return before + len(units)
 

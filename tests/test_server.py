@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import textwrap
 import time
@@ -466,3 +465,35 @@ def test_server_cli_and_flake8_agree(client, project, source):
                 from_server.add((name, d["range"]["start"]["line"] + 1, column + 1, d["code"]))
     assert from_server == from_cli == from_flake8
     assert len(from_cli) >= (100 if source == "examples" else 1)
+
+
+# --- the documented editor setups --------------------------------------------------------------
+
+
+def test_documented_editor_setups_start_the_server(project):
+    """docs/editors.md: each editor runs `torchlint server` with the documented
+    arguments and initialization options, and the fix-on-save action kind is the server's."""
+    import re
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "editors.md").read_text(encoding="utf-8")
+    (vscode,) = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", page, flags=re.S)
+                 if "glspc.serverCommand" in block]
+    assert vscode["glspc.serverCommand"].endswith("torchlint")
+    assert vscode["glspc.languageId"] == "python"
+    assert list(vscode["editor.codeActionsOnSave"]) == ["source.fixAll.torchlint"]
+    helix = re.search(r'\[language-server\.torchlint\]\ncommand = "torchlint"\nargs = (\[.*?\])\n', page)
+    neovim = re.findall(r'cmd = \{ "torchlint", "server" \}', page)
+    assert helix and json.loads(helix.group(1)) == ["server"] and len(neovim) == 2
+    assert 'only = { "source.fixAll.torchlint" }' in page
+
+    command = [sys.executable, "-m", "torchlint", *vscode["glspc.serverCommandArguments"]]
+    client = LspClient(cwd=str(project), command=command)
+    try:
+        client.initialize(project, vscode["glspc.initializationOptions"])
+        uri = client.open(project / "m.py", SOURCE)
+        assert found(client.diagnostics(uri, version=1)) == [(5, 6, "TL103"), (6, 6, "TL104")]
+        (action,) = client.code_actions(uri, 0, 0, only=list(vscode["editor.codeActionsOnSave"]))
+        assert action["kind"] == "source.fixAll.torchlint"
+        assert client.shutdown() == 0
+    finally:
+        client.close()

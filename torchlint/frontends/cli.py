@@ -125,7 +125,7 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
     if argv[:1] == ["server"]:  # likewise: `torchlint ./server` checks a path
         from torchlint.frontends import server
 
-        return server.main(argv[1:], stdout, stderr)
+        return server.main(argv[1:], stderr, build_parser().parse_args([]))
     parser = build_parser()
     args = parser.parse_args(argv)
     problem = _usage_problems(args)

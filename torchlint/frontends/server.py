@@ -92,7 +92,10 @@ class Outcome:
 class Workbench:
     """Checks and fixes document texts the way the CLI would check their files."""
 
-    def __init__(self) -> None:
+    def __init__(self, defaults: argparse.Namespace) -> None:
+        # The CLI's options as parsed from an empty command line: each
+        # document gets what its configuration file says over these.
+        self._defaults = defaults
         self._projects: Dict[Tuple, Project] = {}
         self._results: "OrderedDict[Tuple, Outcome]" = OrderedDict()
         self._fixed: "OrderedDict[Tuple, Tuple[str, Any]]" = OrderedDict()  # whole checks and fix-all
@@ -105,9 +108,7 @@ class Workbench:
         key = _config_signature(directory)
         project = self._projects.get(key)
         if project is None:
-            from torchlint.frontends.cli import build_parser
-
-            options = resolve(build_parser().parse_args([]), rule_specs(), cwd=directory)
+            options = resolve(self._defaults, rule_specs(), cwd=directory)
             project = Project(options, Linter(options))
             self._projects = {k: p for k, p in self._projects.items() if k[0] != directory}
             self._projects[key] = project
@@ -263,9 +264,9 @@ def lsp_text_edits(text: str, codec: PositionCodec, edits: Sequence[TextEdit]) -
 
 
 class TorchlintServer(LanguageServer):
-    def __init__(self) -> None:
+    def __init__(self, defaults: argparse.Namespace) -> None:
         super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
-        self.workbench = Workbench()
+        self.workbench = Workbench(defaults)
         self.debounce = DEFAULT_DEBOUNCE_MS / 1000
         self.show_syntax_errors = True
         self._pending: Dict[str, Any] = {}  # uri -> scheduled check (asyncio handle)
@@ -333,7 +334,8 @@ class TorchlintServer(LanguageServer):
             self.window_log_message(types.LogMessageParams(
                 type=types.MessageType.Error, message=f"torchlint: internal error (please report it): {error}"))
         if outcome.config_error is not None:
-            return [_whole_file_diagnostic(f"configuration error: {outcome.config_error}", types.DiagnosticSeverity.Error)]
+            message = f"configuration error: {outcome.config_error}"
+            return [_whole_file_diagnostic(message, types.DiagnosticSeverity.Error)]
         if outcome.parse_error is not None:
             if not self.show_syntax_errors:
                 return []
@@ -454,8 +456,8 @@ def _whole_file_diagnostic(message: str, severity: types.DiagnosticSeverity) -> 
                             severity=severity, source=SOURCE)
 
 
-def build_server() -> TorchlintServer:
-    server = TorchlintServer()
+def build_server(defaults: argparse.Namespace) -> TorchlintServer:
+    server = TorchlintServer(defaults)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: TorchlintServer, params: types.InitializeParams) -> None:
@@ -518,7 +520,8 @@ def build_server() -> TorchlintServer:
     return server
 
 
-def main(argv: Sequence[str], stdout: TextIO, stderr: TextIO) -> int:
+def main(argv: Sequence[str], stderr: TextIO, defaults: argparse.Namespace) -> int:
+    """``defaults``: the CLI's options parsed from an empty command line."""
     parser = argparse.ArgumentParser(
         prog="torchlint server",
         description="Run torchlint as a language server (LSP over stdin and stdout) for editors.",
@@ -536,7 +539,7 @@ def main(argv: Sequence[str], stdout: TextIO, stderr: TextIO) -> int:
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    server = build_server()
+    server = build_server(defaults)
     server.start_io(protocol_in, protocol_out)
     # LSP: exit status 0 after a shutdown request, 1 when told to exit without one.
     return 0 if getattr(server.protocol, "_shutdown", True) else 1
