@@ -35,7 +35,7 @@ import sys
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, TextIO, Tuple
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -54,6 +54,9 @@ from torchlint.run.config import CONFIG_FILES, ConfigError, Options, resolve
 from torchlint.run.reporters.base import rule_url
 from torchlint.run.selection import SelectionError
 from torchlint.run.session import Linter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torchlint.engine.linter import CheckResult
 
 SOURCE = "torchlint"
 FIX_ALL_KIND = "source.fixAll.torchlint"
@@ -153,17 +156,24 @@ class Workbench:
 
     # -- fixing ------------------------------------------------------------
 
-    def fixes(self, path: str, text: str) -> List[Tuple[Diagnostic, Optional[List[TextEdit]]]]:
-        """Each finding in ``text`` with the edits of its own fix (None: no fix)."""
+    def fixes(self, path: str, text: str, first: int, last: int
+              ) -> Tuple[List[Tuple[Diagnostic, Optional[List[TextEdit]]]], bool]:
+        """The findings on lines ``first`` to ``last`` (from 1) with the edits of
+        their own fix (None: no fix), and whether any finding of the text has a safe fix.
 
-        def compute(project: Project):
-            checked = project.linter.engine_for(path).check(text, whole=True)
-            if checked.module is None:
-                return [(d, None) for d in checked.diagnostics]
-            return [(d, preview_fix(checked.module, d.fix) if d.fix is not None else None)
-                    for d in checked.diagnostics]
+        Each preview renders the whole module once, so only the findings
+        asked about are previewed (editors ask at every cursor move).
+        """
 
-        return self._memo("fixes", path, text, compute, default=[])
+        def compute(project: Project) -> WholeCheck:
+            return WholeCheck(project.linter.engine_for(path).check(text, whole=True))
+
+        whole: Optional[WholeCheck] = self._memo("whole", path, text, compute, default=None)
+        if whole is None:
+            return [], False
+        found = [(index, d) for index, d in enumerate(whole.result.diagnostics) if first <= d.line <= last]
+        any_safe = any(d.fix is not None and d.fix.safe for d in whole.result.diagnostics)
+        return [(d, whole.preview(index)) for index, d in found], any_safe
 
     def fix_all(self, path: str, text: str) -> Optional[str]:
         """``text`` as ``torchlint --fix`` (safe fixes only) leaves it; None when nothing changes."""
@@ -196,6 +206,26 @@ class Workbench:
         while len(self._fixed) > 8:  # whole parse trees: keep few
             self._fixed.popitem(last=False)
         return value
+
+
+class WholeCheck:
+    """A check of the whole module (fixes need it), and its fixes' previews as they are asked for."""
+
+    def __init__(self, result: "CheckResult") -> None:
+        self.result = result
+        self._previews: Dict[int, Optional[List[TextEdit]]] = {}
+
+    def preview(self, index: int) -> Optional[List[TextEdit]]:
+        if index not in self._previews:
+            d = self.result.diagnostics[index]
+            edits = None
+            if d.fix is not None and self.result.module is not None:
+                try:
+                    edits = preview_fix(self.result.module, d.fix)
+                except Exception:  # a fixer bug: no quick fix for this finding
+                    logger.exception("previewing the %s fix failed", d.code)
+            self._previews[index] = edits
+        return self._previews[index]
 
 
 def _config_signature(directory: str) -> Tuple:
@@ -394,11 +424,8 @@ class TorchlintServer(LanguageServer):
         lines = physical_lines(text)
         codec = self.workspace.position_codec
         fixes, noqa = [], []
-        any_safe = False
-        for d, edits in self.workbench.fixes(path, text):
-            any_safe = any_safe or bool(edits and d.fix is not None and d.fix.safe)
-            if not wanted.start.line <= d.line - 1 <= wanted.end.line:
-                continue
+        found, any_safe = self.workbench.fixes(path, text, wanted.start.line + 1, wanted.end.line + 1)
+        for d, edits in found:
             diagnostic = self.lsp_diagnostic(lines, codec, d)
             if edits:
                 safe = d.fix is not None and d.fix.safe
