@@ -497,3 +497,28 @@ def test_documented_editor_setups_start_the_server(project):
         assert client.shutdown() == 0
     finally:
         client.close()
+
+
+# --- staying warm (in process: what the protocol cannot show) ----------------------------------
+
+
+def test_engines_and_results_are_reused_until_the_configuration_changes(project):
+    from torchlint.frontends.cli import build_parser
+    from torchlint.frontends.server import Workbench
+
+    bench = Workbench(build_parser().parse_args([]))
+    path = str(project / "m.py")
+    first = bench.check(path, SOURCE)
+    assert [d.code for d in first.diagnostics] == ["TL103", "TL104"]
+    assert bench.check(path, SOURCE) is first  # unchanged text: not checked again
+    key, project_state = bench.project_for(path)
+    engine = project_state.linter.engine_for(path)
+    changed = bench.check(path, SOURCE + "\n")
+    assert changed is not first and [d.code for d in changed.diagnostics] == ["TL103", "TL104"]
+    assert bench.project_for(path)[1].linter.engine_for(path) is engine  # same rules and engine
+    assert bench.project_for(str(project / "other.py"))[1] is project_state  # same folder, same configuration
+
+    time.sleep(0.01)
+    (project / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL103"]\n')
+    assert bench.project_for(path)[0] != key
+    assert [d.code for d in bench.check(path, SOURCE).diagnostics] == ["TL104"]

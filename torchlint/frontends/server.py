@@ -203,7 +203,7 @@ class Workbench:
             logger.exception("fixing %s failed", path)
             value = default
         self._fixed[memo_key] = value
-        while len(self._fixed) > 8:  # whole parse trees: keep few
+        while len(self._fixed) > 4:  # whole parse trees: keep few
             self._fixed.popitem(last=False)
         return value
 
