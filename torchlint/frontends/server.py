@@ -29,6 +29,7 @@ is logged to the client and the other rules' findings are still published.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import os
 import sys
@@ -326,8 +327,6 @@ class TorchlintServer(LanguageServer):
 
     def schedule(self, uri: str, now: bool = False) -> None:
         """Check ``uri`` at once, or (for changes) when the debounce time since its last check is up."""
-        import asyncio
-
         if uri in self._pending:
             if not now:
                 return  # the pending check will read the newest text
