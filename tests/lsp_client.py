@@ -129,13 +129,17 @@ class LspClient:
         self._send({"method": method, "params": params})
 
     def initialize(self, root: Path, initialization_options: Optional[Dict[str, Any]] = None,
-                   document_changes: bool = True) -> Dict[str, Any]:
+                   document_changes: bool = True, resolve_edits: bool = False) -> Dict[str, Any]:
+        code_action: Dict[str, Any] = {"codeActionLiteralSupport": {
+            "codeActionKind": {"valueSet": ["quickfix", "source", "source.fixAll"]}}}
+        if resolve_edits:
+            code_action["resolveSupport"] = {"properties": ["edit"]}
+            code_action["dataSupport"] = True
         capabilities = {
             "workspace": {"applyEdit": True, "workspaceEdit": {"documentChanges": document_changes}},
             "textDocument": {
                 "publishDiagnostics": {"versionSupport": True},
-                "codeAction": {"codeActionLiteralSupport": {
-                    "codeActionKind": {"valueSet": ["quickfix", "source", "source.fixAll"]}}},
+                "codeAction": code_action,
             },
             "general": {"positionEncodings": ["utf-16"]},
         }

@@ -387,6 +387,33 @@ def test_edits_are_versioned_or_plain_as_the_client_supports(project):
         client.close()
 
 
+def test_fix_all_edit_is_computed_when_the_editor_resolves_the_action(project):
+    path = project / "m.py"
+    path.write_text(SOURCE)
+    client = LspClient(cwd=str(project))
+    try:
+        capabilities = client.initialize(project, resolve_edits=True)["capabilities"]
+        assert capabilities["codeActionProvider"]["resolveProvider"] is True
+        uri = client.open(path, SOURCE)
+        client.diagnostics(uri, version=1)
+        (action,) = client.code_actions(uri, 0, 0, only=["source.fixAll"])
+        assert "edit" not in action and action["data"] == {"uri": uri, "version": 1}
+        resolved = client.request("codeAction/resolve", action)
+        after = apply_text_edits(SOURCE, workspace_edits(resolved["edit"], uri))
+        run_torchlint([str(path), "--fix", "--no-cache"], cwd=project)
+        assert after == path.read_text() != SOURCE
+        # The quick-fix variant resolves the same way.
+        (quick,) = [a for a in client.code_actions(uri, 5, 5) if a["title"] == "Fix all safe torchlint problems"]
+        assert client.request("codeAction/resolve", quick)["edit"] == resolved["edit"]
+        # Resolving after the buffer changed gives no edit.
+        client.change(uri, 2, SOURCE + "\n")
+        client.diagnostics(uri, version=2)
+        assert "edit" not in client.request("codeAction/resolve", action)
+        assert client.shutdown() == 0
+    finally:
+        client.close()
+
+
 def test_fix_all_command_applies_the_edit_through_the_editor(client, project):
     path = project / "m.py"
     path.write_text(SOURCE)

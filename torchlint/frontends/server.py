@@ -411,12 +411,36 @@ class TorchlintServer(LanguageServer):
         # Asked for every kind, the quick fixes already end with fix-all;
         # the source action is for clients that ask for it (on save).
         if only and _wanted(only, FIX_ALL_KIND):
-            fixed = self.workbench.fix_all(path, text)
-            if fixed is not None:
-                actions.append(types.CodeAction(
-                    title=FIX_ALL_TITLE, kind=FIX_ALL_KIND,
-                    edit=self.workspace_edit(uri, version, text, edits_between(text, fixed))))
+            outcome = self.workbench.check(path, text)
+            if any(d.fix is not None and d.fix.safe for d in outcome.diagnostics):
+                actions.extend(self.fix_all_action(uri, version, path, text, FIX_ALL_KIND))
         return actions
+
+    def fix_all_action(self, uri: str, version: Optional[int], path: str, text: str,
+                       kind: str) -> List[types.CodeAction]:
+        """"Fix all": its edit (a whole fix loop) computed only when the editor
+        picks the action (codeAction/resolve), where the editor supports that."""
+        if self.resolves_edits():
+            return [types.CodeAction(title=FIX_ALL_TITLE, kind=kind, data={"uri": uri, "version": version})]
+        fixed = self.workbench.fix_all(path, text)
+        if fixed is None:
+            return []
+        return [types.CodeAction(title=FIX_ALL_TITLE, kind=kind,
+                                 edit=self.workspace_edit(uri, version, text, edits_between(text, fixed)))]
+
+    def resolves_edits(self) -> bool:
+        text_document = self.client_capabilities.text_document
+        code_action = text_document.code_action if text_document else None
+        support = code_action.resolve_support if code_action else None
+        return bool(support and "edit" in support.properties)
+
+    def resolve(self, action: types.CodeAction) -> types.CodeAction:
+        data = action.data if isinstance(action.data, dict) else {}
+        document = self.open_document(data.get("uri", ""))
+        if document is None or document.version != data.get("version"):
+            return action  # the buffer changed or closed since: no edit
+        action.edit = self.fix_all_edit(document.uri) or types.WorkspaceEdit(changes={})
+        return action
 
     def quick_fixes(self, uri: str, version: Optional[int], path: str, text: str,
                     wanted: types.Range) -> List[types.CodeAction]:
@@ -440,11 +464,7 @@ class TorchlintServer(LanguageServer):
                     edit=self.workspace_edit(uri, version, text, edits_between(text, with_noqa))))
         actions = fixes + noqa
         if fixes and any_safe:
-            fixed = self.workbench.fix_all(path, text)
-            if fixed is not None:
-                actions.append(types.CodeAction(
-                    title=FIX_ALL_TITLE, kind=types.CodeActionKind.QuickFix,
-                    edit=self.workspace_edit(uri, version, text, edits_between(text, fixed))))
+            actions.extend(self.fix_all_action(uri, version, path, text, types.CodeActionKind.QuickFix))
         return actions
 
     def workspace_edit(self, uri: str, version: Optional[int], text: str,
@@ -520,7 +540,8 @@ def build_server(defaults: argparse.Namespace) -> TorchlintServer:
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND],
+                                resolve_provider=True),
     )
     def code_action(ls: TorchlintServer, params: types.CodeActionParams) -> List[types.CodeAction]:
         try:
@@ -528,6 +549,14 @@ def build_server(defaults: argparse.Namespace) -> TorchlintServer:
         except Exception:
             logger.exception("code actions for %s failed", params.text_document.uri)
             return []
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    def code_action_resolve(ls: TorchlintServer, action: types.CodeAction) -> types.CodeAction:
+        try:
+            return ls.resolve(action)
+        except Exception:
+            logger.exception("resolving %r failed", action.title)
+            return action
 
     @server.command(FIX_ALL_COMMAND)
     async def apply_fix_all(ls: TorchlintServer, *arguments: Any) -> Optional[bool]:
