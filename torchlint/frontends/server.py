@@ -17,8 +17,8 @@ unchanged buffer or undoing an edit checks nothing.
 
 Changes are debounced from the leading edge: a change after a quiet spell is
 checked at once (the answer comes as fast as the check), while changes that
-arrive within ``debounceMs`` of the last check are gathered and only the
-newest text is checked and published when that time is up.
+arrive within ``debounceMs`` of the end of the last check are gathered and
+only the newest text is checked and published when that time is up.
 
 A buffer that does not parse (half-typed code) gets one error diagnostic
 saying where, as ruff's server does (``showSyntaxErrors: false`` in the
@@ -344,7 +344,6 @@ class TorchlintServer(LanguageServer):
 
     def publish(self, uri: str) -> None:
         self._pending.pop(uri, None)
-        self._last_check[uri] = time.monotonic()
         try:
             document = self.open_document(uri)
             if document is None:
@@ -354,6 +353,10 @@ class TorchlintServer(LanguageServer):
         except Exception:  # never let one document's problem stop the server
             logger.exception("publishing diagnostics for %s failed", uri)
             return
+        finally:
+            # The debounce time counts from the end of the check: the changes
+            # that queued up while it ran are gathered into one check.
+            self._last_check[uri] = time.monotonic()
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
 
