@@ -566,6 +566,7 @@ def test_engines_and_results_are_reused_until_the_configuration_changes(project)
     assert changed is not first and [d.code for d in changed.diagnostics] == ["TL103", "TL104"]
     assert bench.project_for(path)[1].linter.engine_for(path) is engine  # same rules and engine
     assert bench.project_for(str(project / "other.py"))[1] is project_state  # same folder, same configuration
+    assert bench.project_for(str(project / "pkg" / "deep" / "x.py"))[1] is project_state  # same configuration
 
     time.sleep(0.01)
     (project / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL103"]\n')

@@ -65,6 +65,7 @@ FIX_ALL_TITLE = "Fix all safe torchlint problems"
 FIX_ALL_COMMAND = "torchlint.applyFixAll"
 DEFAULT_DEBOUNCE_MS = 200
 RESULTS_KEPT = 32  # texts whose findings are remembered (undo, redo, saves)
+PROJECTS_KEPT = 16  # configurations whose engines stay loaded
 
 logger = logging.getLogger("torchlint.server")
 
@@ -112,10 +113,14 @@ class Workbench:
         key = _config_signature(directory)
         project = self._projects.get(key)
         if project is None:
+            # Folders that see the same configuration files share one project:
+            # what ``resolve`` takes from the folder itself (the default
+            # exclusions) are names, the same in every folder.
             options = resolve(self._defaults, rule_specs(), cwd=directory)
             project = Project(options, Linter(options))
-            self._projects = {k: p for k, p in self._projects.items() if k[0] != directory}
             self._projects[key] = project
+            while len(self._projects) > PROJECTS_KEPT:  # old states of edited configuration files
+                del self._projects[next(iter(self._projects))]
         return key, project
 
     # -- checking --------------------------------------------------------
@@ -230,8 +235,9 @@ class WholeCheck:
 
 
 def _config_signature(directory: str) -> Tuple:
-    """The folder and the configuration files at or above it, with their modification times:
-    a new key whenever a file that could configure it appears, changes or goes."""
+    """The configuration files at or above ``directory``, with their modification
+    times and sizes: a new key whenever a file that could configure it appears,
+    changes or goes."""
     found: List[Tuple[str, int, int]] = []
     current = directory
     while True:
@@ -244,7 +250,7 @@ def _config_signature(directory: str) -> Tuple:
             found.append((candidate, status.st_mtime_ns, status.st_size))
         parent = os.path.dirname(current)
         if parent == current:
-            return (directory, tuple(found))
+            return tuple(found)
         current = parent
 
 
