@@ -64,8 +64,12 @@ class LspClient:
             length = None
             while True:
                 header = stream.readline()
-                if not header:
+                if not header:  # the server exited: wake every waiter
                     self.notifications.put({"method": "$/gone"})
+                    with self._lock:
+                        waiting = list(self._responses.values())
+                    for queue_ in waiting:
+                        queue_.put({"error": "the server exited: " + "".join(self.stderr_lines[-20:])})
                     return
                 header = header.strip()
                 if not header:

@@ -48,7 +48,7 @@ from torchlint import __version__
 from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.noqa import add_noqa
 from torchlint.core.settings import SettingsError
-from torchlint.core.source import physical_lines
+from torchlint.core.source import SourceFile
 from torchlint.engine.textedits import TextEdit, edits_between, preview_fix
 from torchlint.rules import rule_specs
 from torchlint.run.config import CONFIG_FILES, ConfigError, Options, resolve
@@ -285,7 +285,7 @@ def finding_range(lines: Sequence[str], codec: PositionCodec, d: Diagnostic) -> 
 
 
 def lsp_text_edits(text: str, codec: PositionCodec, edits: Sequence[TextEdit]) -> List[types.TextEdit]:
-    lines = physical_lines(text)
+    lines = SourceFile(text).lines
 
     def position(row_column: Tuple[int, int]) -> types.Position:
         row, column = row_column
@@ -378,7 +378,7 @@ class TorchlintServer(LanguageServer):
             if not self.show_syntax_errors:
                 return []
             error = outcome.parse_error
-            lines = physical_lines(text)
+            lines = SourceFile(text).lines
             start = lsp_position(lines, self.workspace.position_codec, error.line, error.column)
             return [types.Diagnostic(
                 range=types.Range(start=start, end=start), message=f"SyntaxError: {error.message}",
@@ -387,7 +387,7 @@ class TorchlintServer(LanguageServer):
             self.window_log_message(types.LogMessageParams(
                 type=types.MessageType.Info, message=f"torchlint: skipped {uri}: {outcome.skipped}"))
             return []
-        lines = physical_lines(text)
+        lines = SourceFile(text).lines
         codec = self.workspace.position_codec
         return [self.lsp_diagnostic(lines, codec, d) for d in outcome.diagnostics]
 
@@ -435,7 +435,7 @@ class TorchlintServer(LanguageServer):
         if fixed is None:
             return []
         return [types.CodeAction(title=FIX_ALL_TITLE, kind=kind,
-                                 edit=self.workspace_edit(uri, version, text, edits_between(text, fixed)))]
+                                 edit=self.workspace_edit(uri, version, text, _edits(text, fixed)))]
 
     def resolves_edits(self) -> bool:
         text_document = self.client_capabilities.text_document
@@ -453,7 +453,7 @@ class TorchlintServer(LanguageServer):
 
     def quick_fixes(self, uri: str, version: Optional[int], path: str, text: str,
                     wanted: types.Range) -> List[types.CodeAction]:
-        lines = physical_lines(text)
+        lines = SourceFile(text).lines
         codec = self.workspace.position_codec
         fixes, noqa = [], []
         found, any_safe = self.workbench.fixes(path, text, wanted.start.line + 1, wanted.end.line + 1)
@@ -465,12 +465,12 @@ class TorchlintServer(LanguageServer):
                 fixes.append(types.CodeAction(
                     title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic],
                     is_preferred=safe, edit=self.workspace_edit(uri, version, text, edits)))
-            with_noqa, changed, _ = add_noqa(text, [(d.line, d.code)])
+            with_noqa, changed, _ = add_noqa(SourceFile(text), [(d.line, d.code)])
             if changed:
                 noqa.append(types.CodeAction(
                     title=f"Add `# noqa: {d.code}`", kind=types.CodeActionKind.QuickFix,
                     diagnostics=[diagnostic],
-                    edit=self.workspace_edit(uri, version, text, edits_between(text, with_noqa))))
+                    edit=self.workspace_edit(uri, version, text, _edits(text, with_noqa))))
         actions = fixes + noqa
         if fixes and any_safe:
             actions.extend(self.fix_all_action(uri, version, path, text, types.CodeActionKind.QuickFix))
@@ -497,7 +497,11 @@ class TorchlintServer(LanguageServer):
         fixed = self.workbench.fix_all(self.document_path(uri), text)
         if fixed is None:
             return None
-        return self.workspace_edit(uri, document.version, text, edits_between(text, fixed))
+        return self.workspace_edit(uri, document.version, text, _edits(text, fixed))
+
+
+def _edits(text: str, new_text: str) -> List[TextEdit]:
+    return edits_between(SourceFile(text), SourceFile(new_text))
 
 
 def _wanted(only: Optional[Sequence[str]], kind: str) -> bool:
