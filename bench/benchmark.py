@@ -1025,6 +1025,16 @@ def render(context: Dict) -> str:
 # --- main ------------------------------------------------------------------------------
 
 
+# Sections other scripts own in RESULTS.md (bench/server_latency.py): kept
+# when this script rewrites the file.
+KEPT_SECTION = re.compile(r"\n<!-- begin (\S+) -->\n.*?<!-- end \1 -->\n", re.S)
+
+
+def kept_sections(results: Path) -> str:
+    old = results.read_text(encoding="utf-8") if results.is_file() else ""
+    return "".join(match.group(0) for match in KEPT_SECTION.finditer(old))
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1120,7 +1130,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(report)
     results = args.results or (None if args.quick else str(HERE / "RESULTS.md"))
     if results:
-        Path(results).write_text(report, encoding="utf-8")
+        Path(results).write_text(report + kept_sections(Path(results)), encoding="utf-8")
         log(f"wrote {results}")
     if args.json:
         document = {

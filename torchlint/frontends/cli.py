@@ -36,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=(
             "`torchlint check [PATH ...]` is the same as `torchlint [PATH ...]`. "
             "`torchlint rule CODE` prints a rule's documentation; `torchlint rule --all` lists the rules. "
-            "To check a file or folder named `rule` or `check`, run `torchlint ./rule`."
+            "`torchlint server` runs the language server for editors. "
+            "To check a file or folder named `rule`, `check` or `server`, run `torchlint ./rule`."
         ),
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to check (default: .); - reads stdin")
@@ -147,6 +148,10 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
         from torchlint.frontends import rule_command
 
         return rule_command.main(argv[1:], stdout, stderr)
+    if argv[:1] == ["server"]:  # likewise: `torchlint ./server` checks a path
+        from torchlint.frontends import server
+
+        return server.main(argv[1:], stderr, build_parser().parse_args([]))
     if argv[:1] == ["check"]:  # ruff's spelling; checking is also what no subcommand does
         argv = argv[1:]
     parser = build_parser()

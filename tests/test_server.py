@@ -1,0 +1,574 @@
+"""``torchlint server`` driven as an editor drives it: a real LSP client
+(tests/lsp_client.py) talking JSON-RPC to the real server process over stdio.
+
+Every expectation is the CLI's (or flake8's) own answer on the same text,
+computed by running it: the server must publish the findings ``torchlint``
+prints, and its quick fixes, fix-all and noqa actions must leave the buffer
+as ``torchlint --fix`` / ``--fix --unsafe-fixes`` / ``--add-noqa`` leave the
+file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+from conftest import run_flake8, run_torchlint
+from lsp_client import LspClient, apply_text_edits, workspace_edits
+
+from torchlint.rules import all_rules
+
+SOURCE = (
+    "import torch\n"
+    "import torch.nn.functional as F\n"
+    "\n"
+    "x = torch.zeros(1, 1, 2, 2)\n"
+    "y = F.upsample(x, scale_factor=2)\n"
+    "z = F.sigmoid(x)\n"
+)
+CORPUS = Path("/work/corpora/cache/src")
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A project folder with an empty pyproject.toml, so no configuration above it applies."""
+    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\n")
+    return tmp_path
+
+
+@pytest.fixture
+def client(project):
+    client = LspClient(cwd=str(project))
+    client.initialize(project)
+    yield client
+    client.close()
+
+
+def found(params) -> List[Tuple[int, int, str]]:
+    """(line from 1, column from 0, code) of published diagnostics (ASCII lines: UTF-16 = characters)."""
+    return sorted((d["range"]["start"]["line"] + 1, d["range"]["start"]["character"], d["code"])
+                  for d in params["diagnostics"])
+
+
+def cli_findings(path: Path, cwd: Path) -> List[Tuple[int, int, str]]:
+    result = run_torchlint([str(path), "--no-cache", "--output-format", "json"], cwd=cwd)
+    assert result.returncode in (0, 1), result.stderr
+    return sorted((f["location"]["row"], f["location"]["column"] - 1, f["code"]) for f in json.loads(result.stdout))
+
+
+# --- lifecycle ------------------------------------------------------------------------------
+
+
+def test_initialize_advertises_what_the_server_does(project):
+    client = LspClient(cwd=str(project))
+    try:
+        capabilities = client.initialize(project)["capabilities"]
+        assert capabilities["positionEncoding"] == "utf-16"
+        assert capabilities["textDocumentSync"]["change"] == 2  # incremental
+        assert capabilities["textDocumentSync"]["openClose"] is True
+        assert capabilities["textDocumentSync"]["save"] == {"includeText": False}
+        assert set(capabilities["codeActionProvider"]["codeActionKinds"]) == {"quickfix", "source.fixAll.torchlint"}
+        assert capabilities["executeCommandProvider"]["commands"] == ["torchlint.applyFixAll"]
+        assert client.shutdown() == 0
+    finally:
+        client.close()
+
+
+def test_exit_without_shutdown_is_status_1(project):
+    client = LspClient(cwd=str(project))
+    try:
+        client.initialize(project)
+        client.notify("exit", None)
+        assert client.process.wait(timeout=30) == 1
+    finally:
+        client.close()
+
+
+def test_help_describes_the_subcommand():
+    result = run_torchlint(["server", "--help"])
+    assert result.returncode == 0
+    assert "language server" in result.stdout
+    assert "server" in run_torchlint(["--help"]).stdout
+
+
+# --- diagnostics ------------------------------------------------------------------------------
+
+
+def test_open_publishes_what_the_cli_reports(client, project):
+    path = project / "model.py"
+    path.write_text(SOURCE)
+    uri = client.open(path, SOURCE)
+    params = client.diagnostics(uri, version=1)
+    assert found(params) == cli_findings(path, project) == [(5, 6, "TL103"), (6, 6, "TL104")]
+    sigmoid = next(d for d in params["diagnostics"] if d["code"] == "TL104")
+    assert sigmoid["severity"] == 2  # warning
+    assert sigmoid["source"] == "torchlint"
+    assert sigmoid["codeDescription"]["href"].endswith("/docs/rules/TL104.md")
+    assert sigmoid["range"]["end"] == {"line": 5, "character": 13}  # `sigmoid`
+    assert sigmoid["message"].startswith("`F.sigmoid` is a deprecated alias")
+
+
+def test_columns_are_utf16_code_units(client, project):
+    text = 'import torch.nn.functional as F\ns = "\U0001F600é"; y = F.sigmoid(s)\n'
+    uri = client.open(project / "emoji.py", text)
+    (diagnostic,) = client.diagnostics(uri, version=1)["diagnostics"]
+    # `s = "😀é"; y = F.` is 16 characters, 17 UTF-16 code units (the emoji takes two).
+    assert diagnostic["range"]["start"] == {"line": 1, "character": 17}
+    assert diagnostic["range"]["end"] == {"line": 1, "character": 24}  # `sigmoid`
+
+
+def test_change_publishes_the_new_findings(client, project):
+    uri = client.open(project / "m.py", SOURCE)
+    assert found(client.diagnostics(uri, version=1)) == [(5, 6, "TL103"), (6, 6, "TL104")]
+    # Incremental edit: `F.sigmoid` -> `torch.sigmoid` on line 6.
+    client.change_range(uri, 2, (5, 4), (5, 13), "torch.sigmoid")
+    assert found(client.diagnostics(uri, version=2)) == [(5, 6, "TL103")]
+    client.change_range(uri, 3, (5, 0), (5, 0), "v = F.tanh(x)\n")
+    assert found(client.diagnostics(uri, version=3)) == [(5, 6, "TL103"), (6, 6, "TL104")]
+
+
+SLOW_CHECKS = textwrap.dedent("""
+    import sys, time
+    from torchlint.engine import linter
+
+    original = linter.Engine.check
+
+    def check(self, source, *args, **kwargs):  # a big file on a busy machine
+        time.sleep(0.3)
+        return original(self, source, *args, **kwargs)
+
+    linter.Engine.check = check
+    from torchlint.frontends.cli import main
+    sys.exit(main(["server"]))
+""")
+
+
+@pytest.mark.parametrize("slow", [False, True], ids=["fast", "slow-checks"])
+def test_a_burst_of_changes_publishes_only_the_newest_version(project, slow):
+    """Typing: ten changes 20 ms apart. The first may be checked at once; the
+    rest (also those that queue up while a slow check runs) are gathered into
+    one check of the newest text."""
+    command = [sys.executable, "-c", SLOW_CHECKS] if slow else None
+    client = LspClient(cwd=str(project), command=command)
+    try:
+        client.initialize(project, {"debounceMs": 200})
+        uri = client.open(project / "m.py", SOURCE)
+        client.diagnostics(uri, version=1)
+        time.sleep(0.3)
+        for version in range(2, 12):
+            client.change(uri, version, SOURCE + f"q = {version}\n" + ("a = F.sigmoid(x)\n" if version == 11 else ""))
+            time.sleep(0.02)
+        published = client.pending_diagnostics(4.0)
+        versions = [p["version"] for p in published]
+        assert versions and versions[-1] == 11
+        assert len(published) <= 3, versions  # at once, once after a slow check at most, then the newest
+        assert found(published[-1]) == [(5, 6, "TL103"), (6, 6, "TL104"), (8, 6, "TL104")]
+        assert client.shutdown() == 0
+    finally:
+        client.close()
+
+
+def test_save_rechecks_and_close_clears(client, project):
+    path = project / "m.py"
+    uri = client.open(path, SOURCE)
+    client.diagnostics(uri, version=1)
+    client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    assert found(client.diagnostics(uri)) == [(5, 6, "TL103"), (6, 6, "TL104")]
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    assert client.diagnostics(uri)["diagnostics"] == []
+
+
+def test_other_languages_are_left_alone(client, project):
+    uri = (project / "notes.md").as_uri()
+    client.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": "markdown", "version": 1, "text": "F.sigmoid(x)\n"}})
+    python = client.open(project / "m.py", SOURCE)
+    published = [client.diagnostics(python, version=1)] + client.pending_diagnostics(0.5)
+    assert all(p["uri"] != uri for p in published)
+
+
+# --- broken buffers -------------------------------------------------------------------------
+
+
+def test_half_typed_buffers_never_crash_it(client, project):
+    """Every prefix of a file, as if typed line by line and then character by
+    character: each version gets diagnostics, either one syntax error or the
+    findings the CLI reports for that text."""
+    uri = client.open(project / "typing.py", "")
+    client.diagnostics(uri, version=1)
+    prefixes = [SOURCE[:end] for end in range(0, len(SOURCE) + 1, 7)] + [SOURCE]
+    prefixes += ["def f(:\n", "x = (\n", "class A:\n", "if True:\n  x = 1\n y = 2\n", "\x00", "F.sigmoid(\n" * 200]
+    for version, text in enumerate(prefixes, start=2):
+        client.change(uri, version, text)
+        params = client.diagnostics(uri, version=version)
+        errors = [d for d in params["diagnostics"] if d["severity"] == 1]
+        if errors:
+            assert len(params["diagnostics"]) == 1
+            assert errors[0]["message"].startswith("SyntaxError: ") and "code" not in errors[0]
+        else:
+            compile(text, "typing.py", "exec")  # only valid code gets no syntax error
+    assert client.shutdown() == 0
+
+
+def test_syntax_errors_can_be_left_to_other_tools(project):
+    client = LspClient(cwd=str(project))
+    try:
+        client.initialize(project, {"showSyntaxErrors": False})
+        uri = client.open(project / "m.py", "x = (\n")
+        assert client.diagnostics(uri, version=1)["diagnostics"] == []
+    finally:
+        client.close()
+
+
+def test_a_rule_bug_does_not_take_the_server_down(project):
+    """A rule that raises: logged to the editor, the other rules' findings still published;
+    an engine that raises: no findings for that text, and the server goes on."""
+    driver = textwrap.dedent("""
+        import sys
+        from torchlint.rules import tl104_sigmoid_tanh
+        from torchlint.engine import linter
+
+        def broken(self, rename):
+            raise ZeroDivisionError("rule bug")
+
+        tl104_sigmoid_tanh.FunctionalSigmoidTanh.message = broken
+        original = linter.Engine.check
+
+        def check(self, source, *args, **kwargs):
+            if "crash_the_engine" in source:
+                raise RuntimeError("engine bug")
+            return original(self, source, *args, **kwargs)
+
+        linter.Engine.check = check
+        from torchlint.frontends.cli import main
+        sys.exit(main(["server"]))
+    """)
+    client = LspClient(cwd=str(project), command=[sys.executable, "-c", driver])
+    try:
+        client.initialize(project)
+        uri = client.open(project / "m.py", SOURCE)
+        assert found(client.diagnostics(uri, version=1)) == [(5, 6, "TL103")]
+        assert any("TL104 raised ZeroDivisionError" in entry["message"] for entry in client.log)
+        client.change(uri, 2, SOURCE + "crash_the_engine = 1\n")
+        assert client.diagnostics(uri, version=2)["diagnostics"] == []
+        client.change(uri, 3, SOURCE)
+        assert found(client.diagnostics(uri, version=3)) == [(5, 6, "TL103")]
+        assert client.code_actions(uri, 0, 10) is not None
+        assert client.shutdown() == 0
+    finally:
+        client.close()
+
+
+# --- configuration -------------------------------------------------------------------------
+
+
+def test_the_projects_configuration_applies(client, project):
+    (project / "pyproject.toml").write_text(
+        '[tool.torchlint]\nignore = ["TL104"]\nper-file-ignores = {"legacy/*" = ["TL103"]}\n')
+    uri = client.open(project / "m.py", SOURCE)
+    assert found(client.diagnostics(uri, version=1)) == [(5, 6, "TL103")]
+    legacy = client.open(project / "legacy" / "old.py", SOURCE)
+    assert client.diagnostics(legacy, version=1)["diagnostics"] == []
+
+    # A closer configuration in a sub-project wins, as in the CLI run from there.
+    (project / "sub").mkdir()
+    (project / "sub" / "setup.cfg").write_text("[torchlint]\nselect = TL104\n")
+    (project / "sub" / "m.py").write_text(SOURCE)
+    sub = client.open(project / "sub" / "m.py", SOURCE)
+    assert found(client.diagnostics(sub, version=1)) == [(6, 6, "TL104")]
+    result = run_torchlint(["m.py", "--no-cache"], cwd=project / "sub")
+    assert "TL104" in result.stdout and "TL103" not in result.stdout
+
+    # Editing the configuration (saved in the editor) re-checks the open documents.
+    time.sleep(0.01)
+    (project / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL103"]\n')
+    client.notify("textDocument/didSave", {"textDocument": {"uri": (project / "pyproject.toml").as_uri()}})
+    assert found(client.diagnostics(uri)) == [(6, 6, "TL104")]
+
+
+def test_a_bad_configuration_is_one_clear_diagnostic(client, project):
+    (project / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["XX999"]\n')
+    uri = client.open(project / "m.py", SOURCE)
+    (diagnostic,) = client.diagnostics(uri, version=1)["diagnostics"]
+    assert diagnostic["severity"] == 1
+    assert diagnostic["message"].startswith("configuration error: ") and "XX999" in diagnostic["message"]
+
+
+def test_torch_version_from_the_configuration(client, project):
+    path = project / "m.py"
+    path.write_text(SOURCE)
+    uri = client.open(path, SOURCE)
+    assert found(client.diagnostics(uri, version=1)) == [(5, 6, "TL103"), (6, 6, "TL104")]
+    # F.sigmoid is no longer deprecated from torch 2.0 on: TL104 applies to older torch only.
+    (project / "pyproject.toml").write_text('[tool.torchlint]\ntorch-version = "2.0"\n')
+    client.change(uri, 2, SOURCE + "\n")
+    assert found(client.diagnostics(uri, version=2)) == cli_findings(path, project) == [(5, 6, "TL103")]
+
+
+# --- code actions ------------------------------------------------------------------------------
+
+
+def _examples() -> List[Tuple[str, str]]:
+    """(name, source) of every flagged rule example: always present, and each exercises a fix path."""
+    return [(f"{rule.code.lower()}_{index}.py", example.code)
+            for rule in all_rules() for index, example in enumerate(rule.flagged)]
+
+
+def _cli_fixed(project: Path, files: Dict[str, str], *options: str) -> Dict[str, str]:
+    """What ``torchlint --fix OPTIONS`` makes of each file (run on a copy)."""
+    folder = project / ("fixed" + "".join(options).replace("-", "_"))
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    run_torchlint([".", "--fix", "--no-cache", *options], cwd=folder)
+    return {name: (folder / name).read_text() for name in files}
+
+
+def test_quick_fixes_and_fix_all_give_what_the_cli_fix_gives(client, project):
+    files = dict(_examples())
+    unsafe_fixed = _cli_fixed(project, files, "--unsafe-fixes")
+    safe_fixed = _cli_fixed(project, files)
+    checked = quick = fixed_all = 0
+    for name, text in files.items():
+        uri = client.open(project / "docs" / name, text)
+        params = client.diagnostics(uri, version=1)
+        actions = client.code_actions(uri, 0, text.count("\n") + 1)
+        checked += 1
+        quick_fixes = [a for a in actions if a["title"].startswith("Fix TL")]
+        fixable = [d for d in params["diagnostics"] if d["data"]["fix"]]
+        assert len(quick_fixes) == len(fixable), name
+        for action, diagnostic in zip(quick_fixes, fixable):
+            unsafe = diagnostic["data"]["fix"] == "unsafe"
+            assert action["title"].endswith(" (unsafe)") == unsafe
+            assert action.get("isPreferred", False) == (not unsafe)
+            assert action["diagnostics"][0]["code"] == diagnostic["code"]
+        if len(params["diagnostics"]) == 1 and len(quick_fixes) == 1:
+            # The only finding: its fix alone is the whole of --fix --unsafe-fixes.
+            after = apply_text_edits(text, workspace_edits(quick_fixes[0]["edit"], uri))
+            assert after == unsafe_fixed[name], name
+            quick += 1
+        fix_all = [a for a in client.code_actions(uri, 0, 0, only=["source.fixAll"])]
+        if safe_fixed[name] == text:
+            assert fix_all == [], name
+        else:
+            (action,) = fix_all
+            assert action["kind"] == "source.fixAll.torchlint"
+            assert action["title"] == "Fix all safe torchlint problems"
+            assert apply_text_edits(text, workspace_edits(action["edit"], uri)) == safe_fixed[name], name
+            fixed_all += 1
+    assert checked == len(files) and quick >= 30 and fixed_all >= 30, (quick, fixed_all)
+
+
+def test_noqa_action_gives_what_add_noqa_gives(client, project):
+    text = SOURCE + 'w = F.tanh(\n    x\n)\ns = """F.sigmoid"""; v = F.sigmoid(x)  # a comment\n'
+    path = project / "noqa.py"
+    path.write_text(text)
+    uri = client.open(path, text)
+    params = client.diagnostics(uri, version=1)
+    assert len(params["diagnostics"]) == 4
+    after = text
+    for diagnostic in params["diagnostics"]:
+        line = diagnostic["range"]["start"]["line"]
+        actions = client.code_actions(uri, line, line)
+        (noqa,) = [a for a in actions if a["title"] == f"Add `# noqa: {diagnostic['code']}`"
+                   and a["diagnostics"][0]["range"] == diagnostic["range"]]
+        assert noqa["kind"] == "quickfix"
+        after = apply_text_edits(after, workspace_edits(noqa["edit"], uri))
+        client.change(uri, params["version"] + 1, after)
+        params = client.diagnostics(uri, version=params["version"] + 1)
+    assert params["diagnostics"] == []
+    result = run_torchlint([str(path), "--add-noqa", "--no-cache"], cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert path.read_text() == after
+
+
+def test_edits_are_versioned_or_plain_as_the_client_supports(project):
+    client = LspClient(cwd=str(project))
+    try:
+        client.initialize(project, document_changes=False)
+        uri = client.open(project / "m.py", SOURCE)
+        client.diagnostics(uri, version=1)
+        (action,) = client.code_actions(uri, 0, 0, only=["source.fixAll.torchlint"])
+        assert set(action["edit"]) == {"changes"}
+    finally:
+        client.close()
+    client = LspClient(cwd=str(project))
+    try:
+        client.initialize(project)
+        uri = client.open(project / "m.py", SOURCE, version=7)
+        client.diagnostics(uri, version=7)
+        (action,) = client.code_actions(uri, 0, 0, only=["source.fixAll.torchlint"])
+        assert action["edit"]["documentChanges"][0]["textDocument"] == {"uri": uri, "version": 7}
+    finally:
+        client.close()
+
+
+def test_fix_all_edit_is_computed_when_the_editor_resolves_the_action(project):
+    path = project / "m.py"
+    path.write_text(SOURCE)
+    client = LspClient(cwd=str(project))
+    try:
+        capabilities = client.initialize(project, resolve_edits=True)["capabilities"]
+        assert capabilities["codeActionProvider"]["resolveProvider"] is True
+        uri = client.open(path, SOURCE)
+        client.diagnostics(uri, version=1)
+        (action,) = client.code_actions(uri, 0, 0, only=["source.fixAll"])
+        assert "edit" not in action and action["data"] == {"uri": uri, "version": 1}
+        resolved = client.request("codeAction/resolve", action)
+        after = apply_text_edits(SOURCE, workspace_edits(resolved["edit"], uri))
+        run_torchlint([str(path), "--fix", "--no-cache"], cwd=project)
+        assert after == path.read_text() != SOURCE
+        # The quick-fix variant resolves the same way.
+        (quick,) = [a for a in client.code_actions(uri, 5, 5) if a["title"] == "Fix all safe torchlint problems"]
+        assert client.request("codeAction/resolve", quick)["edit"] == resolved["edit"]
+        # Resolving after the buffer changed gives no edit.
+        client.change(uri, 2, SOURCE + "\n")
+        client.diagnostics(uri, version=2)
+        assert "edit" not in client.request("codeAction/resolve", action)
+        assert client.shutdown() == 0
+    finally:
+        client.close()
+
+
+def test_fix_all_command_applies_the_edit_through_the_editor(client, project):
+    path = project / "m.py"
+    path.write_text(SOURCE)
+    uri = client.open(path, SOURCE)
+    client.diagnostics(uri, version=1)
+    assert client.request("workspace/executeCommand",
+                          {"command": "torchlint.applyFixAll", "arguments": [{"uri": uri}]}) is True
+    (request,) = client.applied_edits
+    after = apply_text_edits(SOURCE, workspace_edits(request["edit"], uri))
+    run_torchlint([str(path), "--fix", "--no-cache"], cwd=project)
+    assert after == path.read_text() != SOURCE
+    # Nothing left to fix: no edit, False.
+    client.change(uri, 2, after)
+    client.diagnostics(uri, version=2)
+    assert client.request("workspace/executeCommand",
+                          {"command": "torchlint.applyFixAll", "arguments": [{"uri": uri}]}) is False
+    assert len(client.applied_edits) == 1
+
+
+# --- the same findings as the CLI and flake8 ---------------------------------------------------
+
+
+def _corpus_files() -> List[Path]:
+    """Ten files each of two old torch packages that today's Python parses."""
+    picked: List[Path] = []
+    for package in ("torchvision-0.2.1", "fastai-0.7.0"):
+        root = CORPUS / package
+        parsed = []
+        for path in sorted(root.rglob("*.py")) if root.is_dir() else []:
+            try:
+                compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+            except (SyntaxError, ValueError):
+                continue
+            parsed.append(path)
+            if len(parsed) == 10:
+                break
+        picked += parsed
+    return picked
+
+
+@pytest.mark.parametrize("source", ["examples", "corpus"])
+def test_server_cli_and_flake8_agree(client, project, source):
+    folder = project / source
+    folder.mkdir()
+    if source == "examples":
+        entries = _examples() + [(f"accepted_{rule.code.lower()}_{i}.py", text)
+                                 for rule in all_rules() for i, text in enumerate(rule.accepted)]
+    else:
+        files = _corpus_files()
+        if not files:
+            pytest.skip("the downloaded corpora are not on this machine")
+        entries = [(f"{i:02d}_{path.name}", path.read_text(encoding="utf-8", errors="replace"))
+                   for i, path in enumerate(files)]
+    for name, text in entries:
+        (folder / name).write_text(text, encoding="utf-8")
+
+    cli = run_torchlint([".", "--no-cache", "--output-format", "json"], cwd=folder)
+    assert cli.returncode in (0, 1), cli.stderr
+    from_cli = {(os.path.basename(f["filename"]), f["location"]["row"], f["location"]["column"], f["code"])
+                for f in json.loads(cli.stdout)}
+    flake8 = run_flake8([".", "--select", "TL", "--format", "%(path)s:%(row)d:%(col)d: %(code)s"], cwd=folder)
+    assert flake8.returncode in (0, 1), flake8.stderr
+    from_flake8 = set()
+    for line in flake8.stdout.splitlines():
+        where, code = line.rsplit(": ", 1)
+        file, row, column = where.rsplit(":", 2)
+        from_flake8.add((os.path.basename(file), int(row), int(column), code))
+
+    from_server = set()
+    for name, text in entries:
+        uri = client.open(folder / name, text)
+        for d in client.diagnostics(uri, version=1)["diagnostics"]:
+            if "code" in d:
+                line = text.splitlines()[d["range"]["start"]["line"]]
+                column = len(line.encode("utf-16-le")[: 2 * d["range"]["start"]["character"]].decode("utf-16-le"))
+                from_server.add((name, d["range"]["start"]["line"] + 1, column + 1, d["code"]))
+    assert from_server == from_cli == from_flake8
+    assert len(from_cli) >= (100 if source == "examples" else 1)
+
+
+# --- the documented editor setups --------------------------------------------------------------
+
+
+def test_documented_editor_setups_start_the_server(project):
+    """docs/editors.md: each editor runs `torchlint server` with the documented
+    arguments and initialization options, and the fix-on-save action kind is the server's."""
+    import re
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "editors.md").read_text(encoding="utf-8")
+    (vscode,) = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", page, flags=re.S)
+                 if "glspc.serverCommand" in block]
+    assert vscode["glspc.serverCommand"].endswith("torchlint")
+    assert vscode["glspc.languageId"] == "python"
+    assert list(vscode["editor.codeActionsOnSave"]) == ["source.fixAll.torchlint"]
+    helix = re.search(r'\[language-server\.torchlint\]\ncommand = "torchlint"\nargs = (\[.*?\])\n', page)
+    neovim = re.findall(r'cmd = \{ "torchlint", "server" \}', page)
+    assert helix and json.loads(helix.group(1)) == ["server"] and len(neovim) == 2
+    assert 'only = { "source.fixAll.torchlint" }' in page
+
+    command = [sys.executable, "-m", "torchlint", *vscode["glspc.serverCommandArguments"]]
+    client = LspClient(cwd=str(project), command=command)
+    try:
+        client.initialize(project, vscode["glspc.initializationOptions"])
+        uri = client.open(project / "m.py", SOURCE)
+        assert found(client.diagnostics(uri, version=1)) == [(5, 6, "TL103"), (6, 6, "TL104")]
+        (action,) = client.code_actions(uri, 0, 0, only=list(vscode["editor.codeActionsOnSave"]))
+        assert action["kind"] == "source.fixAll.torchlint"
+        assert client.shutdown() == 0
+    finally:
+        client.close()
+
+
+# --- staying warm (in process: what the protocol cannot show) ----------------------------------
+
+
+def test_engines_and_results_are_reused_until_the_configuration_changes(project):
+    from torchlint.frontends.cli import build_parser
+    from torchlint.frontends.server import Workbench
+
+    bench = Workbench(build_parser().parse_args([]))
+    path = str(project / "m.py")
+    first = bench.check(path, SOURCE)
+    assert [d.code for d in first.diagnostics] == ["TL103", "TL104"]
+    assert bench.check(path, SOURCE) is first  # unchanged text: not checked again
+    key, project_state = bench.project_for(path)
+    engine = project_state.linter.engine_for(path)
+    changed = bench.check(path, SOURCE + "\n")
+    assert changed is not first and [d.code for d in changed.diagnostics] == ["TL103", "TL104"]
+    assert bench.project_for(path)[1].linter.engine_for(path) is engine  # same rules and engine
+    assert bench.project_for(str(project / "other.py"))[1] is project_state  # same folder, same configuration
+    assert bench.project_for(str(project / "pkg" / "deep" / "x.py"))[1] is project_state  # same configuration
+
+    time.sleep(0.01)
+    (project / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL103"]\n')
+    assert bench.project_for(path)[0] != key
+    assert [d.code for d in bench.check(path, SOURCE).diagnostics] == ["TL104"]
