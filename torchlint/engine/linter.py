@@ -17,14 +17,15 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext, analyse
 from torchlint.analysis.outline import Outline, child_nodes
-from torchlint.core.diagnostic import Diagnostic, ParseError, Unsupported
+from torchlint.analysis.legacy_syntax import python2_feature
+from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.noqa import NoqaIndex, file_is_exempt
 from torchlint.core.settings import Settings
 from torchlint.core.source import physical_lines
 from torchlint.engine.fixer import apply_fixes, keep_lost_text
 from torchlint.engine.narrowing import Narrowed, narrow
 from torchlint.engine.positions import positions
-from torchlint.rules.rule import Rule
+from torchlint.rules.rule import Rule, SyntaxRepair
 
 MAX_FIX_ROUNDS = 10
 # Deepest syntax tree (in ast levels) torchlint analyses; see ``check_depth``.
@@ -37,6 +38,9 @@ class CheckResult:
     module: Optional[cst.Module] = None  # what libcst parsed: with stubs when ``narrowed``
     internal_errors: List[str] = field(default_factory=list)
     narrowed: bool = False
+    # Set when Python 3 could not parse the source and a rule's syntax repair
+    # made it parseable: ``module`` and the fixes belong to ``repair.text``.
+    repair: Optional[SyntaxRepair] = None
 
 
 @dataclass
@@ -101,7 +105,12 @@ class Engine:
         file, which fixing needs.
         """
         if tree is None and not syntax_checked:
-            tree = check_syntax(source)
+            try:
+                tree = check_syntax(source)
+            except Unsupported:
+                raise
+            except ParseError as error:
+                return self._check_repaired(source, error, whole)
         if self.honour_noqa and file_is_exempt(source):
             return CheckResult([])
         if tree is None and (not self.screens or any(r.may_match(source) for r in self.rules)):
@@ -119,6 +128,39 @@ class Engine:
             return self._check_module(module, source, active, tree, narrowed, outline)
         except RecursionError:
             raise Unsupported("too deeply nested to analyse", 1, 0) from None
+
+    def _repair(self, source: str) -> Optional[Tuple[Rule, SyntaxRepair]]:
+        for rule in self.rules:
+            repair = rule.repair_syntax(source)
+            if repair is not None:
+                return rule, repair
+        return None
+
+    def _check_repaired(self, source: str, error: ParseError, whole: bool) -> CheckResult:
+        """Check a ``source`` Python 3 rejects, if a rule can repair it at the
+        token level (``async=``): findings of the repaired text, at their
+        places in ``source``, and one finding per repaired site."""
+        found = self._repair(source)
+        if found is None:
+            raise error
+        rule, repair = found
+        try:
+            tree = check_syntax(repair.text)
+        except ParseError as still:
+            raise type(still)(still.message, still.line, repair.original_column(still.line, still.column)) from None
+        if self.honour_noqa and file_is_exempt(source):
+            return CheckResult([])
+        checked = self.check(repair.text, syntax_checked=True, tree=tree, whole=whole)
+        for diagnostic in checked.diagnostics:
+            diagnostic.column = repair.original_column(diagnostic.line, diagnostic.column)
+        noqa = NoqaIndex(source)
+        for site in repair.sites:
+            if not (self.honour_noqa and noqa.suppresses(site.line, rule.code)):
+                fix = Fix((), safe=True) if site.safe else None  # applied as text by ``fix``
+                checked.diagnostics.append(Diagnostic(rule.code, site.message, site.line, site.column, fix))
+        checked.diagnostics.sort(key=Diagnostic.sort_key)
+        checked.repair = repair
+        return checked
 
     def _check_module(self, module: cst.Module, source: str, active: Sequence[Rule],
                       tree: Optional[ast.Module] = None, narrowed: Optional[Narrowed] = None,
@@ -158,10 +200,17 @@ class Engine:
 
     def fix(self, source: str, unsafe: bool = False) -> FixResult:
         result = FixResult(source, [])
+        checked = self.check(source, whole=True)
+        if checked.repair is not None:
+            repaired = self._apply_repair(source, checked, result)
+            if repaired is None:
+                return result
+            source, checked = repaired, self.check(repaired, whole=True)
         current = source
         round_trip: Optional[str] = None  # libcst's rendering of ``source``
         for _ in range(MAX_FIX_ROUNDS):
-            checked = self.check(current, syntax_checked=current is not source, whole=True)
+            if current is not source:
+                checked = self.check(current, syntax_checked=True, whole=True)
             result.internal_errors.extend(checked.internal_errors)
             if round_trip is None and checked.module is not None:
                 round_trip = checked.module.code
@@ -183,6 +232,23 @@ class Engine:
             current = fix_round.code
         result.converged = False
         return self._finish(result, source, round_trip, current, None)
+
+    def _apply_repair(self, source: str, checked: CheckResult, result: FixResult) -> Optional[str]:
+        """The repaired text of ``source`` if every repaired site has a fix
+        (safe, not suppressed), counted in ``result``; otherwise None, with
+        ``result`` saying that nothing in the file can be fixed."""
+        repair = checked.repair
+        assert repair is not None
+        sites = {(s.line, s.column) for s in repair.sites}
+        repairs = [d for d in checked.diagnostics if (d.line, d.column) in sites and d.fix is not None
+                   and not d.fix.edits]
+        if len(repairs) == len(sites):
+            result.fixed[repairs[0].code] += len(repairs)
+            return repair.text
+        result.diagnostics = checked.diagnostics
+        reason = "the file keeps syntax Python 3 cannot parse (see the other findings), so it cannot be rewritten"
+        result.discarded.extend((d, reason) for d in checked.diagnostics if d.fix is not None and d not in repairs)
+        return None
 
     def _finish(self, result: FixResult, source: str, round_trip: Optional[str], current: str,
                 diagnostics: Optional[List[Diagnostic]]) -> FixResult:
@@ -211,7 +277,10 @@ def check_syntax(source: str) -> ast.Module:
     try:
         return ast.parse(source)
     except SyntaxError as exc:
-        raise ParseError(exc.msg, exc.lineno or 1, max((exc.offset or 1) - 1, 0)) from None
+        line = exc.lineno or 1
+        python2 = python2_feature(exc.msg, source, line)
+        message = f"Python 2 code ({python2}); torchlint checks Python 3" if python2 else exc.msg
+        raise ParseError(message, line, max((exc.offset or 1) - 1, 0)) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise ParseError(str(exc) or type(exc).__name__, 1, 0) from None
 
