@@ -48,7 +48,6 @@ class FunctionalSigmoidTanh(RenamedSymbolRule):
             """,
             """
             import torch
-            import torch.nn.functional as F
             x = torch.linspace(-3, 3, 7)
             y = torch.sigmoid(x) + torch.tanh(x)
             """,
@@ -65,7 +64,6 @@ class FunctionalSigmoidTanh(RenamedSymbolRule):
             """,
             """
             import torch
-            import torch.nn.functional as F
 
 
             def gate(x):

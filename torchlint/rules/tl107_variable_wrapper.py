@@ -43,7 +43,8 @@ class VariableWrapper(Rule):
         "if `x` already requires grad, the rewrite keeps it connected to its graph, and `requires_grad_()` "
         "sets the flag on `x` itself, so gradients accumulate in `x.grad` rather than in a separate leaf; "
         "for fresh data (the usual legacy case) nothing changes. No fix with other arguments (`volatile=`, "
-        "see TL102) or a non-literal `requires_grad`. The `Variable` import is left for you to remove."
+        "see TL102) or a non-literal `requires_grad`. An import the fix leaves unused "
+        "is removed, and so is an assignment it leaves as `x = x` (`x = Variable(x)`)."
     )
     triggers = ("Variable",)
     seeds = "003 (Variable wrappers everywhere); 000 (2.5.2)"
@@ -62,7 +63,6 @@ class VariableWrapper(Rule):
             """,
             """
             import torch
-            from torch.autograd import Variable
             torch.manual_seed(0)
             w = torch.randn(3).requires_grad_()
             x = torch.ones(3)
@@ -84,7 +84,6 @@ class VariableWrapper(Rule):
             """,
             """
             import torch
-            import torch.autograd as autograd
             a, b = torch.ones(2), torch.arange(2.0)
             s = (a + b) * 2
             t = (a * b).requires_grad_().sum()
@@ -96,14 +95,36 @@ class VariableWrapper(Rule):
         Example(
             """
             import torch
+            torch.manual_seed(0)
             for inputs, labels in loader:
                 inputs, labels = Variable(inputs.cuda()), torch.autograd.Variable(labels.cuda())
             """,
             """
             import torch
+            torch.manual_seed(0)
             for inputs, labels in loader:
                 inputs, labels = Variable(inputs.cuda()), labels.cuda()
             """,
+        ),
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+            data, target = torch.ones(2, 3), torch.tensor([0, 1])
+            data, target = Variable(data), Variable(target)
+            weights = torch.zeros(3)
+            weights = Variable(weights)
+            total = (data.sum(1) + weights.sum()).sum()
+            """,
+            """
+            import torch
+            data, target = torch.ones(2, 3), torch.tensor([0, 1])
+            weights = torch.zeros(3)
+            total = (data.sum(1) + weights.sum()).sum()
+            """,
+            count=3,
+            runnable=True,
+            silent=True,
         ),
         Example(
             """

@@ -80,7 +80,6 @@ class NanComparison(Rule):
             """,
             """
             import math
-            import numpy as np
             import torch
             import torch.nn as nn
             criterion = nn.MSELoss()
