@@ -53,7 +53,7 @@ def lookup(qualified: str) -> Any:
     return obj
 
 
-# --- TL203 -------------------------------------------------------------------------
+# --- TL203 / TL214 -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("qualified", sorted(TORCH_LOAD))
@@ -69,7 +69,7 @@ def test_torch_load_signature(qualified: str) -> None:
 
 
 def test_weights_only_defaults_to_true_in_this_torch() -> None:
-    """Adding weights_only=True (TL203's fix) changes nothing from torch 2.6 on."""
+    """Adding weights_only=True (TL214's fix) changes nothing from torch 2.6 on."""
     import io
 
     buffer = io.BytesIO()

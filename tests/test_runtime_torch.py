@@ -36,7 +36,7 @@ WARNING_FREE_IN_TORCH_2 = frozenset({"TL104"})
 # mode, NaN checks on NaN-free data, a loss total kept as a tensor, log1p / expm1 /
 # logsumexp on inputs where the naive forms are still accurate, zero_grad with
 # gradients left unread).
-SILENT_PITFALLS = frozenset({"TL203", "TL205", "TL208", "TL209", "TL301", "TL303"})
+SILENT_PITFALLS = frozenset({"TL214", "TL205", "TL208", "TL209", "TL301", "TL303"})
 
 RUNNABLE = [
     pytest.param(rule, example, id=f"{rule.code}-flagged-{index}")

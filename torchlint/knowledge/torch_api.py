@@ -264,6 +264,7 @@ def is_loss_class(qualified: str) -> bool:
 # mmap=None, **pickle_load_args) in torch 2.13. ``weights_only`` exists since
 # 1.13 and defaults to True since 2.6 (None before: full unpickling).
 TORCH_LOAD: FrozenSet[str] = frozenset({"torch.load", "torch.serialization.load"})
+TORCH_SAVE: FrozenSet[str] = frozenset({"torch.save", "torch.serialization.save"})
 TORCH_LOAD_POSITIONAL: Tuple[str, ...] = ("f", "map_location", "pickle_module")
 WEIGHTS_ONLY_SINCE: Tuple[int, ...] = (1, 13)
 WEIGHTS_ONLY_DEFAULT_SINCE: Tuple[int, ...] = (2, 6)
