@@ -35,6 +35,7 @@ TRAIN_FIXED = (
     TRAIN.replace("async=", "non_blocking=")
     .replace("v = Variable(x)", "v = x")
     .replace("Variable(target)", "target")
+    .replace("from torch.autograd import Variable\n", "")  # orphaned by the fix: removed
 )
 PYTHON2 = "import torch\nx = torch.ones(2)\nprint x.sum()\n"
 BROKEN = "import torch\ny = = 2\n"

@@ -2,6 +2,7 @@
 
 from typing import Optional
 
+from torchlint.analysis.outline import Outline
 from torchlint.analysis.legacy_syntax import async_keyword_sites, original_column, rename_async_keywords
 from torchlint.rules.rule import Example, FixSafety, RepairSite, Rule, SyntaxRepair
 
@@ -94,6 +95,12 @@ class AsyncKeyword(Rule):
         options = {"async": True}
         """,
     )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A file Python parses has no `async=` keyword argument: every finding
+        # comes from ``repair_syntax``, so a parsed file never needs libcst here.
+        return False
 
     @classmethod
     def repair_syntax(cls, source: str) -> Optional[SyntaxRepair]:
