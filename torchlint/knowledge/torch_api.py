@@ -206,6 +206,14 @@ CUDA_TENSOR_TYPES: FrozenSet[str] = frozenset(
 
 VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 
+# Keywords torch renamed and later stopped accepting (TypeError today), by
+# callee: ``torch.Tensor.<method>`` for a method of a tensor. TL116 rewrites
+# them; TL211 leaves them alone (they are not misspellings).
+REMOVED_KEYWORDS: Dict[str, Dict[str, str]] = {
+    "torch.autograd.backward": {"retain_variables": "retain_graph"},
+    "torch.Tensor.backward": {"retain_variables": "retain_graph"},
+}
+
 # Base classes of custom autograd functions (``class MyFn(Function)``).
 AUTOGRAD_FUNCTION_BASES: FrozenSet[str] = frozenset({
     "torch.autograd.Function", "torch.autograd.function.Function", "torch.autograd.function.InplaceFunction",

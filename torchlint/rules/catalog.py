@@ -19,6 +19,7 @@ CATALOG = (
     ('TL113', 'tl113_v2_to_tensor', True, '2.1.0', None),
     ('TL114', 'tl114_private_alias', True, None, None),
     ('TL115', 'tl115_async_keyword', True, None, None),
+    ('TL116', 'tl116_removed_keyword', True, None, None),
     ('TL201', 'tl201_discarded_conversion', True, None, None),
     ('TL202', 'tl202_cuda_numpy', True, None, None),
     ('TL203', 'tl203_torch_load', True, None, None),
