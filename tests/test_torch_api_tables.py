@@ -294,3 +294,10 @@ def test_removed_keywords_are_gone_and_their_new_names_exist(qualified: str) -> 
     assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
     for old, new in REMOVED_KEYWORDS[qualified].items():
         assert old not in parameters and new in parameters
+
+
+@pytest.mark.parametrize("qualified", sorted(__import__("torchlint.knowledge.torch_api", fromlist=["x"]).KEYWORDS_NOW_POSITIONAL))
+def test_keywords_now_positional_take_varargs_only(qualified: str) -> None:
+    """TL116's table: the callable takes ``*tensors`` and no keywords at all."""
+    parameters = inspect.signature(lookup(qualified)).parameters
+    assert [p.kind for p in parameters.values()] == [inspect.Parameter.VAR_POSITIONAL]

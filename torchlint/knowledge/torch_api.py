@@ -214,6 +214,13 @@ REMOVED_KEYWORDS: Dict[str, Dict[str, str]] = {
     "torch.Tensor.backward": {"retain_variables": "retain_graph"},
 }
 
+# Keywords that became positional arguments (``TensorDataset(*tensors)`` since
+# torch 0.4): the old keywords, in the order of the positions they stand for.
+KEYWORDS_NOW_POSITIONAL: Dict[str, Tuple[str, ...]] = {
+    "torch.utils.data.TensorDataset": ("data_tensor", "target_tensor"),
+    "torch.utils.data.dataset.TensorDataset": ("data_tensor", "target_tensor"),
+}
+
 # Base classes of custom autograd functions (``class MyFn(Function)``).
 AUTOGRAD_FUNCTION_BASES: FrozenSet[str] = frozenset({
     "torch.autograd.Function", "torch.autograd.function.Function", "torch.autograd.function.InplaceFunction",

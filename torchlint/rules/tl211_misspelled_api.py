@@ -18,7 +18,7 @@ from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge import api_snapshot
 from torchlint.rules import edits
 from torchlint.knowledge.deprecations import is_removed_api
-from torchlint.knowledge.torch_api import EXTENSION_ATTRIBUTES, REMOVED_KEYWORDS
+from torchlint.knowledge.torch_api import EXTENSION_ATTRIBUTES, KEYWORDS_NOW_POSITIONAL, REMOVED_KEYWORDS
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 REQUIRES_GRAD = "requires_grad"
@@ -547,7 +547,8 @@ class MisspelledTorchApi(Rule):
             return
         accepted = params.keywords
         facts = self._file_facts(ctx) if any(arg.keyword.value not in accepted for arg in keywords) else None
-        removed = REMOVED_KEYWORDS.get(qualified, {})  # renamed, not misspelled: TL116's
+        # renamed or made positional, not misspelled: TL116's
+        removed = {*REMOVED_KEYWORDS.get(qualified, {}), *KEYWORDS_NOW_POSITIONAL.get(qualified, ())}
         unknown = [
             arg for arg in keywords
             if arg.keyword.value not in accepted and arg.keyword.value not in removed
@@ -692,7 +693,8 @@ def _unknown_keyword(qualified: str, keyword: str) -> bool:
         return False
     params = api_snapshot.signature(qualified)
     return (params is not None and not params.var_keyword and keyword not in params.keywords
-            and keyword not in REMOVED_KEYWORDS.get(qualified, {}))
+            and keyword not in REMOVED_KEYWORDS.get(qualified, {})
+            and keyword not in KEYWORDS_NOW_POSITIONAL.get(qualified, ()))
 
 
 def _did_you_mean(message: str, suggestion: Optional[str]) -> str:
