@@ -1,12 +1,13 @@
 """TL111: legacy autograd Functions (non-static forward/backward, instantiated and called)."""
 
 import ast
-from typing import Iterator
+from typing import Iterator, List, Optional
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Names, Outline, resolves_to
+from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import AUTOGRAD_FUNCTION_BASES
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
@@ -27,8 +28,19 @@ class LegacyAutogradFunction(Rule):
         "`backward(ctx, ...)` are `@staticmethod`s, state travels through `ctx` (`ctx.save_for_backward`, "
         "attributes on `ctx`), and the function is applied with `MyFn.apply(x)`."
     )
-    fix_safety = FixSafety.NONE
+    fix_safety = FixSafety.SOMETIMES
+    fix_description = (
+        "Rewrites the class to the static form when its body allows it: `forward` and `backward` become "
+        "`@staticmethod`s whose first parameter is `ctx` (every `self.` becomes `ctx.`: "
+        "`ctx.save_for_backward`, `ctx.saved_tensors`, attributes kept between the passes), and every "
+        "`MyFn()(x)` in the file becomes `MyFn.apply(x)`, all in one fix. Only when the class holds "
+        "nothing but `forward`/`backward` (and a docstring), `self` is used only as `self.<attribute>`, and "
+        "the class's name is used only in `MyFn()(...)` calls: state from an `__init__`, a stored "
+        "instance (`fn = MyFn()`) or a subclass need a hand rewrite, so they are flagged only. The "
+        "legacy form raises on current torch, so the rewrite cannot break working code."
+    )
     triggers = ("Function",)
+    whole_file = True  # whether the fix is exact depends on every use of the class in the file
     seeds = "003 (MyReLU example)"
 
     flagged = (
@@ -49,7 +61,89 @@ class LegacyAutogradFunction(Rule):
 
             y = MyReLU()(torch.randn(3))
             """,
+            """
+            import torch
+
+
+            class MyReLU(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.save_for_backward(x)
+                    return x.clamp(min=0)
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    (x,) = ctx.saved_tensors
+                    return grad_output * (x > 0).float()
+
+
+            y = MyReLU.apply(torch.randn(3))
+            """,
             count=3,
+        ),
+        Example(
+            """
+            import torch
+            from torch.autograd import Function
+
+
+            class ScaleGrad(Function):
+                \"\"\"Identity forward, scaled gradient.\"\"\"
+                def forward(self, x, scale):
+                    self.scale = scale
+                    return x.clone()
+
+                def backward(self, grad):
+                    return grad * self.scale, None
+
+
+            x = torch.ones(3, requires_grad=True)
+            y = ScaleGrad()(x, 0.5)
+            y.sum().backward()
+            g = x.grad
+            """,
+            """
+            import torch
+            from torch.autograd import Function
+
+
+            class ScaleGrad(Function):
+                \"\"\"Identity forward, scaled gradient.\"\"\"
+                @staticmethod
+                def forward(ctx, x, scale):
+                    ctx.scale = scale
+                    return x.clone()
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad * ctx.scale, None
+
+
+            x = torch.ones(3, requires_grad=True)
+            y = ScaleGrad.apply(x, 0.5)
+            y.sum().backward()
+            g = x.grad
+            """,
+            count=3,
+            runnable=True,
+            raises="RuntimeError",
+        ),
+        Example(
+            """
+            from torch.autograd import Function
+
+
+            class Clip(Function):
+                def __init__(self, limit):
+                    self.limit = limit  # state from the constructor: flagged only
+
+                def forward(self, x):
+                    return x.clamp(-self.limit, self.limit)
+
+
+            y = Clip(1.0)(x)
+            """,
+            count=2,
         ),
         Example(
             """
@@ -168,6 +262,7 @@ class LegacyAutogradFunction(Rule):
                         f"`{statement.name.value}` of autograd Function `{node.name.value}` is not a "
                         "@staticmethod (legacy style); define `@staticmethod "
                         f"{statement.name.value}(ctx, ...)` and call `{node.name.value}.apply(...)`",
+                        _class_fix(node, ctx),
                     )
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
@@ -179,7 +274,117 @@ class LegacyAutogradFunction(Rule):
             node,
             f"autograd Function `{name}` is instantiated (legacy style; calling the instance raises "
             f"RuntimeError in current torch); use `{name}.apply(...)`",
+            _class_fix(classdef, ctx),
         )
+
+
+_CTX = "ctx"
+
+
+def _class_fix(classdef: cst.ClassDef, ctx: NodeContext) -> Optional[Fix]:
+    """One fix for the whole class and its calls (see ``fix_description``), shared
+    by its findings so that it applies all at once; None when not exact."""
+    return ctx.file.memo(("TL111", classdef), lambda: _build_class_fix(classdef, ctx))
+
+
+def _build_class_fix(classdef: cst.ClassDef, ctx: NodeContext) -> Optional[Fix]:
+    body = classdef.body.body if isinstance(classdef.body, cst.IndentedBlock) else ()
+    edit_list: List[Edit] = []
+    for index, statement in enumerate(body):
+        if isinstance(statement, cst.FunctionDef) and statement.name.value in _METHODS:
+            decorators = {cst.helpers.get_full_name_for_node(d.decorator) for d in statement.decorators}
+            if decorators & _STATIC:
+                continue
+            if statement.decorators or statement.asynchronous:
+                return None
+            first = _first_parameter(statement)
+            if first is None or not _uses_only_attributes(statement, first):
+                return None
+            edit_list.append(Edit(statement, _to_static(first)))
+        elif not (index == 0 and _is_docstring(statement)):
+            return None  # __init__, other methods, class attributes: state the rewrite cannot move
+    calls = _instance_calls(classdef, ctx)
+    if calls is None:
+        return None
+    edit_list.extend(Edit(call, _to_apply) for call in calls)
+    return Fix(edit_list) if edit_list else None
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _first_parameter(function: cst.FunctionDef) -> Optional[str]:
+    params = function.params
+    ordered = [*params.posonly_params, *params.params]
+    if not ordered or ordered[0].default is not None:
+        return None
+    return ordered[0].name.value
+
+
+class _Uses(cst.CSTVisitor):
+    """Every ``Name`` of a function, and which of them are the receiver of an attribute."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: List[cst.Name] = []
+        self.receivers: set = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name):
+            self.receivers.add(id(node.value))
+
+
+def _uses_only_attributes(function: cst.FunctionDef, first: str) -> bool:
+    """``self`` only as ``self.<attribute>`` in the body, and no other ``ctx`` to collide with."""
+    uses = _Uses()
+    function.body.visit(uses)
+    for name in uses.names:
+        if name.value == _CTX and first != _CTX:
+            return False
+        if name.value == first and id(name) not in uses.receivers:
+            return False
+    return True
+
+
+def _instance_calls(classdef: cst.ClassDef, ctx: NodeContext) -> Optional[List[cst.Call]]:
+    """The calls ``Cls()(...)`` of the file; None if the class's name is used any other way."""
+    uses = _Uses()
+    ctx.file.module.visit(uses)
+    calls: List[cst.Call] = []
+    for name in uses.names:
+        if name.value != classdef.name.value or name is classdef.name:
+            continue
+        made = ctx.file.call_of(name)
+        called = ctx.file.call_of(made) if made is not None else None
+        if made is None or made.args or called is None:
+            return None
+        calls.append(called)
+    return calls
+
+
+def _to_static(first: str):
+    class Rename(cst.CSTTransformer):
+        def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+            return updated_node.with_changes(value=_CTX) if updated_node.value == first else updated_node
+
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.FunctionDef)
+        renamed = node.with_changes(params=node.params.visit(Rename()), body=node.body.visit(Rename()))
+        return renamed.with_changes(decorators=[cst.Decorator(decorator=cst.Name("staticmethod"))])
+
+    return apply
+
+
+def _to_apply(node: cst.CSTNode) -> cst.CSTNode:
+    """``Cls()(x)`` -> ``Cls.apply(x)``."""
+    assert isinstance(node, cst.Call) and isinstance(node.func, cst.Call)
+    return node.with_changes(func=cst.Attribute(value=node.func.func, attr=cst.Name("apply")))
 
 
 def _is_function_base(outline: Outline, base: ast.AST, functions: set) -> bool:
