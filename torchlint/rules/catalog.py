@@ -34,6 +34,7 @@ CATALOG = (
     ('TL212', 'tl212_checkpoint_reentrant', True, '1.11.0', None),
     ('TL213', 'tl213_uint8_mask', True, '1.2.0', None),
     ('TL214', 'tl214_torch_load_weights_only', True, None, None),
+    ('TL215', 'tl215_dot_not_1d', True, None, None),
     ('TL301', 'tl301_imprecise_math', True, None, None),
     ('TL302', 'tl302_dataloader_workers', False, None, None),
     ('TL303', 'tl303_zero_grad_set_to_none', False, '1.7.0', None),
