@@ -146,3 +146,18 @@ def test_python2_feature(source, feature):
     with pytest.raises(SyntaxError) as info:
         compile(source, "<test>", "exec")
     assert python2_feature(info.value.msg, source, info.value.lineno) == feature
+
+
+def test_json_previews_are_in_the_columns_of_the_file_as_written(tmp_path: Path):
+    import json
+
+    script = tmp_path / "k.py"
+    script.write_text("import torch\nx = torch.ones(2)\ny = x.to('cpu', async=True); z = x.sum().data[0]\n")
+    run = run_torchlint([str(script), "--no-cache", "--output-format", "json", "--select", "TL115,TL101"])
+    found = {d["code"]: d for d in json.loads(run.stdout)}
+    assert found["TL115"]["fix"]["edits"] == [{"content": "non_blocking", "location": {"row": 3, "column": 17},
+                                               "end_location": {"row": 3, "column": 22}}]
+    # `x.sum().data[0]` after the renamed keyword on the same line: columns of the file as written
+    assert found["TL101"]["location"] == {"row": 3, "column": 34}
+    [edit] = found["TL101"]["fix"]["edits"]
+    assert edit["location"] == {"row": 3, "column": 42} and edit["content"].startswith("item()")

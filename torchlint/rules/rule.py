@@ -86,6 +86,8 @@ class RepairSite:
     column: int  # 0-based, in the original text
     message: str
     safe: bool
+    old: str  # the text at the site (``async``)
+    new: str  # what the repair wrote there (``non_blocking``)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,12 @@
 from typing import Optional
 
 from torchlint.analysis.outline import Outline
-from torchlint.analysis.legacy_syntax import async_keyword_sites, original_column, rename_async_keywords
+from torchlint.analysis.legacy_syntax import (
+    NEW_KEYWORD,
+    async_keyword_sites,
+    original_column,
+    rename_async_keywords,
+)
 from torchlint.rules.rule import Example, FixSafety, RepairSite, Rule, SyntaxRepair
 
 MESSAGES = {
@@ -109,6 +114,6 @@ class AsyncKeyword(Rule):
             return None
         return SyntaxRepair(
             rename_async_keywords(source, sites),
-            [RepairSite(s.line, s.column, MESSAGES[s.torch_method], s.torch_method) for s in sites],
+            [RepairSite(s.line, s.column, MESSAGES[s.torch_method], s.torch_method, "async", NEW_KEYWORD) for s in sites],
             lambda line, column: original_column(sites, line, column),
         )
