@@ -60,8 +60,9 @@ def compare(baseline: Path, current: Path, corpus: Path, log) -> List[str]:
         started = time.perf_counter()
         before, after = run(baseline, corpus, arguments), run(current, corpus, arguments)
         same = before == after
+        lines = after[1].count(b"\n")
         log(f"  {label:10s} {'identical' if same else 'DIFFERENT'}: exit {after[0]}, "
-            f"{after[1].count(b'\n')} stdout lines, {len(after[2])} stderr bytes "
+            f"{lines} stdout lines, {len(after[2])} stderr bytes "
             f"({time.perf_counter() - started:.0f} s)")
         if not same:
             differences.append(f"{corpus.name} {label}")

@@ -24,7 +24,8 @@ from typing import List
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from torchlint.engine.linter import Engine, ParseError  # noqa: E402
+from torchlint.core.diagnostic import ParseError  # noqa: E402
+from torchlint.engine.linter import Engine  # noqa: E402
 from torchlint.rules import all_rules  # noqa: E402
 
 

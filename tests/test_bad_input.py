@@ -80,9 +80,9 @@ from test_cli import (
     summary,
 )
 
-from torchlint.run import fileio as fileio_module
 from torchlint.core.source import SourceError
 from torchlint.engine.linter import MAX_DEPTH
+from torchlint.run import fileio as fileio_module
 from torchlint.run.fileio import write_atomically
 from torchlint.run.runner import process_file
 

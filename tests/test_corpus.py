@@ -136,7 +136,8 @@ def test_same_findings_with_or_without_workers_cache_and_flake8(measured, tmp_pa
 def test_screens_never_hide_a_finding_on_real_code(measured):
     """The textual and outline screens decide which files reach libcst; every
     rule run on every file unscreened must find nothing more."""
-    from torchlint.engine.linter import Engine, ParseError
+    from torchlint.core.diagnostic import ParseError
+    from torchlint.engine.linter import Engine
     from torchlint.rules import all_rules
 
     corpora, _ = measured
@@ -160,7 +161,8 @@ def test_checking_part_of_a_file_finds_what_the_whole_file_gives(measured):
     """Checking cuts the defs and classes no rule can flag (``narrowing.py``);
     on real code, what it reports must equal the analysis of the whole file:
     the same findings, places, messages, and fixes offered."""
-    from torchlint.engine.linter import Engine, ParseError
+    from torchlint.core.diagnostic import ParseError
+    from torchlint.engine.linter import Engine
     from torchlint.rules import all_rules
 
     corpora, _ = measured

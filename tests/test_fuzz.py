@@ -33,7 +33,8 @@ from hypothesis import strategies as st  # noqa: E402
 from torch_code import compiles, is_valid, torch_programs, with_torch_prelude  # noqa: E402
 
 from torchlint.core.source import decode  # noqa: E402
-from torchlint.engine.linter import Engine, ParseError, Unsupported  # noqa: E402
+from torchlint.core.diagnostic import ParseError, Unsupported  # noqa: E402
+from torchlint.engine.linter import Engine  # noqa: E402
 from torchlint.frontends import cli  # noqa: E402
 from torchlint.rules import all_rules  # noqa: E402
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import run_torchlint
 
-from torchlint.analysis.legacy_syntax import async_keyword_sites, python2_feature
+from torchlint.core.legacy_syntax import async_keyword_sites, python2_feature
 
 TRAIN = (
     "import torch\n"

@@ -15,6 +15,7 @@ from typing import List
 
 import pytest
 
+from torchlint.core.source import SourceFile
 from torchlint.engine.linter import Engine
 from torchlint.engine.narrowing import MIN_BODY_LINES, narrow
 from torchlint.rules import all_rules
@@ -70,13 +71,13 @@ def short(x): return x
 
 def _narrowed(source: str, code: str = "TL104"):
     tree = ast.parse(source)
-    return narrow(source, tree, [BY_CODE[code]])
+    return narrow(SourceFile(source), tree, [BY_CODE[code]])
 
 
 def test_stubs_keep_headers_and_line_numbers():
     narrowed = _narrowed(SOURCE)
     assert narrowed is not None
-    lines, original = narrowed.text.splitlines(), SOURCE.splitlines()
+    lines, original = narrowed.source.text.splitlines(), SOURCE.splitlines()
     assert len(lines) == len(original)
     # The def no rule can flag keeps its decorator and header, and loses its body.
     assert lines[3:6] == original[3:6]
@@ -85,15 +86,15 @@ def test_stubs_keep_headers_and_line_numbers():
     assert lines[12:] == original[12:]
     assert narrowed.stubbed == ((4, 10),)
     assert [narrowed.keeps(line) for line in (3, 4, 10, 11)] == [True, False, False, True]
-    ast.parse(narrowed.text)
+    ast.parse(narrowed.source.text)
 
 
 def test_a_body_starting_with_a_decorated_method_is_stubbed_from_its_decorator():
     source = "class Empty(Base):\n    @property\n    def a(self):\n        return 1\n\n    b = 2\n"
     narrowed = _narrowed("import torch.nn.functional as F\n" + source + "def f(x): return F.sigmoid(x)\n")
     assert narrowed is not None
-    assert narrowed.text.splitlines()[1:7] == ["class Empty(Base):", '    """', "", "", "", '"""']
-    ast.parse(narrowed.text)
+    assert narrowed.source.text.splitlines()[1:7] == ["class Empty(Base):", '    """', "", "", "", '"""']
+    ast.parse(narrowed.source.text)
 
 
 METHODS = """\
@@ -120,12 +121,12 @@ class Net(Base):
 def test_methods_a_kept_class_does_not_need_are_cut():
     narrowed = _narrowed(METHODS)
     assert narrowed is not None
-    lines, original = narrowed.text.splitlines(), METHODS.splitlines()
+    lines, original = narrowed.source.text.splitlines(), METHODS.splitlines()
     assert lines[:8] == original[:8]  # the class header, class-level code, the method's header
     assert lines[8:12] == ['        """', "", "", '"""']
     assert lines[12:] == original[12:]
     assert narrowed.stubbed == ((7, 12),)
-    ast.parse(narrowed.text)
+    ast.parse(narrowed.source.text)
     (finding,) = _assert_same_as_whole(Engine([BY_CODE["TL104"]]), METHODS).diagnostics
     assert (finding.line, finding.column) == (17, 17)
 
@@ -135,8 +136,8 @@ def test_line_endings_are_kept(newline):
     source = SOURCE.replace("\n", newline)
     narrowed = _narrowed(source)
     assert narrowed is not None
-    assert narrowed.text.count(newline) == source.count(newline)
-    assert narrowed.text.replace(newline, "") == narrowed.text.replace(newline, "").replace("\n", "")
+    assert narrowed.source.text.count(newline) == source.count(newline)
+    assert narrowed.source.text.replace(newline, "") == narrowed.source.text.replace(newline, "").replace("\n", "")
     _assert_same_as_whole(ENGINE, source)
 
 
@@ -157,7 +158,7 @@ def test_no_narrowing_when_a_whole_file_rule_is_active():
     source = "import os\nimport torch\n\nclass Config:\n" + FILLER + "    device = torch.cuda.current_device()\n" \
         "\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"
     assert BY_CODE["TL210"].whole_file
-    assert narrow(source, ast.parse(source), [BY_CODE["TL210"]]) is None
+    assert narrow(SourceFile(source), ast.parse(source), [BY_CODE["TL210"]]) is None
     assert [d.code for d in Engine([BY_CODE["TL210"]]).check(source).diagnostics] == ["TL210"]
 
 
@@ -240,7 +241,7 @@ def test_a_finding_never_depends_on_a_stubbed_body(code, cut, source):
     rule = BY_CODE[code]
     source = _padded(source)
     assert _assert_same_as_whole(Engine([rule]), source).narrowed is cut
-    assert cut is not (rule.whole_file or narrow(source, ast.parse(source), [rule]) is None)
+    assert cut is not (rule.whole_file or narrow(SourceFile(source), ast.parse(source), [rule]) is None)
     _assert_same_as_whole(ENGINE, source)
 
 

@@ -18,14 +18,23 @@ import pytest
 from conftest import run_flake8, run_torchlint
 
 from torchlint.core.noqa import NoqaIndex, file_is_exempt
+from torchlint.core.source import SourceFile
 
 HEADER = "import torch\nimport torch.nn.functional as F\nx = torch.zeros(1, 1, 2, 2)\n"
 UPSAMPLE = "F.upsample(x, scale_factor=2)"
 TL103_MESSAGE = "TL103 `upsample` is deprecated; use `interpolate(...)`"
 
 
+def is_exempt(text: str) -> bool:
+    return file_is_exempt(SourceFile(text))
+
+
+def index_of(text: str) -> NoqaIndex:
+    return NoqaIndex(SourceFile(text))
+
+
 def index(*lines: str) -> NoqaIndex:
-    return NoqaIndex("".join(line + "\n" for line in lines))
+    return index_of("".join(line + "\n" for line in lines))
 
 
 # --------------------------------------------------------------------------
@@ -96,11 +105,11 @@ def test_lines_out_of_range_and_sources_without_noqa():
     assert not noqa.suppresses(2, "TL101")
     assert not noqa.suppresses(99, "TL101")
     assert not index("x = 1", "y = 2  # a comment").suppresses(2, "TL101")
-    assert not NoqaIndex("").suppresses(1, "TL101")
+    assert not index_of("").suppresses(1, "TL101")
 
 
 def test_crlf_source():
-    noqa = NoqaIndex("import torch\r\ny = 1  # noqa: TL103\r\nz = 2\r\n")
+    noqa = index_of("import torch\r\ny = 1  # noqa: TL103\r\nz = 2\r\n")
     assert noqa.suppresses(2, "TL103")
     assert not noqa.suppresses(3, "TL103")
 
@@ -184,7 +193,7 @@ LINE_BREAKS_PYTHON_IGNORES = {
 def test_line_numbers_follow_python_not_str_splitlines(char):
     # str.splitlines() also breaks at \x0c, \x1c, \x85, \u2028 ...; Python's
     # tokenizer, libcst and flake8 do not, so neither may the noqa lookup.
-    noqa = NoqaIndex(
+    noqa = index_of(
         "import torch\n"  # 1
         f"# a page break {char} in a comment\n"  # 2
         "y = t.cuda()  # noqa\n"  # 3
@@ -196,7 +205,7 @@ def test_line_numbers_follow_python_not_str_splitlines(char):
 
 
 def test_a_form_feed_line_does_not_shift_line_numbers():
-    noqa = NoqaIndex("import torch\n\x0c\ny = t.cuda()  # noqa\nz = t.cuda()\n")
+    noqa = index_of("import torch\n\x0c\ny = t.cuda()  # noqa\nz = t.cuda()\n")
     assert noqa.suppresses(3, "TL201")
     assert not noqa.suppresses(4, "TL201")
 
@@ -228,22 +237,22 @@ def test_a_form_feed_line_does_not_shift_line_numbers():
 )
 def test_file_is_exempt_like_flake8(line, exempt):
     source = f"import torch\n{line}\ny = t.cuda()\n"
-    assert file_is_exempt(source) is exempt
-    assert file_is_exempt(source.replace("\n", "\r\n")) is exempt
+    assert is_exempt(source) is exempt
+    assert is_exempt(source.replace("\n", "\r\n")) is exempt
 
 
 def test_file_level_noqa_anywhere_in_the_file():
-    assert file_is_exempt("import torch\ny = 1\n\n# flake8: noqa\n")
-    assert file_is_exempt("# flake8: noqa")
-    assert not file_is_exempt("import torch\ny = 1\n")
-    assert not file_is_exempt("")
+    assert is_exempt("import torch\ny = 1\n\n# flake8: noqa\n")
+    assert is_exempt("# flake8: noqa")
+    assert not is_exempt("import torch\ny = 1\n")
+    assert not is_exempt("")
 
 
 @pytest.mark.parametrize("char", LINE_BREAKS_PYTHON_IGNORES.values(), ids=LINE_BREAKS_PYTHON_IGNORES.keys())
 def test_file_level_noqa_after_a_character_python_does_not_break_lines_at(char):
     # For Python and flake8 this is one code line, so the file is not exempt.
-    assert not file_is_exempt(f"import torch\nx = 1  {char}# flake8: noqa\n")
-    assert not file_is_exempt(f'import torch\ns = "a{char}# flake8: noqa"\n')
+    assert not is_exempt(f"import torch\nx = 1  {char}# flake8: noqa\n")
+    assert not is_exempt(f'import torch\ns = "a{char}# flake8: noqa"\n')
 
 
 # --------------------------------------------------------------------------

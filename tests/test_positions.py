@@ -10,6 +10,7 @@ import pytest
 from libcst.metadata import PositionProvider
 
 from torchlint.analysis.context import analyse
+from torchlint.core.source import SourceFile
 from torchlint.engine.positions import _by_statement, positions
 
 REPO = Path(__file__).resolve().parent.parent
@@ -37,8 +38,8 @@ def _check(source: str):
     nodes = [node for found in collected.values() for node, _ in found]
     expected = cst.metadata.MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     wanted = {node: (expected[node].start.line, expected[node].start.column) for node in nodes}
-    assert positions(module, nodes, source, tree, file_context.top_of) == wanted
-    return _by_statement(module, nodes, source, tree, file_context.top_of) is not None
+    assert positions(module, nodes, SourceFile(source), tree, file_context.top_of) == wanted
+    return _by_statement(module, nodes, SourceFile(source), tree, file_context.top_of) is not None
 
 
 @pytest.mark.parametrize("name", SOURCES)

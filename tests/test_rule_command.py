@@ -8,8 +8,8 @@ import re
 import pytest
 from conftest import run_torchlint
 
-from torchlint.frontends.cli import main
 from torchlint.frontends import rule_command
+from torchlint.frontends.cli import main
 from torchlint.rules import all_rules, docs, rule_by_code
 
 RULES = all_rules()

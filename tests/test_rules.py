@@ -13,7 +13,8 @@ from typing import List
 
 import pytest
 
-from torchlint.engine.linter import Diagnostic, Engine
+from torchlint.core.diagnostic import Diagnostic
+from torchlint.engine.linter import Engine
 from torchlint.rules import all_rules
 from torchlint.rules.rule import Example, FixSafety, Rule
 

@@ -12,32 +12,40 @@ search finds them: the last line of the token range.
 from __future__ import annotations
 
 import ast
-import io
 import re
 import tokenize
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
-from torchlint.core.source import physical_lines
+from torchlint.core.source import SourceFile
 
 NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 NOQA_FILE = re.compile(r"\s*# flake8[:=]\s*noqa", re.IGNORECASE)
 _CODE_SEPARATORS = re.compile(r"[,\s]+")
 
 
-def file_is_exempt(source: str) -> bool:
-    return "noqa" in source.lower() and any(NOQA_FILE.match(line) for line in physical_lines(source))
+def file_is_exempt(source: SourceFile) -> bool:
+    return _mentions_noqa(source) and any(NOQA_FILE.match(line) for line in source.lines)
+
+
+def noqa_index(source: SourceFile) -> "NoqaIndex":
+    """The ``# noqa`` index of ``source``, made once per text."""
+    return source.memo("noqa", lambda: NoqaIndex(source))
+
+
+def _mentions_noqa(source: SourceFile) -> bool:
+    return source.memo("mentions_noqa", lambda: "noqa" in source.text.lower())
 
 
 class NoqaIndex:
     """Answers "is this code suppressed on this line?" for one source text."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: SourceFile) -> None:
         self._source = source
-        self._lines = physical_lines(source)
+        self._lines = source.lines
         self._mapping: Optional[Dict[int, str]] = None
 
     def suppresses(self, line: int, code: str) -> bool:
-        if "noqa" not in self._source.lower():
+        if not _mentions_noqa(self._source):
             return False
         text = self._logical_text(line)
         match = NOQA_INLINE.search(text)
@@ -58,7 +66,7 @@ class NoqaIndex:
         return text or ""
 
 
-def _token_line_mapping(source: str, lines: List[str]) -> Dict[int, str]:
+def _token_line_mapping(source: SourceFile, lines: List[str]) -> Dict[int, str]:
     """Map each line to the joined text of the token range it belongs to."""
     mapping: Dict[int, str] = {}
     for first, last in _token_ranges(source):
@@ -68,17 +76,10 @@ def _token_line_mapping(source: str, lines: List[str]) -> Dict[int, str]:
     return mapping
 
 
-def _tokens(source: str) -> List[tokenize.TokenInfo]:
-    try:
-        return list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return []
-
-
-def _token_ranges(source: str) -> Iterator[Tuple[int, int]]:
+def _token_ranges(source: SourceFile) -> Iterator[Tuple[int, int]]:
     """(first, last) line of each token range ending at a NEWLINE or NL token."""
     first, last = None, None
-    for token in _tokens(source):
+    for token in source.tokens:
         if token.type in (tokenize.ENDMARKER, tokenize.DEDENT):
             continue
         start, end = token.start[0], token.end[0]
@@ -89,7 +90,7 @@ def _token_ranges(source: str) -> Iterator[Tuple[int, int]]:
             first, last = None, None
 
 
-def add_noqa(source: str, findings: Sequence[Tuple[int, str]]) -> Tuple[str, int, List[str]]:
+def add_noqa(source: SourceFile, findings: Sequence[Tuple[int, str]]) -> Tuple[str, int, List[str]]:
     """Add ``# noqa: CODE`` comments so that every (line, code) finding is suppressed.
 
     The comment goes at the end of the line where flake8's search looks (the
@@ -98,13 +99,13 @@ def add_noqa(source: str, findings: Sequence[Tuple[int, str]]) -> Tuple[str, int
     new text, the number of lines changed, and a message for each finding
     that could not be suppressed that way (its line is left unchanged).
     """
-    lines = physical_lines(source)
+    lines = source.lines
     target_of: Dict[int, int] = {}
     for first, last in _token_ranges(source):
         for number in range(first, last + 1):
             target_of[number] = last
     comments: Dict[int, Tuple[int, str]] = {}
-    for token in _tokens(source):
+    for token in source.tokens:
         if token.type == tokenize.COMMENT:
             comments[token.start[0]] = (token.start[1], token.string)
 
@@ -119,7 +120,7 @@ def add_noqa(source: str, findings: Sequence[Tuple[int, str]]) -> Tuple[str, int
         new_lines[target - 1] = _with_noqa(lines[target - 1], comments.get(target), codes)
 
     def unsuppressed_targets(text: str) -> Set[int]:
-        index = NoqaIndex(text)
+        index = NoqaIndex(SourceFile(text))
         return {target_of.get(line, line) for line, code in findings if not index.suppresses(line, code)}
 
     # A comment that does not work (another `# noqa` on the line decides,
@@ -132,8 +133,8 @@ def add_noqa(source: str, findings: Sequence[Tuple[int, str]]) -> Tuple[str, int
         for line, code in findings if target_of.get(line, line) in failed
     ]
     new_source = "".join(new_lines)
-    if new_source != source and not _same_code(source, new_source):  # pragma: no cover - a safety net
-        return source, 0, [f"{line}: adding `# noqa: {code}` would change the code" for line, code in findings]
+    if new_source != source.text and not _same_code(source.text, new_source):  # pragma: no cover - a safety net
+        return source.text, 0, [f"{line}: adding `# noqa: {code}` would change the code" for line, code in findings]
     changed = sum(1 for old, new in zip(lines, new_lines) if old != new)
     return new_source, changed, failures
 

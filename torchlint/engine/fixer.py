@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from torchlint.core.diagnostic import EditFn, Fix
-from torchlint.core.source import physical_lines
+from torchlint.core.source import SourceFile
 from torchlint.engine.tidy import tidy
 
 
@@ -144,7 +144,7 @@ def _is_future_import(statement: cst.CSTNode) -> bool:
     )
 
 
-def keep_lost_text(original: str, round_trip: str, fixed: str) -> Optional[str]:
+def keep_lost_text(original: SourceFile, round_trip: SourceFile, fixed: SourceFile) -> Optional[str]:
     """``fixed`` with the characters libcst lost from ``original`` put back.
 
     libcst does not render everything it parses: form feeds that start the
@@ -154,9 +154,9 @@ def keep_lost_text(original: str, round_trip: str, fixed: str) -> Optional[str]:
     ``original``; rewritten lines get their form feeds and line ending back.
     None when ``original`` and ``round_trip`` do not line up that way.
     """
-    if round_trip == original:
-        return fixed
-    o_lines, r_lines, f_lines = physical_lines(original), physical_lines(round_trip), physical_lines(fixed)
+    if round_trip.text == original.text:
+        return fixed.text
+    o_lines, r_lines, f_lines = original.lines, round_trip.lines, fixed.lines
     if len(o_lines) != len(r_lines) or any(_core(o) != _core(r) for o, r in zip(o_lines, r_lines)):
         return None
     out: List[str] = []

@@ -8,20 +8,18 @@ rewritten code each round, so a second ``--fix`` never changes anything.
 from __future__ import annotations
 
 import ast
-import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple, Type
+from typing import Dict, List, Optional, Sequence, Tuple, Type, Union
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext, analyse
 from torchlint.analysis.outline import Outline, child_nodes
-from torchlint.analysis.legacy_syntax import python2_feature
 from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
-from torchlint.core.noqa import NoqaIndex, file_is_exempt
+from torchlint.core.noqa import file_is_exempt, noqa_index
 from torchlint.core.settings import Settings
-from torchlint.core.source import physical_lines
+from torchlint.core.source import SourceFile
 from torchlint.engine.fixer import apply_fixes, keep_lost_text
 from torchlint.engine.narrowing import Narrowed, narrow
 from torchlint.engine.positions import positions
@@ -91,52 +89,54 @@ class Engine:
         sharp = {id(r) for r in self._outlined if r.may_match_tree(outline)}
         return [r for r in self.rules if id(r) in sharp or r in textual], outline
 
-    def check(self, source: str, syntax_checked: bool = False, tree: Optional[ast.Module] = None,
-              whole: bool = False) -> CheckResult:
+    def check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False) -> CheckResult:
         """Find problems in ``source``; raises ParseError for invalid Python.
 
-        ``syntax_checked`` says the caller already compiled ``source`` with
-        Python's own parser; ``tree`` is that parser's tree, if the caller has
-        it (flake8 does). Otherwise the source is parsed here first: every
-        file, so no syntax error goes unreported.
+        ``syntax_checked`` says the caller already compiled the text with
+        Python's own parser (flake8 hands its tree over in the
+        ``SourceFile``; the fix loop's rewritten texts come from valid code).
+        Otherwise the source is parsed here first: every file, so no syntax
+        error goes unreported.
 
         Only the statements that can hold findings are parsed with libcst
         (``narrowing.py``) unless ``whole`` asks for the module of the whole
         file, which fixing needs.
         """
-        if tree is None and not syntax_checked:
+        source = SourceFile.of(source)
+        if not syntax_checked:
             try:
-                tree = check_syntax(source)
+                source.tree  # raises ParseError
             except Unsupported:
                 raise
             except ParseError as error:
                 return self._check_repaired(source, error, whole)
         if self.honour_noqa and file_is_exempt(source):
             return CheckResult([])
-        if tree is None and (not self.screens or any(r.may_match(source) for r in self.rules)):
-            tree = check_syntax(source)  # a rewritten text in the fix loop: its tree sharpens the screen
-        active, outline = self._screen(source, tree)
+        tree = None
+        if source.parsed or not self.screens or any(r.may_match(source.text) for r in self.rules):
+            tree = source.tree  # a rewritten text in the fix loop: its tree sharpens the screen
+        active, outline = self._screen(source.text, tree)
         if not active:
             return CheckResult([])
-        if len(source) > MAX_DEPTH:  # shorter sources cannot nest that deep
+        if len(source.text) > MAX_DEPTH:  # shorter sources cannot nest that deep
             check_depth(tree)
         narrowed = None if whole or not self.screens else narrow(source, tree, active, outline)
         module = _parse_narrowed(narrowed) if narrowed is not None else None
         if module is None:
-            narrowed, module = None, parse(source)
+            narrowed, module = None, source.module
         try:
             return self._check_module(module, source, active, tree, narrowed, outline)
         except RecursionError:
             raise Unsupported("too deeply nested to analyse", 1, 0) from None
 
-    def _repair(self, source: str) -> Optional[Tuple[Rule, SyntaxRepair]]:
+    def _repair(self, source: SourceFile) -> Optional[Tuple[Rule, SyntaxRepair]]:
         for rule in self.rules:
-            repair = rule.repair_syntax(source)
+            repair = rule.repair_syntax(source.text)
             if repair is not None:
                 return rule, repair
         return None
 
-    def _check_repaired(self, source: str, error: ParseError, whole: bool) -> CheckResult:
+    def _check_repaired(self, source: SourceFile, error: ParseError, whole: bool) -> CheckResult:
         """Check a ``source`` Python 3 rejects, if a rule can repair it at the
         token level (``async=``): findings of the repaired text, at their
         places in ``source``, and one finding per repaired site."""
@@ -144,16 +144,17 @@ class Engine:
         if found is None:
             raise error
         rule, repair = found
+        repaired = SourceFile(repair.text, source.encoding)
         try:
-            tree = check_syntax(repair.text)
+            repaired.tree
         except ParseError as still:
             raise type(still)(still.message, still.line, repair.original_column(still.line, still.column)) from None
         if self.honour_noqa and file_is_exempt(source):
             return CheckResult([])
-        checked = self.check(repair.text, syntax_checked=True, tree=tree, whole=whole)
+        checked = self.check(repaired, syntax_checked=True, whole=whole)
         for diagnostic in checked.diagnostics:
             diagnostic.column = repair.original_column(diagnostic.line, diagnostic.column)
-        noqa = NoqaIndex(source)
+        noqa = noqa_index(source)
         for site in repair.sites:
             if not (self.honour_noqa and noqa.suppresses(site.line, rule.code)):
                 fix = Fix((), safe=True) if site.safe else None  # applied as text by ``fix``
@@ -162,7 +163,7 @@ class Engine:
         checked.repair = repair
         return checked
 
-    def _check_module(self, module: cst.Module, source: str, active: Sequence[Rule],
+    def _check_module(self, module: cst.Module, source: SourceFile, active: Sequence[Rule],
                       tree: Optional[ast.Module] = None, narrowed: Optional[Narrowed] = None,
                       outline: Optional[Outline] = None) -> CheckResult:
         active_ids = {id(rule) for rule in active}
@@ -181,11 +182,11 @@ class Engine:
                         errors.append(f"{rule.code} raised {type(exc).__name__}: {exc}")
         diagnostics: List[Diagnostic] = []
         if found:
-            parsed = narrowed.text if narrowed is not None else source
+            parsed = narrowed.source if narrowed is not None else source
             starts = positions(module, {id(f.node): f.node for _, f in found}.values(), parsed, tree,
                                file_context.top_of)
-            noqa = NoqaIndex(source)
-            lines = physical_lines(source) if "\x0c" in source else None
+            noqa = noqa_index(source)
+            lines = source.lines if "\x0c" in source.text else None
             for rule, finding in found:
                 line, column = starts[finding.node]
                 if narrowed is not None and not narrowed.keeps(line):
@@ -198,18 +199,20 @@ class Engine:
         diagnostics.sort(key=Diagnostic.sort_key)
         return CheckResult(_dedupe(diagnostics), file_context.module, errors, narrowed is not None)
 
-    def fix(self, source: str, unsafe: bool = False) -> FixResult:
-        result = FixResult(source, [])
-        checked = self.check(source, whole=True)
+    def fix(self, source: Union[str, SourceFile], unsafe: bool = False) -> FixResult:
+        original = SourceFile.of(source)
+        result = FixResult(original.text, [])
+        checked = self.check(original, whole=True)
         if checked.repair is not None:
-            repaired = self._apply_repair(source, checked, result)
+            repaired = self._apply_repair(checked, result)
             if repaired is None:
                 return result
-            source, checked = repaired, self.check(repaired, whole=True)
-        current = source
-        round_trip: Optional[str] = None  # libcst's rendering of ``source``
+            original = SourceFile(repaired, original.encoding)
+            checked = self.check(original, whole=True)
+        current = original
+        round_trip: Optional[str] = None  # libcst's rendering of the original
         for _ in range(MAX_FIX_ROUNDS):
-            if current is not source:
+            if current is not original:
                 checked = self.check(current, syntax_checked=True, whole=True)
             result.internal_errors.extend(checked.internal_errors)
             if round_trip is None and checked.module is not None:
@@ -219,7 +222,7 @@ class Engine:
                 if diagnostic.fix is not None and (diagnostic.fix.safe or unsafe):
                     by_fix.setdefault(id(diagnostic.fix), diagnostic)
             if not by_fix or checked.module is None:
-                return self._finish(result, source, round_trip, current, checked.diagnostics)
+                return self._finish(result, original, round_trip, current, checked.diagnostics)
             fixes = [d.fix for d in by_fix.values()]
             fix_round = apply_fixes(checked.module, fixes)
             owner = {id(d.fix): d for d in by_fix.values()}
@@ -227,16 +230,16 @@ class Engine:
                 result.discarded.append((owner[id(fix)], reason))
             for fix in fix_round.applied:
                 result.fixed[owner[id(fix)].code] += 1
-            if fix_round.code == current:
-                return self._finish(result, source, round_trip, current, checked.diagnostics)
-            current = fix_round.code
+            if fix_round.code == current.text:
+                return self._finish(result, original, round_trip, current, checked.diagnostics)
+            current = SourceFile(fix_round.code, original.encoding)
         result.converged = False
-        return self._finish(result, source, round_trip, current, None)
+        return self._finish(result, original, round_trip, current, None)
 
-    def _apply_repair(self, source: str, checked: CheckResult, result: FixResult) -> Optional[str]:
-        """The repaired text of ``source`` if every repaired site has a fix
-        (safe, not suppressed), counted in ``result``; otherwise None, with
-        ``result`` saying that nothing in the file can be fixed."""
+    def _apply_repair(self, checked: CheckResult, result: FixResult) -> Optional[str]:
+        """The repaired text if every repaired site has a fix (safe, not
+        suppressed), counted in ``result``; otherwise None, with ``result``
+        saying that nothing in the file can be fixed."""
         repair = checked.repair
         assert repair is not None
         sites = {(s.line, s.column) for s in repair.sites}
@@ -250,39 +253,22 @@ class Engine:
         result.discarded.extend((d, reason) for d in checked.diagnostics if d.fix is not None and d not in repairs)
         return None
 
-    def _finish(self, result: FixResult, source: str, round_trip: Optional[str], current: str,
+    def _finish(self, result: FixResult, original: SourceFile, round_trip: Optional[str], current: SourceFile,
                 diagnostics: Optional[List[Diagnostic]]) -> FixResult:
-        """The fixed text, with what libcst's rendering dropped from ``source`` restored."""
-        if current != source and round_trip is not None and round_trip != source:
-            restored = keep_lost_text(source, round_trip, current)
+        """The fixed text, with what libcst's rendering dropped from the original restored."""
+        if current.text != original.text and round_trip is not None and round_trip != original.text:
+            restored = keep_lost_text(original, SourceFile(round_trip), current)
             if restored is None:  # cannot line the texts up: write nothing rather than lose characters
                 result.discarded.extend(
-                    (d, "the fixed code would lose characters libcst does not keep") for d in self.check(source).diagnostics
-                    if d.fix is not None)
+                    (d, "the fixed code would lose characters libcst does not keep")
+                    for d in self.check(original).diagnostics if d.fix is not None)
                 result.fixed.clear()
-                restored = source
-            if restored != current:
-                current, diagnostics = restored, None
-        result.source = current
+                restored = original.text
+            if restored != current.text:
+                current, diagnostics = SourceFile(restored, original.encoding), None
+        result.source = current.text
         result.diagnostics = diagnostics if diagnostics is not None else self.check(current).diagnostics
         return result
-
-
-def check_syntax(source: str) -> ast.Module:
-    """Reject what CPython rejects, with its message, before libcst sees it.
-
-    Besides better messages this protects libcst's native parser, which can
-    overflow its stack on nesting CPython refuses (e.g. 3000 parentheses).
-    """
-    try:
-        return ast.parse(source)
-    except SyntaxError as exc:
-        line = exc.lineno or 1
-        python2 = python2_feature(exc.msg, source, line)
-        message = f"Python 2 code ({python2}); torchlint checks Python 3" if python2 else exc.msg
-        raise ParseError(message, line, max((exc.offset or 1) - 1, 0)) from None
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise ParseError(str(exc) or type(exc).__name__, 1, 0) from None
 
 
 def check_depth(tree: ast.AST) -> None:
@@ -302,32 +288,11 @@ def check_depth(tree: ast.AST) -> None:
         level = list(child_nodes(level))
 
 
-def parse(source: str) -> cst.Module:
-    """libcst's tree of ``source``, which CPython's parser has accepted.
-
-    Raises ``Unsupported`` when libcst cannot parse it anyway (its parser
-    lags CPython's grammar in places).
-    """
-    try:
-        return cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        # libcst's raw_line can point past the error; its message has the real place.
-        where = re.search(r"error at (\d+):(\d+)", exc.message)
-        line, column = (int(where.group(1)), int(where.group(2))) if where else (exc.raw_line, exc.raw_column)
-        detail = re.sub(r"^parser error: (error at \d+:\d+: )?", "", exc.message).split("\n")[0]
-        detail = detail if len(detail) <= 60 else detail[:57] + "..."
-        raise Unsupported(f"libcst cannot parse this valid Python ({detail})", line, column) from None
-    except RecursionError:
-        raise Unsupported("too deeply nested to parse", 1, 0) from None
-    except Exception as exc:  # libcst's native parser can raise other errors
-        raise Unsupported(f"libcst cannot parse this valid Python ({str(exc) or type(exc).__name__})", 1, 0) from None
-
-
 def _parse_narrowed(narrowed: Narrowed) -> Optional[cst.Module]:
     """libcst's tree of the narrowed text; None (parse the file whole) if it
     fails, so narrowing never changes whether a file can be analysed."""
     try:
-        return parse(narrowed.text)
+        return narrowed.source.module
     except Unsupported:
         return None
 

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from torchlint.analysis.outline import Outline
-from torchlint.core.source import physical_lines
+from torchlint.core.source import SourceFile
 from torchlint.rules.rule import Rule
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -58,7 +58,7 @@ MIN_BODY_LINES = 4
 class Narrowed:
     """The text libcst parses instead of the file, and what it left out."""
 
-    text: str
+    source: SourceFile
     stubbed: Tuple[Tuple[int, int], ...]  # first and last line of each cut statement
 
     def keeps(self, line: int) -> bool:
@@ -66,14 +66,14 @@ class Narrowed:
         return not any(first <= line <= last for first, last in self.stubbed)
 
 
-def narrow(source: str, tree: ast.Module, rules: Sequence[Rule], outline: Optional[Outline] = None
+def narrow(source: SourceFile, tree: ast.Module, rules: Sequence[Rule], outline: Optional[Outline] = None
            ) -> Optional[Narrowed]:
     """``source`` with the defs, classes and methods no rule of ``rules`` can
     flag cut to their headers; None when nothing is cut. ``outline`` is the
     outline of ``tree``, if the caller has it."""
     if any(rule.whole_file for rule in rules):
         return None
-    lines = physical_lines(source)
+    lines = list(source.lines)  # cut in place below
     statements = tree.body
     outline = outline if outline is not None else Outline(tree)
     stubs = _stubs(statements, outline)
@@ -94,7 +94,7 @@ def narrow(source: str, tree: ast.Module, rules: Sequence[Rule], outline: Option
         return None
     for statement in cut:
         _cut_body(statement, lines)
-    return Narrowed("".join(lines), tuple((_first_line(s), _last_line(s)) for s in cut))
+    return Narrowed(SourceFile("".join(lines)), tuple((_first_line(s), _last_line(s)) for s in cut))
 
 
 def _methods_to_cut(classdef: ast.ClassDef, index: int, outlined: List[ast.stmt], rules: Sequence[Rule],

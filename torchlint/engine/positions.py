@@ -22,12 +22,12 @@ from libcst.metadata.position_provider import (
     PositionProvidingCodegenState,
 )
 
-from torchlint.core.source import physical_lines
+from torchlint.core.source import SourceFile
 
 Position = Tuple[int, int]  # line (from 1), column (from 0)
 
 
-def positions(module: cst.Module, nodes: Iterable[cst.CSTNode], source: Optional[str] = None,
+def positions(module: cst.Module, nodes: Iterable[cst.CSTNode], source: Optional[SourceFile] = None,
               tree: Optional[ast.Module] = None,
               top_of: Optional[Mapping[cst.CSTNode, cst.CSTNode]] = None) -> Dict[cst.CSTNode, Position]:
     """The start of each node of ``nodes`` (libcst's syntactic position).
@@ -45,14 +45,12 @@ def positions(module: cst.Module, nodes: Iterable[cst.CSTNode], source: Optional
     return {node: (ranges[node].start.line, ranges[node].start.column) for node in nodes}
 
 
-def _by_statement(module: cst.Module, nodes: List[cst.CSTNode], source: str, tree: ast.Module,
+def _by_statement(module: cst.Module, nodes: List[cst.CSTNode], source: SourceFile, tree: ast.Module,
                   top_of: Mapping[cst.CSTNode, cst.CSTNode]) -> Optional[Dict[cst.CSTNode, Position]]:
     first_lines = _first_lines(module, tree)
     if first_lines is None:
         return None
-    line_starts = [0]
-    for line in physical_lines(source):
-        line_starts.append(line_starts[-1] + len(line))
+    line_starts = source.line_starts
     index = {id(statement): i for i, statement in enumerate(module.body)}
     generated: Dict[int, Tuple[int, Mapping]] = {}  # statement index -> (line offset, ranges)
     found: Dict[cst.CSTNode, Position] = {}
@@ -68,7 +66,7 @@ def _by_statement(module: cst.Module, nodes: List[cst.CSTNode], source: str, tre
             offset = first_lines[i] - ranges[statement].start.line
             if i == len(module.body) - 1 and not module.has_trailing_newline and code.endswith(module.default_newline):
                 code = code[: -len(module.default_newline)]  # the module, not the statement, leaves it out
-            if offset < 0 or offset >= len(line_starts) or not source.startswith(code, line_starts[offset]):
+            if offset < 0 or offset >= len(line_starts) or not source.text.startswith(code, line_starts[offset]):
                 return None
             generated[i] = (offset, ranges)
         offset, ranges = generated[i]

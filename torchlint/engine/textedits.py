@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from torchlint.core.diagnostic import Fix
-from torchlint.core.source import physical_lines
+from torchlint.core.source import SourceFile
 
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
@@ -33,20 +33,18 @@ class TextEdit:
 
 def preview_fix(module: cst.Module, fix: Fix) -> Optional[List[TextEdit]]:
     """The edits ``fix`` alone makes to ``module``; None if it cannot be applied."""
-    from torchlint.engine.fixer import (
-        apply_fixes,  # libcst: only when there are fixes to show
-    )
+    from torchlint.engine.fixer import apply_fixes  # libcst: only when there are fixes to show
 
     result = apply_fixes(module, [fix])
     if not result.applied:
         return None
-    return edits_between(module.code, result.code)
+    return edits_between(SourceFile(module.code), SourceFile(result.code))
 
 
-def edits_between(before: str, after: str) -> List[TextEdit]:
+def edits_between(before: SourceFile, after: SourceFile) -> List[TextEdit]:
     """Minimal edits turning ``before`` into ``after`` (line hunks, trimmed to the characters that differ)."""
-    old_lines, new_lines = physical_lines(before), physical_lines(after)
-    old_offsets = _line_offsets(old_lines)
+    old_lines, new_lines = before.lines, after.lines
+    old_offsets = before.line_starts
     edits: List[TextEdit] = []
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -66,26 +64,17 @@ def edits_between(before: str, after: str) -> List[TextEdit]:
     return edits
 
 
-def apply_edits(source: str, edits: List[TextEdit]) -> str:
+def apply_edits(source: SourceFile, edits: List[TextEdit]) -> str:
     """``source`` with ``edits`` (non-overlapping) applied."""
-    lines = physical_lines(source)
-    offsets = _line_offsets(lines)
 
     def offset(position: Tuple[int, int]) -> int:
         row, column = position
-        return offsets[row - 1] + column - 1
+        return source.offset(row, column - 1)
 
-    result = source
+    result = source.text
     for edit in sorted(edits, key=lambda e: e.start, reverse=True):
         result = result[:offset(edit.start)] + edit.content + result[offset(edit.end):]
     return result
-
-
-def _line_offsets(lines: List[str]) -> List[int]:
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
-    return offsets
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -113,13 +102,10 @@ def _splits_word(old: str, new: str, at_old: int, at_new: int = -1) -> bool:
     return splits(old, at_old) or splits(new, at_new)
 
 
-def _position(text: str, offset: int) -> Tuple[int, int]:
-    """1-based (row, column) of character ``offset``, with Python's line breaks."""
-    lines = physical_lines(text[:offset])
-    if not lines:
-        return 1, 1
-    last = lines[-1]
-    if last.endswith(("\n", "\r")):
-        # \r\n split between two offsets is impossible: edits never cut a line break in two
-        return len(lines) + 1, 1
-    return len(lines), len(last) + 1
+def _position(text: SourceFile, offset: int) -> Tuple[int, int]:
+    """1-based (row, column) of character ``offset``, with Python's line breaks.
+
+    (\r\n is never split between two offsets: edits never cut a line break in two.)
+    """
+    row, column = text.position(offset)
+    return row, column + 1

@@ -19,6 +19,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 
 from torchlint import __version__
 from torchlint.core.settings import Settings, SettingsError, parse_version
+from torchlint.core.source import SourceFile
 from torchlint.engine.linter import Engine
 from torchlint.rules import all_rules
 from torchlint.run.selection import (
@@ -91,9 +92,9 @@ class TorchlintChecker:
             yield line, column, text, type(self)
 
     def _findings(self) -> List[Tuple[int, int, str]]:
-        source = "".join(self._lines)
+        source = SourceFile("".join(self._lines), tree=self._tree)
         try:
-            result = self.engine().check(source, syntax_checked=True, tree=self._tree)
+            result = self.engine().check(source, syntax_checked=True)
         except Exception:  # parse failures and anything unforeseen: stay silent
             return []
         return [(d.line, d.column, f"{d.code} {d.message}") for d in result.diagnostics]

@@ -3,7 +3,7 @@
 from typing import Optional
 
 from torchlint.analysis.outline import Outline
-from torchlint.analysis.legacy_syntax import (
+from torchlint.core.legacy_syntax import (
     NEW_KEYWORD,
     async_keyword_sites,
     original_column,

@@ -16,9 +16,9 @@ from torchlint.analysis.scopes import ImportAssignment
 from torchlint.analysis.screens import Screen, argument_text, top_level
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge import api_snapshot
-from torchlint.rules import edits
 from torchlint.knowledge.deprecations import is_removed_api
 from torchlint.knowledge.torch_api import EXTENSION_ATTRIBUTES, KEYWORDS_NOW_POSITIONAL, REMOVED_KEYWORDS
+from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 REQUIRES_GRAD = "requires_grad"

@@ -15,10 +15,10 @@ import tempfile
 import threading
 from typing import Iterator, List
 
-from torchlint.core.source import SourceError, SourceText, decode
+from torchlint.core.source import SourceError, SourceFile, decode
 
 
-def read_source(path: str) -> SourceText:
+def read_source(path: str) -> SourceFile:
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -29,7 +29,7 @@ def read_source(path: str) -> SourceText:
     return decode(data)
 
 
-def encode(source: SourceText, new_text: str) -> bytes:
+def encode(source: SourceFile, new_text: str) -> bytes:
     try:
         return new_text.encode(source.encoding)
     except UnicodeEncodeError as exc:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from torchlint.core.diagnostic import Diagnostic, ParseError, Unsupported
-from torchlint.core.source import SourceError, physical_lines
+from torchlint.core.source import SourceError, SourceFile
 from torchlint.run.fileio import write_atomically
 from torchlint.run.report import FileReport, format_location, report_internal, skip
 
@@ -214,7 +214,7 @@ class Layout:
         """The 1-based line of each cell's marker in ``text``; None if any is missing, repeated or out of order."""
         found: List[int] = []
         wanted = re.compile(rf"^# {re.escape(self.token)} cell (\d+)$")
-        for number, line in enumerate(physical_lines(text), start=1):
+        for number, line in enumerate(SourceFile(text).lines, start=1):
             match = wanted.match(line.rstrip("\r\n"))
             if match:
                 if int(match.group(1)) != len(found):
@@ -237,7 +237,7 @@ class Layout:
         for placeholder in self.magics:
             if len(re.findall(rf"\b{re.escape(placeholder)}\b", text)) != 1:
                 return None
-        lines = physical_lines(text)
+        lines = SourceFile(text).lines
         bounds = [start - 1 for start in starts] + [len(lines)]
         preamble = "".join(lines[: bounds[0]])  # e.g. an import a fix added above the first marker
         cells = []
@@ -273,7 +273,7 @@ def build_layout(notebook: Notebook) -> Layout:
 
 
 def _mask_cell(text: str, layout: Layout) -> Optional[str]:
-    lines = physical_lines(text)
+    lines = SourceFile(text).lines
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None and lines[first].lstrip().startswith("%%"):
         words = lines[first].lstrip()[2:].split()
@@ -512,7 +512,7 @@ def notebook_diff(path: str, cells: Sequence[Cell], changed: Dict[int, str]) -> 
         if cell.number not in changed:
             continue
         lines = difflib.unified_diff(
-            physical_lines(cell.text), physical_lines(changed[cell.number]),
+            SourceFile(cell.text).lines, SourceFile(changed[cell.number]).lines,
             fromfile=f"a/{path}:cell {cell.number}", tofile=f"b/{path}:cell {cell.number}",
         )
         for line in lines:

@@ -12,7 +12,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Optional
 
 from torchlint.core.diagnostic import ParseError, Unsupported
-from torchlint.core.source import SourceError, SourceText, physical_lines
+from torchlint.core.source import SourceError, SourceFile
 from torchlint.engine.textedits import TextEdit, preview_fix
 from torchlint.run.fileio import encode, read_source, write_atomically
 from torchlint.run.notebook import process_notebook
@@ -26,7 +26,7 @@ def process_file(
     path: str,
     engine: Engine,
     args: argparse.Namespace,
-    text: Optional[SourceText] = None,
+    text: Optional[SourceFile] = None,
     previews: bool = False,
 ) -> FileReport:
     """Check or fix ``path`` (``args.fix`` / ``args.diff`` / ``args.unsafe_fixes``).
@@ -49,7 +49,7 @@ def process_file(
     report.source = source.text
     try:
         if args.fix or args.diff:
-            result = engine.fix(source.text, unsafe=args.unsafe_fixes)
+            result = engine.fix(source, unsafe=args.unsafe_fixes)
             report.diagnostics = result.diagnostics
             report.fixed = sum(result.fixed.values())
             report.fixed_by_code = Counter(result.fixed)
@@ -75,14 +75,14 @@ def process_file(
                         report.fixed = 0
                         report.fixed_by_code.clear()
                         report.source = source.text
-                        report.diagnostics = engine.check(source.text).diagnostics
+                        report.diagnostics = engine.check(source).diagnostics
                         report.warnings.clear()
             if previews and any(d.fix for d in report.diagnostics):
                 # The fixes of the final round belong to a tree we no longer
                 # have: check the final text again to describe them.
                 _add_previews(report, engine.check(report.source, whole=True))
         else:
-            checked = engine.check(source.text, whole=previews)  # previews apply fixes to the module
+            checked = engine.check(source, whole=previews)  # previews apply fixes to the module
             report.diagnostics = checked.diagnostics
             report_internal(report, checked.internal_errors)
             if previews:
@@ -131,7 +131,7 @@ def _previews_of_repaired(report: FileReport, checked: CheckResult) -> None:
 
 def unified_diff(path: str, before: str, after: str) -> str:
     lines = difflib.unified_diff(
-        physical_lines(before), physical_lines(after), fromfile=f"a/{path}", tofile=f"b/{path}"
+        SourceFile(before).lines, SourceFile(after).lines, fromfile=f"a/{path}", tofile=f"b/{path}"
     )
     text = ""
     for line in lines:

@@ -55,9 +55,7 @@ class Linter:
         rules = self.options.rules_for(path)
         key = tuple(rule.code for rule in rules)
         if key not in self._engines:
-            from torchlint.engine.linter import (
-                Engine,  # libcst: only once a file needs checking
-            )
+            from torchlint.engine.linter import Engine  # libcst: only once a file needs checking
 
             self._engines[key] = Engine([_loaded(rule) for rule in rules], self.settings)
         return self._engines[key]
@@ -295,10 +293,10 @@ def run_add_noqa(options: Options, linter: Linter, stdout: TextIO, stderr: TextI
             continue
         try:
             source = read_source(path)
-            diagnostics = linter.engine_for(path).check(source.text).diagnostics
+            diagnostics = linter.engine_for(path).check(source).diagnostics
             if not diagnostics:
                 continue
-            text, changed, failures = add_noqa(source.text, [(d.line, d.code) for d in diagnostics])
+            text, changed, failures = add_noqa(source, [(d.line, d.code) for d in diagnostics])
             for failure in failures:
                 print(f"torchlint: warning: {path}:{failure}", file=stderr)
             if changed:

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Dict, List, Optional, Sequence
 
 from torchlint.core.diagnostic import Diagnostic
-from torchlint.core.source import physical_lines
+from torchlint.core.source import SourceFile
 from torchlint.engine.textedits import TextEdit, apply_edits
 from torchlint.run.report import FileReport, format_diagnostic, summary_line
 from torchlint.run.reporters.base import Reporter, previews
@@ -72,7 +72,8 @@ class FullReporter(TextReporter):
     wants_previews = True
 
     def report_file(self, report: FileReport) -> None:
-        self._lines = physical_lines(report.source or "")
+        self._source = SourceFile(report.source or "")
+        self._lines = self._source.lines
         self._previews = previews(report)
         super().report_file(report)
 
@@ -95,7 +96,7 @@ class FullReporter(TextReporter):
                 label = "unsafe fix (applied by --fix --unsafe-fixes)"
             self.write(f"{' ' * (gutter + 1)}{s.cyan('=')} {label}" + (":" if edits else ""))
             if edits:
-                for line in fix_diff(report.source or "", edits):
+                for line in fix_diff(self._source, edits):
                     if line.startswith("-"):
                         line = s.red(line)
                     elif line.startswith("+"):
@@ -106,10 +107,10 @@ class FullReporter(TextReporter):
         self.write()
 
 
-def fix_diff(source: str, edits: List[TextEdit]) -> List[str]:
+def fix_diff(source: SourceFile, edits: List[TextEdit]) -> List[str]:
     """The lines of a unified diff (no file headers, no context) showing ``edits``."""
-    before = physical_lines(source)
-    after = physical_lines(apply_edits(source, edits))
+    before = source.lines
+    after = SourceFile(apply_edits(source, edits)).lines
     lines = list(difflib.unified_diff(before, after, n=0, lineterm=""))[2:]
     return [line.rstrip("\r\n") for line in lines]
 

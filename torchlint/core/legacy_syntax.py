@@ -7,6 +7,7 @@ keyword ``async=`` (``x.cuda(async=True)``, renamed ``non_blocking=`` in torch
 be read as Python 3 with it renamed. Python 2 files (``print x``,
 ``except E, e``, backticks, ...) cannot be helped: ``python2_feature`` names the
 Python 2 construct behind a syntax error, so the user is told in one line.
+Kept in ``core`` because Python's own parse (``source.python_tree``) names it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import tokenize
 from dataclasses import dataclass
 from typing import List, Optional
 
-from torchlint.core.source import physical_lines
 
 # The torch methods whose ``async=`` torch 0.4 renamed ``non_blocking=``
 # (Tensor.cuda, Tensor.type, Tensor.copy_; Tensor.to accepted it in 0.4).
@@ -87,7 +87,7 @@ def _is_keyword(word: str) -> bool:
 
 def rename_async_keywords(source: str, sites: List[AsyncKeyword]) -> str:
     """``source`` with ``async`` renamed ``non_blocking`` at each of ``sites``."""
-    lines = physical_lines(source)
+    lines = _lines(source)
     for site in sorted(sites, key=lambda s: (s.line, -s.column)):
         text = lines[site.line - 1]
         lines[site.line - 1] = text[:site.column] + NEW_KEYWORD + text[site.column + len("async"):]
@@ -122,13 +122,17 @@ _LINES = (
 )
 
 
+def _lines(source: str) -> List[str]:
+    return io.StringIO(source, newline="").readlines()  # as Python counts lines
+
+
 def python2_feature(message: str, source: str, line: int) -> Optional[str]:
     """The Python 2 construct behind the syntax error ``message`` at ``line``
     of ``source`` (e.g. "a `print` statement"), None if nothing says Python 2."""
     for start, feature in _MESSAGES:
         if message.startswith(start):
             return feature
-    lines = physical_lines(source)
+    lines = _lines(source)
     text = lines[line - 1] if 1 <= line <= len(lines) else ""
     code = text.split("#", 1)[0]
     for pattern, feature in _LINES:

@@ -1,0 +1,96 @@
+"""``SourceFile``: one checked text and what is derived from it, computed once."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from torchlint.core import source as source_module
+from torchlint.core.diagnostic import ParseError, Unsupported
+from torchlint.core.source import SourceFile, decode
+from torchlint.engine.linter import Engine
+from torchlint.rules import rule_by_code
+
+TEXTS = ["", "x", "a\n", "a\nb", "a\r\nb\rc\n", "\n\n", "ab\ncd\n\nef", "x = 1\x0c\ny = '\u2028'\n"]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_lines_break_where_python_does(text):
+    lines = SourceFile(text).lines
+    assert "".join(lines) == text
+    assert all(line.endswith(("\n", "\r")) for line in lines[:-1])
+    # form feeds and Unicode separators do not end lines (str.splitlines would break there)
+    assert len(lines) == text.count("\n") + text.count("\r") - text.count("\r\n") + (not text.endswith(("\n", "\r")) and text != "")
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_offsets_and_positions_are_inverse(text):
+    source = SourceFile(text)
+    assert source.line_starts[0] == 0 and source.line_starts[-1] == len(text)
+    for offset in range(len(text) + 1):
+        if 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n":
+            continue  # never a position: an edit does not cut a line break in two
+        line, column = source.position(offset)
+        assert source.offset(line, column) == offset
+        before = text[:offset]
+        assert line == 1 + before.count("\n") + before.count("\r") - before.count("\r\n")
+
+
+def test_each_derived_value_is_computed_once(monkeypatch):
+    calls = []
+    real = source_module.python_tree
+    monkeypatch.setattr(source_module, "python_tree", lambda text: calls.append(text) or real(text))
+    source = SourceFile("import torch\nx = 1\n")
+    assert source.tree is source.tree
+    assert source.lines is source.lines
+    assert source.tokens is source.tokens
+    assert source.module is source.module
+    assert calls == [source.text]
+
+
+def test_a_tree_handed_over_is_used_as_is():
+    tree = ast.parse("x = 1\n")
+    source = SourceFile("x = 1\n", tree=tree)
+    assert source.parsed and source.tree is tree
+
+
+def test_invalid_python_raises_parse_error_with_cpythons_position():
+    with pytest.raises(ParseError) as caught:
+        SourceFile("x = (\n").tree
+    assert caught.value.line == 1
+
+
+def test_text_libcst_cannot_parse_is_unsupported():
+    with pytest.raises(Unsupported):
+        SourceFile("(x): int = 1\n").module
+
+
+def test_tokens_of_a_text_that_does_not_tokenize_are_empty():
+    assert SourceFile('s = """never closed\n').tokens == []
+
+
+def test_decode_keeps_the_encoding_for_writing_back():
+    assert decode("x = 'é'\n".encode("utf-8-sig")).encoding == "utf-8-sig"
+    latin = decode(b"# -*- coding: latin-1 -*-\nx = '\xe9'\n")
+    assert latin.encoding == "iso-8859-1" and latin.text.endswith("x = 'é'\n")
+
+
+def test_one_check_parses_python_and_libcst_once(monkeypatch):
+    """The engine asks the object, which parses each text once: the check of a
+    file with findings makes one Python tree and one libcst module."""
+    counts = {"python": 0, "libcst": 0}
+    python_tree, libcst_tree = source_module.python_tree, source_module.libcst_tree
+
+    def count(kind, real):
+        def wrapper(text):
+            counts[kind] += 1
+            return real(text)
+        return wrapper
+
+    monkeypatch.setattr(source_module, "python_tree", count("python", python_tree))
+    monkeypatch.setattr(source_module, "libcst_tree", count("libcst", libcst_tree))
+    source = SourceFile("import torch.nn.functional as F\ny = F.sigmoid(x)  # noqa: TL999\n")
+    diagnostics = Engine([rule_by_code("TL104")]).check(source, whole=True).diagnostics
+    assert [d.code for d in diagnostics] == ["TL104"]
+    assert counts == {"python": 1, "libcst": 1}
