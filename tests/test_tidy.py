@@ -64,6 +64,19 @@ CASES = {
         x = torch.ones(2)
         """,
     ),
+    "a docstring mentioning the name does not keep its import": (
+        """
+        \"\"\"Wraps data in a Variable, the old way.\"\"\"
+        import torch
+        from torch.autograd import Variable
+        x = Variable(torch.ones(2))
+        """,
+        """
+        \"\"\"Wraps data in a Variable, the old way.\"\"\"
+        import torch
+        x = torch.ones(2)
+        """,
+    ),
     "the comment above a removed import moves down": (
         """
         import torch

@@ -10,8 +10,9 @@ here, comparing the module before the fixes with the module after them:
   (``x = Variable(x)`` -> ``x = x``, ``a, b = a, b``): the statement goes.
 
 Uses are counted conservatively: every ``Name`` outside import statements
-and every word inside a string (``__all__``, string annotations) counts, so
-an import is removed only when its name appears nowhere else in the file.
+and every word of a string without spaces (``__all__``, string annotations)
+counts, so an import is removed only when its name appears nowhere else in
+the file's code (prose such as docstrings aside).
 A removed line's comments above it move to the next statement; a block left
 empty gets ``pass`` (libcst renders it).
 """
@@ -64,10 +65,16 @@ class _Uses(cst.CSTVisitor):
         self.names[node.value] += 1
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        self.names.update(_WORD.findall(node.value))
+        self._words(node.value)
 
     def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
-        self.names.update(_WORD.findall(node.value))
+        self._words(node.value)
+
+    def _words(self, text: str) -> None:
+        # A name in ``__all__`` or a string annotation (``"Optional[Variable]"``)
+        # is a use; prose (a docstring, a message) is not.
+        if not any(c.isspace() for c in text.strip("'\"")):
+            self.names.update(_WORD.findall(text))
 
 
 def _bound_name(alias: cst.ImportAlias, from_import: bool) -> Optional[str]:
