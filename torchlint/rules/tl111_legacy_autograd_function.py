@@ -35,8 +35,9 @@ class LegacyAutogradFunction(Rule):
         "`ctx.save_for_backward`, `ctx.saved_tensors`, attributes kept between the passes), and every "
         "`MyFn()(x)` in the file becomes `MyFn.apply(x)`, all in one fix. Only when the class holds "
         "nothing but `forward`/`backward` (and a docstring), `self` is used only as `self.<attribute>`, and "
-        "the class's name is used only in `MyFn()(...)` calls: state from an `__init__`, a stored "
-        "instance (`fn = MyFn()`) or a subclass need a hand rewrite, so they are flagged only. The "
+        "the class's name is used only in `MyFn()(...)` calls or `fn = MyFn()` with `fn` only ever called "
+        "(it becomes `fn = MyFn.apply`): state from an `__init__`, an instance used otherwise or a "
+        "subclass need a hand rewrite, so they are flagged only. The "
         "legacy form raises on current torch, so the rewrite cannot break working code."
     )
     triggers = ("Function",)
@@ -123,6 +124,53 @@ class LegacyAutogradFunction(Rule):
             y = ScaleGrad.apply(x, 0.5)
             y.sum().backward()
             g = x.grad
+            """,
+            count=3,
+            runnable=True,
+            raises="RuntimeError",
+        ),
+        Example(
+            """
+            import torch
+
+
+            class Square(torch.autograd.Function):
+                def forward(self, x):
+                    self.save_for_backward(x)
+                    return x * x
+
+                def backward(self, grad):
+                    (x,) = self.saved_tensors
+                    return 2 * x * grad
+
+
+            w = torch.ones(3, requires_grad=True)
+            for step in range(2):
+                square = Square()
+                square(w).sum().backward()
+            g = w.grad
+            """,
+            """
+            import torch
+
+
+            class Square(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.save_for_backward(x)
+                    return x * x
+
+                @staticmethod
+                def backward(ctx, grad):
+                    (x,) = ctx.saved_tensors
+                    return 2 * x * grad
+
+
+            w = torch.ones(3, requires_grad=True)
+            for step in range(2):
+                square = Square.apply
+                square(w).sum().backward()
+            g = w.grad
             """,
             count=3,
             runnable=True,
@@ -353,19 +401,48 @@ def _uses_only_attributes(function: cst.FunctionDef, first: str) -> bool:
 
 
 def _instance_calls(classdef: cst.ClassDef, ctx: NodeContext) -> Optional[List[cst.Call]]:
-    """The calls ``Cls()(...)`` of the file; None if the class's name is used any other way."""
+    """The instantiations to rewrite: ``Cls()(...)`` calls, and ``Cls()`` in
+    ``fn = Cls()`` where ``fn`` is only ever called; None if the class's name
+    is used any other way."""
     uses = _Uses()
     ctx.file.module.visit(uses)
+    assigned = _assigned_values(ctx)
     calls: List[cst.Call] = []
     for name in uses.names:
         if name.value != classdef.name.value or name is classdef.name:
             continue
         made = ctx.file.call_of(name)
-        called = ctx.file.call_of(made) if made is not None else None
-        if made is None or made.args or called is None:
+        if made is None or made.args:
             return None
-        calls.append(called)
+        called = ctx.file.call_of(made)
+        if called is not None:
+            calls.append(called)
+        elif made in assigned and _only_called(assigned[made], uses, ctx):
+            calls.append(made)
+        else:
+            return None
     return calls
+
+
+def _assigned_values(ctx: NodeContext) -> "dict":
+    """Value node -> the one ``Name`` it is assigned to (``fn = Cls()``), for the file."""
+    def compute() -> dict:
+        found: dict = {}
+
+        class Collect(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign) -> None:
+                if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                    found[node.value] = node.targets[0].target
+
+        ctx.file.module.visit(Collect())
+        return found
+
+    return ctx.file.memo(("TL111", "assigned"), compute)
+
+
+def _only_called(target: cst.Name, uses: "_Uses", ctx: NodeContext) -> bool:
+    """Is every other occurrence of ``target``'s name in the file a call of it (``fn(x)``)?"""
+    return all(ctx.file.call_of(n) is not None for n in uses.names if n.value == target.value and n is not target)
 
 
 def _to_static(first: str):
@@ -382,9 +459,11 @@ def _to_static(first: str):
 
 
 def _to_apply(node: cst.CSTNode) -> cst.CSTNode:
-    """``Cls()(x)`` -> ``Cls.apply(x)``."""
-    assert isinstance(node, cst.Call) and isinstance(node.func, cst.Call)
-    return node.with_changes(func=cst.Attribute(value=node.func.func, attr=cst.Name("apply")))
+    """``Cls()(x)`` -> ``Cls.apply(x)``; ``Cls()`` (an instance only called) -> ``Cls.apply``."""
+    assert isinstance(node, cst.Call)
+    if isinstance(node.func, cst.Call):
+        return node.with_changes(func=cst.Attribute(value=node.func.func, attr=cst.Name("apply")))
+    return cst.Attribute(value=node.func, attr=cst.Name("apply"), lpar=node.lpar, rpar=node.rpar)
 
 
 def _is_function_base(outline: Outline, base: ast.AST, functions: set) -> bool:
