@@ -10,6 +10,10 @@ stderr, exit codes and the fixed trees byte for byte.
 
     python bench/compare_outputs.py --baseline ../base CORPUS_DIR [CORPUS_DIR ...]
 
+``--normalise OLD=NEW`` replaces OLD by NEW in the baseline's output before
+comparing, for texts that are meant to change (a module path that a rule's
+documentation names, say); every replacement is listed in the report.
+
 Each checkout runs from its own source tree (``PYTHONPATH``) with the
 Python running this script, which must have torchlint's dependencies.
 Exit status 0 when everything is identical, 1 otherwise.
@@ -54,11 +58,20 @@ def tree_digest(root: Path) -> Dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def compare(baseline: Path, current: Path, corpus: Path, log) -> List[str]:
+def normalised(outcome: Tuple[int, bytes, bytes], replacements: Sequence[Tuple[bytes, bytes]]):
+    code, stdout, stderr = outcome
+    for old, new in replacements:
+        stdout, stderr = stdout.replace(old, new), stderr.replace(old, new)
+    return code, stdout, stderr
+
+
+def compare(baseline: Path, current: Path, corpus: Path, log,
+            replacements: Sequence[Tuple[bytes, bytes]] = ()) -> List[str]:
     differences: List[str] = []
     for label, arguments in CHECKS:
         started = time.perf_counter()
         before, after = run(baseline, corpus, arguments), run(current, corpus, arguments)
+        before = normalised(before, replacements)
         same = before == after
         lines = after[1].count(b"\n")
         log(f"  {label:10s} {'identical' if same else 'DIFFERENT'}: exit {after[0]}, "
@@ -90,15 +103,20 @@ def main(argv: Sequence[str] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", type=Path, required=True, help="the other checkout (its top folder)")
     parser.add_argument("--current", type=Path, default=HERE, help="default: this checkout")
+    parser.add_argument("--normalise", action="append", default=[], metavar="OLD=NEW",
+                        help="replace OLD by NEW in the baseline's output before comparing (repeatable)")
     parser.add_argument("corpora", nargs="+", type=Path)
     args = parser.parse_args(argv)
+    replacements = [tuple(part.encode() for part in pair.split("=", 1)) for pair in args.normalise]
+    for old, new in replacements:
+        print(f"normalising the baseline's {old.decode()!r} to {new.decode()!r}")
     differences: List[str] = []
     for corpus in args.corpora:
         corpus = corpus.resolve()
         files = sum(1 for _ in corpus.rglob("*.py"))
         print(f"{corpus} ({files} .py files)", flush=True)
         differences += compare(args.baseline.resolve(), args.current.resolve(), corpus,
-                               lambda line: print(line, flush=True))
+                               lambda line: print(line, flush=True), replacements)
     print("all identical" if not differences else f"{len(differences)} differ: {', '.join(differences)}")
     return 1 if differences else 0
 

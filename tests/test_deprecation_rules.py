@@ -168,7 +168,21 @@ def test_tensor_methods_need_a_known_tensor() -> None:
         s = torch.ones(2).solve(a)
         t = (a + 1).ger(a[0])
         """
-    assert _check(source) == [(3, "TL109", False), (5, "TL108", False), (6, "TL109", True)]
+    # a.qr() is rewritten to torch.linalg.qr(a): the receiver is known to be a tensor.
+    assert _check(source) == [(3, "TL109", True), (5, "TL108", False), (6, "TL109", True)]
+
+
+def test_tensor_method_rewrites_take_the_receiver_as_first_argument() -> None:
+    source = (
+        "import torch\n"
+        "A = torch.eye(2)\n"
+        "L = A.cholesky(upper=True)\n"
+        "Q, R = (A + 1).qr(some=False)\n"
+        "X = torch.ones(2, 1).lu_solve(*torch.linalg.lu_factor(A))\n"  # *args: not rewritten
+        "m = model.cholesky()\n"  # unknown receiver: not flagged
+    )
+    assert _fix(source) == source.replace("A.cholesky(upper=True)", "torch.linalg.cholesky(A, upper=True)").replace(
+        "(A + 1).qr(some=False)", "torch.linalg.qr(A + 1, mode='complete')")
 
 
 def test_saved_variables_only_on_the_ctx_of_an_autograd_function() -> None:

@@ -41,6 +41,7 @@ class Kind(enum.Enum):
     MODULE = "module"
     CLASS = "class"
     KEYWORD = "keyword"  # ``keyword`` of the function ``old``
+    MISSING_KEYWORD = "missing keyword"  # ``old`` called without ``keyword`` (nor an argument at ``position``)
 
 
 class Status(enum.Enum):
@@ -154,6 +155,8 @@ class Deprecation:
     new: Tuple[str, ...] = ()  # replacement names that must exist (checked by the tests)
     keyword: Optional[str] = None  # KEYWORD entries: the deprecated keyword
     warns: bool = True  # DEPRECATED entries: current torch warns when it is used
+    aliases: Tuple[str, ...] = ()  # other qualified names of the same object (``torch.ao.quantization.prepare``)
+    position: Optional[int] = None  # MISSING_KEYWORD entries: the keyword's positional index
 
     @property
     def exact_fix(self) -> bool:
@@ -173,13 +176,31 @@ class Deprecation:
     @property
     def name(self) -> str:
         """The last component: what has to occur in a file that uses ``old``."""
-        return self.keyword or self.old.rsplit(".", 1)[1]
+        return self.keyword if self.kind is Kind.KEYWORD else self.old.rsplit(".", 1)[1]
+
+    @property
+    def short_replacement(self) -> str:
+        """The replacement's first code span (``torch.linalg.qr(A)``), for the one-line message."""
+        if self.replacement.startswith("nothing"):
+            return ""
+        if "`" in self.replacement:
+            return "`" + self.replacement.split("`")[1] + "`"
+        return self.replacement
+
+    @property
+    def key(self) -> str:
+        """How the mined data names this entry: ``torch.qr``, ``torch.autograd.grad(only_inputs=)``."""
+        if self.kind is Kind.MISSING_KEYWORD:
+            return f"{self.old}(without {self.keyword}=)"
+        return f"{self.old}({self.keyword}=)" if self.kind is Kind.KEYWORD else self.old
 
     @property
     def display(self) -> str:
         """``torch.solve``, ``Tensor.solve``, ``grad_variables=``, ``ctx.saved_variables``."""
         if self.kind is Kind.KEYWORD:
-            return f"{self.keyword}="
+            return f"{self.old.rsplit('.', 1)[1]}({self.keyword}=)"
+        if self.kind is Kind.MISSING_KEYWORD:
+            return f"{self.old} without {self.keyword}="
         if self.kind is Kind.METHOD:
             return "Tensor." + self.name
         if self.old.startswith(FUNCTION_CTX + "."):
@@ -209,6 +230,228 @@ _FLOAT_TENSOR_TYPES = {
     "HalfTensor": "torch.float16",
     "BFloat16Tensor": "torch.bfloat16",
 }
+
+# --- entries reviewed from torch 2.13's own deprecations ------------------------------
+#
+# scripts/mine_torch_deprecations.py lists what torch 2.13 itself warns about
+# (knowledge/data/torch_deprecations_mined.json); knowledge/deprecation_review.py
+# records, for every mined item, the entry below that covers it or why it is out
+# of scope. Entries also list what torch warns about from C++ or only in its
+# docs (the autocast functions, torch.norm, torch.svd, the Upsampling modules).
+# Where the version that introduced a replacement is not known, ``since`` is
+# the version it was verified in (2.13): conservative for ``--torch-version``.
+
+FUNC = "torch.func."
+DIST = "torch.distributed."
+QUANT = "torch.ao.quantization."
+TO_COMPILE = "`torch.compile` (TorchScript is deprecated)"
+
+
+def _functorch(name: str, exact: bool = True, replacement: Optional[str] = None) -> Deprecation:
+    new = FUNC + name
+    return Deprecation("functorch." + name, Kind.FUNCTION, D, replacement or f"`{new}`", "2.0", "2.0",
+                       rewrite=Rename(new) if exact else None, new=(new,) if exact else ())
+
+
+def _autocast(old: str, new: str, device: str, param: Optional[str]) -> Deprecation:
+    params = (param,) if param else ()
+    device_code = f"'{device}'"
+    rendered = f"`torch.{new}({device_code}{', ' + param if param else ''})`"
+    return Deprecation("torch." + old, Kind.FUNCTION, D, rendered, "2.4", "2.4",
+                       rewrite=CallRewrite("torch." + new, params=params, args=params, lead=(device_code,)),
+                       new=("torch." + new,))
+
+
+_AUTOCAST_DEVICES = (("cpu", "cpu"), ("gpu", "cuda"), ("ipu", "ipu"), ("xla", "xla"))
+
+ENTRIES_2_13: Tuple[Deprecation, ...] = (
+    # functorch was merged into torch.func (same signatures)
+    *(_functorch(name) for name in ("vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
+                                    "functionalize")),
+    _functorch("make_functional", False, "`torch.func.functional_call` with the module's own parameters"),
+    _functorch("make_functional_with_buffers", False, "`torch.func.functional_call` with the module's own "
+               "parameters and buffers"),
+    _functorch("combine_state_for_ensemble", False, "`torch.func.stack_module_state`"),
+    # the device-specific autocast state functions (warn from C++)
+    *(_autocast(f"get_autocast_{d}_dtype", "get_autocast_dtype", device, None) for d, device in _AUTOCAST_DEVICES),
+    *(_autocast(f"set_autocast_{d}_dtype", "set_autocast_dtype", device, "dtype") for d, device in _AUTOCAST_DEVICES),
+    *(_autocast(f"is_autocast_{d}_enabled", "is_autocast_enabled", device, None)
+      for d, device in _AUTOCAST_DEVICES if d != "gpu"),
+    *(_autocast(f"set_autocast_{d}_enabled", "set_autocast_enabled", device, "enabled")
+      for d, device in _AUTOCAST_DEVICES if d != "gpu"),
+    # linear algebra and nn (deprecated in the docs; torch does not warn)
+    Deprecation("torch.norm", Kind.FUNCTION, D, "`torch.linalg.vector_norm` or `torch.linalg.matrix_norm`", "1.10",
+                new=(LINALG + "vector_norm", LINALG + "matrix_norm"), warns=False),
+    Deprecation("torch.svd", Kind.FUNCTION, D, "`torch.linalg.svd(A, full_matrices=not some)` (returns Vh, not V)",
+                "1.8", new=(LINALG + "svd",), warns=False),
+    Deprecation("torch.nn.UpsamplingNearest2d", Kind.CLASS, D, "`torch.nn.Upsample(..., mode='nearest')`",
+                new=("torch.nn.Upsample",), warns=False,
+                rewrite=CallRewrite("torch.nn.Upsample", params=("size", "scale_factor"),
+                                    keywords=(("size", "size"), ("scale_factor", "scale_factor")),
+                                    extra=(("mode", "'nearest'"),))),
+    Deprecation("torch.nn.UpsamplingBilinear2d", Kind.CLASS, D,
+                "`torch.nn.Upsample(mode='bilinear', align_corners=True)`", new=("torch.nn.Upsample",),
+                warns=False,
+                rewrite=CallRewrite("torch.nn.Upsample", params=("size", "scale_factor"),
+                                    keywords=(("size", "size"), ("scale_factor", "scale_factor")),
+                                    extra=(("mode", "'bilinear'"), ("align_corners", "True")))),
+    Deprecation("torch.nn.Container", Kind.CLASS, D, "`torch.nn.Module`", new=("torch.nn.Module",)),
+    Deprecation("torch.nn.parallel.DistributedDataParallelCPU", Kind.CLASS, D,
+                "`torch.nn.parallel.DistributedDataParallel`", new=("torch.nn.parallel.DistributedDataParallel",)),
+    Deprecation("torch.nn.Hardtanh", Kind.KEYWORD, D, "`min_val=`", keyword="min_value",
+                rewrite=RenameKeyword("min_val")),
+    Deprecation("torch.nn.Hardtanh", Kind.KEYWORD, D, "`max_val=`", keyword="max_value",
+                rewrite=RenameKeyword("max_val")),
+    Deprecation("torch.nn.functional.gumbel_softmax", Kind.KEYWORD, D, "nothing (`eps` has no effect)", keyword="eps"),
+    Deprecation("torch.nn.utils.stateless.functional_call", Kind.FUNCTION, D, "`torch.func.functional_call`", "2.0",
+                "2.0",
+                rewrite=CallRewrite(FUNC + "functional_call",
+                                    params=("module", "parameters_and_buffers", "args", "kwargs"),
+                                    args=("module", "parameters_and_buffers", "args", "kwargs"),
+                                    passthrough=("tie_weights", "strict")),
+                new=(FUNC + "functional_call",)),
+    Deprecation("torch.nn.modules.rnn.apply_permutation", Kind.FUNCTION, D, "`tensor.index_select(dim, permutation)`",
+                aliases=("torch.ao.nn.quantized.dynamic.modules.rnn.apply_permutation",)),
+    Deprecation("torch.nn.parallel.scatter_gather.is_namedtuple", Kind.FUNCTION, D,
+                "`isinstance(obj, tuple) and hasattr(obj, '_fields')`"),
+    *(Deprecation(f"torch.nn.quantized.functional.{name}", Kind.FUNCTION, D,
+                  "`torch.ao.nn.quantized.functional.interpolate`", new=("torch.ao.nn.quantized.functional.interpolate",),
+                  aliases=(f"torch.ao.nn.quantized.functional.{name}",))
+      for name in ("upsample", "upsample_bilinear", "upsample_nearest")),
+    Deprecation("torch.nn.parallel.DistributedDataParallel", Kind.KEYWORD, D, "nothing (it has no effect)",
+                keyword="check_reduction"),
+    Deprecation("torch.nn.attention.flex_attention.create_block_mask", Kind.KEYWORD, D,
+                "nothing (`_compile` is ignored)", keyword="_compile"),
+    Deprecation("torch.sparse.to_sparse_semi_structured", Kind.KEYWORD, D, "nothing (transpose the input instead)",
+                keyword="transposed"),
+    # autograd, profiler
+    Deprecation("torch.autograd.grad", Kind.KEYWORD, D, "nothing (`only_inputs` is ignored)", keyword="only_inputs"),
+    Deprecation(f"{FUNCTION_CTX}.mark_shared_storage", Kind.ATTRIBUTE, D,
+                "nothing (shared storages are tracked automatically)"),
+    Deprecation("torch.autograd.gradcheck.get_numerical_jacobian", Kind.FUNCTION, D,
+                "`torch.autograd.functional.jacobian`", new=("torch.autograd.functional.jacobian",)),
+    Deprecation("torch.autograd.gradcheck.get_analytical_jacobian", Kind.FUNCTION, D,
+                "`torch.autograd.functional.jacobian`", new=("torch.autograd.functional.jacobian",)),
+    Deprecation("torch.autograd.gradcheck.vmap", Kind.FUNCTION, D, "`torch.vmap`", "2.0", new=("torch.vmap",),
+                aliases=("torch._vmap_internals.vmap",)),
+    Deprecation("torch.autograd.profiler_legacy.profile", Kind.CLASS, D, "`torch.autograd.profiler.profile`",
+                new=("torch.autograd.profiler.profile",), warns=False),
+    Deprecation("torch.autograd.profiler.profile", Kind.KEYWORD, D, "`use_device='cuda'`", keyword="use_cuda"),
+    Deprecation("torch.profiler.profile", Kind.KEYWORD, D, "`activities=[ProfilerActivity.CUDA, ...]`",
+                keyword="use_cuda"),
+    Deprecation("torch.cuda.reset_max_memory_allocated", Kind.FUNCTION, D,
+                "`torch.cuda.reset_peak_memory_stats` (which resets every peak statistic)", "1.4", "1.4",
+                new=("torch.cuda.reset_peak_memory_stats",)),
+    Deprecation("torch.library.impl_abstract", Kind.FUNCTION, D, "`torch.library.register_fake`", "2.4", "2.4",
+                new=("torch.library.register_fake",)),
+    Deprecation("torch.cross", Kind.MISSING_KEYWORD, D, "`dim=` (the default was the first dimension of size 3)",
+                keyword="dim", position=2),
+    # Tensor methods (receiver known to be a tensor)
+    Deprecation(f"{TENSOR}.resize", Kind.METHOD, D, "`Tensor.reshape` or the in-place `Tensor.resize_`"),
+    Deprecation(f"{TENSOR}.resize_as", Kind.METHOD, D, "`Tensor.reshape_as` or the in-place `Tensor.resize_as_`"),
+    Deprecation(f"{TENSOR}.storage", Kind.METHOD, D, "`Tensor.untyped_storage()`", "2.0",
+                new=(f"{TENSOR}.untyped_storage",)),
+    # torch.utils
+    Deprecation("torch.utils._pytree._register_pytree_node", Kind.FUNCTION, D,
+                "`torch.utils._pytree.register_pytree_node`", "2.2",
+                rewrite=CallRewrite("torch.utils._pytree.register_pytree_node",
+                                    params=("cls", "flatten_fn", "unflatten_fn", "to_str_fn", "maybe_from_str_fn"),
+                                    args=("cls", "flatten_fn", "unflatten_fn"),
+                                    passthrough=("serialized_type_name", "to_dumpable_context", "from_dumpable_context",
+                                                 "flatten_with_keys_fn")),
+                new=("torch.utils._pytree.register_pytree_node",)),
+    Deprecation("torch.utils._pytree.pytree_to_str", Kind.FUNCTION, D, "`torch.utils._pytree.treespec_dumps`", "2.2",
+                rewrite=CallRewrite("torch.utils._pytree.treespec_dumps", params=("treespec",), args=("treespec",)),
+                new=("torch.utils._pytree.treespec_dumps",)),
+    Deprecation("torch.utils._pytree.str_to_pytree", Kind.FUNCTION, D, "`torch.utils._pytree.treespec_loads`", "2.2",
+                rewrite=CallRewrite("torch.utils._pytree.treespec_loads", params=("json",), args=("json",)),
+                new=("torch.utils._pytree.treespec_loads",)),
+    Deprecation("torch.utils._pytree.LeafSpec", Kind.CLASS, D, "`TreeSpec.is_leaf()`"),
+    Deprecation("torch.utils.data.DataLoader", Kind.KEYWORD, D, "nothing (the current accelerator is used)",
+                keyword="pin_memory_device"),
+    Deprecation("torch.utils.data.graph.traverse", Kind.FUNCTION, D, "`torch.utils.data.graph.traverse_dps`",
+                new=("torch.utils.data.graph.traverse_dps",)),
+    Deprecation("torch.utils.data.graph_settings.apply_shuffle_seed", Kind.FUNCTION, D, "nothing (remove the call)",
+                "1.12", "1.12"),
+    # torch.distributed
+    Deprecation(DIST + "_all_gather_base", Kind.FUNCTION, D,
+                f"`{DIST}all_gather_single` (torch 2.13), `all_gather_into_tensor` before",
+                rewrite=Rename(DIST + "all_gather_single", since="2.13"), new=(DIST + "all_gather_single",)),
+    Deprecation(DIST + "_reduce_scatter_base", Kind.FUNCTION, D,
+                f"`{DIST}reduce_scatter_single` (torch 2.13), `reduce_scatter_tensor` before",
+                rewrite=Rename(DIST + "reduce_scatter_single", since="2.13"), new=(DIST + "reduce_scatter_single",)),
+    Deprecation(DIST + "all_gather_into_tensor", Kind.FUNCTION, D, f"`{DIST}all_gather_single`", "2.13",
+                rewrite=Rename(DIST + "all_gather_single"), new=(DIST + "all_gather_single",)),
+    Deprecation(DIST + "reduce_scatter_tensor", Kind.FUNCTION, D, f"`{DIST}reduce_scatter_single`", "2.13",
+                rewrite=Rename(DIST + "reduce_scatter_single"), new=(DIST + "reduce_scatter_single",)),
+    Deprecation(DIST + "reduce_op", Kind.ATTRIBUTE, D, f"`{DIST}ReduceOp`", "1.0",
+                rewrite=Rename(DIST + "ReduceOp"), new=(DIST + "ReduceOp",)),
+    Deprecation(DIST + "all_gather_coalesced", Kind.FUNCTION, D, f"`{DIST}all_gather` per tensor"),
+    Deprecation(DIST + "all_reduce_coalesced", Kind.FUNCTION, D, f"`{DIST}all_reduce` per tensor"),
+    *(Deprecation(f"{DIST}nn.{name}", Kind.FUNCTION, D, f"`{DIST}_functional_collectives.{new}`",
+                  aliases=(f"{DIST}nn.functional.{name}",))
+      for name, new in (("all_gather", "all_gather_single"), ("all_reduce", "all_reduce"),
+                        ("all_to_all_single", "all_to_all_single"), ("broadcast", "broadcast"),
+                        ("reduce_scatter", "reduce_scatter_single"))),
+    Deprecation(DIST + "checkpoint.load_state_dict", Kind.FUNCTION, D, f"`{DIST}checkpoint.load`", "2.2",
+                new=(DIST + "checkpoint.load",)),
+    Deprecation(DIST + "checkpoint.save_state_dict", Kind.FUNCTION, D, f"`{DIST}checkpoint.save`", "2.2",
+                new=(DIST + "checkpoint.save",)),
+    Deprecation(DIST + "elastic.metrics.profile", Kind.FUNCTION, D, "`@torch.distributed.elastic.metrics.prof`"),
+    Deprecation(DIST + "elastic.metrics.publish_metric", Kind.FUNCTION, D,
+                "`torch.distributed.elastic.metrics.put_metric`"),
+    *(Deprecation(f"{DIST}fsdp.FullyShardedDataParallel.{name}", Kind.FUNCTION, D,
+                  f"`{DIST}checkpoint.state_dict.get_state_dict` / `set_state_dict`")
+      for name in ("full_optim_state_dict", "sharded_optim_state_dict", "shard_full_optim_state_dict",
+                   "flatten_sharded_optim_state_dict", "scatter_full_optim_state_dict", "set_state_dict_type")),
+    # torch.jit: TorchScript is deprecated in favour of torch.compile
+    *(Deprecation(f"torch.jit.{name}", Kind.FUNCTION, D, TO_COMPILE)
+      for name in ("fork", "wait", "freeze", "interface", "optimize_for_inference", "set_fusion_strategy")),
+    *(Deprecation(f"torch.jit.{name}", Kind.KEYWORD, D, "nothing (`optimize` has no effect)", keyword="optimize")
+      for name in ("script", "trace", "trace_module")),
+    Deprecation("torch.jit.ignore", Kind.KEYWORD, D, "nothing (ignored functions are always dropped)",
+                keyword="drop_on_export"),
+    *(Deprecation(f"torch.jit.quantized.{name}", Kind.CLASS, R, "`torch.ao.nn.quantized.dynamic` modules")
+      for name in ("QuantizedGRU", "QuantizedLSTM", "QuantizedLinear", "QuantizedRNNBase", "QuantizedRNNCell",
+                   "QuantizedRNNCellBase")),
+    *(Deprecation(f"torch.jit.quantized.{name}", Kind.FUNCTION, R, f"`{QUANT}quantize_dynamic`")
+      for name in ("quantize_linear_modules", "quantize_rnn_cell_modules", "quantize_rnn_modules")),
+    # quantization: torch.ao.quantization is deprecated in favour of torchao
+    *(Deprecation(f"torch.quantization.{name}", Kind.FUNCTION, D, "`torchao` (torch.ao.quantization is deprecated)",
+                  aliases=(QUANT + name, f"{QUANT}quantize.{name}"))
+      for name in ("convert", "prepare", "prepare_qat", "quantize", "quantize_dynamic", "quantize_qat")),
+    *(Deprecation(f"{QUANT}quantize_fx.{name}", Kind.FUNCTION, D, "`torchao` (torch.ao.quantization is deprecated)",
+                  aliases=(f"torch.quantization.quantize_fx.{name}",))
+      for name in ("prepare_fx", "prepare_qat_fx", "convert_fx")),
+    Deprecation(QUANT + "quantize_fx.fuse_fx", Kind.KEYWORD, D, "`FuseCustomConfig` objects for `fuse_custom_config=`",
+                keyword="fuse_custom_config"),
+    Deprecation(QUANT + "get_default_qconfig_dict", Kind.FUNCTION, D, f"`{QUANT}get_default_qconfig_mapping`",
+                new=(QUANT + "get_default_qconfig_mapping",)),
+    Deprecation(QUANT + "get_default_qat_qconfig_dict", Kind.FUNCTION, D,
+                f"`{QUANT}get_default_qat_qconfig_mapping`", new=(QUANT + "get_default_qat_qconfig_mapping",)),
+    Deprecation("torch.quantization.QConfigDynamic", Kind.CLASS, D, "`torch.ao.quantization.QConfig`",
+                new=(QUANT + "QConfig",), aliases=(QUANT + "QConfigDynamic",)),
+    Deprecation("torch.quantization.PlaceholderObserver", Kind.KEYWORD, D, "`is_dynamic=`", keyword="compute_dtype"),
+    # fx (experimental, but public names)
+    Deprecation("torch.fx.experimental.symbolic_shapes.ShapeGuardPrinter", Kind.CLASS, D,
+                "`torch.fx.experimental.symbolic_shapes.ShapeGuardPythonPrinter`",
+                new=("torch.fx.experimental.symbolic_shapes.ShapeGuardPythonPrinter",)),
+    Deprecation("torch.fx.experimental.symbolic_shapes.guard_size_oblivious", Kind.FUNCTION, D,
+                "`guard_or_false`, `guard_or_true` or `statically_known_true` (explicit unbacked handling)"),
+    Deprecation("torch.fx.experimental.unification.multipledispatch.halt_ordering", Kind.FUNCTION, D,
+                "nothing (remove the call)"),
+    Deprecation("torch.fx.experimental.unification.multipledispatch.restart_ordering", Kind.FUNCTION, D,
+                "`reorder()` on each dispatcher"),
+    Deprecation("torch.set_vital", Kind.FUNCTION, D, "nothing (remove the call)"),
+    Deprecation("torch.nn.attention.flex_attention.flex_attention", Kind.KEYWORD, D,
+                "`return_aux=AuxRequest(lse=True)`", keyword="return_lse", warns=False),
+    Deprecation("torch.utils.data.datapipes.iter.RoutedDecoder", Kind.CLASS, D, "`torchdata` (datapipes moved there)",
+                aliases=("torch.utils.data.datapipes.iter.routeddecoder.RoutedDecoderIterDataPipe",)),
+    # onnx
+    Deprecation("torch.onnx.select_model_mode_for_export", Kind.FUNCTION, D,
+                "nothing (set the training mode before exporting)", warns=False),
+)
+
 
 ENTRIES: Tuple[Deprecation, ...] = (
     # -- removed (TL108): stubs that raise RuntimeError, or absent ------------------
@@ -274,6 +517,8 @@ ENTRIES: Tuple[Deprecation, ...] = (
                                     args=("LU_data", "LU_pivots", "input"), passthrough=("out",)),
                 new=(LINALG + "lu_solve",)),
     Deprecation(f"{TENSOR}.lu_solve", Kind.METHOD, D, "`torch.linalg.lu_solve(LU, pivots, B)`", "1.13", "1.13",
+                rewrite=CallRewrite(LINALG + "lu_solve", params=("input", "LU_data", "LU_pivots"),
+                                    args=("LU_data", "LU_pivots", "input")),
                 new=(LINALG + "lu_solve",)),
     Deprecation("torch.cholesky", Kind.FUNCTION, D, "`torch.linalg.cholesky(A)` (`upper=` is a keyword there)",
                 "1.8", "1.9",
@@ -281,6 +526,8 @@ ENTRIES: Tuple[Deprecation, ...] = (
                                     keywords=(("upper", "upper"),), passthrough=("out",), since="1.10"),
                 new=(LINALG + "cholesky",)),
     Deprecation(f"{TENSOR}.cholesky", Kind.METHOD, D, "`torch.linalg.cholesky(A)`", "1.8", "1.9",
+                rewrite=CallRewrite(LINALG + "cholesky", params=("input", "upper"), args=("input",),
+                                    keywords=(("upper", "upper"),), since="1.10"),
                 new=(LINALG + "cholesky",)),
     Deprecation("torch.qr", Kind.FUNCTION, D, "`torch.linalg.qr(A, mode='reduced')` (`some=False` is "
                 "`mode='complete'`)", "1.8", "1.9",
@@ -288,7 +535,10 @@ ENTRIES: Tuple[Deprecation, ...] = (
                                     keywords=(("mode", "some"),), passthrough=("out",),
                                     literals={"some": {True: DROP, False: "'complete'"}}),
                 new=(LINALG + "qr",)),
-    Deprecation(f"{TENSOR}.qr", Kind.METHOD, D, "`torch.linalg.qr(A)`", "1.8", "1.9", new=(LINALG + "qr",)),
+    Deprecation(f"{TENSOR}.qr", Kind.METHOD, D, "`torch.linalg.qr(A)`", "1.8", "1.9",
+                rewrite=CallRewrite(LINALG + "qr", params=("input", "some"), args=("input",),
+                                    keywords=(("mode", "some"),), literals={"some": {True: DROP, False: "'complete'"}}),
+                new=(LINALG + "qr",)),
     Deprecation("torch.triangular_solve", Kind.FUNCTION, D,
                 "`torch.linalg.solve_triangular(A, B, upper=...)` (arguments reversed; returns only the solution)",
                 "1.11", new=(LINALG + "solve_triangular",)),
@@ -357,6 +607,8 @@ ENTRIES: Tuple[Deprecation, ...] = (
                 rewrite=Rename(f"{FUNCTION_CTX}.saved_tensors")),
     Deprecation("torch.autograd.backward", Kind.KEYWORD, D, "`grad_tensors=`", keyword="grad_variables",
                 rewrite=RenameKeyword("grad_tensors")),
+    # -- reviewed from the mined data (knowledge/data/torch_deprecations_mined.json) --
+    *ENTRIES_2_13,
 )
 
 

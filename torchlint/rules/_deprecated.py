@@ -22,6 +22,7 @@ message is dropped (flag only).
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -67,6 +68,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
     _methods: ClassVar[Dict[str, Deprecation]]  # Tensor methods, by method name
     _ctx_attrs: ClassVar[Dict[str, Deprecation]]  # autograd ctx attributes, by name
     _keywords: ClassVar[Tuple[Deprecation, ...]]
+    _missing: ClassVar[Tuple[Deprecation, ...]]  # calls that leave out a keyword (``torch.cross`` without dim)
     _modules: ClassVar[Tuple[Deprecation, ...]]
     _names: ClassVar[frozenset]  # every entry's last name component
 
@@ -75,7 +77,11 @@ class DeprecatedApiRule(RenamedSymbolRule):
         table = entries(cls.STATUS)
         on_ctx = FUNCTION_CTX + "."
         cls.ENTRIES = table
-        cls._by_old = {e.old: e for e in table if e.kind is not Kind.KEYWORD and not e.old.startswith(on_ctx)}
+        cls._by_old = {name: e for e in table
+                       if e.kind not in (Kind.KEYWORD, Kind.MISSING_KEYWORD) and not e.old.startswith(on_ctx)
+                       for name in (e.old, *e.aliases)}
+        cls._missing = tuple(e for e in table if e.kind is Kind.MISSING_KEYWORD)
+        cls._screen_missing = Names([name for e in cls._missing for name in (e.old, *e.aliases)])
         cls._methods = {e.name: e for e in table if e.kind is Kind.METHOD}
         cls._ctx_attrs = {e.name: e for e in table if e.old.startswith(on_ctx)}
         cls._keywords = tuple(e for e in table if e.kind is Kind.KEYWORD)
@@ -87,7 +93,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
             referenced(cls._names - {e.name for e in cls._keywords}, [e.name for e in cls._keywords]),
         )
         cls._screen_by_old = Names(cls._by_old)
-        cls._screen_keywords = tuple((Names([e.old]), e.keyword) for e in cls._keywords)
+        cls._screen_keywords = tuple((Names([e.old, *e.aliases]), e.keyword) for e in cls._keywords)
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
@@ -108,6 +114,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
             imported += [node.module for node in outline.nodes(ast.ImportFrom) if not node.level and node.module]
             if any(name == m or name.startswith(m + ".") for name in imported for m in modules):
                 return True
+        if cls._missing and calls_to(outline, cls._screen_missing):
+            return True
         for names, keyword in cls._screen_keywords:
             if any(any(k.arg == keyword for k in call.keywords) for call in calls_to(outline, names)):
                 return True
@@ -145,6 +153,9 @@ class DeprecatedApiRule(RenamedSymbolRule):
             fix = None
             if self._fixable(entry, ctx) and isinstance(entry.rewrite, Rename):
                 fix = Fix([Edit(node, edits.rename_attr(entry.rewrite.new.rsplit(".", 1)[1]))])
+            elif self._fixable(entry, ctx) and isinstance(entry.rewrite, CallRewrite):
+                call = ctx.file.call_of(node)
+                fix = _method_call_fix(call, entry.rewrite, ctx) if call is not None else None
             yield self._finding(node.attr, entry, fix)
             return
         entry = self._ctx_attrs.get(name)
@@ -212,6 +223,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
     # -- keywords: torch.autograd.backward(..., grad_variables=g) -------------------
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        if self._missing:
+            yield from self._missing_keyword(node, ctx)
         if not self._keywords:
             return
         given = {arg.keyword.value: arg for arg in node.args if arg.keyword is not None}
@@ -220,7 +233,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
             return
         callee = ctx.resolver.resolve(node.func)
         for entry in candidates:
-            if entry.old != callee or not self._applies(entry, ctx):
+            if callee not in (entry.old, *entry.aliases) or not self._applies(entry, ctx):
                 continue
             arg = given[entry.keyword]
             fix = None
@@ -229,8 +242,56 @@ class DeprecatedApiRule(RenamedSymbolRule):
                 fix = Fix([Edit(arg, _rename_keyword(rewrite.new))])
             yield self._finding(arg, entry, fix)
 
+    def _missing_keyword(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        """``torch.cross(a, b)``: a call that leaves out a keyword whose default is deprecated."""
+        callee = None
+        for entry in self._missing:
+            if edits.has_star_args(node):
+                return  # the keyword may be in **kwargs
+            given = {arg.keyword.value for arg in node.args if arg.keyword is not None}
+            positional = sum(arg.keyword is None for arg in node.args)
+            if entry.keyword in given or (entry.position is not None and positional > entry.position):
+                continue
+            callee = callee or ctx.resolver.resolve(node.func)
+            if callee in (entry.old, *entry.aliases) and self._applies(entry, ctx):
+                yield self._finding(node.func, entry, None)
+
     def _old_attrs(self) -> frozenset:
         return self._names
+
+
+MESSAGE_LIMIT = 90
+_DOTTED = re.compile(r"^(@?)((?:[A-Za-z_][A-Za-z0-9_]*\.)+)([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _shorten(code: str, keep: int) -> str:
+    """``torch.distributed.checkpoint.load`` -> ``checkpoint.load`` (keep=2): the last ``keep`` components."""
+    match = _DOTTED.match(code)
+    if match is None:
+        return code
+    parts = (match.group(2) + match.group(3)).split(".")
+    return match.group(1) + ".".join(parts[-keep:]) + code[match.end():]
+
+
+def concise_message(entry: Deprecation, *statuses: str) -> str:
+    """``"`torch.qr` is deprecated since torch 1.9; use `torch.linalg.qr(A)`"``, shortened to fit.
+
+    ``statuses`` are the verb phrases, longest first (``is deprecated since
+    torch 1.9``, ``is deprecated``). Long qualified names lose their leading
+    components, then the status its versions, until the message fits; the
+    rule's docs list the full table."""
+    old = entry.display
+    new = entry.short_replacement.strip("`")
+    message = ""
+    for keep, status in [(keep, status) for status in statuses for keep in (99, 3, 2, 1)]:
+        shown_old = old if entry.kind is Kind.KEYWORD else _shorten(old, keep)
+        advice = f"use `{_shorten(new, keep)}`" if new else "remove it"
+        if entry.short_replacement and not entry.short_replacement.startswith("`"):
+            advice = entry.short_replacement
+        message = f"`{shown_old}` {status}; {advice}"
+        if len(message) <= MESSAGE_LIMIT:
+            return message
+    return message
 
 
 def entry_table(table: Sequence[Deprecation]) -> str:
@@ -312,12 +373,48 @@ def _bind(call: cst.Call, params: Sequence[str]) -> Optional[Dict[str, int]]:
 
 
 def _call_fix(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext) -> Optional[Fix]:
+    planned = _plan_call(call, rewrite, ctx, call)
+    if planned is None:
+        return None
+    func, plan, required = planned
+    return Fix([Edit(call, _rebuild_call(func, plan))], required_imports=required)
+
+
+def _method_call_fix(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext) -> Optional[Fix]:
+    """``A.qr(some=False)`` -> ``torch.linalg.qr(A, mode='complete')``: the receiver is the first argument."""
+    if not isinstance(call.func, cst.Attribute):
+        return None
+
+    def with_receiver(node: cst.Call) -> cst.Call:
+        assert isinstance(node.func, cst.Attribute)
+        receiver = node.func.value
+        if getattr(receiver, "lpar", None) and not isinstance(receiver, cst.GeneratorExp):
+            receiver = receiver.with_changes(lpar=[], rpar=[])  # ``(a + 1).qr()`` -> ``qr(a + 1)``
+        return node.with_changes(args=[cst.Arg(value=receiver), *node.args])
+
+    if _has_comment([call.func]):
+        return None
+    planned = _plan_call(with_receiver(call), rewrite, ctx, call)
+    if planned is None:
+        return None
+    func, plan, required = planned
+    rebuild = _rebuild_call(func, plan)
+    return Fix([Edit(call, lambda node: rebuild(with_receiver(node)))], required_imports=required)
+
+
+def _plan_call(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext,
+               anchor: cst.CSTNode) -> Optional[Tuple[str, List["_NewArg"], Tuple[str, ...]]]:
+    """The new callee (spelled for the file), the new arguments and the imports they need.
+
+    ``call`` may be a call built for planning (a method call with its receiver
+    as first argument); ``anchor`` is the node in the file that names are
+    spelled at."""
     if edits.has_star_args(call) or _has_comment(call.args):
         return None  # comments between arguments cannot follow them when they move
     required: List[str] = []
 
     def spelled(code: str) -> Optional[str]:
-        result = spell_code(code, call, ctx)
+        result = spell_code(code, anchor, ctx)
         if result is None:
             return None
         required.extend(result[1])
@@ -402,11 +499,11 @@ def _call_fix(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext) -> Optiona
         if text is None:
             return None
         plan.append(_NewArg(new_keyword, code=text))
-    func = spell_qualified(rewrite.new, call, ctx)
+    func = spell_qualified(rewrite.new, anchor, ctx)
     if func is None:
         return None
     required.extend(func[1])
-    return Fix([Edit(call, _rebuild_call(func[0], plan))], required_imports=tuple(dict.fromkeys(required)))
+    return func[0], plan, tuple(dict.fromkeys(required))
 
 
 class _CommentFinder(cst.CSTVisitor):

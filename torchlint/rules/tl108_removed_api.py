@@ -1,7 +1,7 @@
 """TL108: torch functions that were removed (torch.solve, symeig, potrf, ...)."""
 
 from torchlint.knowledge.deprecations import Deprecation, Status, entries
-from torchlint.rules._deprecated import DeprecatedApiRule, entry_table
+from torchlint.rules._deprecated import DeprecatedApiRule, concise_message, entry_table
 from torchlint.rules.rule import Example, FixSafety
 
 
@@ -38,7 +38,7 @@ class RemovedTorchApi(DeprecatedApiRule):
             when = f" (deprecated since {entry.deprecated})"
         else:
             when = ""
-        return f"`{entry.display}` was removed{when}; use {entry.replacement}"
+        return concise_message(entry, f"was removed{when}", "was removed")
 
     flagged = (
         Example(

@@ -1,7 +1,7 @@
 """TL109: deprecated torch functions, classes and arguments, from the deprecation table."""
 
 from torchlint.knowledge.deprecations import Deprecation, Status, entries
-from torchlint.rules._deprecated import DeprecatedApiRule, entry_table
+from torchlint.rules._deprecated import DeprecatedApiRule, concise_message, entry_table
 from torchlint.rules.rule import Example, FixSafety
 
 
@@ -16,9 +16,13 @@ class DeprecatedTorchApi(DeprecatedApiRule):
         "device-specific `torch.cuda.amp` / `torch.cpu.amp` classes and decorators (now `torch.amp` with a "
         "device argument), `torch.cuda.memory_cached`, `torch.testing.assert_allclose`, "
         "`nn.utils.clip_grad_norm`, `nn.utils.weight_norm`, `nn.NLLLoss2d`, `torch.set_default_tensor_type`, "
-        "`torch.has_cuda` and friends, `ctx.saved_variables` and `backward(grad_variables=)`. The "
-        "replacements are listed per entry in `torchlint/knowledge/deprecations.py`, with the torch version that "
-        "introduced each."
+        "`torch.has_cuda` and friends, `ctx.saved_variables` and `backward(grad_variables=)`; and what torch "
+        "2.13 itself warns about: `functorch.vmap`/`grad`/... (now `torch.func`), the device-specific autocast "
+        "functions (`torch.get_autocast_gpu_dtype`, ...), `torch.distributed._all_gather_base` and `reduce_op`, "
+        "`torch.utils._pytree._register_pytree_node`, TorchScript's `torch.jit.fork`/`wait`/`freeze`, the "
+        "`torch.quantization` workflow (moved to torchao), and deprecated keywords (`only_inputs=`, "
+        "`Hardtanh(min_value=)`, `use_cuda=`). The table below lists every entry with its replacement and the "
+        "torch version that introduced it; `scripts/mine_torch_deprecations.py` checks it against torch's sources."
     )
     fix_safety = FixSafety.SOMETIMES
     fix_description = (
@@ -38,7 +42,7 @@ class DeprecatedTorchApi(DeprecatedApiRule):
 
     def message(self, entry: Deprecation) -> str:  # type: ignore[override]
         since = f" since torch {entry.deprecated}" if entry.deprecated else ""
-        return f"`{entry.display}` is deprecated{since}; use {entry.replacement}"
+        return concise_message(entry, f"is deprecated{since}", "is deprecated")
 
     flagged = (
         Example(
@@ -300,8 +304,162 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             import torch
             A = torch.eye(2)
             LU, pivots = torch.lu(A)
-            L = A.cholesky()
             torch.testing.assert_allclose(A, A)
+            """,
+            count=2,
+        ),
+        Example(
+            """
+            import torch
+            dtype = torch.get_autocast_cpu_dtype()
+            gpu = torch.get_autocast_gpu_dtype()
+            torch.set_autocast_cpu_dtype(dtype)
+            on = torch.is_autocast_cpu_enabled()
+            torch.set_autocast_cpu_enabled(on)
+            """,
+            """
+            import torch
+            dtype = torch.get_autocast_dtype('cpu')
+            gpu = torch.get_autocast_dtype('cuda')
+            torch.set_autocast_dtype('cpu', dtype)
+            on = torch.is_autocast_enabled('cpu')
+            torch.set_autocast_enabled('cpu', on)
+            """,
+            count=5,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            import functorch
+            from functorch import grad
+            xs = torch.arange(3.0)
+            ys = functorch.vmap(torch.sin)(xs)
+            g = grad(lambda x: (x ** 2).sum())(xs)
+            """,
+            """
+            import torch
+            import functorch
+            from torch.func import grad
+            xs = torch.arange(3.0)
+            ys = torch.func.vmap(torch.sin)(xs)
+            g = grad(lambda x: (x ** 2).sum())(xs)
+            """,
+            count=2,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            A = torch.tensor([[4.0, 2.0], [2.0, 3.0]])
+            B = torch.tensor([[1.0], [2.0]])
+            U = A.cholesky(upper=True)
+            Q, R = A.qr()
+            LU, pivots = torch.linalg.lu_factor(A)
+            X = B.lu_solve(LU, pivots)
+            """,
+            """
+            import torch
+            A = torch.tensor([[4.0, 2.0], [2.0, 3.0]])
+            B = torch.tensor([[1.0], [2.0]])
+            U = torch.linalg.cholesky(A, upper=True)
+            Q, R = torch.linalg.qr(A)
+            LU, pivots = torch.linalg.lu_factor(A)
+            X = torch.linalg.lu_solve(LU, pivots, B)
+            """,
+            count=3,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            import torch.distributed as dist
+            import torch.utils._pytree as pytree
+            from torch.nn.utils import stateless
+
+
+            class Pair:
+                def __init__(self, a, b):
+                    self.a, self.b = a, b
+
+
+            pytree._register_pytree_node(Pair, lambda p: ([p.a, p.b], None), lambda values, _: Pair(*values))
+            leaves = pytree.tree_leaves(Pair(torch.ones(1), torch.zeros(1)))
+            text = pytree.pytree_to_str(pytree.tree_structure([1, (2, 3)]))
+            spec = pytree.str_to_pytree(text)
+            op = dist.reduce_op.SUM
+            model = torch.nn.Linear(2, 1)
+            params = {name: torch.ones_like(p) for name, p in model.named_parameters()}
+            out = stateless.functional_call(model, params, (torch.ones(1, 2),))
+            clamped = torch.nn.Hardtanh(min_value=-0.5, max_value=0.5)(torch.linspace(-1, 1, 5))
+            """,
+            """
+            import torch
+            import torch.distributed as dist
+            import torch.utils._pytree as pytree
+            from torch.nn.utils import stateless
+
+
+            class Pair:
+                def __init__(self, a, b):
+                    self.a, self.b = a, b
+
+
+            pytree.register_pytree_node(Pair, lambda p: ([p.a, p.b], None), lambda values, _: Pair(*values))
+            leaves = pytree.tree_leaves(Pair(torch.ones(1), torch.zeros(1)))
+            text = pytree.treespec_dumps(pytree.tree_structure([1, (2, 3)]))
+            spec = pytree.treespec_loads(text)
+            op = dist.ReduceOp.SUM
+            model = torch.nn.Linear(2, 1)
+            params = {name: torch.ones_like(p) for name, p in model.named_parameters()}
+            out = torch.func.functional_call(model, params, (torch.ones(1, 2),))
+            clamped = torch.nn.Hardtanh(min_val=-0.5, max_val=0.5)(torch.linspace(-1, 1, 5))
+            """,
+            count=7,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            x = torch.arange(4.0).reshape(1, 1, 2, 2)
+            near = torch.nn.UpsamplingNearest2d(scale_factor=2)(x)
+            smooth = torch.nn.UpsamplingBilinear2d(size=(3, 3))(x)
+            """,
+            """
+            import torch
+            x = torch.arange(4.0).reshape(1, 1, 2, 2)
+            near = torch.nn.Upsample(scale_factor=2, mode='nearest')(x)
+            smooth = torch.nn.Upsample(size=(3, 3), mode='bilinear', align_corners=True)(x)
+            """,
+            count=2,
+            runnable=True,
+            silent=True,
+        ),
+        Example(
+            """
+            import torch.distributed as dist
+            from torch.distributed import _all_gather_base
+            work = _all_gather_base(output, shard)  # needs a process group: not run
+            """,
+            """
+            import torch.distributed as dist
+            from torch.distributed import all_gather_single as _all_gather_base
+            work = _all_gather_base(output, shard)  # needs a process group: not run
+            """,
+        ),
+        Example(
+            """
+            import torch
+            a, b = torch.ones(3), torch.zeros(3)
+            c = torch.cross(a, b)  # no dim: the first dimension of size 3, which a human must confirm
+            """,
+        ),
+        Example(
+            """
+            import torch
+            from functorch import make_functional
+            norm = torch.norm(torch.ones(3))  # vector_norm or matrix_norm: a human decides
+            U, S, V = torch.svd(torch.eye(2))  # linalg.svd returns Vh, not V
             """,
             count=3,
         ),
@@ -315,6 +473,14 @@ class DeprecatedTorchApi(DeprecatedApiRule):
         with torch.amp.autocast("cuda", enabled=False):
             scaler = torch.amp.GradScaler("cuda")
         norm = torch.nn.utils.clip_grad_norm_([], 1.0)
+        """,
+        """
+        import torch
+        a, b = torch.ones(3), torch.zeros(3)
+        c = torch.cross(a, b, dim=0)
+        d = torch.cross(a, b, 0)
+        e = torch.linalg.cross(a, b)
+        f = torch.cross(*pair)  # the dimension may be in pair
         """,
         """
         for i in range(10):  # the builtin

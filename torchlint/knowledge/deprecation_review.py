@@ -1,0 +1,250 @@
+"""What torchlint does about each deprecation torch 2.13 reports about itself.
+
+``scripts/mine_torch_deprecations.py`` mines the installed torch for every
+deprecation a user can trigger and writes ``data/torch_deprecations_mined.json``.
+Mining cannot know the replacement, whether a rewrite is exact, or whether a
+use can be seen in source code at all; this module is the review of each mined
+item, and ``tests/test_mined_deprecations.py`` fails on any item it does not
+decide. An item is decided when:
+
+* an entry of the deprecation table (``deprecations.ENTRIES``) has its key
+  (``torch.qr``, ``torch.autograd.grad(only_inputs=)``) or lists it as an
+  alias, or ``COVERED_BY`` names the entry that covers it;
+* another rule covers it (``OTHER_RULES``, plus the renames of
+  ``torch_api.RENAMES``: ``F.upsample`` is TL103's);
+* it matches an ``OUT_OF_SCOPE`` pattern, with the reason.
+
+The reasons fall in three scopes: ``INTERNAL`` (no public name reaches it:
+private modules, functions and methods), ``RUNTIME`` (whether torch warns
+depends on values, types, the Python version or the environment, which static
+analysis cannot see), and ``NOT_MODELED`` (detectable in source, left out for
+the reason given). Only the last counts as detectable-but-not-flagged in the
+coverage figures.
+
+This module is read by the tests and the generator's report, never while
+linting.
+"""
+
+from __future__ import annotations
+
+import enum
+import fnmatch
+import json
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Tuple
+
+from torchlint.knowledge.deprecations import ENTRIES, Deprecation
+from torchlint.knowledge.torch_api import RENAMES
+
+MINED_FILE = Path(__file__).resolve().parent / "data" / "torch_deprecations_mined.json"
+
+
+class Scope(enum.Enum):
+    INTERNAL = "internal"
+    RUNTIME = "runtime"
+    NOT_MODELED = "not modeled"
+
+
+I, RT, NM = Scope.INTERNAL, Scope.RUNTIME, Scope.NOT_MODELED
+
+# Mined id -> the table entry key that covers it (where the ids differ).
+COVERED_BY: Mapping[str, str] = {
+    "torch.nn.utils.weight_norm.WeightNorm.apply": "torch.nn.utils.weight_norm",
+    "torch.utils._pytree._register_pytree_node(maybe_from_str_fn=)": "torch.utils._pytree._register_pytree_node",
+    "torch.distributed.fsdp.FullyShardedDataParallel._warn_legacy_optim_state_dict":
+        "torch.distributed.fsdp.FullyShardedDataParallel.full_optim_state_dict",
+    "torch.distributed.fsdp.FullyShardedDataParallel._warn_optim_input(optim_input=)":
+        "torch.distributed.fsdp.FullyShardedDataParallel.full_optim_state_dict",
+    "torch.autograd.profiler.profile": "torch.autograd.profiler.profile(use_cuda=)",
+    "torch.jit._script:_script_impl(optimize=)": "torch.jit.script(optimize=)",
+    "torch.jit.ignore": "torch.jit.ignore(drop_on_export=)",
+    "torch.utils.data.dataloader._BaseDataLoaderIter(loader=)": "torch.utils.data.DataLoader(pin_memory_device=)",
+    "torch:__getattr__": "torch.has_cuda",  # torch.has_cuda, has_cudnn, has_mps, has_mkldnn
+    "torch:__getattr__(name=)": "torch.set_vital",
+    "torch.nn.attention.flex_attention.flex_attention": "torch.nn.attention.flex_attention.flex_attention(return_lse=)",
+    "torch.ao.quantization.quantize_fx._prepare_fx(prepare_custom_config=)": "torch.ao.quantization.quantize_fx.prepare_fx",
+    "torch.ao.quantization.quantize_fx._convert_fx(convert_custom_config=)": "torch.ao.quantization.quantize_fx.convert_fx",
+}
+
+# Mined id -> another rule that flags it.
+OTHER_RULES: Mapping[str, str] = {
+    "torch.autograd.Function": "TL111",  # instantiating a Function: the legacy (non-static) style
+    "torch.autograd.Function.__call__": "TL111",
+    "torch.nn.functional._get_softmax_dim": "TL204",  # softmax without dim=
+    "torch.nn._reduction:get_enum(reduction=)": "TL106",  # reduction='elementwise_mean'
+}
+
+# (fnmatch pattern on mined ids, scope, reason), first match wins.
+OUT_OF_SCOPE: Tuple[Tuple[str, Scope, str], ...] = (
+    # -- runtime conditions ----------------------------------------------------------
+    ("torch.jit.script", RT, "warns only on Python 3.14+ (a runtime condition)"),
+    ("torch.jit.script_method", RT, "warns only on Python 3.14+"),
+    ("torch.jit.trace", RT, "warns only on Python 3.14+"),
+    ("torch.jit.trace_module", RT, "warns only on Python 3.14+"),
+    ("torch.jit.save", RT, "warns only on Python 3.14+"),
+    ("torch.jit.load", RT, "warns only on Python 3.14+"),
+    ("torch.hub.get_dir", RT, "warns when the TORCH_HUB environment variable is set"),
+    ("torch.hub.load_state_dict_from_url", RT, "warns when the TORCH_MODEL_ZOO environment variable is set"),
+    ("torch.export.load", RT, "depends on the version of the file loaded"),
+    ("torch.cuda.nccl.reduce(output=)", RT, "warns when `output` is a list (a runtime type)"),
+    ("torch.nn.Module.state_dict", RT, "positional arguments to a module's method: the receiver's type is runtime"),
+    ("torch.nn.Module._maybe_warn_non_full_backward_hook*", RT,
+     "depends on the module's inputs and outputs at run time (register_full_backward_hook is TL-independent)"),
+    ("torch.nn.quantizable.MultiheadAttention._forward_impl*", RT, "depends on the mask's dtype"),
+    ("torch.nn.functional._canonical_mask*", RT, "depends on the masks' dtypes"),
+    ("torch.nn.functional.embedding_bag(input=)", RT, "depends on the arguments' shapes (old argument order)"),
+    ("torch.nn.parallel.comm.gather(destination=)", RT, "depends on the value -1 at run time"),
+    ("torch.optim.lr_scheduler.*.step(epoch=)", RT, "a method of a scheduler instance: the receiver's type is runtime"),
+    ("torch.GradScaler.step(optimizer=)", RT, "depends on the optimizer's step signature"),
+    ("torch.distributions.Distribution.sample_n", RT, "a method of a distribution instance (receiver type)"),
+    ("torch.autograd.profiler.FunctionEvent.*", RT, "attributes of profiler events (receiver type)"),
+    ("torch.autograd.profiler_util.FormattedTimesMixin.cuda_time", RT, "attribute of profiler events"),
+    ("torch.profiler._KinetoProfile.export_memory_timeline", RT, "a method of a profiler instance"),
+    ("torch.export.dynamic_shapes.TreeSpec.children_specs", RT, "attribute of a TreeSpec instance"),
+    ("torch.utils.data.ConcatDataset.cummulative_sizes", RT, "attribute of a dataset instance"),
+    ("torch.utils.data.IterDataPipe.__getattr__", RT, "attribute access on datapipe instances"),
+    ("torch.utils.data.MapDataPipe.__getattr__", RT, "attribute access on datapipe instances"),
+    ("torch.distributed.checkpoint.staging.AsyncStager.synchronize_staging", RT, "a method of a stager instance"),
+    ("torch.distributed.fsdp.FSDPModule.set_reduce_scatter_divide_factor", RT, "a method of an FSDP module instance"),
+    ("torch.distributed.tensor.distribute_module(*", RT, "depends on the callback's arity"),
+    ("torch.distributed.elastic.agent.server.WorkerSpec", RT, "depends on the `fn` field's value"),
+    ("torch.distributed.nn.functional._deprecated", RT, "the helper: its callers are table entries"),
+    ("torch.ao.quantization.UniformQuantizationObserverBase(reduce_range=)", RT,
+     "warned by every observer subclass when reduce_range is true (a value)"),
+    ("torch.utils.model_dump.main", RT, "a command-line entry point (python -m torch.utils.model_dump)"),
+    # -- detectable, left out --------------------------------------------------------
+    ("torch.onnx.export(dynamo=)", NM, "warns for the value dynamo=False, not the keyword's presence"),
+    ("torch.multiprocessing.spawn(start_method=)", NM, "warns for values other than 'spawn', not the keyword"),
+    ("torch.jit.ignore(drop=)", NM, "warns for a positional `True`, not the keyword"),
+    ("torch.nn.parallel.DistributedDataParallel(forward_sync_buffers=)", NM,
+     "warns only when both broadcast_buffers and forward_sync_buffers are given"),
+    ("torch.autograd.handle_torch_function", NM, "a `__torch_function__` defined as a plain method; a class rule"),
+    ("torch.autograd.forward_ad._DecoratorContextManager.__call__(orig_func=)", NM,
+     "decorating a class with a grad-mode context manager; needs the decorated object's kind"),
+    ("torch.autograd.variable", NM, "ambiguous: `torch.autograd.variable` is also the module of `Variable`"),
+    ("torch.fx.experimental.symbolic_shapes.ShapeEnv.*", RT, "methods and attributes of a ShapeEnv instance"),
+    ("torch.fx.experimental.unification.isvar.resolve", RT, "a method of a Dispatcher instance"),
+    # -- internal --------------------------------------------------------------------
+    ("torch._*", I, "private module (leading underscore)"),
+    ("functorch.einops._parsing:*", I, "private module"),
+    ("torch.*._*:*", I, "private module"),
+    ("torch.ao.quantization.fx.*", I, "the FX quantization implementation; users call quantize_fx"),
+    ("torch.distributed._*", I, "private name"),
+    ("torch.distributed.checkpoint.optimizer.ShardedTensor.*", I, "ShardedTensor internals"),
+    ("torch.distributed.checkpoint.state_dict._*", I, "private function"),
+    ("torch.distributed.device_mesh._MeshEnv.*", I, "private class"),
+    ("torch.distributed.DeviceMesh._*", I, "private method"),
+    ("torch.distributed.distributed_c10d._*", I, "private function"),
+    ("torch.distributed.fsdp.fully_sharded_data_parallel._*", I, "private function"),
+    ("torch.distributed.optim._*", I, "private classes"),
+    ("torch.distributed.optim.functional_*._*", I, "private helper"),
+    ("torch.jit.RecursiveScriptModule._*", I, "private method"),
+    ("torch.nn.modules.conv._*", I, "private class"),
+    ("torch.nn.init._make_deprecate", I, "the factory: the functions it makes are TL105's"),
+    ("torch.nn.functional._*", I, "private function"),
+    ("torch.utils._pytree._is_*", I, "private function"),
+    ("torch.utils.cpp_extension._*", I, "private function"),
+    ("torch.utils.data.dataloader._*", I, "private class"),
+    ("torch.utils.data.datapipes.datapipe._*", I, "private helper"),
+    ("torch.hub._*", I, "private function"),
+    ("torch.cuda.amp.autocast_mode._*", I, "private function"),
+    ("torch.cuda.memory._*", I, "private function"),
+)
+
+
+def table_keys() -> Dict[str, Deprecation]:
+    """Every name a table entry answers to: its key and its aliases."""
+    keys: Dict[str, Deprecation] = {}
+    for entry in ENTRIES:
+        keys[entry.key] = entry
+        for alias in entry.aliases:
+            keys[alias if entry.keyword is None else f"{alias}({entry.keyword}=)"] = entry
+    return keys
+
+
+def load_mined(path: Path = MINED_FILE) -> Dict[str, object]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+class Decision:
+    """What torchlint does about one mined item."""
+
+    def __init__(self, entry: Optional[Deprecation] = None, rule: Optional[str] = None,
+                 scope: Optional[Scope] = None, reason: str = "") -> None:
+        self.entry, self.rule, self.scope, self.reason = entry, rule, scope, reason
+
+    @property
+    def flagged(self) -> bool:
+        return self.entry is not None or self.rule is not None
+
+    @property
+    def detectable(self) -> bool:
+        return self.flagged or self.scope is Scope.NOT_MODELED
+
+    @property
+    def exact(self) -> bool:
+        if self.entry is not None:
+            return self.entry.exact_fix
+        return self.rule is not None and self.rule in ("TL103", "TL105")
+
+
+def decide(item: Mapping[str, object], keys: Optional[Dict[str, Deprecation]] = None) -> Optional[Decision]:
+    """The decision for a mined item, or None if the review has none."""
+    keys = table_keys() if keys is None else keys
+    item_id = str(item["id"])
+    names = [str(n) for n in item.get("names", ())]  # type: ignore[union-attr]
+    keyword = item.get("keyword")
+    for name in [item_id, *(f"{n}({keyword}=)" if keyword else n for n in names)]:
+        if name in keys:
+            return Decision(entry=keys[name])
+    if item_id in COVERED_BY:
+        return Decision(entry=keys[COVERED_BY[item_id]])
+    if item_id in OTHER_RULES:
+        return Decision(rule=OTHER_RULES[item_id])
+    for name in [item_id, *names]:
+        if name in RENAMES:
+            return Decision(rule=RENAMES[name].code)
+    for pattern, scope, reason in OUT_OF_SCOPE:
+        if fnmatch.fnmatchcase(item_id, pattern):
+            return Decision(scope=scope, reason=reason)
+    return None
+
+
+def namespace(item_id: str) -> str:
+    """``torch.distributed``, ``torch.nn``, ``functorch``, ``torch`` (top level) for the report."""
+    parts = item_id.split(":")[0].split("(")[0].split(".")
+    if parts[0] != "torch" or len(parts) < 3:
+        return parts[0] if parts[0] != "torch" else "torch"
+    if parts[1] == "ao":
+        return "torch.ao"
+    return ".".join(parts[:2])
+
+
+def coverage(mined: Mapping[str, object]) -> Dict[str, Dict[str, int]]:
+    """Counts by namespace (and ``all``): mined, detectable, flagged, exact, undecided."""
+    keys = table_keys()
+    counts: Dict[str, Dict[str, int]] = {}
+    for item in mined["items"]:  # type: ignore[index]
+        decision = decide(item, keys)
+        for group in ("all", namespace(str(item["id"]))):
+            row = counts.setdefault(group, dict.fromkeys(("mined", "detectable", "flagged", "exact", "undecided"), 0))
+            row["mined"] += 1
+            if decision is None:
+                row["undecided"] += 1
+                continue
+            row["detectable"] += decision.detectable
+            row["flagged"] += decision.flagged
+            row["exact"] += decision.exact
+    return counts
+
+
+def coverage_report(mined: Mapping[str, object]) -> str:
+    """A plain-text table of ``coverage`` by namespace."""
+    counts = coverage(mined)
+    lines: List[str] = [f"torch {mined['torch']}: mined deprecations and torchlint's coverage "
+                        "(detect = statically detectable; exact = exact rewrite known)",
+                        f"{'namespace':<22}{'mined':>7}{'detect':>8}{'flagged':>9}{'exact':>7}"]
+    for group in ["all"] + sorted(g for g in counts if g != "all"):
+        row = counts[group]
+        lines.append(f"{group:<22}{row['mined']:>7}{row['detectable']:>8}{row['flagged']:>9}{row['exact']:>7}")
+    return "\n".join(lines) + "\n"
