@@ -339,7 +339,6 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             """,
             """
             import torch
-            import functorch
             from torch.func import grad
             xs = torch.arange(3.0)
             ys = torch.func.vmap(torch.sin)(xs)
@@ -397,7 +396,6 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             import torch
             import torch.distributed as dist
             import torch.utils._pytree as pytree
-            from torch.nn.utils import stateless
 
 
             class Pair:
