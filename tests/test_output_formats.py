@@ -127,7 +127,7 @@ def test_full_shows_each_finding_with_its_source_line_and_a_caret(runs):
 def test_full_keeps_tabs_so_the_caret_lines_up(runs):
     block = next(b for first, b in _full_blocks(runs.full.stdout).items() if first.startswith("tabbed.py:5:"))
     assert "5 | \ty = F.upsample(x, scale_factor=2)" in block
-    assert "  | \t      ^ TL103" in block  # a tab, then spaces under "y = F."
+    assert "  | \t      ^^^^^^^^ TL103" in block  # a tab, then spaces under "y = F.", carets under "upsample"
 
 
 def test_full_shows_the_fix_as_a_diff_that_matches_what_fix_writes(runs):
@@ -179,7 +179,9 @@ def test_json_is_a_list_with_one_object_per_finding(runs):
     concise = concise_findings(runs.concise)
     assert len(data) == len(concise)
     for item, m in zip(data, concise):
-        assert set(item) == {"filename", "code", "name", "message", "location", "fix", "url"}
+        assert set(item) == {"filename", "code", "name", "message", "location", "end_location", "fix", "url"}
+        end = item["end_location"]  # past the flagged code, on its line or a later one
+        assert (end["row"], end["column"]) > (item["location"]["row"], item["location"]["column"])
         assert item["filename"] == m.group("path")
         assert item["code"] == m.group("code")
         assert item["message"] == m.group("message")
@@ -228,12 +230,16 @@ def test_json_output_of_a_clean_run_is_an_empty_list(runs):
     assert (runs.json_clean.returncode, json.loads(runs.json_clean.stdout)) == (0, [])
 
 
-def test_json_errors_go_to_stderr_and_stdout_stays_valid(runs):
+def test_json_errors_go_to_stderr_and_into_the_json_as_items_without_a_code(runs):
     result = runs.json_broken
     assert result.returncode == 2
     no_traceback(result)
     assert "broken.py" in result.stderr
-    assert [item["filename"] for item in json.loads(result.stdout)] == ["cuda.py"]
+    data = json.loads(result.stdout)
+    assert [item["filename"] for item in data] == ["broken.py", "cuda.py"]
+    error = data[0]
+    assert error["code"] is None and error["fix"] is None and error["message"].startswith("cannot parse: ")
+    assert f"broken.py:{error['location']['row']}:{error['location']['column']}: cannot parse" in result.stderr
 
 
 # --------------------------------------------------------------------------
@@ -295,7 +301,10 @@ def test_sarif_results_point_at_the_same_places_as_concise(runs):
         assert result["message"]["text"] == m.group("message")
         (location,) = result["locations"]
         physical = location["physicalLocation"]
-        assert physical["region"] == {"startLine": int(m.group("line")), "startColumn": int(m.group("col"))}
+        region = physical["region"]
+        assert {k: region[k] for k in ("startLine", "startColumn")} == {
+            "startLine": int(m.group("line")), "startColumn": int(m.group("col"))}
+        assert (region["endLine"], region["endColumn"]) > (region["startLine"], region["startColumn"])
         artifact = physical["artifactLocation"]
         assert artifact["uriBaseId"] == "%SRCROOT%"
         assert artifact["uri"] == m.group("path").replace(" ", "%20")
@@ -333,7 +342,8 @@ def test_sarif_reports_files_that_could_not_be_checked_as_notifications(runs):
 # github
 # --------------------------------------------------------------------------
 
-GITHUB = re.compile(r"^::error title=(?P<title>[^,]*),file=(?P<file>[^,]*),line=(?P<line>\d+),col=(?P<col>\d+)::(?P<message>.*)$")
+GITHUB = re.compile(r"^::error title=(?P<title>[^,]*),file=(?P<file>[^,]*),line=(?P<line>\d+),col=(?P<col>\d+)"
+                    r"(?:,endLine=\d+,endColumn=\d+)?::(?P<message>.*)$")
 
 
 def _unescape_property(text: str) -> str:
@@ -371,6 +381,6 @@ def test_github_escapes_a_file_name_with_commas_colons_and_percent(tmp_path):
     put(tmp_path, name, UPSAMPLE)
     result = run_torchlint(["--output-format", "github", name], cwd=tmp_path)
     (line,) = result.stdout.splitlines()
-    assert ",file=odd%2Cna%3Ame%2520.py,line=4,col=7::" in line
+    assert ",file=odd%2Cna%3Ame%2520.py,line=4,col=7,endLine=4,endColumn=15::" in line
     g = GITHUB.match(line)
     assert _unescape_property(g.group("file")) == name

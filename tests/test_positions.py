@@ -11,7 +11,7 @@ from libcst.metadata import PositionProvider
 
 from torchlint.analysis.context import analyse
 from torchlint.core.source import SourceFile
-from torchlint.engine.positions import _by_statement, positions
+from torchlint.engine.positions import Locator, positions
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -39,7 +39,10 @@ def _check(source: str):
     expected = cst.metadata.MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     wanted = {node: (expected[node].start.line, expected[node].start.column) for node in nodes}
     assert positions(module, nodes, SourceFile(source), tree, file_context.top_of) == wanted
-    return _by_statement(module, nodes, SourceFile(source), tree, file_context.top_of) is not None
+    locator = Locator(module, SourceFile(source), tree, file_context.top_of)
+    ends = {node: (expected[node].end.line, expected[node].end.column) for node in nodes}
+    assert {node: end for node, (_, end) in locator.ranges(nodes).items()} == ends
+    return locator._by_statement
 
 
 @pytest.mark.parametrize("name", SOURCES)

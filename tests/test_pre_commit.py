@@ -152,6 +152,7 @@ def test_manifest_is_valid_and_declares_both_hooks():
     for hook in hooks.values():
         assert hook["language"] == "python"
         assert hook["types_or"] == ["python", "pyi", "jupyter"]
+        assert hook["require_serial"] is True  # one process, one summary
 
 
 def test_check_hook_fails_on_a_finding(pre_commit):
@@ -184,6 +185,18 @@ def test_fix_hook_rewrites_the_file_and_reports_the_modification(pre_commit):
     again = pre_commit.run_hook("torchlint-fix", work, "bad.py", "good.py")
     assert again.returncode == 0, output(again)
     assert (work / "bad.py").read_text() == FIXED
+
+
+def test_many_files_give_one_summary_not_one_per_batch(pre_commit):
+    # pre-commit splits the files of a hook that is not require_serial into
+    # one batch per core, each a process printing its own partial summary.
+    files = {f"bad{index}.py": FINDING for index in range(12)}
+    work = pre_commit.workspace(files)
+    for hook, summary in (("torchlint", "Found 12 problems (12 fixable with --fix)."), ("torchlint-fix", "Fixed 12 problems.")):
+        result = pre_commit.run_hook(hook, work, *sorted(files))
+        assert result.returncode == 1, output(result)
+        summaries = [line for line in result.stdout.splitlines() if line.startswith(("Found ", "Fixed ", "All checks"))]
+        assert summaries == [summary], output(result)
 
 
 def test_hooks_take_notebooks_and_skip_other_files(pre_commit):

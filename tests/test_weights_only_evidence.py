@@ -88,7 +88,7 @@ def test_fix_follows_the_save(source: str, value: str) -> None:
 def test_no_fix_without_evidence(source: str) -> None:
     found = findings(source)
     assert len(found) == 1 and found[0].fix is None
-    assert "only for a file you trust" in found[0].message
+    assert "only for a file you trust" in found[0].detail
 
 
 def test_from_torch_2_6_only_pickled_files_are_reported() -> None:
@@ -105,4 +105,4 @@ def test_from_torch_2_6_only_pickled_files_are_reported() -> None:
     """
     assert findings(state_dict, torch_version=(2, 6, 0)) == []
     [found] = findings(module, torch_version=(2, 6, 0))
-    assert "UnpicklingError" in found.message and "trust" in found.message
+    assert "UnpicklingError" in found.detail and "trust" in found.detail

@@ -66,6 +66,12 @@ class Diagnostic:
     # cells (markdown ones included, as Jupyter shows them); line and column
     # are then within that cell. None for ordinary source files.
     cell: Optional[int] = None
+    # Where the flagged node ends (line 1-based, column 0-based, exclusive),
+    # when the engine knows it; None in results read from the cache.
+    end_line: Optional[int] = None
+    end_column: Optional[int] = None
+    # A longer explanation than the message, for ``--output-format full``.
+    detail: str = ""
 
     @property
     def fixable(self) -> bool:

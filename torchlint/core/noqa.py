@@ -90,6 +90,39 @@ def _token_ranges(source: SourceFile) -> Iterator[Tuple[int, int]]:
             first, last = None, None
 
 
+UNUSED_NOQA = "TL001"  # what --report-unused-noqa reports (as ruff's RUF100)
+
+
+def unused_noqa(source: SourceFile, suppressed: Sequence[Tuple[int, str]], running: Sequence[str]) -> List[Tuple[int, int, str]]:
+    """(line, 0-based column, code) of each code in a ``# noqa: ...`` comment
+    that suppressed nothing: one naming a rule that ran (``running``, by code
+    or prefix) without a finding of it on the comment's statement. Codes of
+    other tools and of rules that did not run are left alone, and so is a
+    bare ``# noqa`` (it may be there for another flake8 plugin)."""
+    if not _mentions_noqa(source):
+        return []
+    covering: Dict[int, Tuple[int, int]] = {}
+    for first, last in _token_ranges(source):
+        for number in range(first, last + 1):
+            covering[number] = (first, last)
+    unused = []
+    for token in source.tokens:
+        if token.type != tokenize.COMMENT:
+            continue
+        match = NOQA_INLINE.search(token.string)
+        if match is None or match.group("codes") is None:
+            continue
+        line = token.start[0]
+        first, last = covering.get(line, (line, line))
+        used = [code for number, code in suppressed if first <= number <= last]
+        for code in (c.upper() for c in _CODE_SEPARATORS.split(match.group("codes").strip()) if c):
+            if not any(rule.startswith(code) for rule in running):
+                continue
+            if not any(found.startswith(code) for found in used):
+                unused.append((line, token.start[1] + match.start(), code))
+    return unused
+
+
 def add_noqa(source: SourceFile, findings: Sequence[Tuple[int, str]]) -> Tuple[str, int, List[str]]:
     """Add ``# noqa: CODE`` comments so that every (line, code) finding is suppressed.
 

@@ -110,17 +110,23 @@ def validate(code: str) -> Union[str, None]:
 def _add_imports(module: cst.Module, names: Sequence[str]) -> cst.Module:
     """Insert ``import NAME`` after the docstring and ``__future__`` imports."""
     body = list(module.body)
+    position = import_position(body)
+    new_lines = [
+        cst.SimpleStatementLine(body=[cst.Import(names=[cst.ImportAlias(name=cst.parse_expression(name))])])
+        for name in names
+    ]
+    return module.with_changes(body=[*body[:position], *new_lines, *body[position:]])
+
+
+def import_position(body: Sequence[cst.CSTNode]) -> int:
+    """Where in ``body`` an added import goes: after the docstring and ``__future__`` imports."""
     position = 0
     for index, statement in enumerate(body):
         if _is_docstring(statement) and index == 0 or _is_future_import(statement):
             position = index + 1
             continue
         break
-    new_lines = [
-        cst.SimpleStatementLine(body=[cst.Import(names=[cst.ImportAlias(name=cst.parse_expression(name))])])
-        for name in names
-    ]
-    return module.with_changes(body=[*body[:position], *new_lines, *body[position:]])
+    return position
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:

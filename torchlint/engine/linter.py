@@ -10,19 +10,20 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple, Type, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext, analyse
 from torchlint.analysis.outline import Outline, child_nodes
+from torchlint.analysis.version_gates import gated_ranges, is_gated
 from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
-from torchlint.core.noqa import file_is_exempt, noqa_index
+from torchlint.core.noqa import UNUSED_NOQA, file_is_exempt, noqa_index, unused_noqa
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceFile
 from torchlint.engine.fixer import apply_fixes, keep_lost_text
 from torchlint.engine.narrowing import Narrowed, narrow
-from torchlint.engine.positions import positions
+from torchlint.engine.positions import Locator
 from torchlint.rules.rule import Rule, SyntaxRepair
 
 MAX_FIX_ROUNDS = 10
@@ -36,6 +37,9 @@ class CheckResult:
     module: Optional[cst.Module] = None  # what libcst parsed: with stubs when ``narrowed``
     internal_errors: List[str] = field(default_factory=list)
     narrowed: bool = False
+    top_of: Mapping[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)  # node -> top-level statement
+    locator: Optional[Locator] = None  # where the nodes of ``module`` are (with findings only)
+    suppressed: List[Tuple[int, str]] = field(default_factory=list)  # (line, code) findings `# noqa` hid
     # Set when Python 3 could not parse the source and a rule's syntax repair
     # made it parseable: ``module`` and the fixes belong to ``repair.text``.
     repair: Optional[SyntaxRepair] = None
@@ -53,9 +57,12 @@ class FixResult:
 
 class Engine:
     def __init__(
-        self, rules: Sequence[Rule], settings: Settings = Settings(), honour_noqa: bool = True, screens: bool = True
+        self, rules: Sequence[Rule], settings: Settings = Settings(), honour_noqa: bool = True, screens: bool = True,
+        report_unused_noqa: bool = False,
     ) -> None:
         self.settings = settings
+        # Also report `# noqa: TL...` codes that suppressed nothing (as TL001).
+        self.report_unused_noqa = report_unused_noqa and honour_noqa
         # Without screens every rule analyses every file: slow, and only for
         # tests proving that the screens never hide a finding.
         self.screens = screens
@@ -90,6 +97,18 @@ class Engine:
         return [r for r in self.rules if id(r) in sharp or r in textual], outline
 
     def check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False) -> CheckResult:
+        """Find problems in ``source`` (see ``_check``), and unused ``# noqa`` codes if asked."""
+        source = SourceFile.of(source)
+        result = self._check(source, syntax_checked, whole)
+        if self.report_unused_noqa and not file_is_exempt(source):
+            running = [rule.code for rule in self.rules]
+            for line, column, code in unused_noqa(source, result.suppressed, running):
+                result.diagnostics.append(Diagnostic(
+                    UNUSED_NOQA, f"unused `noqa` code {code}: nothing to suppress on this line", line, column))
+            result.diagnostics.sort(key=Diagnostic.sort_key)
+        return result
+
+    def _check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False) -> CheckResult:
         """Find problems in ``source``; raises ParseError for invalid Python.
 
         ``syntax_checked`` says the caller already compiled the text with
@@ -181,23 +200,34 @@ class Engine:
                     except Exception as exc:  # a rule bug must not stop the run
                         errors.append(f"{rule.code} raised {type(exc).__name__}: {exc}")
         diagnostics: List[Diagnostic] = []
+        suppressed: List[Tuple[int, str]] = []
         if found:
             parsed = narrowed.source if narrowed is not None else source
-            starts = positions(module, {id(f.node): f.node for _, f in found}.values(), parsed, tree,
-                               file_context.top_of)
+            locator = Locator(module, parsed, tree, file_context.top_of)
+            places = locator.ranges({id(f.node): f.node for _, f in found}.values())
             noqa = noqa_index(source)
             lines = source.lines if "\x0c" in source.text else None
+            gates = _version_gates(found, tree, outline)
             for rule, finding in found:
-                line, column = starts[finding.node]
+                (line, column), (end_line, end_column) = places[finding.node]
                 if narrowed is not None and not narrowed.keeps(line):
                     continue  # in a stub's header: the real statement was screened out
+                if gates and rule.respects_version_gates() and is_gated(gates, line):
+                    continue  # compatibility code a torch version gate chooses
                 if self.honour_noqa and noqa.suppresses(line, rule.code):
+                    suppressed.append((line, rule.code))
                     continue
                 if lines is not None and lines[line - 1].startswith("\x0c"):
-                    column = _form_feed_column(lines[line - 1], column, file_context.module, finding.node)
-                diagnostics.append(Diagnostic(rule.code, finding.message, line, column, finding.fix))
+                    shifted = _form_feed_column(lines[line - 1], column, file_context.module, finding.node)
+                    end_column += shifted - column if end_line == line else 0
+                    column = shifted
+                diagnostics.append(Diagnostic(rule.code, finding.message, line, column, finding.fix,
+                                              end_line=end_line, end_column=end_column, detail=finding.detail))
+        else:
+            locator = None
         diagnostics.sort(key=Diagnostic.sort_key)
-        return CheckResult(_dedupe(diagnostics), file_context.module, errors, narrowed is not None)
+        return CheckResult(_dedupe(diagnostics), file_context.module, errors, narrowed is not None,
+                           file_context.top_of, locator, suppressed)
 
     def fix(self, source: Union[str, SourceFile], unsafe: bool = False) -> FixResult:
         original = SourceFile.of(source)
@@ -286,6 +316,14 @@ def check_depth(tree: ast.AST) -> None:
         if depth > MAX_DEPTH:
             raise Unsupported(f"nested more than {MAX_DEPTH} levels deep, too deep to analyse", 1, 0)
         level = list(child_nodes(level))
+
+
+def _version_gates(found: Sequence[Tuple[Rule, object]], tree: Optional[ast.Module],
+                   outline: Optional[Outline]) -> Tuple[Tuple[int, int], ...]:
+    """The lines torch version gates protect, when some finding's rule respects them."""
+    if tree is None or not any(rule.respects_version_gates() for rule, _ in found):
+        return ()
+    return gated_ranges(outline if outline is not None else Outline(tree))
 
 
 def _parse_narrowed(narrowed: Narrowed) -> Optional[cst.Module]:

@@ -18,6 +18,8 @@ from torchlint.core.source import SourceFile
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
 
+    from torchlint.engine.positions import Locator
+
 
 @dataclass(frozen=True)
 class TextEdit:
@@ -39,6 +41,124 @@ def preview_fix(module: cst.Module, fix: Fix) -> Optional[List[TextEdit]]:
     if not result.applied:
         return None
     return edits_between(SourceFile(module.code), SourceFile(result.code))
+
+
+class FixPreviewer:
+    """``preview_fix`` for the fixes of one module, without rendering, diffing
+    and re-parsing the whole module for each one.
+
+    A fix is applied to the outermost nodes it edits only; each one's text
+    before and after is diffed and shifted to where the node starts (the
+    ``locator`` of the check knows, generating only the top-level statements
+    involved). A rewritten expression must still parse. What that cannot
+    place (an edit that removes or splits a statement, a node whose text
+    starts before its position, an import added anywhere but before a plain
+    statement) takes ``preview_fix``'s whole-module route.
+    """
+
+    def __init__(self, module: cst.Module, locator: Optional[Locator]) -> None:
+        self.module = module
+        self.locator = locator
+        self._checked: Optional[SourceFile] = None
+
+    def preview(self, fix: Fix) -> Optional[List[TextEdit]]:
+        if self.locator is None:
+            return preview_fix(self.module, fix)
+        try:
+            edits = self._local_edits(fix)
+        except _Unplaceable:
+            return preview_fix(self.module, fix)
+        except Exception:  # a fix that cannot be built is not offered (as in apply_fixes)
+            return None
+        return edits
+
+    def _local_edits(self, fix: Fix) -> Optional[List[TextEdit]]:
+        import libcst as cst
+
+        from torchlint.engine.fixer import _EditTransformer
+
+        assert self.locator is not None
+        places = {}
+        for edit in fix.edits:
+            place = self.locator.range(edit.node)
+            if place is None or isinstance(edit.node, (cst.Module, cst.BaseStatement, cst.BaseSmallStatement)):
+                raise _Unplaceable
+            places[edit.node] = place
+        outermost = [node for node, place in places.items()
+                     if not any(other is not node and _inside(place, around) for other, around in places.items())]
+        transformer = _EditTransformer({edit.node: edit.apply for edit in fix.edits})
+        edits: List[TextEdit] = []
+        for node in outermost:
+            updated = node.visit(transformer)
+            if not isinstance(updated, cst.CSTNode):
+                raise _Unplaceable
+            before, after = self.module.code_for_node(node), self.module.code_for_node(updated)
+            if isinstance(updated, cst.BaseExpression) and not _parses_as_expression(after):
+                return None  # as apply_fixes: a fix that breaks the code is not offered
+            (line, column), _ = places[node]
+            if not self._text_starts_with(before, line, column):
+                raise _Unplaceable  # the node's text does not start where its position does
+            for edit in edits_between(SourceFile(before), SourceFile(after)):
+                edits.append(TextEdit(_shift(edit.start, line, column), _shift(edit.end, line, column), edit.content))
+        if fix.required_imports:
+            edits.append(self._import_edit(fix))
+        return sorted(edits, key=lambda e: e.start)
+
+    def _text_starts_with(self, text: str, line: int, column: int) -> bool:
+        """Does the checked source hold ``text`` at ``line`` (1-based), ``column`` (0-based)?"""
+        if self._checked is None:
+            assert self.locator is not None
+            self._checked = self.locator.source if self.locator.source is not None else SourceFile(self.module.code)
+        starts = self._checked.line_starts
+        if line > len(starts) - 1:
+            return False
+        return self._checked.text.startswith(text, starts[line - 1] + column)
+
+    def _import_edit(self, fix: Fix) -> TextEdit:
+        """``import NAME`` lines where ``apply_fixes`` puts them: before the
+        statement after the docstring and ``__future__`` imports (its leading
+        comments included)."""
+        import libcst as cst
+
+        from torchlint.engine.fixer import import_position
+
+        assert self.locator is not None
+        body = self.module.body
+        position = import_position(body)
+        if position >= len(body) or not isinstance(body[position], cst.SimpleStatementLine):
+            raise _Unplaceable
+        statement = body[position]
+        place = self.locator.range(statement)
+        if place is None:
+            raise _Unplaceable
+        row = place[0][0] - len(statement.leading_lines)
+        newline = self.module.default_newline
+        text = "".join(f"import {name}{newline}" for name in sorted(set(fix.required_imports)))
+        return TextEdit((row, 1), (row, 1), text)
+
+
+class _Unplaceable(Exception):
+    """A fix the local preview cannot place: use the whole-module route."""
+
+
+def _inside(inner: Tuple[Tuple[int, int], Tuple[int, int]], outer: Tuple[Tuple[int, int], Tuple[int, int]]) -> bool:
+    return outer[0] <= inner[0] and inner[1] <= outer[1]
+
+
+def _shift(position: Tuple[int, int], line: int, column: int) -> Tuple[int, int]:
+    """A 1-based (row, column) in a node's text, made absolute: the node starts at ``line``, 0-based ``column``."""
+    row, col = position
+    return (line, col + column) if row == 1 else (row + line - 1, col)
+
+
+def _parses_as_expression(code: str) -> bool:
+    import ast
+
+    try:
+        ast.parse(f"(\n{code}\n)", mode="eval")
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def edits_between(before: SourceFile, after: SourceFile) -> List[TextEdit]:

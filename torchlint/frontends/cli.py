@@ -25,6 +25,7 @@ from torchlint.run.config import ConfigError, resolve
 from torchlint.run.reporters import REPORTERS
 from torchlint.run.selection import SelectionError
 from torchlint.run.session import Linter, run_add_noqa, run_files, run_stdin
+from torchlint.run.show import show_files, show_settings
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,8 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="torchlint",
         description="Find and fix deprecated and risky PyTorch code.",
         epilog=(
+            "`torchlint check [PATH ...]` is the same as `torchlint [PATH ...]`. "
             "`torchlint rule CODE` prints a rule's documentation; `torchlint rule --all` lists the rules. "
-            "To check a file or folder named `rule`, run `torchlint ./rule`."
+            "To check a file or folder named `rule` or `check`, run `torchlint ./rule`."
         ),
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to check (default: .); - reads stdin")
@@ -47,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="do not apply unsafe fixes (overrides the configuration)")
     fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     fixing.add_argument("--show-fixes", action="store_true", help="after --fix, list the fixes applied to each file")
+    fixing.add_argument("--ignore-noqa", action="store_true", help="report findings even on lines with `# noqa`")
+    fixing.add_argument("--report-unused-noqa", action="store_true",
+                        help="report `# noqa: TL...` codes that suppress nothing (as TL001)")
     fixing.add_argument("--add-noqa", action="store_true",
                         help="append `# noqa: CODE` to the line of every finding instead of reporting it")
 
@@ -68,6 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="apply the exclusions to paths named on the command line too (for pre-commit)")
     files.add_argument("--no-force-exclude", dest="force_exclude", action="store_const", const=False,
                        help=argparse.SUPPRESS)
+    files.add_argument("--respect-gitignore", action="store_const", const=True, default=None,
+                       help=argparse.SUPPRESS)
+    files.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_const", const=False,
+                       help="also search folders and files git ignores (default: skip them; files named on the "
+                            "command line are always checked)")
     files.add_argument("--stdin-filename", metavar="PATH",
                        help="read the source from stdin and report it as PATH (config and per-file-ignores apply "
                             "to PATH); with --fix, the fixed source is written to stdout")
@@ -82,20 +92,33 @@ def build_parser() -> argparse.ArgumentParser:
                         help="concise (default: path:line:col: CODE message), full (with source and fix), "
                              "json, sarif or github (workflow annotations)")
     output.add_argument("--statistics", action="store_true", help="show the number of findings per code instead")
+    output.add_argument("--output-file", "-o", metavar="PATH", help="write the report to PATH instead of stdout")
+    output.add_argument("-q", "--quiet", action="count", default=0,
+                        help="print the findings only, no summary; -qq (or --silent): print nothing, "
+                             "only the exit status tells (errors still go to stderr)")
+    output.add_argument("--silent", dest="quiet", action="store_const", const=2, help=argparse.SUPPRESS)
+    output.add_argument("--show-settings", action="store_true",
+                        help="print the resolved settings (configuration file, rules, paths, ...) and exit")
+    output.add_argument("--show-files", action="store_true", help="print the files that would be checked and exit")
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     output.add_argument("--exit-non-zero-on-fix", action="store_true",
                         help="exit 1 when a fix was applied, even if no findings remain")
     speed = parser.add_argument_group("speed")
     speed.add_argument("-j", "--jobs", type=int, metavar="N",
-                       help="worker processes (default: one per core); output order does not depend on it")
+                       help="worker processes (default: one per core, started only for at least 1 MB of source to analyse); output order does not depend on it")
     speed.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     speed.add_argument("--cache-dir", metavar="DIR",
-                       help="where check results are cached (default: $TORCHLINT_CACHE_DIR or ./.torchlint_cache)")
+                       help="where check results are cached (default: $TORCHLINT_CACHE_DIR, else .torchlint_cache at the "
+                            "project root: the configuration file's folder, else the git work tree, else .)")
     parser.add_argument("--version", action="version", version=f"torchlint {__version__}")
     return parser
 
 
 def _usage_problems(args: argparse.Namespace) -> Optional[str]:
+    if (args.show_settings or args.show_files) and (args.fix or args.diff or args.add_noqa):
+        return "--show-settings and --show-files cannot be combined with --fix, --diff or --add-noqa"
+    if args.output_file and args.stdin_filename is not None and args.fix:
+        return "--output-file cannot be combined with --fix on stdin (the fixed source goes to stdout)"
     if args.add_noqa and (args.fix or args.diff):
         return "--add-noqa cannot be combined with --fix or --diff"
     reading_stdin = args.stdin_filename is not None or args.paths == ["-"]
@@ -121,6 +144,8 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
         from torchlint.frontends import rule_command
 
         return rule_command.main(argv[1:], stdout, stderr)
+    if argv[:1] == ["check"]:  # ruff's spelling; checking is also what no subcommand does
+        argv = argv[1:]
     parser = build_parser()
     args = parser.parse_args(argv)
     problem = _usage_problems(args)
@@ -131,12 +156,29 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
     except (ConfigError, SelectionError, SettingsError) as exc:
         print(f"torchlint: error: {exc}", file=stderr)
         return 2
+    if args.show_settings:
+        show_settings(options, stdout)
+        return 0
+    if args.show_files:
+        return show_files(options, stdout, stderr)
     linter = Linter(options)
-    if args.stdin_filename is not None or args.paths == ["-"]:
-        return run_stdin(options, linter, stdin or sys.stdin, stdout, stderr)
-    if options.add_noqa:
-        return run_add_noqa(options, linter, stdout, stderr)
-    return run_files(options, linter, stdout, stderr)
+    if args.output_file:
+        try:
+            report_stream = open(args.output_file, "w", encoding="utf-8")
+        except OSError as exc:
+            print(f"torchlint: error: --output-file {args.output_file}: {exc.strerror or exc}", file=stderr)
+            return 2
+    else:
+        report_stream = stdout
+    try:
+        if args.stdin_filename is not None or args.paths == ["-"]:
+            return run_stdin(options, linter, stdin or sys.stdin, report_stream, stderr)
+        if options.add_noqa:
+            return run_add_noqa(options, linter, report_stream, stderr)
+        return run_files(options, linter, report_stream, stderr)
+    finally:
+        if report_stream is not stdout:
+            report_stream.close()
 
 
 def entry_point() -> None:

@@ -14,20 +14,29 @@ code a plugin yields, so it cannot be what turns them on.
 from __future__ import annotations
 
 import ast
+import os
 import sys
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from torchlint import __version__
-from torchlint.core.settings import Settings, SettingsError, parse_version
+from torchlint.core.settings import Settings, SettingsError, Version, parse_version
 from torchlint.core.source import SourceFile
 from torchlint.engine.linter import Engine
 from torchlint.rules import all_rules
+from torchlint.run.project_metadata import declared_torch_floor
 from torchlint.run.selection import (
     SelectionError,
     enabled_rules,
     parse_codes,
     parse_enable,
 )
+
+
+def _declared_floor() -> Optional[Version]:
+    """As the command does: without a configured torch version, the oldest
+    torch the metadata of the project flake8 runs in declares."""
+    declared = declared_torch_floor(os.getcwd())
+    return declared.version if declared else None
 
 
 class TorchlintChecker:
@@ -58,7 +67,7 @@ class TorchlintChecker:
     def parse_options(cls, options) -> None:
         text = getattr(options, "torch_version", None)
         try:
-            cls._settings = Settings(torch_version=parse_version(text) if text else None)
+            cls._settings = Settings(torch_version=parse_version(text) if text else _declared_floor())
         except SettingsError as exc:  # a config error: say so on stderr, like flake8 does
             sys.stderr.write(f"torchlint: error: --torch-version: {exc}\n")
             raise SystemExit(2) from None

@@ -499,6 +499,10 @@ ENTRIES: Tuple[Deprecation, ...] = (
     Deprecation("torch._six", Kind.MODULE, R, "the Python 3 standard library (`math.inf`, `collections.abc`, `str`)"),
     Deprecation("torch.utils.ffi", Kind.MODULE, R, "C++ extensions (`torch.utils.cpp_extension`)", "1.0",
                 removed="1.0", new=("torch.utils.cpp_extension",)),
+    # The Lua Torch ``nn`` ports; the 1.0 release notes list it as removed
+    # (https://github.com/pytorch/pytorch/releases/tag/v1.0.0).
+    Deprecation("torch.legacy", Kind.MODULE, R, "`torch.nn` (modules) and `torch.optim` (optimizers)", "1.0",
+                removed="1.0", new=("torch.nn", "torch.optim")),
     # -- deprecated (TL109): still work, most warn ----------------------------------
     Deprecation("torch.range", Kind.FUNCTION, D,
                 "`torch.arange(start, end + 1, step)` (arange excludes `end`; range returns floating point)",

@@ -56,7 +56,7 @@ from torchlint.knowledge.deprecations import (
 from torchlint.knowledge.torch_api import Rename as ApiRename
 from torchlint.rules import edits
 from torchlint.rules._renames import RenamedSymbolRule, spell_code, spell_qualified
-from torchlint.rules.rule import Finding
+from torchlint.rules.rule import MAX_MESSAGE, Finding
 
 
 class DeprecatedApiRule(RenamedSymbolRule):
@@ -132,8 +132,12 @@ class DeprecatedApiRule(RenamedSymbolRule):
     def _fixable(self, entry: Deprecation, ctx: NodeContext) -> bool:
         return entry.exact_fix and entry.fix_versions.applies_to(ctx.file.settings.torch_version)
 
+    def detail(self, entry: Deprecation) -> str:
+        """What the message leaves out (``--output-format full``)."""
+        return ""
+
     def _finding(self, node: cst.CSTNode, entry: Deprecation, fix: Optional[Fix]) -> Finding:
-        return Finding(node, self.message(entry), fix)
+        return Finding(node, self.message(entry), fix, detail=self.detail(entry))
 
     # -- references: torch.qr(...), b.solve(A), ctx.saved_variables ----------------
 
@@ -260,7 +264,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
         return self._names
 
 
-MESSAGE_LIMIT = 90
+MESSAGE_LIMIT = MAX_MESSAGE  # one limit for every rule's message
 _DOTTED = re.compile(r"^(@?)((?:[A-Za-z_][A-Za-z0-9_]*\.)+)([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -650,3 +654,24 @@ def _integer(expr: cst.BaseExpression) -> Optional[int]:
         value = ast.literal_eval(edits.expression_code(expr))
         return value if isinstance(value, int) else None
     return None
+
+
+def split_replacement(replacement: str) -> Tuple[str, str]:
+    """A table's replacement text as (the replacement, the note in its
+    trailing parentheses): "`torch.linalg.solve(A, B)` (arguments reversed)"
+    -> ("`torch.linalg.solve(A, B)`", "arguments reversed")."""
+    if not replacement.endswith(")"):
+        return replacement, ""
+    depth, in_code = 0, False
+    for index in range(len(replacement) - 1, -1, -1):
+        char = replacement[index]
+        if char == "`":
+            in_code = not in_code
+        elif not in_code and char == ")":
+            depth += 1
+        elif not in_code and char == "(":
+            depth -= 1
+            if depth == 0:
+                head = replacement[:index].rstrip()
+                return (head, replacement[index + 1:-1]) if head else (replacement, "")
+    return replacement, ""

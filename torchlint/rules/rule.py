@@ -108,8 +108,24 @@ class Finding:
     """What a rule reports: a node to point at, a message and maybe a fix."""
 
     node: cst.CSTNode
-    message: str
+    message: str  # at most MAX_MESSAGE characters: one line of concise output
     fix: Optional[Fix] = None
+    detail: str = ""  # the longer explanation, shown by ``--output-format full``
+
+
+# The longest concise message: a finding is one short line; the why goes in
+# ``detail`` and on the rule's page.
+MAX_MESSAGE = 90
+
+
+def fitting(*variants: str) -> str:
+    """The first of ``variants`` (most informative first) that fits in
+    ``MAX_MESSAGE`` characters; the last one otherwise. For messages that
+    quote the user's code, whose length torchlint does not choose."""
+    for variant in variants:
+        if len(variant) <= MAX_MESSAGE:
+            return variant
+    return variants[-1]
 
 
 class Rule:
@@ -134,7 +150,7 @@ class Rule:
     # which files are parsed at all, so they are what makes torchlint fast.
     triggers: ClassVar[Tuple[Pattern, ...]] = ()
     requires: ClassVar[Tuple[Pattern, ...]] = ()
-    seeds: ClassVar[str] = ""  # where the pitfall is described in the seed notes
+    # Public sources only: torch docs, release notes, GitHub issues.
     references: ClassVar[Tuple[str, ...]] = ()
     enabled_by_default: ClassVar[bool] = True
     # Torch versions where the advice holds, checked against the oldest torch
@@ -148,6 +164,12 @@ class Rule:
     # checking may leave out the defs, classes and methods it cannot flag
     # (see ``narrowing.py``).
     whole_file: ClassVar[bool] = False
+    # Findings inside code that a torch version gate protects (``if`` on
+    # ``torch.__version__``, a ``try``/``except ImportError`` fallback: see
+    # ``analysis/version_gates.py``) are dropped: the old spelling there is
+    # what the gate handles. None means: the deprecation family (TL1xx) does,
+    # the others (bugs and performance hints hold on every version) do not.
+    version_gated: ClassVar[Optional[bool]] = None
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -173,6 +195,10 @@ class Rule:
         """For a ``source`` Python 3 cannot parse: the rule's token-level
         rewrite of the torch-era syntax in it, or None (most rules)."""
         return None
+
+    @classmethod
+    def respects_version_gates(cls) -> bool:
+        return cls.code.startswith("TL1") if cls.version_gated is None else cls.version_gated
 
     @classmethod
     def has_outline_screen(cls) -> bool:

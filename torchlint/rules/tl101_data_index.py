@@ -26,8 +26,11 @@ class DataIndexZero(Rule):
     fix_description = "Replaces `<x>.data[0]` with `<x>.item()`."
     # ``.data[0]``, also spelled ``.data[(0)]`` or ``.data[0,]`` (one subscript to libcst).
     triggers = (re.compile(r"\.\s*data\s*\[[\s(]*0[\s)]*,?\s*\]"),)
-    seeds = "000 (2.5.3); 001 (三.1); 002 (2); 003 (MyReLU example)"
 
+    references = (
+        "https://pytorch.org/blog/pytorch-0_4_0-migration-guide/",
+        "https://pytorch.org/docs/stable/generated/torch.Tensor.item.html",
+    )
     flagged = (
         Example(
             """

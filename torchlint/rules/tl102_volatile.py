@@ -39,8 +39,11 @@ class VolatileVariable(Rule):
         "`requires_grad=True` is also passed (torch raises for that combination), nor for assignments."
     )
     triggers = ("volatile",)
-    seeds = "000 (2.5.2); 003 (Variable wrappers)"
 
+    references = (
+        "https://pytorch.org/blog/pytorch-0_4_0-migration-guide/",
+        "https://pytorch.org/docs/stable/generated/torch.no_grad.html",
+    )
     flagged = (
         Example(
             """

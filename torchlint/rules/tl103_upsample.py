@@ -2,7 +2,7 @@
 
 from torchlint.knowledge.torch_api import Rename, renames_for
 from torchlint.rules._renames import RenamedSymbolRule
-from torchlint.rules.rule import Example, FixSafety
+from torchlint.rules.rule import Example, FixSafety, fitting
 
 
 class DeprecatedUpsample(RenamedSymbolRule):
@@ -25,13 +25,17 @@ class DeprecatedUpsample(RenamedSymbolRule):
         "called (e.g. stored in a variable) to `upsample_nearest`/`upsample_bilinear` is flagged without a fix."
     )
     triggers = ("upsample",)
-    seeds = "000 (2.5.3); 001 (十二, ONNX upsample)"
     RENAMES = renames_for("TL103")
 
     def message(self, rename: Rename) -> str:
         extra = "".join(f", {k}={v}" for k, v in rename.extra_keywords)
-        return f"`{rename.old_attr}` is deprecated; use `interpolate(...{extra})`"
+        return fitting(f"`{rename.old_attr}` is deprecated; use `interpolate(...{extra})`",
+                       f"`{rename.old_attr}` is deprecated: `interpolate(...{extra})`")
 
+    references = (
+        "https://pytorch.org/docs/stable/generated/torch.nn.functional.upsample.html",
+        "https://pytorch.org/docs/stable/generated/torch.nn.functional.interpolate.html",
+    )
     flagged = (
         Example(
             """

@@ -32,12 +32,15 @@ class FunctionalSigmoidTanh(RenamedSymbolRule):
     )
     requires = ("functional",)
     torch_versions = versions(until="2.0")  # torch 2.x no longer warns
-    seeds = "001 (三.4)"
     RENAMES = renames_for("TL104")
 
     def message(self, rename: Rename) -> str:
         return f"`F.{rename.old_attr}` is a deprecated alias; use `torch.{rename.new_attr}`"
 
+    references = (
+        "https://pytorch.org/docs/stable/generated/torch.sigmoid.html",
+        "https://pytorch.org/docs/stable/generated/torch.tanh.html",
+    )
     flagged = (
         Example(
             """

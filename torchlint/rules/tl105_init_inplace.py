@@ -28,12 +28,14 @@ class InitWithoutUnderscore(RenamedSymbolRule):
     triggers = (re.compile(r"\b(?:uniform|normal|constant|eye|dirac|xavier_uniform|xavier_normal|"
                            r"kaiming_uniform|kaiming_normal|orthogonal|sparse)\b"),)
     requires = (re.compile(r"\binit\b"),)
-    seeds = "000 (2.5.1)"
     RENAMES = renames_for("TL105")
 
     def message(self, rename: Rename) -> str:
         return f"`init.{rename.old_attr}` is deprecated; use `init.{rename.new_attr}`"
 
+    references = (
+        "https://pytorch.org/docs/stable/nn.init.html",
+    )
     flagged = (
         Example(
             """

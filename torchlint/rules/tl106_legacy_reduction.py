@@ -47,8 +47,10 @@ class LegacyLossReduction(Rule):
         "size_average", "reduce", "elementwise_mean",
         re.compile(rf"\b(?:{_LOSS_NAMES})\s*\(\s*[^\s)]"), re.compile(rf"\b(?:{_LOSS_NAMES})\s+as\b"),
     )
-    seeds = "000 (2.5.4); 001 (六.2); 002 (6)"
 
+    references = (
+        "https://pytorch.org/docs/stable/generated/torch.nn.MSELoss.html",
+    )
     flagged = (
         Example(
             """
@@ -182,9 +184,8 @@ class LegacyLossReduction(Rule):
             first = legacy[0][1]
             names = " and ".join(dict.fromkeys(name for name, _ in legacy))
             message = f"`{names}` {'is' if len(legacy) == 1 else 'are'} deprecated; use `reduction=`"
-            if reduction is not None:
-                message += " (torch ignores the explicit `reduction=` while these are given)"
-            yield Finding(first, message, _legacy_fix(node, params, legacy))
+            detail = "torch ignores the explicit `reduction=` while these are given" if reduction is not None else ""
+            yield Finding(first, message, _legacy_fix(node, params, legacy), detail=detail)
         elif reduction is not None and edits.literal_value(reduction.value) == (True, "elementwise_mean"):
             yield Finding(
                 reduction,

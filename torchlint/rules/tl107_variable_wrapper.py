@@ -17,12 +17,14 @@ _VARIABLE = Names(VARIABLE)
 _FRESH = DTYPE_FACTORIES - {"torch.as_tensor", "torch.asarray"}
 
 MESSAGES = {
-    False: "`Variable(x)` is obsolete since torch 0.4 (it returns `x.detach()`); use the tensor itself",
-    True: (
-        "`Variable(x, requires_grad=True)` is obsolete since torch 0.4 (it returns "
-        "`x.detach().requires_grad_()`); use that, or `x.requires_grad_()` on a tensor you just created"
-    ),
-    None: "`Variable(x, ...)` is obsolete since torch 0.4 (it returns a detached copy of `x`); use the tensor itself",
+    False: "`Variable(x)` is obsolete since torch 0.4; use the tensor itself",
+    True: "`Variable(x, requires_grad=True)` is obsolete; use `x.detach().requires_grad_()`",
+    None: "`Variable(x, ...)` is obsolete since torch 0.4; use the tensor itself",
+}
+DETAILS = {
+    False: "`Variable(x)` returns `x.detach()`",
+    True: "`Variable(x, requires_grad=True)` returns `x.detach().requires_grad_()`",
+    None: "`Variable(x, ...)` returns a detached copy of `x`",
 }
 
 
@@ -51,8 +53,11 @@ class VariableWrapper(Rule):
         "is removed, and so is an assignment it leaves as `x = x` (`x = Variable(x)`)."
     )
     triggers = ("Variable",)
-    seeds = "003 (Variable wrappers everywhere); 000 (2.5.2)"
 
+    references = (
+        "https://pytorch.org/blog/pytorch-0_4_0-migration-guide/",
+        "https://pytorch.org/docs/stable/autograd.html#variable-deprecated",
+    )
     flagged = (
         Example(
             """
@@ -190,7 +195,8 @@ class VariableWrapper(Rule):
         if ctx.resolver.resolve(node.func) not in VARIABLE:
             return
         requires_grad = _requires_grad(node)
-        yield Finding(node, MESSAGES[requires_grad], _fix(node, requires_grad, _fresh(node, ctx)))
+        yield Finding(node, MESSAGES[requires_grad], _fix(node, requires_grad, _fresh(node, ctx)),
+                      detail=DETAILS[requires_grad])
 
 
 def _fresh(call: cst.Call, ctx: NodeContext) -> bool:

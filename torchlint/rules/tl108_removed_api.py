@@ -1,7 +1,7 @@
 """TL108: torch functions that were removed (torch.solve, symeig, potrf, ...)."""
 
 from torchlint.knowledge.deprecations import Deprecation, Status, entries
-from torchlint.rules._deprecated import DeprecatedApiRule, concise_message, entry_table
+from torchlint.rules._deprecated import DeprecatedApiRule, concise_message, entry_table, split_replacement
 from torchlint.rules.rule import Example, FixSafety
 
 
@@ -14,7 +14,7 @@ class RemovedTorchApi(DeprecatedApiRule):
         "`torch.solve`, `symeig`, `eig`, `lstsq` and `matrix_rank` (and their Tensor methods) are stubs "
         "that raise `RuntimeError`, and the 0.4-era names `gels`, `gesv`, `potrf`, `potrs`, `trtrs`, "
         "`btrifact`, `btrisolve` no longer exist (`AttributeError`), nor do `set_deterministic`, "
-        "`is_deterministic`, `torch._six` and `torch.utils.ffi`. Their replacements often differ in more "
+        "`is_deterministic`, `torch._six`, `torch.utils.ffi` and `torch.legacy`. Their replacements often differ in more "
         "than the name: `torch.linalg.solve(A, B)` takes its arguments in the opposite order and returns "
         "only the solution, `linalg.eigh` reads the lower triangle by default where `symeig` read the "
         "upper, `linalg.eig` returns complex tensors, and `potrf` returned the upper Cholesky factor."
@@ -28,7 +28,6 @@ class RemovedTorchApi(DeprecatedApiRule):
         "entries whose replacement is newer than that version are not reported.\n\n"
         + entry_table(entries(Status.REMOVED))
     )
-    seeds = "torch-deprecations research notes (removed linear algebra functions)"
     STATUS = Status.REMOVED
 
     def message(self, entry: Deprecation) -> str:  # type: ignore[override]
@@ -40,6 +39,15 @@ class RemovedTorchApi(DeprecatedApiRule):
             when = ""
         return concise_message(entry, f"was removed{when}", "was removed")
 
+    def detail(self, entry: Deprecation) -> str:  # type: ignore[override]
+        _, note = split_replacement(entry.replacement)
+        since = f"deprecated since torch {entry.deprecated}" if entry.deprecated and not entry.removed else ""
+        return "; ".join(part for part in (since, note) if part)
+
+    references = (
+        "https://pytorch.org/docs/stable/linalg.html",
+        "https://github.com/pytorch/pytorch/releases/tag/v1.0.0",
+    )
     flagged = (
         Example(
             """
@@ -132,9 +140,10 @@ class RemovedTorchApi(DeprecatedApiRule):
         Example(
             """
             import torch.utils.ffi
+            import torch.legacy.nn as lnn
             from torch._six import inf, string_classes
             """,
-            count=2,
+            count=3,
         ),
     )
     accepted = (

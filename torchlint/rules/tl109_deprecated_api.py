@@ -1,7 +1,7 @@
 """TL109: deprecated torch functions, classes and arguments, from the deprecation table."""
 
 from torchlint.knowledge.deprecations import Deprecation, Status, entries
-from torchlint.rules._deprecated import DeprecatedApiRule, concise_message, entry_table
+from torchlint.rules._deprecated import DeprecatedApiRule, concise_message, entry_table, split_replacement
 from torchlint.rules.rule import Example, FixSafety
 
 
@@ -37,13 +37,19 @@ class DeprecatedTorchApi(DeprecatedApiRule):
         "version is not reported, and a rewrite needing a newer torch is not offered.\n\n"
         + entry_table(entries(Status.DEPRECATED))
     )
-    seeds = "torch-deprecations research notes (other deprecated APIs)"
     STATUS = Status.DEPRECATED
 
     def message(self, entry: Deprecation) -> str:  # type: ignore[override]
+        replacement, _ = split_replacement(entry.replacement)
         since = f" since torch {entry.deprecated}" if entry.deprecated else ""
         return concise_message(entry, f"is deprecated{since}", "is deprecated")
 
+    def detail(self, entry: Deprecation) -> str:  # type: ignore[override]
+        return split_replacement(entry.replacement)[1]
+
+    references = (
+        "https://pytorch.org/docs/stable/linalg.html",
+    )
     flagged = (
         Example(
             """

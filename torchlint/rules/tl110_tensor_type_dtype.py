@@ -19,7 +19,7 @@ from torchlint.knowledge.deprecations import LEGACY_TENSOR_TYPES
 from torchlint.knowledge.torch_api import DTYPE_FACTORIES, DTYPE_TENSOR_METHODS
 from torchlint.rules import edits
 from torchlint.rules._renames import spell_code
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 _FACTORIES = Names(DTYPE_FACTORIES)
 _LEGACY_TYPES = Names(LEGACY_TENSOR_TYPES)
@@ -44,8 +44,10 @@ class TensorTypeAsDtype(Rule):
     )
     # ``dtype=`` a tensor type, or a tensor type imported under another name.
     triggers = (re.compile(r"\bdtype\s*=[\s(]*[\w.]*Tensor\b"), re.compile(r"Tensor\s+as\b"))
-    seeds = "000 (2.1.1)"
 
+    references = (
+        "https://pytorch.org/docs/stable/tensor_attributes.html",
+    )
     flagged = (
         Example(
             """
@@ -144,8 +146,10 @@ class TensorTypeAsDtype(Rule):
             return
         new_dtype, cuda = LEGACY_TENSOR_TYPES[legacy]
         advice = f"dtype={new_dtype}" + (", device='cuda'" if cuda else "")
-        message = f"`{legacy}` is a tensor type, not a dtype (`dtype=` raises TypeError); use `{advice}`"
-        yield Finding(dtype, message, _fix(node, dtype, new_dtype, cuda, ctx))
+        message = fitting(f"`{legacy}` is a tensor type, not a dtype; use `{advice}`",
+                          f"`{legacy}` is not a dtype; use `{advice}`")
+        yield Finding(dtype, message, _fix(node, dtype, new_dtype, cuda, ctx),
+                      detail=f"`dtype={legacy}` raises TypeError")
 
 
 def _takes_dtype(call: cst.Call, ctx: NodeContext) -> bool:

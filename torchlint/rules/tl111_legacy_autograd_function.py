@@ -9,7 +9,7 @@ from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Names, Outline, resolves_to
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import AUTOGRAD_FUNCTION_BASES
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 _METHODS = ("forward", "backward")
 _STATIC = {"staticmethod", "classmethod"}
@@ -44,6 +44,9 @@ class LegacyAutogradFunction(Rule):
     whole_file = True  # whether the fix is exact depends on every use of the class in the file
     seeds = "003 (MyReLU example)"
 
+    references = (
+        "https://pytorch.org/docs/stable/notes/extending.html",
+    )
     flagged = (
         Example(
             """
@@ -305,12 +308,13 @@ class LegacyAutogradFunction(Rule):
             if isinstance(statement, cst.FunctionDef) and statement.name.value in _METHODS:
                 decorators = {cst.helpers.get_full_name_for_node(d.decorator) for d in statement.decorators}
                 if not decorators & _STATIC:
+                    method, cls = statement.name.value, node.name.value
                     yield Finding(
                         statement,
-                        f"`{statement.name.value}` of autograd Function `{node.name.value}` is not a "
-                        "@staticmethod (legacy style); define `@staticmethod "
-                        f"{statement.name.value}(ctx, ...)` and call `{node.name.value}.apply(...)`",
-                        _class_fix(node, ctx),
+                        fitting(f"`{cls}.{method}` is not a @staticmethod (legacy autograd Function style)",
+                                f"`{method}` is not a @staticmethod (legacy autograd Function style)"),
+                        detail=f"define `@staticmethod {method}(ctx, ...)` and call `{cls}.apply(...)`",
+                        fix=_class_fix(node, ctx),
                     )
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
@@ -320,9 +324,10 @@ class LegacyAutogradFunction(Rule):
         name = classdef.name.value
         yield Finding(
             node,
-            f"autograd Function `{name}` is instantiated (legacy style; calling the instance raises "
-            f"RuntimeError in current torch); use `{name}.apply(...)`",
-            _class_fix(classdef, ctx),
+            fitting(f"autograd Function `{name}` is instantiated (legacy style); use `{name}.apply(...)`",
+                    "autograd Function instantiated (legacy style); call its `.apply(...)`"),
+            detail="calling the instance raises RuntimeError in current torch",
+            fix=_class_fix(classdef, ctx),
         )
 
 

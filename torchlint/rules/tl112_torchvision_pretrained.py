@@ -19,7 +19,7 @@ from torchlint.knowledge.torchvision_api import (
     Builder,
 )
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 LEGACY_ARGUMENTS = {"pretrained": "weights", "pretrained_backbone": "weights_backbone"}
 _BUILDERS = Names(BUILDERS_BY_NAME)
@@ -178,9 +178,10 @@ class TorchvisionPretrained(Rule):
         new = LEGACY_ARGUMENTS[old]
         value = _literal_bool(arg.value)
         if arg.keyword is not None:
-            head = f"`{old}={_code(arg.value)}` is deprecated since torchvision 0.13"
+            head = f"`{old}={_code(arg.value)}` is deprecated"
         else:
-            head = f"a positional `{_code(arg.value)}` (the legacy `{old}`) is deprecated since torchvision 0.13"
+            head = f"a positional `{_code(arg.value)}` (the legacy `{old}`) is deprecated"
+        detail = "deprecated since torchvision 0.13"
         if value is False:
             weights: Optional[str] = "None"
             message = f"{head}; use `{new}=None`"
@@ -192,22 +193,24 @@ class TorchvisionPretrained(Rule):
                     condition = _code(arg.value)
                     if not isinstance(arg.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
                         condition = f"({condition})"
-                    message = f'{head}; pass `{new}=` (`{new}="{member}" if {condition} else None`)'
+                    message = f'{head}; pass `{new}="{member}" if {condition} else None`'
+                    detail += f'; pass `{new}="{member}" if {condition} else None`'
                 else:
                     message = f"{head}; pass `{new}=` with a `{enum}` member or None"
+                    detail += f"; pass `{new}=` with a `{enum}` member or None"
             elif member is None:
                 weights = None
-                message = f"{head}; {problem}: pass `{new}=` with one of `{enum}` explicitly"
+                message = f"{head}; pass `{new}=` explicitly"
+                detail += f"; {problem}: pass `{new}=` with one of `{enum}` explicitly"
             else:
                 weights = f'"{member}"'
-                message = (
-                    f'{head}; use `{new}="{member}"` (`{enum}.{member}`, the weights it loads; '
-                    f'`"DEFAULT"` would load the newest ones)'
-                )
+                message = f'{head}; use `{new}="{member}"`'
+                detail += f'; `{new}="{member}"` is `{enum}.{member}`, the weights it loads (`"DEFAULT"` would load the newest ones)'
+        message = fitting(message, f"`{old}` is deprecated; pass `{new}=` instead", f"deprecated; pass `{new}=`")
         fix = None
         if weights is not None and fixable and _can_rewrite(call, new):
             fix = Fix([Edit(arg, _set_keyword(new, weights))])
-        return Finding(arg, message, fix)
+        return Finding(arg, message, fix, detail=detail)
 
 
 def _legacy_weights(call: cst.Call, old: str, builder: Builder) -> Tuple[str, Optional[str], str]:

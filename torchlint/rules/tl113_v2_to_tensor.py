@@ -14,7 +14,7 @@ from torchlint.knowledge.torchvision_api import (
     V2_TO_IMAGE_TORCH,
     V2_TO_TENSOR_REPLACEMENTS,
 )
-from torchlint.rules.rule import Example, Finding, Rule
+from torchlint.rules.rule import Example, Finding, Rule, fitting
 
 _REPLACED = Names(V2_TO_TENSOR_REPLACEMENTS)
 _NAMES = frozenset(name.rsplit(".", 1)[1] for name in V2_TO_TENSOR_REPLACEMENTS)
@@ -106,4 +106,7 @@ class V2ToTensor(Rule):
 
 def _message(qualified: str) -> str:
     name = qualified[len("torchvision.transforms."):]
-    return f"`{name}` is deprecated since torchvision 0.16; use `{V2_TO_TENSOR_REPLACEMENTS[qualified]}`"
+    replacement = V2_TO_TENSOR_REPLACEMENTS[qualified]
+    return fitting(f"`{name}` is deprecated since torchvision 0.16; use `{replacement}`",
+                   f"`{name}` is deprecated; use `{replacement}`",
+                   f"`{name}` is deprecated since torchvision 0.16")

@@ -16,7 +16,7 @@ from torchlint.knowledge.torch_api import (
     Rename,
 )
 from torchlint.rules._renames import RenamedSymbolRule
-from torchlint.rules.rule import Example, Finding, FixSafety
+from torchlint.rules.rule import Example, Finding, FixSafety, fitting
 
 RENAMES: Mapping[str, Rename] = {twin.private: Rename(twin.private, twin.public, "TL114") for twin in PUBLIC_TWINS}
 
@@ -58,7 +58,10 @@ class PrivateAlias(RenamedSymbolRule):
     def message(self, rename: Rename) -> str:
         twin = PUBLIC_TWINS_BY_PRIVATE[rename.old]
         how = "a public wrapper of it" if twin.wrapper else "the same object"
-        return f"`{rename.old}` is private; use `{rename.new}` ({how})"
+        return fitting(f"`{rename.old}` is private; use `{rename.new}` ({how})",
+                       f"`{rename.old}` is private; use `{rename.new}`",
+                       f"private; use `{rename.new}` ({how})",
+                       f"private; use `{rename.new}`")
 
     flagged = (
         Example(

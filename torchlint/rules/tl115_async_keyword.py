@@ -13,10 +13,7 @@ from torchlint.rules.rule import Example, FixSafety, RepairSite, Rule, SyntaxRep
 
 MESSAGES = {
     True: "`async=` is a syntax error since Python 3.7; torch 0.4 renamed it `non_blocking=`",
-    False: (
-        "`async=` is a syntax error since Python 3.7 (`async` is a keyword); the callee is not a torch "
-        "method torchlint knows: rename the keyword to what it expects"
-    ),
+    False: "`async=` is a syntax error since Python 3.7; rename it to what the callee expects",
 }
 
 

@@ -10,7 +10,7 @@ from torchlint.analysis.outline import Outline
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import KEYWORDS_NOW_POSITIONAL, REMOVED_KEYWORDS
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 _TENSOR_METHOD = "torch.Tensor."
 _ALL_KEYWORDS = frozenset(
@@ -151,7 +151,8 @@ class RemovedKeyword(Rule):
             if arg is None:
                 continue
             fix = None if new in given else Fix([Edit(arg, _rename_keyword(new))])
-            yield Finding(arg, f"`{callee}()` no longer takes `{old}=` (TypeError); it is `{new}=` now", fix)
+            yield Finding(arg, fitting(f"`{callee}()` no longer takes `{old}=` (TypeError); use `{new}=`",
+                                       f"`{old}=` is gone (TypeError); use `{new}=`"), fix)
 
 
 def _now_positional(call: cst.Call, order, given) -> Iterator[Finding]:
@@ -172,8 +173,9 @@ def _now_positional(call: cst.Call, order, given) -> Iterator[Finding]:
 
         fix = Fix([Edit(call, apply)])
     keywords = ", ".join(f"`{k}=`" for k in used)
-    yield Finding(call, f"`{callee}()` takes the tensors by position since torch 0.4, not {keywords} (TypeError)",
-                  fix)
+    yield Finding(call, fitting(f"`{callee}()` takes its tensors by position since torch 0.4 (TypeError)",
+                                "`TensorDataset()` takes its tensors by position since torch 0.4 (TypeError)"),
+                  fix, detail=f"pass them in order instead of {keywords}")
 
 
 def _renames_of(call: cst.Call, ctx: NodeContext) -> Optional[Dict[str, str]]:

@@ -41,8 +41,10 @@ class DiscardedTensorConversion(Rule):
             re.MULTILINE,
         ),
     )
-    seeds = "001 (一.4); 002 (1)"
 
+    references = (
+        "https://pytorch.org/docs/stable/generated/torch.Tensor.to.html",
+    )
     flagged = (
         Example(
             """

@@ -39,8 +39,10 @@ class CudaTensorToNumpy(Rule):
     )
     triggers = ("numpy(",)
     requires = ("cuda",)  # nothing reaches a GPU without saying so
-    seeds = "000 (2.3.1); 004 (DEBUG 12)"
 
+    references = (
+        "https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html",
+    )
     flagged = (
         Example(
             """

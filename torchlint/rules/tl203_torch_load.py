@@ -14,12 +14,13 @@ from torchlint.analysis.outline import (
 from torchlint.analysis.screens import CallWithout
 from torchlint.knowledge.torch_api import TORCH_LOAD, TORCH_LOAD_POSITIONAL
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 MAP_LOCATION = (
     "without `map_location=`: tensors go back to the device they were saved from, so a GPU checkpoint "
     "fails to load on a machine without one; pass e.g. `map_location='cpu'`"
 )
+
 
 
 class TorchLoadMapLocation(Rule):
@@ -36,7 +37,6 @@ class TorchLoadMapLocation(Rule):
     fix_safety = FixSafety.NONE
     triggers = (CallWithout("load", "map_location"),)
     requires = ("torch",)
-    seeds = "001 (一.6)"
     references = (
         "https://pytorch.org/docs/stable/generated/torch.load.html",
         "https://pytorch.org/docs/stable/notes/serialization.html#weights-only",
@@ -101,7 +101,10 @@ class TorchLoadMapLocation(Rule):
         if any(arg.star == "**" for arg in node.args):
             return  # the keywords may be in there
         if not has_argument(node, "map_location"):
-            yield Finding(node, f"`{edits.expression_code(node.func)}()` {MAP_LOCATION}")
+            spelled = edits.expression_code(node.func)
+            yield Finding(node, fitting(f"`{spelled}()` without `map_location=`: a GPU checkpoint fails without a GPU",
+                                        "`torch.load()` without `map_location=`: a GPU checkpoint fails without a GPU"),
+                          detail=f"`{spelled}()` {MAP_LOCATION}")
 
 
 def has_argument(call: cst.Call, name: str) -> bool:

@@ -16,7 +16,7 @@ from torchlint.analysis.outline import (
 from torchlint.analysis.screens import CallWithout
 from torchlint.knowledge.torch_api import IMPLICIT_DIM_CALLABLES
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 
 class SoftmaxImplicitDim(Rule):
@@ -37,7 +37,6 @@ class SoftmaxImplicitDim(Rule):
         "statically. Pass the dimension you mean, usually `dim=-1` (the class dimension last)."
     )
     triggers = (CallWithout("softmax|log_softmax|softmin|Softmax|LogSoftmax|Softmin", "dim"),)
-    seeds = "004 (nn.Softmax dim section)"
     references = ("https://pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html",)
 
     flagged = (
@@ -123,8 +122,9 @@ class SoftmaxImplicitDim(Rule):
         spelled = edits.expression_code(node.func)
         yield Finding(
             node,
-            f"`{spelled}()` without `dim`: torch warns and picks a legacy implicit dimension (0 for 0-, 1- and "
-            "3-D input, else 1); pass `dim=` explicitly",
+            fitting(f"`{spelled}()` without `dim`: torch picks a legacy implicit one; pass `dim=`",
+                    "no `dim`: torch picks a legacy implicit one; pass `dim=`"),
+            detail="torch warns and picks dimension 0 for 0-, 1- and 3-D input, else 1",
         )
 
 

@@ -17,7 +17,7 @@ from torchlint.analysis.screens import CallWithout
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import DROPOUT_FUNCTIONS, DROPOUT_TRAINING_INDEX
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 
 class FunctionalDropoutTraining(Rule):
@@ -42,7 +42,6 @@ class FunctionalDropoutTraining(Rule):
     # A lowercase (functional) dropout call; nn.Dropout modules are fine.
     # (``self.dropout(x)`` calls an nn.Dropout module: not a candidate).
     triggers = (CallWithout(r"(?<!self\.)\b\w*dropout(?:[123]d)?", "training"),)
-    seeds = "003 (dropout functions)"
     references = ("https://pytorch.org/docs/stable/generated/torch.nn.functional.dropout.html",)
 
     flagged = (
@@ -184,14 +183,19 @@ class FunctionalDropoutTraining(Rule):
             return
         spelled = edits.expression_code(node.func)
         if DROPOUT_FUNCTIONS[callee]:
-            consequence = "it defaults to `training=True`, so it keeps dropping after `model.eval()`"
+            consequence = "still drops after `model.eval()`"
+            detail = "it defaults to `training=True`, so it keeps dropping in evaluation"
         else:
-            consequence = "it defaults to `training=False`, so it never drops, not even while training"
+            consequence = "never drops, even in training"
+            detail = "it defaults to `training=False`, so it never drops, not even while training"
         fix = Fix([Edit(node, edits.add_keywords((("training", f"{this}.training"),)))], safe=False)
         yield Finding(
             node,
-            f"`{spelled}()` in `forward` without `training=`: {consequence}; pass `training={this}.training`",
+            fitting(f"`{spelled}()` without `training=` {consequence}; pass `training={this}.training`",
+                    f"no `training=`: {consequence}; pass `training={this}.training`",
+                    f"no `training=`: {consequence}"),
             fix,
+            detail=detail,
         )
 
 

@@ -33,7 +33,6 @@ class UncheckedNonStrictLoad(Rule):
         "result.missing_keys`, or log `result.unexpected_keys`."
     )
     triggers = (re.compile(r"strict\s*=\s*False"),)
-    seeds = "001 (三.5)"
     references = ("https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.load_state_dict",)
     # The returned NamedTuple of missing/unexpected keys exists since torch 1.1.
     torch_versions = versions(since="1.1")
@@ -112,7 +111,7 @@ class UncheckedNonStrictLoad(Rule):
             return
         yield Finding(
             call,
-            "`load_state_dict(..., strict=False)` result discarded: keys that did not load go unnoticed; "
-            "check the returned `missing_keys` and `unexpected_keys`",
+            "`load_state_dict(..., strict=False)` result discarded: keys that did not load go unnoticed",
+            detail="check the returned `missing_keys` and `unexpected_keys`",
         )
 

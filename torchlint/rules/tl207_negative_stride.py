@@ -25,7 +25,7 @@ from torchlint.knowledge.torch_api import (
     NUMPY_NEGATIVE_STRIDE_FUNCTIONS,
     NUMPY_STRIDE_PERMUTING_FUNCTIONS,
 )
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 _MAX_DEPTH = 8  # name -> binding -> name ... chains followed
 
@@ -54,7 +54,6 @@ class NegativeStrideToTensor(Rule):
     # A flip, a rot90 or a negative slice step, and a torch constructor.
     triggers = (All("numpy", re.compile(r"flip|rot90")), re.compile(r":[^:\],\n]*:[ \t]*-"))  # a negative step in one slice
     requires = (re.compile(r"from_numpy|tensor|Tensor|asarray"),)
-    seeds = "001 (十.1, 十.4); 004 (DEBUG 4)"
     references = ("https://pytorch.org/docs/stable/generated/torch.from_numpy.html",)
 
     flagged = (
@@ -171,8 +170,8 @@ class NegativeStrideToTensor(Rule):
         spelled = cst.Module(body=[]).code_for_node(node.func)
         yield Finding(
             node,
-            f"`{spelled}()` of a NumPy view with a negative stride raises ValueError; pass a copy "
-            "(`.copy()`)",
+            fitting(f"`{spelled}()` of a negative-stride NumPy view raises ValueError; pass a `.copy()`",
+                    "a negative-stride NumPy view raises ValueError here; pass a `.copy()`"),
             Fix([Edit(argument, _append_copy)]),
         )
 

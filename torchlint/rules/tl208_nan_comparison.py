@@ -18,7 +18,7 @@ from torchlint.analysis.outline import (
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import NAN_CONSTANTS
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 _MAX_DEPTH = 8
 _NUMBER_CONVERSIONS = frozenset({"builtins.float", "builtins.int"})
@@ -48,7 +48,6 @@ class NanComparison(Rule):
         "not a bool)."
     )
     triggers = (re.compile(r"\bnan\b", re.IGNORECASE),)
-    seeds = "001 (六.1)"
     references = ("https://pytorch.org/docs/stable/generated/torch.isnan.html",)
 
     flagged = (
@@ -180,10 +179,13 @@ class NanComparison(Rule):
         nan_code = edits.expression_code(nan_expr)
         if identity and nan_kind == "fresh":
             problem = f"`{op} {nan_code}` compares with a new object and is always {negated}"
+            detail = "every evaluation of it makes a new NaN object"
         elif identity:
-            problem = f"`{op} {nan_code}` is {'False' if negated else 'True'} only for that very object, never for a computed NaN"
+            problem = f"`{op} {nan_code}` holds only for that very object"
+            detail = f"`{op} {nan_code}` is {'False' if negated else 'True'} only for that very object, never for a computed NaN"
         else:
-            problem = f"`{op}` with NaN is always {negated} (NaN equals nothing, not even itself)"
+            problem = f"`{op}` with NaN is always {negated}"
+            detail = "NaN equals nothing, not even itself"
         shown = edits.expression_code(operand).strip()
         if len(shown) > 30 or "\n" in shown:
             shown = "x"
@@ -196,7 +198,10 @@ class NanComparison(Rule):
         fix = None
         if len(node.comparisons) == 1 and kind is not None and not (identity and kind == "tensor"):
             fix = _fix(node, operand is node.left, kind, negated, ctx)
-        return Finding(node, f"{problem}; use {advice}", fix)
+        if advice == _GENERIC_ADVICE:
+            detail += f"; use {_GENERIC_ADVICE}"
+        return Finding(node, fitting(f"{problem}; use {advice}", f"{problem}; use an `isnan` function"), fix,
+                       detail=detail)
 
 
 def _nan_string(call: ast.Call) -> bool:

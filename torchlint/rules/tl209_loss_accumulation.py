@@ -31,7 +31,7 @@ from torchlint.knowledge.torch_api import (
     is_loss_class,
 )
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
@@ -84,9 +84,11 @@ class LossAccumulatedAsTensor(Rule):
     )
     triggers = (_NumberAccumulator(),)  # total = 0 ... total += x
     requires = (re.compile(r"loss|cross_entropy|kl_div", re.IGNORECASE),)  # where loss values come from
-    seeds = "001 (三.1); 002 (2)"
     torch_versions = versions(since="0.4")
 
+    references = (
+        "https://pytorch.org/docs/stable/notes/faq.html",
+    )
     flagged = (
         Example(
             """
@@ -306,9 +308,10 @@ class LossAccumulatedAsTensor(Rule):
         fix = Fix([Edit(added, _append_item)], safe=False) if value.scalar else None
         yield Finding(
             target,
-            f"adding a loss tensor to `{target.value}` keeps every step's autograd graph alive; "
-            "accumulate `loss.item()` (or `loss.detach()`)",
+            fitting(f"adding a loss tensor to `{target.value}` keeps every step's graph; add `loss.item()`",
+                    "adding a loss tensor keeps every step's autograd graph; add `loss.item()`"),
             fix,
+            detail="each step's autograd graph stays alive; accumulate `loss.item()` (or `loss.detach()`)",
         )
 
 

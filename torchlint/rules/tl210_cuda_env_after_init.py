@@ -53,8 +53,10 @@ class CudaEnvironmentAfterInit(Rule):
     fix_safety = FixSafety.NONE
     whole_file = True  # a class body runs where it stands: its CUDA calls initialise CUDA for what follows
     triggers = tuple(sorted(CUDA_INIT_ENVIRONMENT))
-    seeds = "000 (1); 004 (GPU section)"
 
+    references = (
+        "https://pytorch.org/docs/stable/notes/cuda.html",
+    )
     flagged = (
         Example(
             """
@@ -237,9 +239,9 @@ class _Walker:
                 code = code[:57] + "..."
             self.findings.append(Finding(
                 target,
-                f"`{variable}` is set after CUDA was initialised (by `{code}`), so it has no effect; set it "
-                "before anything touches CUDA (at the top of the entry script, before importing code that "
-                "uses CUDA) or in the shell",
+                f"`{variable}` is set after CUDA was initialised: it has no effect",
+                detail=f"CUDA was initialised by `{code}`; set it before anything touches CUDA (at the top of "
+                       "the entry script, before importing code that uses CUDA) or in the shell",
             ))
 
 

@@ -19,7 +19,7 @@ from torchlint.knowledge import api_snapshot
 from torchlint.knowledge.deprecations import is_removed_api
 from torchlint.knowledge.torch_api import EXTENSION_ATTRIBUTES, KEYWORDS_NOW_POSITIONAL, REMOVED_KEYWORDS
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 REQUIRES_GRAD = "requires_grad"
 
@@ -145,7 +145,6 @@ class MisspelledTorchApi(Rule):
         "silently do nothing) now runs and does what it says."
     )
     triggers = (_MisspellingScreen(),)
-    seeds = "004 (torch.set_num_threds, require_grad); 003 (DataLoader bath_size/num_worker)"
 
     flagged = (
         Example(
@@ -473,10 +472,11 @@ class MisspelledTorchApi(Rule):
             if qualified in _assigned_names(ctx.resolver.file_outline()):
                 return  # the file sets it itself
             effect = "AttributeError at run time"
-        message = f"`{qualified}` is not in torch {api_snapshot.torch_minor_version()}'s API ({effect})"
+        message = f"`{qualified}` is not in torch {api_snapshot.torch_minor_version()}'s API"
         correction = api_snapshot.unambiguous_correction(attr, members)
         fix = Fix([Edit(node, edits.rename_attr(correction))], safe=False) if correction else None
-        yield Finding(node.attr, _did_you_mean(message, suggestion), fix)
+        yield Finding(node.attr, _did_you_mean(message, suggestion, f"`{attr}` is not in torch's API"), fix,
+                      detail=effect)
 
     # -- imports: from torch.optim import AdamW8; import torch.utils.tensorbord --
 
@@ -498,6 +498,7 @@ class MisspelledTorchApi(Rule):
             if self._file_facts(ctx).guarded(node, _ATTRIBUTE_ERRORS, name):
                 continue
             message = f"`{module}.{name}` is not in torch {api_snapshot.torch_minor_version()}'s API (ImportError)"
+            message = fitting(message, f"`{name}` is not in `{module}` (ImportError)", f"`{name}` is not in torch's API")
             correction = api_snapshot.unambiguous_correction(name, members)
             fix = None
             if correction and alias.asname is not None:  # the bound name stays the same
@@ -527,10 +528,11 @@ class MisspelledTorchApi(Rule):
                 continue
             if self._file_facts(ctx).guarded(statement, _ATTRIBUTE_ERRORS, child):
                 return None
-            message = (f"`{namespace}.{child}` is not in torch {api_snapshot.torch_minor_version()}'s API "
-                       "(ModuleNotFoundError)")
+            message = f"`{namespace}.{child}` is not in torch {api_snapshot.torch_minor_version()}'s API"
             candidates = api_snapshot.submodules(namespace) or members  # imports name modules
-            return Finding(name_node, _did_you_mean(message, api_snapshot.closest(child, candidates)))
+            return Finding(name_node, _did_you_mean(message, api_snapshot.closest(child, candidates),
+                                                    f"`{child}` is not in `{namespace}`"),
+                           detail="ModuleNotFoundError at run time")
         return None
 
     # -- keywords: DataLoader(ds, num_worker=2) ----------------------------------
@@ -563,12 +565,14 @@ class MisspelledTorchApi(Rule):
                 yield Finding(arg, f"`{keyword}` is positional-only in `{callee}`; pass it by position (TypeError)")
                 continue
             version = api_snapshot.torch_minor_version()
-            message = f"unknown keyword `{keyword}` for `{callee}` in torch {version} (TypeError)"
+            message = f"unknown keyword `{keyword}` for `{callee}` in torch {version}"
             correction = api_snapshot.unambiguous_correction(keyword, real_names)
             fix = None
             if correction and correction not in passed:
                 fix = Fix([Edit(arg, _rename_keyword(correction))], safe=False)
-            yield Finding(arg, _did_you_mean(message, api_snapshot.closest(keyword, real_names)), fix)
+            yield Finding(arg, _did_you_mean(message, api_snapshot.closest(keyword, real_names),
+                                             f"unknown keyword `{keyword}` (TypeError)"), fix,
+                          detail="TypeError at run time")
 
     # -- x.require_grad = True ----------------------------------------------------
 
@@ -599,14 +603,17 @@ class MisspelledTorchApi(Rule):
                 fix = Fix([Edit(node, _call_requires_grad_(attribute.value, node.value))], safe=False)
             return Finding(
                 attribute.attr,
-                f"`{name}` is not an nn.Module attribute: assigning it does nothing; "
-                f"call `.requires_grad_({edits.expression_code(node.value)})`",
+                fitting(f"`{name}` is not an nn.Module attribute; call `.requires_grad_({edits.expression_code(node.value)})`",
+                        f"`{name}` is not an nn.Module attribute; call `.requires_grad_(...)`"),
                 fix,
+                detail="assigning it does nothing",
             )
         return Finding(
             attribute.attr,
-            f"`{name}` is not a tensor attribute: assigning it does nothing; did you mean `{REQUIRES_GRAD}`?",
+            fitting(f"`{name}` is not a tensor attribute; did you mean `{REQUIRES_GRAD}`?",
+                    f"not a tensor attribute; did you mean `{REQUIRES_GRAD}`?"),
             Fix([Edit(attribute, edits.rename_attr(REQUIRES_GRAD))], safe=False),
+            detail="assigning it does nothing",
         )
 
 
@@ -697,8 +704,14 @@ def _unknown_keyword(qualified: str, keyword: str) -> bool:
             and keyword not in KEYWORDS_NOW_POSITIONAL.get(qualified, ()))
 
 
-def _did_you_mean(message: str, suggestion: Optional[str]) -> str:
-    return f"{message}; did you mean `{suggestion}`?" if suggestion else message
+def _did_you_mean(message: str, suggestion: Optional[str], shorter: str = "") -> str:
+    """``message`` with the suggestion, or ``shorter`` with it if that is too long."""
+    if not suggestion:
+        return fitting(message, shorter) if shorter else message
+    variants = [f"{message}; did you mean `{suggestion}`?"]
+    if shorter:
+        variants += [f"{shorter}; did you mean `{suggestion}`?"]
+    return fitting(*variants, f"did you mean `{suggestion}`?")
 
 
 def _reportable(qualified: str) -> bool:

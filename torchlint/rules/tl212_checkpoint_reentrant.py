@@ -38,9 +38,11 @@ class CheckpointWithoutUseReentrant(Rule):
     )
     triggers = (CallWithout("checkpoint|checkpoint_sequential", "use_reentrant"),)
     requires = ("utils",)  # torch.utils.checkpoint, however imported
-    seeds = ""
     torch_versions = versions(since="1.11")
 
+    references = (
+        "https://pytorch.org/docs/stable/checkpoint.html",
+    )
     flagged = (
         Example(
             """
@@ -161,7 +163,7 @@ class CheckpointWithoutUseReentrant(Rule):
         short = callee.rsplit(".", 1)[1]
         yield Finding(
             node,
-            f"`{short}` without `use_reentrant=` warns and relies on a default torch plans to change; "
-            "pass it explicitly (`False` is recommended, `True` keeps today's behaviour)",
+            f"`{short}` without `use_reentrant=` relies on a default torch plans to change",
             Fix([Edit(node, edits.add_keywords((("use_reentrant", "True"),)))]),
+            detail="torch warns; pass it explicitly (`False` is recommended, `True` keeps today's behaviour)",
         )

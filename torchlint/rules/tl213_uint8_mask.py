@@ -31,7 +31,7 @@ _UINT8 = frozenset(name for table in (DTYPES, TENSOR_TYPE_DTYPES) for name, dtyp
 _UINT8_TYPES = frozenset(name for name, dtype in TENSOR_TYPE_DTYPES.items() if dtype == "uint8")
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 _NOT_TENSORS = (Kind.MODULE, Kind.LOADER, Kind.NUMBER)
-_INDEXING = "indexing with uint8 is deprecated (and assigning through it raises RuntimeError)"
+_INDEXING = "indexing with uint8 is deprecated"
 _WHERE = "a uint8 condition in `where` is deprecated"
 
 
@@ -60,9 +60,11 @@ class Uint8Mask(Rule):
         "one, reads a uint8 index as positions, not as a mask)."
     )
     triggers = ("byte", "uint8", "ByteTensor")
-    seeds = "001 (三.3)"
     torch_versions = versions(since="1.2")
 
+    references = (
+        "https://github.com/pytorch/pytorch/releases/tag/v1.2.0",
+    )
     flagged = (
         Example(
             """
@@ -218,8 +220,8 @@ class Uint8Mask(Rule):
         if isinstance(mask, cst.UnaryOperation) and isinstance(mask.operator, cst.BitInvert):
             yield Finding(
                 mask,
-                "`~` on a uint8 mask is a bitwise NOT (1 -> 254, 0 -> 255): every element counts as true; "
-                "make the mask bool and then invert it",
+                "`~` on a uint8 mask is a bitwise NOT: every element stays true; invert a bool mask",
+                detail="1 -> 254, 0 -> 255; make the mask bool (`.bool()`) and then invert it",
             )
             return
         if isinstance(mask, cst.UnaryOperation):
@@ -228,6 +230,7 @@ class Uint8Mask(Rule):
             mask,
             f"uint8 mask: {use}; use `.bool()`",
             Fix([Edit(mask, _to_bool)]) if fixable else None,
+            detail="uint8 masks are deprecated; assigning through one raises RuntimeError in current torch",
         )
 
 

@@ -16,7 +16,7 @@ from torchlint.knowledge.torch_api import (
     WEIGHTS_ONLY_SINCE,
 )
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 from torchlint.rules.tl203_torch_load import has_argument
 
 # What a ``torch.save`` call writes, as far as the file shows.
@@ -204,7 +204,9 @@ class TorchLoadWeightsOnly(Rule):
             return  # the default is already the safe choice
         spelled = edits.expression_code(node.func)
         if saved.kind == UNKNOWN:
-            yield Finding(node, f"`{spelled}()` {UNKNOWN_MESSAGE}")
+            yield Finding(node, fitting(f"`{spelled}()` without `weights_only=`: may run pickled code on torch < 2.6",
+                                        "`torch.load()` without `weights_only=`: may run pickled code on torch < 2.6"),
+                          detail=f"`{spelled}()` {UNKNOWN_MESSAGE}")
             return
         shown = _short(edits.expression_code(save))
         message = (WEIGHTS_MESSAGE.format(save=shown) if saved.kind == WEIGHTS
@@ -213,7 +215,11 @@ class TorchLoadWeightsOnly(Rule):
         if not has_argument(node, "pickle_module"):
             value = "True" if saved.kind == WEIGHTS else "False"
             fix = Fix([Edit(node, edits.add_keywords((("weights_only", value),)))], safe=False)
-        yield Finding(node, f"`{spelled}()` {message}", fix)
+        short = (f"`{spelled}()` without `weights_only=`: the file saves only tensors there; pass `True`"
+                 if saved.kind == WEIGHTS else f"`{spelled}()` of a file saved with pickled objects: needs `weights_only=False`")
+        fallback = ("`torch.load()` without `weights_only=`: the file saves only tensors there"
+                    if saved.kind == WEIGHTS else "`torch.load()` of pickled objects: needs `weights_only=False`")
+        yield Finding(node, fitting(short, fallback), fix, detail=f"`{spelled}()` {message}")
 
 
 def _short(code: str, limit: int = 60) -> str:

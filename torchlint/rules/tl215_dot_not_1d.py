@@ -97,8 +97,8 @@ class DotNotOneDimensional(Rule):
         if not any(d is not None and d >= 2 for d in dims):
             return
         name = "vdot" if "vdot" in cst.Module(body=[]).code_for_node(func) else "dot"
-        yield Finding(node, f"`{name}` of a tensor that is not 1-D raises since torch 0.4 (it used to flatten "
-                            "them); flatten the operands or use a matrix product", _fix(node, operands))
+        yield Finding(node, f"`{name}` of a tensor that is not 1-D raises since torch 0.4 (it used to flatten)",
+                      _fix(node, operands), detail="flatten the operands, or use a matrix product if that was meant")
 
 
 def _known_ndim(expr: cst.BaseExpression, ctx: NodeContext, depth: int) -> Optional[int]:

@@ -80,8 +80,8 @@ class ZeroDimTarget(Rule):
         if target is None:
             return
         if _element_of_1d(target, ctx):
-            yield Finding(target, "this loss target is one element of a 1-D tensor: 0-dim since torch 0.4 "
-                                  "(it had shape (1,) before); slice it (`t[i:i + 1]`) if the loss expects a batch")
+            yield Finding(target, "loss target is one element of a 1-D tensor: 0-dim since torch 0.4, (1,) before",
+                          detail="slice it (`t[i:i + 1]`) if the loss expects a batch")
 
 
 def _target_argument(call: cst.Call) -> Optional[cst.BaseExpression]:

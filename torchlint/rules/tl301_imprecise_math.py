@@ -12,7 +12,7 @@ from torchlint.analysis.outline import Outline, calls_resolving_to, may_resolve_
 from torchlint.analysis.screens import CallArgs, CallThen
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 LOG = "torch.log"
 EXP = "torch.exp"
@@ -47,6 +47,10 @@ class ImpreciseMath(Rule):
     # log(1 + x) / log(x + 1) / log(sum(exp(x))), or exp(x) - 1.
     triggers = (CallArgs("log", r"\+|exp"), CallThen("exp", r"\s*-"))
 
+    references = (
+        "https://pytorch.org/docs/stable/generated/torch.log1p.html",
+        "https://pytorch.org/docs/stable/generated/torch.expm1.html",
+    )
     flagged = (
         Example(
             """
@@ -217,11 +221,14 @@ class ImpreciseMath(Rule):
                 fix = Fix([Edit(log, _logsumexp(code, method))], safe=False, required_imports=required)
         operand = edits.expression_code(exp.args[0].value)
         if dim is None:
-            message = (f"`log(sum(exp(x)))` overflows for large `x`; use `logsumexp({operand}, dim)` "
-                       "(it needs a `dim`: flatten first to reduce over all elements)")
+            message = fitting(f"`log(sum(exp(x)))` overflows for large `x`; use `logsumexp({operand}, dim)`",
+                              "`log(sum(exp(x)))` overflows for large `x`; use `logsumexp(x, dim)`")
+            detail = "`logsumexp` needs a `dim`: flatten first to reduce over all elements"
         else:
-            message = f"`log(sum(exp(x)))` overflows for large `x`; use `logsumexp({operand}, ...)`"
-        yield Finding(log, message, fix)
+            message = fitting(f"`log(sum(exp(x)))` overflows for large `x`; use `logsumexp({operand}, ...)`",
+                              "`log(sum(exp(x)))` overflows for large `x`; use `logsumexp(x, ...)`")
+            detail = ""
+        yield Finding(log, message, fix, detail=detail)
 
 
 def _only_argument(call: ast.Call) -> Optional[ast.AST]:

@@ -25,7 +25,7 @@ from torchlint.knowledge.torch_api import (
     ITERATION_WRAPPERS,
 )
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, Rule
+from torchlint.rules.rule import Example, Finding, Rule, fitting
 
 WORKERS = (
     "loads every batch in the training process (`num_workers` is 0), so the model waits while data is read "
@@ -35,6 +35,11 @@ PINNED = (
     "feeds batches that are copied to CUDA, from pageable memory; pass `pin_memory=True` (and copy with "
     "`.to(device, non_blocking=True)`)"
 )
+
+SHORT = {
+    WORKERS: "loads batches in the training process; pass `num_workers=`",
+    PINNED: "copies batches to CUDA unpinned; pass `pin_memory=True`",
+}
 
 
 class DataLoaderWorkers(Rule):
@@ -52,8 +57,8 @@ class DataLoaderWorkers(Rule):
         "GPU come from pageable memory unless `pin_memory=True`, which makes the copy faster and lets "
         "`.to(device, non_blocking=True)` overlap it with compute. The rule is opt-in because the right "
         "setting depends on the machine: workers cost memory and start-up time, need a picklable dataset and, "
-        "inside Docker, enough shared memory (the seed notes' \"set `num_workers=0`\" cure for `Bus error` / "
-        "killed workers is really a `--shm-size` / `--ipc=host` problem), and an `IterableDataset` yields "
+        "inside Docker, enough shared memory (setting `num_workers=0` to cure `Bus error` / killed "
+        "workers hides what is really a `--shm-size` / `--ipc=host` problem), and an `IterableDataset` yields "
         "duplicates unless it shards with `get_worker_info()`. It looks only at files that train (call "
         "`.backward()`), reports a missing or zero `num_workers` there, and a missing `pin_memory` where a loop "
         "over the loader moves its batches to CUDA (`.cuda()`, `.to('cuda')`, or `non_blocking=True`)."
@@ -61,7 +66,6 @@ class DataLoaderWorkers(Rule):
     triggers = ("DataLoader",)
     enabled_by_default = False
     whole_file = True  # whether the file trains is a fact of the whole file
-    seeds = "001 (四.1, 四.2), 002 (num_workers), 004 (pin_memory, CPU 占用)"
     references = (
         "https://pytorch.org/docs/stable/data.html#multi-process-data-loading",
         "https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html",
@@ -176,7 +180,10 @@ class DataLoaderWorkers(Rule):
                 problems.append(PINNED)
         if problems:
             spelled = edits.expression_code(node.func)
-            yield Finding(node, f"`{spelled}(...)` " + "; it also ".join(problems))
+            short = SHORT[problems[0]] if len(problems) == 1 else (
+                "has no `num_workers=` nor `pin_memory=True`: slow loading and copies")
+            yield Finding(node, fitting(f"`{spelled}(...)` {short}", short[0].upper() + short[1:]),
+                          detail=f"`{spelled}(...)` " + "; it also ".join(problems))
 
 
 def _ast_argument(call: ast.Call, name: str, position: int) -> Optional[ast.AST]:

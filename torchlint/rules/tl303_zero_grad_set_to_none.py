@@ -13,7 +13,7 @@ from torchlint.core.diagnostic import Edit, Fix
 from torchlint.core.settings import parse_version, versions
 from torchlint.knowledge.torch_api import ZERO_GRAD_SET_TO_NONE_SINCE
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 # From torch 2.0, set_to_none=True is the default: the argument can simply go.
 DEFAULT_TRUE_SINCE = parse_version("2.0")
@@ -128,9 +128,11 @@ class ZeroGradSetToNoneFalse(Rule):
         receiver = edits.expression_code(func.value)
         yield Finding(
             node,
-            f"`{receiver}.zero_grad({edits.expression_code(arg).rstrip(', ')})` fills every gradient with zeros; let it set them to None "
-            "(`zero_grad()`), unless code reads `.grad` afterwards",
+            fitting(f"`{receiver}.zero_grad({edits.expression_code(arg).rstrip(', ')})` fills gradients with zeros; "
+                    "use `zero_grad()`",
+                    "`zero_grad(set_to_none=False)` fills gradients with zeros; use `zero_grad()`"),
             Fix([Edit(node, _fix(ctx.file.settings.torch_version))], safe=False),
+            detail="letting it set them to None is faster, unless code reads `.grad` afterwards",
         )
 
 

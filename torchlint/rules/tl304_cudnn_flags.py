@@ -12,7 +12,7 @@ from torchlint.analysis.outline import Outline, calls_resolving_to, resolved_nam
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import CUDNN, CUDNN_FLAGS
 from torchlint.rules import edits
-from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 # Variable-length sequence utilities: their presence means input shapes vary.
 VARYING_SHAPES = frozenset({
@@ -30,12 +30,12 @@ class CudnnFlags(Rule):
         "where it cannot help or defeats `deterministic = True` (opt-in)"
     )
     why = (
-        "The seed notes offer `torch.backends.cudnn.enabled = False` as the cure for "
+        "`torch.backends.cudnn.enabled = False` is often suggested as the cure for "
         "`CUDNN_STATUS_EXECUTION_FAILED` and for GPUs cuDNN does not support. It switches cuDNN off for the "
         "whole process, so every convolution and RNN falls back to much slower kernels, and the error it "
         "silences is usually a real bug (inputs and model on different devices, an out-of-range index) that "
         "`CUDA_LAUNCH_BLOCKING=1` would locate; scope it with `with torch.backends.cudnn.flags(enabled=False):` "
-        "around the one operation that needs it. The notes also write `torch.backends.cudnn.benchmark = true`: "
+        "around the one operation that needs it. Snippets online also write `torch.backends.cudnn.benchmark = true`: "
         "lowercase `true` is an undefined name and the line raises NameError. `benchmark = True` times several "
         "convolution algorithms for every new input shape and caches the fastest: a win for fixed shapes, a "
         "loss when shapes keep changing (variable-length sequences, as the use of `pack_padded_sequence`, "
@@ -52,7 +52,6 @@ class CudnnFlags(Rule):
     triggers = ("cudnn",)
     enabled_by_default = False
     whole_file = True  # what the file does with cuDNN is a fact of the whole file
-    seeds = "000 (2.1.4); 001 (一.1); 003 (CUDNN_STATUS_ARCH_MISMATCH); 004 (运行效率优化: cudnn.benchmark = true)"
     references = (
         "https://pytorch.org/docs/stable/notes/randomness.html#cuda-convolution-benchmarking",
         "https://pytorch.org/docs/stable/backends.html#torch-backends-cudnn",
@@ -153,7 +152,8 @@ class CudnnFlags(Rule):
             fixed = _LOWERCASE[value.value]
             yield Finding(
                 target,
-                f"`{spelled} = {value.value}` raises NameError: `{value.value}` is not defined; use `{fixed}`",
+                fitting(f"`{spelled} = {value.value}` raises NameError: `{value.value}` is not defined; use `{fixed}`",
+                        f"`{value.value}` is not defined (NameError); use `{fixed}`"),
                 Fix([Edit(value, lambda n: n.with_changes(value=fixed))], safe=False),
             )
             return
@@ -161,22 +161,25 @@ class CudnnFlags(Rule):
         if flag == "enabled" and literal is False:
             yield Finding(
                 target,
-                f"`{spelled} = {edits.expression_code(value)}` turns cuDNN off for the whole process (slow convolutions and RNNs) and "
-                "usually hides a real error; scope it with `torch.backends.cudnn.flags(enabled=False)`",
+                fitting(f"`{spelled} = {edits.expression_code(value)}` turns cuDNN off for the whole process",
+                        "this turns cuDNN off for the whole process"),
+                detail="slow convolutions and RNNs, and it usually hides a real error; scope it with "
+                       "`torch.backends.cudnn.flags(enabled=False)`",
             )
         elif flag == "benchmark" and literal is True:
             facts = ctx.file.memo(("TL304", "facts"), lambda: _file_facts(ctx))
             if "deterministic" in facts.true_flags:
                 yield Finding(
                     target,
-                    f"`{spelled} = True` next to `deterministic = True`: benchmarking may pick a different "
-                    "algorithm on each run, so runs are not reproducible; set `benchmark = False`",
+                    "`benchmark = True` next to `deterministic = True`: runs are not reproducible",
+                    detail="benchmarking may pick a different algorithm on each run; set `benchmark = False`",
                 )
             elif facts.varying_shapes:
                 yield Finding(
                     target,
-                    f"`{spelled} = True` with varying input shapes ({facts.varying_shapes}) re-runs the algorithm "
-                    "search for every new shape; it pays off only when shapes repeat",
+                    "`benchmark = True` with varying input shapes re-runs the search for each new shape",
+                    detail=f"input shapes vary here ({facts.varying_shapes}); benchmarking pays off only when "
+                           "shapes repeat",
                 )
 
 

@@ -8,7 +8,8 @@ configuration or torchlint itself misses the cache; nothing is ever stale.
 Only check mode reads and writes it (fixing always works from the file).
 
 The cache lives in one JSON file inside the cache directory (default
-``.torchlint_cache`` in the current directory; ``--cache-dir``,
+``.torchlint_cache`` at the project root: the configuration file's folder, else
+the git work tree, else the current directory; ``--cache-dir``,
 ``TORCHLINT_CACHE_DIR``), written atomically at the end of a run. The
 directory is safe to delete at any time and tells git and backup tools to
 ignore it.

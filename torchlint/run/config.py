@@ -32,7 +32,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from torchlint.core.settings import SettingsError, Version, parse_version
 from torchlint.rules.rule import Rule
 from torchlint.run.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
-from torchlint.run.files import DEFAULT_EXCLUDE
+from torchlint.run.files import DEFAULT_EXCLUDE, GitIgnored
+from torchlint.run.project_metadata import declared_torch_floor
 from torchlint.run.selection import (
     SelectionError,
     check_selectors,
@@ -225,6 +226,7 @@ KEYS: Dict[str, Callable[[Any], Any]] = {
     "exclude": lambda v: _list_of_strings(v, "patterns"),
     "extend-exclude": lambda v: _list_of_strings(v, "patterns"),
     "force-exclude": _bool_value,
+    "respect-gitignore": _bool_value,
     "per-file-ignores": _per_file_ignores_value,
     "unsafe-fixes": _bool_value,
     "torch-version": _version_value,
@@ -234,7 +236,7 @@ KEYS: Dict[str, Callable[[Any], Any]] = {
 # The TOML type of each key (setup.cfg values are all strings).
 TOML_TYPES: Dict[str, type] = {
     "select": list, "extend-select": list, "ignore": list, "exclude": list, "extend-exclude": list,
-    "force-exclude": bool, "per-file-ignores": dict, "unsafe-fixes": bool, "torch-version": str,
+    "force-exclude": bool, "respect-gitignore": bool, "per-file-ignores": dict, "unsafe-fixes": bool, "torch-version": str,
 }
 _TYPE_NAMES = {list: "a list", bool: "true or false", dict: "a table", str: "a string"}
 
@@ -330,6 +332,27 @@ def find_config(start: str, rules: Sequence[Rule]) -> Optional[FileConfig]:
         directory = parent
 
 
+def git_root(start: str) -> Optional[str]:
+    """The work tree holding ``start`` (the closest folder with a ``.git``), or None."""
+    directory = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def project_root(cwd: str, config: Optional[FileConfig]) -> str:
+    """Where the project's shared state (the result cache) lives: the
+    configuration file's folder, else the git work tree, else ``cwd``; so a
+    run from a subfolder finds the same cache as one from the top."""
+    if config is not None:
+        return config.directory
+    return git_root(cwd) or cwd
+
+
 def _display(path: str) -> str:
     relative = os.path.relpath(path)
     return relative if not relative.startswith(os.pardir) else path
@@ -350,8 +373,10 @@ class Options:
     diff: bool = False
     unsafe_fixes: bool = False
     torch_version: Optional[Version] = None
+    torch_version_source: Optional[str] = None  # where the floor was said, for --show-settings
     exclude: List[PathPattern] = field(default_factory=list)
     force_exclude: bool = False
+    respect_gitignore: bool = True  # directory searches skip what git ignores
     per_file_ignores: List[Tuple[PathPattern, List[str]]] = field(default_factory=list)
     config_path: Optional[str] = None
     output_format: str = "concise"
@@ -361,6 +386,9 @@ class Options:
     exit_non_zero_on_fix: bool = False
     stdin_filename: Optional[str] = None
     add_noqa: bool = False
+    ignore_noqa: bool = False  # report findings on `# noqa` lines too
+    report_unused_noqa: bool = False  # report `# noqa: TL...` codes that suppress nothing (TL001)
+    quiet: int = 0  # 1: findings only, no summary; 2: nothing on stdout
     jobs: int = 1  # worker processes
     cache_dir: Optional[str] = None  # None: no result cache
 
@@ -369,7 +397,15 @@ class Options:
         by_name, by_path = self._exclude_split()
         if by_name is not None and by_name.match(os.path.basename(os.path.abspath(path))):
             return True
-        return any(pattern.matches(path) for pattern in by_path)
+        if any(pattern.matches(path) for pattern in by_path):
+            return True
+        return self.respect_gitignore and self._git_ignored(path)
+
+    def _git_ignored(self, path: str) -> bool:
+        ignored = self.__dict__.get("_git_ignored_cache")
+        if ignored is None:
+            ignored = self.__dict__["_git_ignored_cache"] = GitIgnored()
+        return ignored(path)
 
     def _exclude_split(self) -> Tuple[Optional["re.Pattern[str]"], List[PathPattern]]:
         """The name-only patterns as one regex (every path of a run is tested
@@ -455,9 +491,11 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
     else:
         per_file = [(PathPattern.make(p, base), codes) for p, codes in values.get("per-file-ignores", [])]
 
-    torch_version = parse_version(args.torch_version) if args.torch_version else values.get("torch-version")
+    torch_version, torch_version_source = _torch_floor(args, values, config, base)
     unsafe = args.unsafe_fixes if args.unsafe_fixes is not None else values.get("unsafe-fixes", False)
     force_exclude = args.force_exclude if args.force_exclude is not None else values.get("force-exclude", False)
+    respect = getattr(args, "respect_gitignore", None)
+    respect_gitignore = respect if respect is not None else values.get("respect-gitignore", True)
 
     return Options(
         paths=list(args.paths),
@@ -466,8 +504,10 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         diff=args.diff,
         unsafe_fixes=unsafe,
         torch_version=torch_version,
+        torch_version_source=torch_version_source,
         exclude=exclude,
         force_exclude=force_exclude,
+        respect_gitignore=respect_gitignore,
         per_file_ignores=per_file,
         config_path=config.path if config else None,
         output_format=args.output_format,
@@ -477,11 +517,30 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         exit_non_zero_on_fix=args.exit_non_zero_on_fix,
         stdin_filename=args.stdin_filename,
         add_noqa=args.add_noqa,
+        ignore_noqa=getattr(args, "ignore_noqa", False),
+        report_unused_noqa=getattr(args, "report_unused_noqa", False),
+        quiet=getattr(args, "quiet", 0) or 0,
         jobs=_jobs(getattr(args, "jobs", None)),
         cache_dir=None if getattr(args, "no_cache", False) else (
-            getattr(args, "cache_dir", None) or os.environ.get("TORCHLINT_CACHE_DIR") or DEFAULT_CACHE_DIRECTORY
+            getattr(args, "cache_dir", None) or os.environ.get("TORCHLINT_CACHE_DIR")
+            or os.path.join(project_root(cwd, config), DEFAULT_CACHE_DIRECTORY)
         ),
     )
+
+
+def _torch_floor(args: Any, values: Dict[str, Any], config: Optional[FileConfig], base: str
+                 ) -> Tuple[Optional[Version], Optional[str]]:
+    """The oldest torch the code must run on, and where that was said: the
+    command line, the configuration, else the project's own metadata (not
+    with ``--isolated``, which reads no file)."""
+    if args.torch_version:
+        return parse_version(args.torch_version), "--torch-version"
+    if "torch-version" in values:
+        return values["torch-version"], f"{_display(config.path)} torch-version"
+    if args.isolated:
+        return None, None
+    declared = declared_torch_floor(base)
+    return (declared.version, declared.where) if declared else (None, None)
 
 
 def _jobs(requested: Optional[int]) -> int:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Callable, Iterator, Optional, Sequence, Tuple
+import subprocess
+from typing import Callable, Dict, FrozenSet, Iterator, Optional, Sequence, Tuple
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 SKIPPED_DIRECTORIES = frozenset({
@@ -81,3 +82,50 @@ def _walk(root: str, excluded: Callable[[str], bool]) -> Iterator[str]:
                 path = os.path.join(directory, name)
                 if not excluded(path):
                     yield path
+
+
+class GitIgnored:
+    """Which paths git ignores (``.gitignore``, ``.git/info/exclude``, the
+    global excludes file), for directory searches.
+
+    Asks git once per work tree, not once per file: ``git ls-files --others
+    --ignored --exclude-standard --directory`` lists the ignored files and
+    folders (an ignored folder as one entry, never its contents), so a
+    search prunes it without walking in. Files git tracks are never in the
+    list, even if a pattern matches them. Outside a work tree, or without a
+    working ``git``, nothing is ignored.
+    """
+
+    def __init__(self) -> None:
+        self._roots: Dict[str, Optional[str]] = {}  # directory -> its work tree (None: not in one)
+        self._ignored: Dict[str, FrozenSet[str]] = {}  # work tree -> ignored absolute paths
+
+    def __call__(self, path: str) -> bool:
+        absolute = os.path.abspath(path)
+        root = self._root_of(os.path.dirname(absolute))
+        if root is None:
+            return False
+        if root not in self._ignored:
+            self._ignored[root] = _list_ignored(root)
+        return absolute in self._ignored[root]
+
+    def _root_of(self, directory: str) -> Optional[str]:
+        if directory not in self._roots:
+            parent = os.path.dirname(directory)
+            if os.path.exists(os.path.join(directory, ".git")):
+                self._roots[directory] = directory
+            else:
+                self._roots[directory] = None if parent == directory else self._root_of(parent)
+        return self._roots[directory]
+
+
+def _list_ignored(root: str) -> FrozenSet[str]:
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
+            cwd=root, capture_output=True, timeout=60, check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return frozenset()  # no git, or not a usable work tree: ignore nothing
+    names = os.fsdecode(listed).split("\0")
+    return frozenset(os.path.normpath(os.path.join(root, name)) for name in names if name)

@@ -425,7 +425,9 @@ def _list_layout(notebook: Notebook, cell: Cell) -> Tuple[str, str, str]:
 # --------------------------------------------------------------------------
 
 
-def process_notebook(path: str, engine: Engine, args: argparse.Namespace) -> FileReport:
+def process_notebook(path: str, engine: Engine, args: argparse.Namespace, previews: bool = False) -> FileReport:
+    """Check or fix the code cells of ``path``; with ``previews`` (check
+    only), also each cell's text and each fix as edits within its cell."""
     report = FileReport(path)
     try:
         with open(path, "rb") as handle:
@@ -448,6 +450,8 @@ def process_notebook(path: str, engine: Engine, args: argparse.Namespace) -> Fil
             checked = engine.check(layout.text)
             report.diagnostics = _map(layout, layout.text, checked.diagnostics)
             report_internal(report, checked.internal_errors)
+            if previews:
+                _add_cell_previews(report, layout, checked)
     except Unsupported as exc:
         cell, line = layout.locate(layout.starts(layout.text) or [], exc.line)
         skip(report, format_location(path, line, exc.column, cell), exc.message)
@@ -455,6 +459,7 @@ def process_notebook(path: str, engine: Engine, args: argparse.Namespace) -> Fil
         report.diagnostics = []
         cell, line = layout.locate(layout.starts(layout.text) or [], exc.line)
         report.errors.append(f"{format_location(path, line, exc.column, cell)}: cannot parse: {exc.message}")
+        report.parse_error_at = (cell, line, exc.column)
     except SourceError as exc:
         report.errors.append(f"{path}: {exc}")
     return report
@@ -496,12 +501,39 @@ def _fix(path: str, engine: Engine, args: argparse.Namespace, notebook: Notebook
         report.diagnostics = _map(layout, layout.text, engine.check(layout.text, syntax_checked=True).diagnostics)
 
 
+def _add_cell_previews(report: FileReport, layout: Layout, checked) -> None:
+    """Each cell's text, and each finding's fix as edits within its cell
+    (None when the fix reaches outside the cell, e.g. an import it adds)."""
+    from torchlint.engine.textedits import FixPreviewer, TextEdit
+
+    starts = layout.starts(layout.text)
+    texts = layout.split(layout.text)
+    if starts is None or texts is None or checked.module is None:
+        return
+    report.cell_sources = {cell.number: text for cell, text in zip(layout.cells, texts)}
+    bounds = {cell.number: (start, end) for cell, start, end in zip(layout.cells, starts, [*starts[1:], 1 << 30])}
+    previewer = FixPreviewer(checked.module, checked.locator)
+    previews = []
+    for original, d in zip(checked.diagnostics, report.diagnostics):
+        edits = previewer.preview(original.fix) if original.fix is not None and d.cell in bounds else None
+        if edits is not None:
+            start, end = bounds[d.cell]
+            if all(start < e.start[0] and e.end[0] < end for e in edits):
+                edits = [TextEdit((e.start[0] - start, e.start[1]), (e.end[0] - start, e.end[1]), e.content)
+                         for e in edits]
+            else:
+                edits = None
+        previews.append(edits)
+    report.previews = previews
+
+
 def _map(layout: Layout, text: str, diagnostics: Sequence[Diagnostic]) -> List[Diagnostic]:
     starts = layout.starts(text) or []
     mapped = []
     for d in diagnostics:
         cell, line = layout.locate(starts, d.line)
-        mapped.append(dataclasses.replace(d, line=line, cell=cell))
+        end_line = None if d.end_line is None else d.end_line - d.line + line  # a node never spans cells
+        mapped.append(dataclasses.replace(d, line=line, cell=cell, end_line=end_line))
     return mapped
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, List, Optional, Sequence, TextIO
+from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
 from torchlint.core.diagnostic import Diagnostic
 from torchlint.engine.textedits import TextEdit
@@ -32,6 +32,35 @@ class FileReport:
     # With ``previews``: for each diagnostic, the edits its fix would make to
     # ``source`` (None: no fix, or one that cannot be applied).
     previews: List[Optional[List[TextEdit]]] = field(default_factory=list)
+    # Where the file failed to parse: (cell or None, line, 0-based column).
+    parse_error_at: Optional[Tuple[Optional[int], int, int]] = None
+    # Notebooks with ``previews``: each cell's text by cell number (the
+    # diagnostics' lines and the previews' edits are within their cell).
+    cell_sources: Dict[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ErrorEntry:
+    """A file's error for machine-readable output: the message without the
+    path, and where it is (parse errors only)."""
+
+    message: str
+    line: Optional[int] = None
+    column: Optional[int] = None  # 0-based
+    cell: Optional[int] = None
+
+
+def error_entries(report: FileReport) -> List[ErrorEntry]:
+    entries = []
+    for error in report.errors:
+        marker = error.find("cannot parse:")
+        if report.parse_error_at is not None and marker >= 0:
+            cell, line, column = report.parse_error_at
+            entries.append(ErrorEntry(error[marker:], line, column, cell))
+            continue
+        prefix = f"{report.path}: "
+        entries.append(ErrorEntry(error[len(prefix):] if error.startswith(prefix) else error))
+    return entries
 
 
 def skip(report: FileReport, location: str, message: str) -> None:

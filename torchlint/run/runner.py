@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Optional
 
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.source import SourceError, SourceFile
-from torchlint.engine.textedits import TextEdit, preview_fix
+from torchlint.engine.textedits import FixPreviewer, TextEdit
 from torchlint.run.fileio import encode, read_source, write_atomically
 from torchlint.run.notebook import process_notebook
 from torchlint.run.report import FileReport, report_internal, skip
@@ -36,7 +36,7 @@ def process_file(
     each remaining fix as text edits.
     """
     if path.endswith(".ipynb") and text is None:
-        return process_notebook(path, engine, args)
+        return process_notebook(path, engine, args, previews=previews)
     report = FileReport(path)
     if text is not None:
         source = text
@@ -82,7 +82,9 @@ def process_file(
                 # have: check the final text again to describe them.
                 _add_previews(report, engine.check(report.source, whole=True))
         else:
-            checked = engine.check(source, whole=previews)  # previews apply fixes to the module
+            # Previews work on the narrowed module too: a fix only touches
+            # statements that were kept, whose lines are the file's.
+            checked = engine.check(source)
             report.diagnostics = checked.diagnostics
             report_internal(report, checked.internal_errors)
             if previews:
@@ -92,6 +94,7 @@ def process_file(
     except ParseError as exc:
         report.diagnostics = []
         report.errors.append(f"{path}:{exc.line}:{exc.column + 1}: cannot parse: {exc.message}")
+        report.parse_error_at = (None, exc.line, exc.column)
     except SourceError as exc:
         report.errors.append(f"{path}: {exc}")
     return report
@@ -102,9 +105,8 @@ def _add_previews(report: FileReport, checked: CheckResult) -> None:
         report.previews = [None] * len(report.diagnostics)
         return
     report.diagnostics = checked.diagnostics
-    report.previews = [
-        preview_fix(checked.module, d.fix) if d.fix is not None else None for d in checked.diagnostics
-    ]
+    previewer = FixPreviewer(checked.module, checked.locator)
+    report.previews = [previewer.preview(d.fix) if d.fix is not None else None for d in checked.diagnostics]
     if checked.repair is not None:
         _previews_of_repaired(report, checked)
 

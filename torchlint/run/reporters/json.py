@@ -2,10 +2,14 @@
 
 Each finding: ``filename`` (as reported in text output), ``code``, ``name``
 (the rule's name), ``message``, ``location`` ``{row, column}`` (1-based, like
-the text output), ``fix`` (null, or ``{applicability: "safe" | "unsafe",
+the text output), ``end_location`` (where the flagged code ends, the
+column just past it; null when unknown), ``fix`` (null, or ``{applicability: "safe" | "unsafe",
 message, edits: [{content, location, end_location}]}``, edits against the
 file as it is now) and ``url`` (the rule's documentation). With
-``--statistics`` the list holds one object per code instead.
+``--statistics`` the list holds one object per code instead. A file that
+could not be checked is an item whose ``code``, ``name`` and ``url`` are
+null, with the error as ``message`` and, for a parse error, its
+``location``.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any, Dict, List, Sequence
 
 from torchlint.core.diagnostic import Diagnostic
 from torchlint.engine.textedits import TextEdit
-from torchlint.run.report import FileReport
+from torchlint.run.report import ErrorEntry, FileReport, error_entries
 from torchlint.run.reporters.base import (
     Reporter,
     applicability,
@@ -42,6 +46,26 @@ class JsonReporter(Reporter):
     def report_file(self, report: FileReport) -> None:
         for d, edits in zip(report.diagnostics, previews(report)):
             self.items.append(self.item(report, d, edits))
+        for error in error_entries(report):
+            self.items.append(self.error_item(report, error))
+
+    @staticmethod
+    def error_item(report: FileReport, error: ErrorEntry) -> Dict[str, Any]:
+        """A file that could not be checked, as an item without a code (as ruff reports syntax errors)."""
+        located = error.line is not None and error.column is not None
+        result: Dict[str, Any] = {
+            "filename": report.path,
+            "code": None,
+            "name": None,
+            "message": error.message,
+            "location": {"row": error.line, "column": error.column + 1} if located else None,
+            "end_location": None,
+            "fix": None,
+            "url": None,
+        }
+        if error.cell is not None:
+            result["cell"] = error.cell
+        return result
 
     def item(self, report: FileReport, d: Diagnostic, edits) -> Dict[str, Any]:
         rule = self.rule(d.code)
@@ -58,8 +82,9 @@ class JsonReporter(Reporter):
             "name": rule.name if rule else None,
             "message": d.message,
             "location": {"row": d.line, "column": d.column + 1},
+            "end_location": None if d.end_line is None else {"row": d.end_line, "column": d.end_column + 1},
             "fix": fix,
-            "url": rule_url(d.code),
+            "url": rule_url(d.code) if rule else None,
         }
         if d.cell is not None:  # notebooks: the 1-based cell; row and column are within it
             result["cell"] = d.cell

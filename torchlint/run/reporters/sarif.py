@@ -22,7 +22,7 @@ from torchlint.core.diagnostic import Diagnostic
 from torchlint.engine.textedits import TextEdit
 from torchlint.rules.docs import fix_availability, render_rule
 from torchlint.rules.rule import Rule
-from torchlint.run.report import FileReport
+from torchlint.run.report import ErrorEntry, FileReport, error_entries
 from torchlint.run.reporters.base import (
     HOMEPAGE,
     Reporter,
@@ -92,7 +92,8 @@ class SarifReporter(Reporter):
             "locations": [{
                 "physicalLocation": {
                     "artifactLocation": location,
-                    "region": _region((d.line, d.column + 1)),
+                    "region": _region((d.line, d.column + 1),
+                                      None if d.end_line is None else (d.end_line, d.end_column + 1)),
                 },
             }],
         }
@@ -117,10 +118,7 @@ class SarifReporter(Reporter):
         return result
 
     def finish(self, reports: Sequence[FileReport]) -> None:
-        notifications = [
-            {"level": "error", "message": {"text": error}}
-            for report in reports for error in report.errors
-        ]
+        notifications = [_notification(report, error) for report in reports for error in error_entries(report)]
         invocation: Dict[str, Any] = {"executionSuccessful": not notifications}
         if notifications:
             invocation["toolExecutionNotifications"] = notifications
@@ -150,3 +148,19 @@ class SarifReporter(Reporter):
 def _loaded(rule) -> Rule:
     """The options hold the catalog's light specs; the descriptor needs the rule itself."""
     return rule if isinstance(rule, Rule) else rule.load()
+
+
+def _notification(report: FileReport, error: ErrorEntry) -> Dict[str, Any]:
+    """A file that could not be checked; a parse error with where it is."""
+    text = error.message if error.cell is None else f"cell {error.cell}: {error.message}"
+    location: Dict[str, Any] = {"artifactLocation": artifact_location(report.path)}
+    if error.line is not None and error.column is not None:
+        location["region"] = _region((error.line, error.column + 1))
+    notification: Dict[str, Any] = {
+        "level": "error",
+        "message": {"text": f"{report.path}: {text}"},
+        "locations": [{"physicalLocation": location}],
+    }
+    if error.cell is not None:
+        notification["properties"] = {"cell": error.cell}
+    return notification

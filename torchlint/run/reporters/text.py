@@ -37,7 +37,8 @@ class TextReporter(Reporter):
             self.statistics(reports)
         if self.options.show_fixes:
             self.applied_fixes(reports)
-        self.write(summary_line(reports, self.options))
+        if not getattr(self.options, "quiet", 0):
+            self.write(summary_line(reports, self.options))
 
     def statistics(self, reports: Sequence[FileReport]) -> None:
         rows = statistics_rows(reports, self)
@@ -74,6 +75,7 @@ class FullReporter(TextReporter):
     def report_file(self, report: FileReport) -> None:
         self._source = SourceFile(report.source or "")
         self._lines = self._source.lines
+        self._cell_lines = {cell: SourceFile(text).lines for cell, text in report.cell_sources.items()}
         self._previews = previews(report)
         super().report_file(report)
 
@@ -82,12 +84,17 @@ class FullReporter(TextReporter):
         self.write(self.location_line(report.path, d))
         gutter = len(str(d.line))
         bar = " " * (gutter + 1) + s.cyan("|")
-        if 1 <= d.line <= len(self._lines):
-            text = self._lines[d.line - 1].rstrip("\r\n")
+        # In a notebook, lines (and fix edits) are within the finding's cell.
+        lines = self._lines if d.cell is None else self._cell_lines.get(d.cell, [])
+        source = self._source if d.cell is None else SourceFile(report.cell_sources.get(d.cell, ""))
+        if 1 <= d.line <= len(lines):
+            text = lines[d.line - 1].rstrip("\r\n")
             pad = "".join("\t" if char == "\t" else " " for char in text[: d.column])
             self.write(bar)
             self.write(f"{s.cyan(str(d.line))} {s.cyan('|')} {text}")
-            self.write(f"{bar} {pad}{s.red('^')} {s.code(d.code)}")
+            self.write(f"{bar} {pad}{s.red('^' * _caret_width(d, text))} {s.code(d.code)}")
+        if d.detail:
+            self.write(f"{' ' * (gutter + 1)}{s.cyan('=')} note: {d.detail}")
         edits = self._previews[index]
         if d.fix is not None:
             if d.fix.safe:
@@ -96,7 +103,7 @@ class FullReporter(TextReporter):
                 label = "unsafe fix (applied by --fix --unsafe-fixes)"
             self.write(f"{' ' * (gutter + 1)}{s.cyan('=')} {label}" + (":" if edits else ""))
             if edits:
-                for line in fix_diff(self._source, edits):
+                for line in fix_diff(source, edits):
                     if line.startswith("-"):
                         line = s.red(line)
                     elif line.startswith("+"):
@@ -105,6 +112,15 @@ class FullReporter(TextReporter):
                         line = s.cyan(line)
                     self.write(" " * (gutter + 3) + line)
         self.write()
+
+
+def _caret_width(d: Diagnostic, text: str) -> int:
+    """How many carets underline the finding on its first line: its whole
+    range, or up to the end of the line when it goes on."""
+    if d.end_line is None or d.end_column is None:
+        return 1
+    end = d.end_column if d.end_line == d.line else len(text.rstrip())
+    return max(1, min(end, len(text)) - d.column)
 
 
 def fix_diff(source: SourceFile, edits: List[TextEdit]) -> List[str]:

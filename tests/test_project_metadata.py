@@ -1,0 +1,87 @@
+"""The oldest torch a project supports, read from its own metadata when
+``torch-version`` is not configured (``run/project_metadata.py``): the CLI and
+the flake8 plugin judge advice against it alike."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from conftest import run_flake8, run_torchlint
+
+from torchlint.run.project_metadata import declared_torch_floor
+
+# TL104 (F.sigmoid) applies only to code that still supports torch < 2.0.
+SIGMOID = "import torch.nn.functional as F\ny = F.sigmoid(x)\n"
+
+DECLARATIONS = {
+    "pyproject.toml": ('[project]\nname = "p"\ndependencies = ["numpy", "torch >=2.1, <3"]\n',
+                       "pyproject.toml [project] dependencies: torch >=2.1, <3"),
+    "setup.cfg": ("[options]\ninstall_requires =\n    numpy\n    torch~=2.0.1\n",
+                  "setup.cfg [options] install_requires: torch~=2.0.1"),
+    "setup.py": ("from setuptools import setup\nsetup(name='p', install_requires=['Torch>=2.2; python_version>\"3\"'])\n",
+                 "setup.py install_requires: Torch>=2.2; python_version>\"3\""),
+}
+
+
+@pytest.mark.parametrize("name", DECLARATIONS)
+def test_the_floor_comes_from_the_packages_metadata(tmp_path, name):
+    text, where = DECLARATIONS[name]
+    (tmp_path / name).write_text(text)
+    (tmp_path / "src").mkdir()
+    declared = declared_torch_floor(str(tmp_path / "src"))
+    assert declared is not None and declared.where == where
+    assert declared.version[0] == 2
+
+
+def test_requirements_files_count_when_the_package_metadata_says_nothing(tmp_path):
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='p')\n")
+    (tmp_path / "requirements.txt").write_text("# pinned\n-r base.txt\nnumpy==1.26\ntorch==1.13.1  # CUDA 11\n")
+    declared = declared_torch_floor(str(tmp_path))
+    assert declared is not None and declared.version == (1, 13, 1)
+
+
+@pytest.mark.parametrize("text", [
+    '[project]\ndependencies = ["torch"]\n',  # no lower bound
+    '[project]\ndependencies = ["torch<2"]\n',
+    '[project]\ndependencies = ["torchvision>=0.15"]\n',  # another package
+    '[project]\noptional-dependencies = {gpu = ["torch>=2.0"]}\n',  # an extra
+    '[project\ndependencies = ["torch>=2.0"]\n',  # not TOML
+    '[project]\ndependencies = ["torch>=>2"]\n',  # not a requirement
+])
+def test_no_floor_without_a_lower_bound_on_torch(tmp_path, text):
+    (tmp_path / "pyproject.toml").write_text(text)
+    assert declared_torch_floor(str(tmp_path)) is None
+
+
+def test_setup_py_is_read_never_run(tmp_path):
+    marker = tmp_path / "ran"
+    (tmp_path / "setup.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\nfrom setuptools import setup\nsetup(install_requires=['torch>=2.0'])\n")
+    assert declared_torch_floor(str(tmp_path)).version == (2, 0, 0)
+    assert not marker.exists()
+
+
+def _project(tmp_path, requirement: str):
+    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "p"\ndependencies = ["{requirement}"]\n')
+    (tmp_path / "model.py").write_text(SIGMOID)
+    return tmp_path
+
+
+def test_cli_and_flake8_skip_advice_older_than_the_declared_floor(tmp_path):
+    project = _project(tmp_path, "torch>=2.0")
+    assert run_torchlint(["--no-cache", "model.py"], cwd=project).returncode == 0
+    assert run_flake8(["--select", "TL", "model.py"], cwd=project).stdout == ""
+
+
+def test_cli_and_flake8_report_it_for_an_older_floor(tmp_path):
+    project = _project(tmp_path, "torch>=1.8")
+    cli = run_torchlint(["--no-cache", "model.py"], cwd=project)
+    assert "TL104" in cli.stdout
+    assert "TL104" in run_flake8(["--select", "TL", "model.py"], cwd=project).stdout
+
+
+def test_the_command_line_and_isolated_runs_win_over_the_metadata(tmp_path):
+    project = _project(tmp_path, "torch>=2.0")
+    assert "TL104" in run_torchlint(["--no-cache", "--torch-version", "1.12", "model.py"], cwd=project).stdout
+    assert "TL104" in run_torchlint(["--no-cache", "--isolated", "model.py"], cwd=project).stdout

@@ -1,0 +1,150 @@
+"""Code a torch version gate protects is not flagged for what the gate handles
+(``analysis/version_gates.py``): deprecation findings (TL1xx) inside an
+``if`` on the torch version or a ``try``/``except`` fallback are dropped; the
+same code outside a gate, and bug findings inside one, are still reported."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from conftest import run_flake8, run_torchlint
+
+from torchlint.engine.linter import Engine
+from torchlint.rules import all_rules
+
+ENGINE = Engine(all_rules())
+
+
+def codes(source: str):
+    return [(d.line, d.code) for d in ENGINE.check(textwrap.dedent(source).lstrip()).diagnostics]
+
+
+GATED = {
+    "version flag": """
+        import torch
+        from packaging import version
+        _TORCH_GE_2_4 = version.parse(torch.__version__) >= version.parse("2.4")
+        if _TORCH_GE_2_4:
+            scaler = torch.amp.GradScaler("cuda")
+        else:
+            scaler = torch.cuda.amp.GradScaler()
+        """,
+    "flag derived from a flag": """
+        import torch
+        _TORCH_2 = int(torch.__version__.split(".")[0]) >= 2
+        _NEW_AMP = _TORCH_2 and True
+        scaler = torch.amp.GradScaler("cuda") if _NEW_AMP else torch.cuda.amp.GradScaler()
+        """,
+    "version read in the test": """
+        import torch
+        import torch.nn.functional as F
+        def up(x):
+            if torch.__version__ < "0.4.1":
+                return F.upsample(x, scale_factor=2)
+            return F.interpolate(x, scale_factor=2)
+        """,
+    "hasattr probe": """
+        import torch
+        import torch.nn as nn
+        if hasattr(nn.init, "xavier_uniform_"):
+            init = nn.init.xavier_uniform_
+        else:
+            init = nn.init.xavier_uniform
+        """,
+    "keyword fallback": """
+        import torch
+        def load(path):
+            try:
+                return torch.load(path, map_location="cpu", weights_only=True)
+            except TypeError:
+                return torch.load(path, map_location="cpu")
+        def rng():
+            try:
+                return torch.linalg.cholesky(torch.eye(2))
+            except AttributeError:
+                return torch.cholesky(torch.eye(2))
+        """,
+    "import fallback": """
+        import torch
+        try:
+            from torch.amp import GradScaler
+        except ImportError:
+            from torch.cuda.amp import GradScaler
+        """,
+}
+
+
+@pytest.mark.parametrize("name", GATED)
+def test_deprecations_inside_a_gate_are_not_reported(name):
+    found = [code for _, code in codes(GATED[name]) if code.startswith("TL1")]
+    assert found == [], found
+
+
+UNGATED = {
+    "no gate": ("""
+        import torch
+        scaler = torch.cuda.amp.GradScaler()
+        """, "TL109"),
+    "a name is no evidence": ("""
+        import torch
+        from lightning_utilities import _TORCH_GREATER_EQUAL_2_4
+        if _TORCH_GREATER_EQUAL_2_4:
+            scaler = torch.amp.GradScaler("cuda")
+        else:
+            scaler = torch.cuda.amp.GradScaler()
+        """, "TL109"),
+    "a version that is not torch's": ("""
+        import numpy
+        import torch
+        if numpy.__version__ >= "2":
+            scaler = torch.cuda.amp.GradScaler()
+        """, "TL109"),
+    "a bare except": ("""
+        import torch
+        try:
+            scaler = torch.cuda.amp.GradScaler()
+        except:
+            scaler = None
+        """, "TL109"),
+    "an unrelated handler": ("""
+        import torch
+        try:
+            scaler = torch.cuda.amp.GradScaler()
+        except ValueError:
+            scaler = torch.cuda.amp.GradScaler(enabled=False)
+        """, "TL109"),
+    "after the gate": ("""
+        import torch
+        if hasattr(torch, "compile"):
+            pass
+        scaler = torch.cuda.amp.GradScaler()
+        """, "TL109"),
+}
+
+
+@pytest.mark.parametrize("name", UNGATED)
+def test_the_same_code_without_a_gate_is_reported(name):
+    source, code = UNGATED[name]
+    assert code in [c for _, c in codes(source)]
+
+
+def test_bugs_inside_a_gate_are_still_reported():
+    source = """
+        import torch
+        if torch.__version__ >= "2.0":
+            x = torch.ones(2)
+            x.cuda()
+        """
+    assert [code for _, code in codes(source)] == ["TL201"]
+
+
+def test_cli_and_flake8_agree_on_gated_code(tmp_path):
+    path = tmp_path / "gated.py"
+    path.write_text(textwrap.dedent(GATED["version flag"]).lstrip() + "other = torch.cuda.amp.GradScaler()\n")
+    cli = run_torchlint([str(path), "--no-cache", "--isolated"])
+    assert cli.returncode == 1
+    assert [line.split(": ")[1].split()[0] for line in cli.stdout.splitlines() if "gated.py:" in line] == ["TL109"]
+    assert "gated.py:8:" in cli.stdout
+    flake8 = run_flake8([str(path), "--select", "TL"])
+    assert [line.split(": ")[1].split()[0] for line in flake8.stdout.splitlines()] == ["TL109"]

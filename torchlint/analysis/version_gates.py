@@ -1,0 +1,135 @@
+"""Code that a torch version gate protects.
+
+Projects that support several torch releases write both spellings on
+purpose and choose at run time:
+
+    if _TORCH_GREATER_EQUAL_2_4:            # a flag from torch.__version__
+        scaler = torch.amp.GradScaler("cuda")
+    else:
+        scaler = torch.cuda.amp.GradScaler()
+
+    try:
+        state = torch.load(path, weights_only=True)
+    except TypeError:                       # a torch without the keyword
+        state = torch.load(path)
+
+Both branches are compatibility code: reporting the old spelling there as
+deprecated asks the user to break the old torch they support. A *gate* is
+
+- an ``if`` (or a conditional expression) whose test asks which torch is
+  installed: it reads ``torch.__version__`` (or ``torch.version``), calls
+  ``hasattr``/``getattr`` on a torch module, or reads a flag this file
+  assigns from such a test (``_TORCH_2 = torch.__version__ >= "2"``); a
+  name alone is never taken as evidence, wherever it comes from;
+- a ``try`` with a handler for ``ImportError``, ``ModuleNotFoundError``,
+  ``AttributeError`` or ``TypeError`` that falls back on torch: the handler
+  uses torch, or the body imports from torch and the handler catches an
+  import error.
+
+Everything is read from Python's tree of the whole file, so checking a cut
+file (``engine/narrowing.py``) sees the same gates.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterable, List, Optional, Set, Tuple
+
+from torchlint.analysis.outline import Outline, dotted, qualified_names
+
+LineRange = Tuple[int, int]
+
+_FALLBACK_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError"}
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
+_PROBES = {"hasattr", "getattr"}
+
+
+def gated_ranges(outline: Outline) -> Tuple[LineRange, ...]:
+    """First and last line of every statement or expression a gate chooses between."""
+    return outline.memo("version gates", lambda: tuple(_find(outline)))
+
+
+def is_gated(ranges: Iterable[LineRange], line: int) -> bool:
+    return any(first <= line <= last for first, last in ranges)
+
+
+def _find(outline: Outline) -> List[LineRange]:
+    flags = _version_flags(outline)
+    ranges: List[LineRange] = []
+    for node in outline.nodes(ast.If) + outline.nodes(ast.IfExp):
+        if _asks_for_torch_version(outline, node.test, flags):
+            ranges.append(_span(node))
+    for node in outline.nodes(ast.Try) + outline.nodes(getattr(ast, "TryStar", ast.Try)):
+        if _is_torch_fallback(outline, node):
+            ranges.append(_span(node))
+    return sorted(set(ranges))
+
+
+def _version_flags(outline: Outline) -> Set[str]:
+    """Names this file assigns from a test of the torch version, to a fixed point
+    (a flag derived from a flag is one too)."""
+    assignments = [(node.targets, node.value) for node in outline.nodes(ast.Assign)]
+    assignments += [([node.target], node.value) for node in outline.nodes(ast.AnnAssign) if node.value is not None]
+    flags: Set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for targets, value in assignments:
+            names = [t.id for t in targets if isinstance(t, ast.Name) and t.id not in flags]
+            if names and _asks_for_torch_version(outline, value, flags):
+                flags.update(names)
+                changed = True
+    return flags
+
+
+def _asks_for_torch_version(outline: Outline, test: ast.AST, flags: Set[str]) -> bool:
+    for node in ast.walk(test):
+        if isinstance(node, ast.Name) and node.id in flags:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in ("__version__", "version") and _is_torch(outline, node.value):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PROBES \
+                and node.args and _is_torch(outline, node.args[0]):
+            return True
+    return False
+
+
+def _is_torch(outline: Outline, expr: ast.AST) -> bool:
+    return any(name == "torch" or name.startswith("torch.") for name in qualified_names(outline, expr))
+
+
+def _is_torch_fallback(outline: Outline, node: ast.Try) -> bool:
+    for handler in node.handlers:
+        caught = _caught(handler.type)
+        if not caught & _FALLBACK_ERRORS:
+            continue
+        if any(_uses_torch(outline, statement) for statement in handler.body):
+            return True
+        if caught & _IMPORT_ERRORS and any(_imports_torch(statement) for statement in node.body):
+            return True
+    return False
+
+
+def _caught(expr: Optional[ast.AST]) -> Set[str]:
+    if expr is None:
+        return set()  # a bare except is not a version fallback
+    parts = expr.elts if isinstance(expr, ast.Tuple) else [expr]
+    return {name.rsplit(".", 1)[-1] for name in (dotted(part) for part in parts) if name}
+
+
+def _uses_torch(outline: Outline, statement: ast.AST) -> bool:
+    return _imports_torch(statement) or any(
+        isinstance(node, (ast.Name, ast.Attribute)) and _is_torch(outline, node) for node in ast.walk(statement))
+
+
+def _imports_torch(statement: ast.AST) -> bool:
+    for node in ast.walk(statement):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch" and not node.level:
+            return True
+        if isinstance(node, ast.Import) and any(alias.name.split(".")[0] == "torch" for alias in node.names):
+            return True
+    return False
+
+
+def _span(node: ast.AST) -> LineRange:
+    return node.lineno, getattr(node, "end_lineno", None) or node.lineno

@@ -1,0 +1,158 @@
+"""The oldest torch a project declares it supports, read from its own metadata.
+
+When ``torch-version`` is not configured, this is the floor advice is judged
+against (``--torch-version``): a project requiring ``torch>=2.0`` is not told
+about problems that ended before 2.0, and gets no fix that needs a newer torch.
+
+Read, never executed: ``[project] dependencies`` of ``pyproject.toml``,
+``[options] install_requires`` of ``setup.cfg``, a literal
+``install_requires=[...]`` in ``setup.py`` (parsed with ``ast``) and
+``requirements*.txt``, in that order, in the project root: the nearest
+folder at or above the start that holds one of the first three files.
+Optional dependencies (extras) do not count: the package runs without them.
+Requirement strings are parsed with ``packaging`` (PEP 508), the library pip
+itself uses.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import glob
+import os
+from dataclasses import dataclass
+from typing import Iterator, List, Optional
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from torchlint.core.settings import Version as TorchVersion
+
+try:  # pragma: no cover - depends on the Python version
+    import tomllib
+except ImportError:  # pragma: no cover
+    import tomli as tomllib  # type: ignore[no-redefined]
+
+_PROJECT_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
+_LOWER_BOUNDS = (">=", "~=", "==", "===", ">")
+# A requirements file larger than this is not a requirements file.
+_MAX_FILE_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class DeclaredFloor:
+    version: TorchVersion
+    where: str  # e.g. "pyproject.toml [project] dependencies: torch>=2.0"
+
+
+def declared_torch_floor(start: str) -> Optional[DeclaredFloor]:
+    root = project_root(start)
+    if root is None:
+        return None
+    for where, requirements in _declarations(root):
+        for text in requirements:
+            version = _floor_of(text)
+            if version is not None:
+                return DeclaredFloor(version, f"{where}: {text.strip()}")
+    return None
+
+
+def project_root(start: str) -> Optional[str]:
+    directory = os.path.abspath(start)
+    while True:
+        if any(os.path.isfile(os.path.join(directory, name)) for name in _PROJECT_FILES):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory or os.path.isdir(os.path.join(directory, ".git")):
+            return None
+        directory = parent
+
+
+def _declarations(root: str) -> Iterator[tuple]:
+    yield "pyproject.toml [project] dependencies", _pyproject(os.path.join(root, "pyproject.toml"))
+    yield "setup.cfg [options] install_requires", _setup_cfg(os.path.join(root, "setup.cfg"))
+    yield "setup.py install_requires", _setup_py(os.path.join(root, "setup.py"))
+    for path in sorted(glob.glob(os.path.join(root, "requirements*.txt"))):
+        yield os.path.basename(path), _requirements_txt(path)
+
+
+def _read(path: str) -> Optional[str]:
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > _MAX_FILE_BYTES:
+            return None
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _pyproject(path: str) -> List[str]:
+    text = _read(path)
+    if text is None:
+        return []
+    try:
+        dependencies = tomllib.loads(text).get("project", {}).get("dependencies", [])
+    except (tomllib.TOMLDecodeError, AttributeError, RecursionError):
+        return []  # torchlint's own configuration reports a broken file
+    return [item for item in dependencies if isinstance(item, str)] if isinstance(dependencies, list) else []
+
+
+def _setup_cfg(path: str) -> List[str]:
+    text = _read(path)
+    if text is None:
+        return []
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+        value = parser.get("options", "install_requires", fallback="")
+    except configparser.Error:
+        return []
+    return [line for line in value.splitlines() if line.strip()]
+
+
+def _setup_py(path: str) -> List[str]:
+    text = _read(path)
+    if text is None:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    found: List[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "install_requires" and isinstance(node.value, (ast.List, ast.Tuple)):
+            found += [item.value for item in node.value.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+    return found
+
+
+def _requirements_txt(path: str) -> List[str]:
+    text = _read(path)
+    if text is None:
+        return []
+    lines = (line.split(" #", 1)[0].strip() for line in text.splitlines())
+    return [line for line in lines if line and not line.startswith(("#", "-"))]
+
+
+def _floor_of(text: str) -> Optional[TorchVersion]:
+    """The lowest torch ``text`` admits, if it is a requirement on torch with a lower bound."""
+    try:
+        requirement = Requirement(text.strip())
+    except InvalidRequirement:
+        return None
+    if canonicalize_name(requirement.name) != "torch":
+        return None
+    bounds: List[Version] = []
+    for specifier in requirement.specifier:
+        if specifier.operator in _LOWER_BOUNDS:
+            try:
+                bounds.append(Version(specifier.version.replace(".*", "")))
+            except InvalidVersion:
+                continue
+    return _as_torch_version(max(bounds)) if bounds else None
+
+
+def _as_torch_version(version: Version) -> TorchVersion:
+    release = tuple(version.release) + (0, 0, 0)
+    return release[:3]
+

@@ -1,0 +1,59 @@
+"""``--show-settings`` and ``--show-files``: what a run would use, without running it."""
+
+from __future__ import annotations
+
+import os
+from typing import List, TextIO
+
+from torchlint import __version__
+from torchlint.run.config import Options
+from torchlint.run.files import discover
+
+
+def show_settings(options: Options, stdout: TextIO) -> None:
+    """The resolved options, one ``name: value`` per line."""
+    rows: List[tuple] = [
+        ("torchlint", __version__),
+        ("configuration file", options.config_path or "(none)"),
+        ("paths", " ".join(options.paths or ["."])),
+        ("rules", ", ".join(rule.code for rule in options.rules) or "(none)"),
+        ("torch-version", "(no constraint)" if options.torch_version is None
+         else ".".join(map(str, options.torch_version))),
+        ("exclude", ", ".join(_pattern(p) for p in options.exclude) or "(none)"),
+        ("force-exclude", _flag(options.force_exclude)),
+        ("respect-gitignore", _flag(options.respect_gitignore)),
+        ("per-file-ignores", "; ".join(f"{_pattern(p)}: {', '.join(codes)}" for p, codes in options.per_file_ignores)
+         or "(none)"),
+        ("unsafe-fixes", _flag(options.unsafe_fixes)),
+        ("output-format", options.output_format),
+        ("jobs", str(options.jobs)),
+        ("cache", options.cache_dir or "(off)"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name + ':':<{width + 1}} {value}", file=stdout)
+
+
+def show_files(options: Options, stdout: TextIO, stderr: TextIO) -> int:
+    """The files a run would check, one a line, in the order it checks them."""
+    force = options.is_excluded_with_parents if options.force_exclude else None
+    status = 0
+    for path, error in discover(options.paths or ["."], options.is_excluded, force):
+        if error:
+            print(f"torchlint: error: {path}: {error}", file=stderr)
+            status = 2
+        else:
+            print(path, file=stdout)
+    return status
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _pattern(pattern) -> str:
+    """A path pattern as written, prefixed with its folder when it has a ``/``."""
+    if "/" not in pattern.pattern:
+        return pattern.pattern
+    base = os.path.relpath(pattern.base)
+    return pattern.pattern if base == os.curdir else f"{base}/{pattern.pattern}"
