@@ -35,7 +35,7 @@ def tidy(before: cst.Module, after: cst.Module, uses_before: Optional[Counter] =
     uses_before = name_uses(before) if uses_before is None else uses_before
     uses_after = name_uses(after)
     orphaned = frozenset(name for name, count in uses_before.items() if count and not uses_after[name])
-    imported = _imported_names(after)
+    imported = imported_names(after)
     orphaned &= imported
     old_self_assignments = _self_assignments(before)
     if not orphaned and not (_self_assignments(after) - old_self_assignments):
@@ -90,7 +90,7 @@ def _bound_name(alias: cst.ImportAlias, from_import: bool) -> Optional[str]:
     return target.value if isinstance(target, cst.Name) else None
 
 
-def _imported_names(module: cst.Module) -> Set[str]:
+def imported_names(module: cst.Module) -> Set[str]:
     found: Set[str] = set()
 
     class Collect(cst.CSTVisitor):

@@ -42,7 +42,6 @@ class LegacyAutogradFunction(Rule):
     )
     triggers = ("Function",)
     whole_file = True  # whether the fix is exact depends on every use of the class in the file
-    seeds = "003 (MyReLU example)"
 
     references = (
         "https://pytorch.org/docs/stable/notes/extending.html",

@@ -35,10 +35,8 @@ class AsyncKeyword(Rule):
         "new keyword is unknown), and the file, which Python 3 cannot parse, gets no other fix either."
     )
     triggers = ("async",)
-    seeds = "issue 15 (old ImageNet training scripts)"
     references = (
         "https://github.com/pytorch/pytorch/releases/tag/v0.4.0",
-        "https://docs.python.org/3/whatsnew/3.7.html#summary-release-highlights",
     )
 
     flagged = (

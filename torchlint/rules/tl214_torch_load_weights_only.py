@@ -75,7 +75,6 @@ class TorchLoadWeightsOnly(Rule):
     triggers = (CallWithout("load", "weights_only"),)
     requires = ("torch",)
     whole_file = True  # the evidence is the file's torch.save calls, anywhere in it
-    seeds = "001 (一.6); issue 15 (torch.save(model, path) loaded with weights_only=True)"
     references = (
         "https://pytorch.org/docs/stable/generated/torch.load.html",
         "https://pytorch.org/docs/stable/notes/serialization.html#weights-only",
