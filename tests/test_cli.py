@@ -741,7 +741,7 @@ def test_unsafe_fixes_need_the_unsafe_flag(tmp_path):
 LATIN1 = ("# -*- coding: latin-1 -*-\n# café, naïve, ½\n" + UPSAMPLE).encode("latin-1")
 BOM = ("\ufeff# ünïcode\n" + UPSAMPLE).encode("utf-8")
 CRLF = ("# header  \n" + MIXED + "\n\nz = 1   # trailing spaces   \n").replace("\n", "\r\n").encode()
-CRLF_IMPORT = b"import torch.nn.functional as F\r\n\r\n\r\ndef gate(x):\r\n    return F.sigmoid(x)\r\n"
+CRLF_IMPORT = b"import torch.nn.functional as F\r\n\r\n\r\ndef gate(x):\r\n    return F.relu(F.sigmoid(x))\r\n"
 MIXED_ENDINGS = (
     b"import torch\r\n"
     b"import torch.nn.functional as F\n"

@@ -270,7 +270,8 @@ UNRELATED = textwrap.dedent('''\
 def _examples():
     for rule in RULES:
         for index, example in enumerate(rule.flagged):
-            yield pytest.param(rule, example.code, id=f"{rule.code}-flagged-{index}")
+            if example.python3:  # the others are repaired first (TL115): the repaired text is narrowed
+                yield pytest.param(rule, example.code, id=f"{rule.code}-flagged-{index}")
         for index, snippet in enumerate(rule.accepted):
             yield pytest.param(rule, snippet, id=f"{rule.code}-accepted-{index}")
 

@@ -264,7 +264,7 @@ def test_unchanged_lines_and_cells_keep_their_exact_encoding(tmp_path):
         ' {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null,\n'
         '  "source": ["import torch.nn.functional as F\\n", "p = \\"a\\/b\\"  # \\u00e9t\\u00e9\\n"]},\n'
         ' {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null,\n'
-        '  "source": ["\\u0041 = 1\\n", "y = F.sigmoid(x)\\n", "s = \\"caf\\u00e9\\""]}\n'
+        '  "source": ["\\u0041 = 1\\n", "y = F.relu(F.sigmoid(x))\\n", "s = \\"caf\\u00e9\\""]}\n'
         '], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}\n'
     )
     path = tmp_path / "nb.ipynb"
@@ -273,7 +273,7 @@ def test_unchanged_lines_and_cells_keep_their_exact_encoding(tmp_path):
     # The import goes into cell 1 as a new, ASCII-escaped line; every other
     # line keeps its original escapes.
     expected = text.replace('["import torch.nn', '["import torch\\n", "import torch.nn').replace(
-        '"y = F.sigmoid(x)\\n"', '"y = torch.sigmoid(x)\\n"'
+        '"y = F.relu(F.sigmoid(x))\\n"', '"y = F.relu(torch.sigmoid(x))\\n"'
     )
     assert path.read_text() == expected
     assert json.loads(expected)["cells"][1]["source"][0] == "A = 1\n"
@@ -288,7 +288,8 @@ def test_fix_adds_a_needed_import_to_the_first_code_cell(tmp_path):
     path = save(tmp_path / "nb.ipynb", nb)
     assert check(path, "--fix", cwd=tmp_path).returncode == 0
     sources = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
-    assert sources == ["intro", '"""Setup."""\nimport torch\nimport torch.nn.functional as F',
+    # The import the fix orphaned goes.
+    assert sources == ["intro", '"""Setup."""\nimport torch',
                        "def gate(x):\n    return torch.sigmoid(x)"]
 
 

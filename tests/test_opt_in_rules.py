@@ -30,7 +30,7 @@ from torchlint.run.selection import (
 RULES = all_rules()
 OPT_IN = {"TL302", "TL303", "TL304"}
 
-# One finding of each opt-in rule, plus TL203 (on by default).
+# One finding of each opt-in rule, plus TL214 (on by default).
 SOURCE = """\
 import torch
 from torch.utils.data import DataLoader
@@ -42,7 +42,7 @@ for x, y in loader:
     optimizer.zero_grad(set_to_none=False)
 state = torch.load("model.pt", map_location="cpu")
 """
-EXPECTED = {"TL203": 9, "TL302": 4, "TL303": 8, "TL304": 3}  # code -> line
+EXPECTED = {"TL214": 9, "TL302": 4, "TL303": 8, "TL304": 3}  # code -> line
 
 FINDING = re.compile(r"^[^:]+:(\d+):\d+: (TL\d{3}) ")
 
@@ -70,7 +70,7 @@ def test_the_opt_in_rules_are_marked():
 def test_a_prefix_does_not_enable_opt_in_rules(select):
     chosen = selected(select)
     assert chosen & OPT_IN == set()
-    assert "TL203" in chosen or select in ("TL3", "TL30")
+    assert "TL214" in chosen or select in ("TL3", "TL30")
 
 
 def test_tl3_still_selects_the_default_rules_under_it():
@@ -114,11 +114,11 @@ def project(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("args, codes", [
-    ([], ("TL203",)),
-    (["--select", "TL"], ("TL203",)),
+    ([], ("TL214",)),
+    (["--select", "TL"], ("TL214",)),
     (["--select", "TL3"], ()),
     (["--select", "TL302"], ("TL302",)),
-    (["--select", "TL,TL303,TL304"], ("TL203", "TL303", "TL304")),
+    (["--select", "TL,TL303,TL304"], ("TL214", "TL303", "TL304")),
 ])
 def test_cli_selection(project, args, codes):
     result = run_torchlint([*args, "train.py"], cwd=project)
@@ -130,11 +130,11 @@ def test_cli_selection(project, args, codes):
 
 
 @pytest.mark.parametrize("args, codes", [
-    (["--select", "TL"], ("TL203",)),
-    ([], ("TL203",)),
-    (["--select", "TL", "--torchlint-enable", "TL302,TL304"], ("TL203", "TL302", "TL304")),
+    (["--select", "TL"], ("TL214",)),
+    ([], ("TL214",)),
+    (["--select", "TL", "--torchlint-enable", "TL302,TL304"], ("TL214", "TL302", "TL304")),
     (["--select", "TL302"], ("TL302",)),
-    (["--select", "TL2", "--extend-select", "TL303"], ("TL203", "TL303")),
+    (["--select", "TL2", "--extend-select", "TL303"], ("TL214", "TL303")),
 ])
 def test_flake8_selection(project, args, codes):
     result = run_flake8([*args, "train.py"], cwd=project)
@@ -149,7 +149,7 @@ def test_flake8_reads_torchlint_enable_from_its_config(project, tmp_path):
         [sys.executable, "-m", "flake8", "train.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )
     assert result.stderr == ""
-    assert reported(result.stdout) == expected("TL203", "TL303", "TL304")
+    assert reported(result.stdout) == expected("TL214", "TL303", "TL304")
 
 
 @pytest.mark.parametrize("value", ["TL999", "TL3"])

@@ -61,11 +61,12 @@ FLAGGED = [
         x = gpu.FloatTensor(3)
         x.numpy()
     """),
-    # TL203: an aliased torch.load; map_location by keyword, weights_only missing
-    ("TL203", """
+    # TL214: an aliased torch.load; map_location by keyword, weights_only missing
+    ("TL214", """
         from torch import load as restore
         state = restore("model.pt", map_location="cpu")
     """),
+    # TL203: torch.load through an aliased module, map_location missing
     ("TL203", """
         import torch.serialization as ser
         state = ser.load("model.pt", weights_only=True)
@@ -263,6 +264,15 @@ NEAR_MISSES = [
         other = torch.load("model.pt", **options)
     """),
     ("TL203", """
+        import json
+        config = json.load(open("config.json"))
+    """),
+    ("TL214", """
+        import torch
+        state = torch.load("model.pt", "cpu", weights_only=True)
+        other = torch.load("model.pt", **options)
+    """),
+    ("TL214", """
         import json
         config = json.load(open("config.json"))
     """),

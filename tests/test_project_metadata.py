@@ -4,7 +4,6 @@ the flake8 plugin judge advice against it alike."""
 
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 from conftest import run_flake8, run_torchlint

@@ -53,7 +53,7 @@ def lookup(qualified: str) -> Any:
     return obj
 
 
-# --- TL203 -------------------------------------------------------------------------
+# --- TL203 / TL214 -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("qualified", sorted(TORCH_LOAD))
@@ -69,7 +69,7 @@ def test_torch_load_signature(qualified: str) -> None:
 
 
 def test_weights_only_defaults_to_true_in_this_torch() -> None:
-    """Adding weights_only=True (TL203's fix) changes nothing from torch 2.6 on."""
+    """Adding weights_only=True (TL214's fix) changes nothing from torch 2.6 on."""
     import io
 
     buffer = io.BytesIO()
@@ -184,3 +184,24 @@ def test_nan_constants_are_nan() -> None:
     x = torch.tensor([1.0, float("nan")])
     assert not (x == float("nan")).any()
     assert torch.equal(torch.isnan(x), torch.tensor([False, True]))
+
+
+# --- TL215 / TL216 ------------------------------------------------------------------
+
+
+def test_dot_of_2d_tensors_raises_and_flattening_gives_the_old_value() -> None:
+    """TL215's premise: dot takes 1-D tensors only today; flattening is the pre-0.4 meaning."""
+    a, b = torch.ones(2, 3), torch.arange(6.0).view(2, 3)
+    with pytest.raises(RuntimeError, match="1D tensors expected"):
+        a.dot(b)
+    assert a.reshape(-1).dot(b.reshape(-1)).item() == (a * b).sum().item()
+
+
+def test_a_0_dim_target_next_to_a_batch_of_one_raises() -> None:
+    """TL216's premise: an element of a 1-D target tensor is 0-dim, and a loss over a batch of one rejects it."""
+    criterion = torch.nn.CrossEntropyLoss()
+    inputs, targets = torch.randn(4, 3), torch.tensor([0, 2, 1, 0])
+    assert targets[1].dim() == 0 and next(iter(targets)).dim() == 0
+    with pytest.raises(ValueError, match="batch_size"):
+        criterion(inputs[1:2], targets[1])
+    criterion(inputs[1:2], targets[1:2])  # the shape (1,) target old torch gave

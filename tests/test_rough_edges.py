@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import os
 import subprocess
 from pathlib import Path
 
@@ -267,7 +266,7 @@ def test_full_underlines_the_whole_flagged_range(tmp_path):
     result = run_torchlint(["--isolated", "--no-cache", "--output-format", "full", "a.py"], cwd=tmp_path)
     lines = result.stdout.splitlines()
     source = lines.index("2 | state = torch.load('model.pt', map_location='cpu')")
-    assert lines[source + 1] == "  |         " + "^" * len("torch.load('model.pt', map_location='cpu')") + " TL203"
+    assert lines[source + 1] == "  |         " + "^" * len("torch.load('model.pt', map_location='cpu')") + " TL214"  # weights_only= is missing (TL203 is map_location only)
 
 
 def test_full_shows_a_notebook_cells_line_and_fix(tmp_path):

@@ -117,9 +117,13 @@ def test_fix_is_idempotent(rule: Rule, example: Example) -> None:
 @pytest.mark.parametrize("rule, example", _flagged_params())
 def test_fixed_code_compiles(rule: Rule, example: Example) -> None:
     for label, code in (("original", example.code), ("fixed", example.fixed)):
-        if code is not None:
+        if code is not None and (label == "fixed" or example.python3):
             compile(code, f"<{rule.code} {label}>", "exec")
-    compile(Engine([rule]).fix(example.code, unsafe=True).source, f"<{rule.code} fixer output>", "exec")
+    if not example.python3:
+        with pytest.raises(SyntaxError):
+            compile(example.code, f"<{rule.code} original>", "exec")
+    if example.python3 or example.fixed is not None:
+        compile(Engine([rule]).fix(example.code, unsafe=True).source, f"<{rule.code} fixer output>", "exec")
 
 
 # --- accepted snippets ---------------------------------------------------------

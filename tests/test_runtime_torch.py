@@ -36,7 +36,7 @@ WARNING_FREE_IN_TORCH_2 = frozenset({"TL104"})
 # mode, NaN checks on NaN-free data, a loss total kept as a tensor, log1p / expm1 /
 # logsumexp on inputs where the naive forms are still accurate, zero_grad with
 # gradients left unread).
-SILENT_PITFALLS = frozenset({"TL203", "TL205", "TL208", "TL209", "TL301", "TL303"})
+SILENT_PITFALLS = frozenset({"TL214", "TL205", "TL208", "TL209", "TL301", "TL303"})
 
 RUNNABLE = [
     pytest.param(rule, example, id=f"{rule.code}-flagged-{index}")
@@ -130,6 +130,14 @@ def _warning_lines(run: Run) -> str:
 def test_runnable_example_under_torch(rule: Rule, example: Example) -> None:
     fixed = Engine([rule]).fix(example.code, unsafe=True).source
     assert fixed == example.fixed, "the documented fixed form is not what the fixer produces"
+
+    if not example.python3:  # the pitfall is that Python 3 cannot even compile it
+        with pytest.raises(SyntaxError):
+            compile(example.code, f"<{rule.code} original>", "exec")
+        result = _execute(fixed, f"{rule.code} fixed", warnings_as_errors=True)
+        assert result.error is None, f"the fixed code failed: {type(result.error).__name__}: {result.error}"
+        assert _values(result.namespace), "the example computes no tensor or number"
+        return
 
     original = _execute(example.code, f"{rule.code} original", warnings_as_errors=False)
     if example.raises is not None:

@@ -283,3 +283,21 @@ def test_uint8_indexing_warns_and_agrees_with_bool() -> None:
     assert caught and torch.equal(result, x[mask.bool()])
     with pytest.raises(RuntimeError):
         x[mask] = 0.0
+
+
+@pytest.mark.parametrize("qualified", sorted(__import__("torchlint.knowledge.torch_api", fromlist=["x"]).REMOVED_KEYWORDS))
+def test_removed_keywords_are_gone_and_their_new_names_exist(qualified: str) -> None:
+    """TL116's table: the old keyword raises TypeError today, the new one is a parameter."""
+    from torchlint.knowledge.torch_api import REMOVED_KEYWORDS
+
+    parameters = inspect.signature(lookup(qualified)).parameters
+    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    for old, new in REMOVED_KEYWORDS[qualified].items():
+        assert old not in parameters and new in parameters
+
+
+@pytest.mark.parametrize("qualified", sorted(__import__("torchlint.knowledge.torch_api", fromlist=["x"]).KEYWORDS_NOW_POSITIONAL))
+def test_keywords_now_positional_take_varargs_only(qualified: str) -> None:
+    """TL116's table: the callable takes ``*tensors`` and no keywords at all."""
+    parameters = inspect.signature(lookup(qualified)).parameters
+    assert [p.kind for p in parameters.values()] == [inspect.Parameter.VAR_POSITIONAL]

@@ -33,6 +33,7 @@ from typing import (
 )
 
 from torchlint.core.diagnostic import ParseError, Unsupported
+from torchlint.core.legacy_syntax import python2_feature
 
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
@@ -167,7 +168,10 @@ def python_tree(text: str, top_level_await: bool = False) -> ast.Module:
                 compile(tree, "<source>", "exec", flags=flags, dont_inherit=True)
         return tree
     except SyntaxError as exc:
-        raise ParseError(exc.msg, exc.lineno or 1, max((exc.offset or 1) - 1, 0)) from None
+        line = exc.lineno or 1
+        python2 = python2_feature(exc.msg, text, line)
+        message = f"Python 2 code ({python2}); torchlint checks Python 3" if python2 else exc.msg
+        raise ParseError(message, line, max((exc.offset or 1) - 1, 0)) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise ParseError(str(exc) or type(exc).__name__, 1, 0) from None
 

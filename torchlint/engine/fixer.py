@@ -3,7 +3,9 @@
 Edits are keyed on nodes of the original tree and run bottom-up, each on the
 node as already updated by edits below it, so nested fixes compose. Two fixes
 claiming the same node conflict: the later one waits for the next round of
-the engine's fix loop. The result is re-parsed by libcst and compiled by Python's own
+the engine's fix loop. The debris the applied fixes leave (imports they
+orphaned, self-assignments they made) is removed in the same step
+(``tidy.py``). The result is re-parsed by libcst and compiled by Python's own
 compiler; a fix that breaks it is discarded and reported, never written.
 """
 
@@ -19,6 +21,7 @@ import libcst as cst
 
 from torchlint.core.diagnostic import EditFn, Fix
 from torchlint.core.source import SourceFile
+from torchlint.engine.tidy import tidy
 
 
 @dataclass
@@ -103,6 +106,7 @@ def _render(module: cst.Module, fixes: Sequence[Fix]) -> Tuple[str, Union[str, N
         imports = sorted({name for fix in fixes for name in fix.required_imports})
         if imports:
             updated = _add_imports(updated, imports)
+        updated = tidy(module, updated)  # imports the fixes orphaned, self-assignments they made
         code = updated.code
     except Exception as exc:  # a fix that cannot be built is a discarded fix
         return module.code, f"the fix could not be built ({type(exc).__name__}: {exc})"

@@ -17,14 +17,14 @@ import libcst as cst
 from torchlint.analysis.context import NodeContext, analyse
 from torchlint.analysis.outline import Outline, child_nodes
 from torchlint.analysis.version_gates import gated_ranges, is_gated
-from torchlint.core.diagnostic import Diagnostic, Unsupported
+from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.noqa import UNUSED_NOQA, file_is_exempt, noqa_index, unused_noqa
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceFile
 from torchlint.engine.fixer import apply_fixes, keep_lost_text
 from torchlint.engine.narrowing import Narrowed, narrow
 from torchlint.engine.positions import Locator
-from torchlint.rules.rule import Rule
+from torchlint.rules.rule import Rule, SyntaxRepair
 
 MAX_FIX_ROUNDS = 10
 # Deepest syntax tree (in ast levels) torchlint analyses; see ``check_depth``.
@@ -40,6 +40,9 @@ class CheckResult:
     top_of: Mapping[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)  # node -> top-level statement
     locator: Optional[Locator] = None  # where the nodes of ``module`` are (with findings only)
     suppressed: List[Tuple[int, str]] = field(default_factory=list)  # (line, code) findings `# noqa` hid
+    # Set when Python 3 could not parse the source and a rule's syntax repair
+    # made it parseable: ``module`` and the fixes belong to ``repair.text``.
+    repair: Optional[SyntaxRepair] = None
 
 
 @dataclass
@@ -120,7 +123,12 @@ class Engine:
         """
         source = SourceFile.of(source)
         if not syntax_checked:
-            source.tree  # raises ParseError
+            try:
+                source.tree  # raises ParseError
+            except Unsupported:
+                raise
+            except ParseError as error:
+                return self._check_repaired(source, error, whole)
         if self.honour_noqa and file_is_exempt(source):
             return CheckResult([])
         tree = None
@@ -139,6 +147,40 @@ class Engine:
             return self._check_module(module, source, active, tree, narrowed, outline)
         except RecursionError:
             raise Unsupported("too deeply nested to analyse", 1, 0) from None
+
+    def _repair(self, source: SourceFile) -> Optional[Tuple[Rule, SyntaxRepair]]:
+        for rule in self.rules:
+            repair = rule.repair_syntax(source.text)
+            if repair is not None:
+                return rule, repair
+        return None
+
+    def _check_repaired(self, source: SourceFile, error: ParseError, whole: bool) -> CheckResult:
+        """Check a ``source`` Python 3 rejects, if a rule can repair it at the
+        token level (``async=``): findings of the repaired text, at their
+        places in ``source``, and one finding per repaired site."""
+        found = self._repair(source)
+        if found is None:
+            raise error
+        rule, repair = found
+        repaired = SourceFile(repair.text, source.encoding)
+        try:
+            repaired.tree
+        except ParseError as still:
+            raise type(still)(still.message, still.line, repair.original_column(still.line, still.column)) from None
+        if self.honour_noqa and file_is_exempt(source):
+            return CheckResult([])
+        checked = self.check(repaired, syntax_checked=True, whole=whole)
+        for diagnostic in checked.diagnostics:
+            diagnostic.column = repair.original_column(diagnostic.line, diagnostic.column)
+        noqa = noqa_index(source)
+        for site in repair.sites:
+            if not (self.honour_noqa and noqa.suppresses(site.line, rule.code)):
+                fix = Fix((), safe=True) if site.safe else None  # applied as text by ``fix``
+                checked.diagnostics.append(Diagnostic(rule.code, site.message, site.line, site.column, fix))
+        checked.diagnostics.sort(key=Diagnostic.sort_key)
+        checked.repair = repair
+        return checked
 
     def _check_module(self, module: cst.Module, source: SourceFile, active: Sequence[Rule],
                       tree: Optional[ast.Module] = None, narrowed: Optional[Narrowed] = None,
@@ -190,10 +232,18 @@ class Engine:
     def fix(self, source: Union[str, SourceFile], unsafe: bool = False) -> FixResult:
         original = SourceFile.of(source)
         result = FixResult(original.text, [])
+        checked = self.check(original, whole=True)
+        if checked.repair is not None:
+            repaired = self._apply_repair(checked, result)
+            if repaired is None:
+                return result
+            original = SourceFile(repaired, original.encoding)
+            checked = self.check(original, whole=True)
         current = original
         round_trip: Optional[str] = None  # libcst's rendering of the original
         for _ in range(MAX_FIX_ROUNDS):
-            checked = self.check(current, syntax_checked=current is not original, whole=True)
+            if current is not original:
+                checked = self.check(current, syntax_checked=True, whole=True)
             result.internal_errors.extend(checked.internal_errors)
             if round_trip is None and checked.module is not None:
                 round_trip = checked.module.code
@@ -215,6 +265,23 @@ class Engine:
             current = original.rewritten(fix_round.code)
         result.converged = False
         return self._finish(result, original, round_trip, current, None)
+
+    def _apply_repair(self, checked: CheckResult, result: FixResult) -> Optional[str]:
+        """The repaired text if every repaired site has a fix (safe, not
+        suppressed), counted in ``result``; otherwise None, with ``result``
+        saying that nothing in the file can be fixed."""
+        repair = checked.repair
+        assert repair is not None
+        sites = {(s.line, s.column) for s in repair.sites}
+        repairs = [d for d in checked.diagnostics if (d.line, d.column) in sites and d.fix is not None
+                   and not d.fix.edits]
+        if len(repairs) == len(sites):
+            result.fixed[repairs[0].code] += len(repairs)
+            return repair.text
+        result.diagnostics = checked.diagnostics
+        reason = "the file keeps syntax Python 3 cannot parse (see the other findings), so it cannot be rewritten"
+        result.discarded.extend((d, reason) for d in checked.diagnostics if d.fix is not None and d not in repairs)
+        return None
 
     def _finish(self, result: FixResult, original: SourceFile, round_trip: Optional[str], current: SourceFile,
                 diagnostics: Optional[List[Diagnostic]]) -> FixResult:

@@ -206,6 +206,21 @@ CUDA_TENSOR_TYPES: FrozenSet[str] = frozenset(
 
 VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 
+# Keywords torch renamed and later stopped accepting (TypeError today), by
+# callee: ``torch.Tensor.<method>`` for a method of a tensor. TL116 rewrites
+# them; TL211 leaves them alone (they are not misspellings).
+REMOVED_KEYWORDS: Dict[str, Dict[str, str]] = {
+    "torch.autograd.backward": {"retain_variables": "retain_graph"},
+    "torch.Tensor.backward": {"retain_variables": "retain_graph"},
+}
+
+# Keywords that became positional arguments (``TensorDataset(*tensors)`` since
+# torch 0.4): the old keywords, in the order of the positions they stand for.
+KEYWORDS_NOW_POSITIONAL: Dict[str, Tuple[str, ...]] = {
+    "torch.utils.data.TensorDataset": ("data_tensor", "target_tensor"),
+    "torch.utils.data.dataset.TensorDataset": ("data_tensor", "target_tensor"),
+}
+
 # Base classes of custom autograd functions (``class MyFn(Function)``).
 AUTOGRAD_FUNCTION_BASES: FrozenSet[str] = frozenset({
     "torch.autograd.Function", "torch.autograd.function.Function", "torch.autograd.function.InplaceFunction",
@@ -264,6 +279,7 @@ def is_loss_class(qualified: str) -> bool:
 # mmap=None, **pickle_load_args) in torch 2.13. ``weights_only`` exists since
 # 1.13 and defaults to True since 2.6 (None before: full unpickling).
 TORCH_LOAD: FrozenSet[str] = frozenset({"torch.load", "torch.serialization.load"})
+TORCH_SAVE: FrozenSet[str] = frozenset({"torch.save", "torch.serialization.save"})
 TORCH_LOAD_POSITIONAL: Tuple[str, ...] = ("f", "map_location", "pickle_module")
 WEIGHTS_ONLY_SINCE: Tuple[int, ...] = (1, 13)
 WEIGHTS_ONLY_DEFAULT_SINCE: Tuple[int, ...] = (2, 6)

@@ -54,7 +54,8 @@ class Example:
     exception the original raises under today's torch (the pitfall itself);
     then only the fixed code's clean run is compared. ``silent`` says the
     original runs without any warning under today's torch (a deprecation
-    torch documents but does not report, e.g. ``torch.ger``).
+    torch documents but does not report, e.g. ``torch.ger``). ``python3``
+    False: the original does not even compile under Python 3 (see TL115).
     """
 
     code: str
@@ -63,6 +64,9 @@ class Example:
     runnable: bool = False
     raises: Optional[str] = None
     silent: bool = False
+    # False: the original is torch-era syntax Python 3 rejects (``async=``),
+    # which the rule repairs; it cannot be compiled, only the fixed form can.
+    python3: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "code", dedent(self.code))
@@ -72,6 +76,31 @@ class Example:
 
 def dedent(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
+
+
+@dataclass(frozen=True)
+class RepairSite:
+    """One place a syntax repair rewrote, with what to report there."""
+
+    line: int  # 1-based, in the original text
+    column: int  # 0-based, in the original text
+    message: str
+    safe: bool
+    old: str  # the text at the site (``async``)
+    new: str  # what the repair wrote there (``non_blocking``)
+
+
+@dataclass(frozen=True)
+class SyntaxRepair:
+    """Torch-era syntax Python 3 rejects, rewritten at the token level.
+
+    ``text`` is the source with every site rewritten; ``original_column``
+    maps a column of ``text`` on a given line back to the source.
+    """
+
+    text: str
+    sites: Sequence[RepairSite]
+    original_column: Callable[[int, int], int]
 
 
 @dataclass
@@ -160,6 +189,12 @@ class Rule:
         Rules override it with the shapes every finding must have; like
         ``triggers`` it must never say no to a file the rule would flag."""
         return True
+
+    @classmethod
+    def repair_syntax(cls, source: str) -> Optional[SyntaxRepair]:
+        """For a ``source`` Python 3 cannot parse: the rule's token-level
+        rewrite of the torch-era syntax in it, or None (most rules)."""
+        return None
 
     @classmethod
     def respects_version_gates(cls) -> bool:

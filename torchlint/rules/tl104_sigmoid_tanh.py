@@ -51,7 +51,6 @@ class FunctionalSigmoidTanh(RenamedSymbolRule):
             """,
             """
             import torch
-            import torch.nn.functional as F
             x = torch.linspace(-3, 3, 7)
             y = torch.sigmoid(x) + torch.tanh(x)
             """,
@@ -68,7 +67,6 @@ class FunctionalSigmoidTanh(RenamedSymbolRule):
             """,
             """
             import torch
-            import torch.nn.functional as F
 
 
             def gate(x):

@@ -7,15 +7,18 @@ import libcst as cst
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Names, Outline, any_of, calls_to
 from torchlint.core.diagnostic import Edit, Fix
-from torchlint.knowledge.torch_api import VARIABLE
+from torchlint.knowledge.torch_api import DTYPE_FACTORIES, VARIABLE
 from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 _VARIABLE = Names(VARIABLE)
+# Factories whose result is a new leaf tensor nobody else holds: on it,
+# ``requires_grad_()`` is what ``Variable(..., requires_grad=True)`` did.
+_FRESH = DTYPE_FACTORIES - {"torch.as_tensor", "torch.asarray"}
 
 MESSAGES = {
     False: "`Variable(x)` is obsolete since torch 0.4; use the tensor itself",
-    True: "`Variable(x, requires_grad=True)` is obsolete since torch 0.4; use `x.requires_grad_()`",
+    True: "`Variable(x, requires_grad=True)` is obsolete; use `x.detach().requires_grad_()`",
     None: "`Variable(x, ...)` is obsolete since torch 0.4; use the tensor itself",
 }
 DETAILS = {
@@ -40,12 +43,14 @@ class VariableWrapper(Rule):
     )
     fix_safety = FixSafety.UNSAFE
     fix_description = (
-        "Replaces `Variable(x)` (or `requires_grad=False`) with `x` and `Variable(x, requires_grad=True)` "
-        "with `x.requires_grad_()`, parenthesizing `x` where needed. Unsafe because the wrapper detaches: "
-        "if `x` already requires grad, the rewrite keeps it connected to its graph, and `requires_grad_()` "
-        "sets the flag on `x` itself, so gradients accumulate in `x.grad` rather than in a separate leaf; "
-        "for fresh data (the usual legacy case) nothing changes. No fix with other arguments (`volatile=`, "
-        "see TL102) or a non-literal `requires_grad`. The `Variable` import is left for you to remove."
+        "Replaces `Variable(x)` (or `requires_grad=False`) with `x`, parenthesizing `x` where needed, and "
+        "`Variable(x, requires_grad=True)` with `x.detach().requires_grad_()`, exactly what it returns, so "
+        "the caller's tensor `x` is untouched (on a tensor just created by a torch factory such as "
+        "`torch.randn(3)`, simply `torch.randn(3).requires_grad_()`). Unsafe because `Variable(x)` detaches: "
+        "if `x` already requires grad, `x` keeps it connected to its graph; for fresh data (the usual "
+        "legacy case) nothing changes. No fix with other arguments (`volatile=`, "
+        "see TL102) or a non-literal `requires_grad`. An import the fix leaves unused "
+        "is removed, and so is an assignment it leaves as `x = x` (`x = Variable(x)`)."
     )
     triggers = ("Variable",)
 
@@ -67,7 +72,6 @@ class VariableWrapper(Rule):
             """,
             """
             import torch
-            from torch.autograd import Variable
             torch.manual_seed(0)
             w = torch.randn(3).requires_grad_()
             x = torch.ones(3)
@@ -89,10 +93,9 @@ class VariableWrapper(Rule):
             """,
             """
             import torch
-            import torch.autograd as autograd
             a, b = torch.ones(2), torch.arange(2.0)
             s = (a + b) * 2
-            t = (a * b).requires_grad_().sum()
+            t = (a * b).detach().requires_grad_().sum()
             """,
             count=2,
             runnable=True,
@@ -101,14 +104,57 @@ class VariableWrapper(Rule):
         Example(
             """
             import torch
+            torch.manual_seed(0)
             for inputs, labels in loader:
                 inputs, labels = Variable(inputs.cuda()), torch.autograd.Variable(labels.cuda())
             """,
             """
             import torch
+            torch.manual_seed(0)
             for inputs, labels in loader:
                 inputs, labels = Variable(inputs.cuda()), labels.cuda()
             """,
+        ),
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+            data, target = torch.ones(2, 3), torch.tensor([0, 1])
+            data, target = Variable(data), Variable(target)
+            weights = torch.zeros(3)
+            weights = Variable(weights)
+            total = (data.sum(1) + weights.sum()).sum()
+            """,
+            """
+            import torch
+            data, target = torch.ones(2, 3), torch.tensor([0, 1])
+            weights = torch.zeros(3)
+            total = (data.sum(1) + weights.sum()).sum()
+            """,
+            count=3,
+            runnable=True,
+            silent=True,
+        ),
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+            t = torch.ones(3)
+            w = Variable(t, requires_grad=True)
+            (w * 2).sum().backward()
+            caller_flag = t.requires_grad
+            g = w.grad
+            """,
+            """
+            import torch
+            t = torch.ones(3)
+            w = t.detach().requires_grad_()
+            (w * 2).sum().backward()
+            caller_flag = t.requires_grad
+            g = w.grad
+            """,
+            runnable=True,
+            silent=True,
         ),
         Example(
             """
@@ -149,7 +195,17 @@ class VariableWrapper(Rule):
         if ctx.resolver.resolve(node.func) not in VARIABLE:
             return
         requires_grad = _requires_grad(node)
-        yield Finding(node, MESSAGES[requires_grad], _fix(node, requires_grad), detail=DETAILS[requires_grad])
+        yield Finding(node, MESSAGES[requires_grad], _fix(node, requires_grad, _fresh(node, ctx)),
+                      detail=DETAILS[requires_grad])
+
+
+def _fresh(call: cst.Call, ctx: NodeContext) -> bool:
+    """Is ``Variable``'s tensor a new leaf made right there (``torch.randn(3)``)?"""
+    if not call.args:
+        return False
+    made = call.args[0].value
+    return (isinstance(made, cst.Call) and ctx.resolver.resolve(made.func) in _FRESH
+            and edits.keyword(made, "requires_grad") is None)
 
 
 def _requires_grad(call: cst.Call) -> Optional[bool]:
@@ -163,7 +219,7 @@ def _requires_grad(call: cst.Call) -> Optional[bool]:
     return value if known and isinstance(value, bool) else None
 
 
-def _fix(call: cst.Call, requires_grad: Optional[bool]) -> Optional[Fix]:
+def _fix(call: cst.Call, requires_grad: Optional[bool], fresh: bool) -> Optional[Fix]:
     if requires_grad is None or edits.has_star_args(call) or not call.args or call.args[0].keyword is not None:
         return None
     allowed = 2 if edits.keyword(call, "requires_grad") is None else 1
@@ -177,6 +233,8 @@ def _fix(call: cst.Call, requires_grad: Optional[bool]) -> Optional[Fix]:
         value = node.args[0].value
         if requires_grad:
             receiver = edits.parenthesized_if_needed(value)
+            if not fresh:  # leave the caller's tensor alone, as Variable did
+                receiver = cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name("detach")))
             return cst.Call(
                 func=cst.Attribute(value=receiver, attr=cst.Name("requires_grad_")), lpar=node.lpar, rpar=node.rpar
             )

@@ -345,7 +345,6 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             """,
             """
             import torch
-            import functorch
             from torch.func import grad
             xs = torch.arange(3.0)
             ys = torch.func.vmap(torch.sin)(xs)
@@ -403,7 +402,6 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             import torch
             import torch.distributed as dist
             import torch.utils._pytree as pytree
-            from torch.nn.utils import stateless
 
 
             class Pair:

@@ -88,7 +88,6 @@ class TensorTypeAsDtype(Rule):
             """,
             """
             import torch as th
-            from torch.cuda import HalfTensor
             y = th.randn(8, dtype=th.float16, device='cuda')
             z = y.new_zeros(3, dtype=th.float64)
             """,

@@ -79,7 +79,6 @@ class NanComparison(Rule):
             """,
             """
             import math
-            import numpy as np
             import torch
             import torch.nn as nn
             criterion = nn.MSELoss()

@@ -69,7 +69,9 @@ class LossAccumulatedAsTensor(Rule):
         "detached), `total` starts as a Python number in all its other bindings, and autograd is on (not "
         "inside `with torch.no_grad()` / `torch.inference_mode()` or a function decorated with them). A "
         "total that is later differentiated (`total.backward()`, `torch.autograd.grad(total, ...)`, "
-        "`scaler.scale(total)`) is a deliberate accumulation over sub-batches and is not flagged; neither "
+        "`scaler.scale(total)`), directly or through what the function computes from it (`loss = content "
+        "+ style_weight * style_total; loss.backward()`, a list it is appended to), is a deliberate "
+        "accumulation and is not flagged; neither "
         "are accumulators kept on `self` or in containers, whose starting value the rule cannot see."
     )
     fix_safety = FixSafety.UNSAFE
@@ -172,6 +174,30 @@ class LossAccumulatedAsTensor(Rule):
                 for x, y in batches:
                     total += criterion(model(x), y)
             return total
+        """,
+        """
+        import torch.nn.functional as F
+
+
+        def style_transfer_step(features, targets, content, optimizer):
+            style_loss = 0
+            for feature, target in zip(features, targets):
+                style_loss += F.mse_loss(feature, target)
+            total_loss = content + 1000 * style_loss  # the style term is differentiated through the sum
+            total_loss.backward()
+            optimizer.step()
+        """,
+        """
+        import torch.nn.functional as F
+
+
+        def multitask(outputs, targets):
+            losses = []
+            aux = 0
+            for out, y in zip(outputs, targets):
+                aux += F.l1_loss(out, y)
+            losses.append(aux)
+            sum(losses).backward()
         """,
         """
         import torch.nn as nn
@@ -376,45 +402,105 @@ def _disables_grad(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
 
 
 class _Differentiation(cst.CSTVisitor):
-    """Finds ``<...name...>.backward()``, ``torch.autograd.grad(<...name...>)`` and ``x.scale(<...name...>)``."""
+    """Finds ``<...name...>.backward()``, ``torch.autograd.grad(<...name...>)`` and
+    ``x.scale(<...name...>)`` for any of ``names`` (in the scope of the accumulator)."""
 
-    def __init__(self, target: cst.Name, ctx: NodeContext) -> None:
+    def __init__(self, names: "set[str]", scope: object, ctx: NodeContext) -> None:
         super().__init__()
-        self._target = target
+        self._names = names
         self._ctx = ctx
-        self._scope = ctx.resolver.scope_of(target)
+        self._scope = scope
         self.found = False
 
     def visit_Call(self, node: cst.Call) -> Optional[bool]:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "backward":
-            self.found = self.found or self._mentions(func.value)
+            self.found = self.found or _mentions(func.value, self._names, self._scope, self._ctx)
         elif (isinstance(func, cst.Attribute) and func.attr.value == "scale") or (
             self._ctx.resolver.resolve(func) in AUTOGRAD_FUNCTIONS
         ):
-            self.found = self.found or any(self._mentions(arg.value) for arg in node.args)
+            self.found = self.found or any(_mentions(arg.value, self._names, self._scope, self._ctx)
+                                           for arg in node.args)
         return not self.found
-
-    def _mentions(self, expr: cst.CSTNode) -> bool:
-        finder = _NameFinder(self._target.value)
-        expr.visit(finder)
-        return any(self._ctx.resolver.scope_of(name) is self._scope for name in finder.names)
 
 
 class _NameFinder(cst.CSTVisitor):
-    def __init__(self, identifier: str) -> None:
+    def __init__(self, identifiers: "set[str]") -> None:
         super().__init__()
-        self._identifier = identifier
+        self._identifiers = identifiers
         self.names = []
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self._identifier:
+        if node.value in self._identifiers:
             self.names.append(node)
 
 
+def _mentions(expr: cst.CSTNode, names: "set[str]", scope: object, ctx: NodeContext) -> bool:
+    finder = _NameFinder(names)
+    expr.visit(finder)
+    return any(ctx.resolver.scope_of(name) is scope for name in finder.names)
+
+
+class _Flow(cst.CSTVisitor):
+    """One pass of ``_derived``: the names assigned (or appended to) from an
+    expression that mentions one of ``names``: ``total = content + w * style``,
+    ``total += style``, ``losses.append(style)``."""
+
+    def __init__(self, names: "set[str]", scope: object, ctx: NodeContext) -> None:
+        super().__init__()
+        self.names = names
+        self._scope = scope
+        self._ctx = ctx
+
+    def _flows(self, targets: "list[cst.BaseExpression]", value: Optional[cst.BaseExpression]) -> None:
+        if value is None or not _mentions(value, self.names, self._scope, self._ctx):
+            return
+        for target in targets:
+            self.names.update(name.value for name in _target_names(target))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._flows([t.target for t in node.targets], node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._flows([node.target], node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._flows([node.target], node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend", "insert"):
+            self._flows([func.value], cst.Tuple([cst.Element(a.value) for a in node.args]) if node.args else None)
+
+
+def _target_names(target: cst.BaseExpression) -> "list[cst.Name]":
+    """The names an assignment target binds (``a`` and ``b`` in ``a, (b, c.d) = ...``)."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
+def _derived(target: cst.Name, body: cst.CSTNode, scope: object, ctx: NodeContext) -> "set[str]":
+    """``target`` and every name of the same scope its value flows into, through
+    assignments, sums and lists, anywhere in ``body``."""
+    names = {target.value}
+    while True:
+        before = len(names)
+        body.visit(_Flow(names, scope, ctx))
+        if len(names) == before:
+            return names
+
+
 def _differentiated_later(target: cst.Name, ctx: NodeContext) -> bool:
+    """Is the accumulated value, or anything computed from it in the function,
+    differentiated there (``total = content + style; total.backward()``)?"""
     body = ctx.enclosing(cst.FunctionDef) or ctx.file.module
-    finder = _Differentiation(target, ctx)
+    scope = ctx.resolver.scope_of(target)
+    finder = _Differentiation(_derived(target, body, scope, ctx), scope, ctx)
     body.visit(finder)
     return finder.found
 

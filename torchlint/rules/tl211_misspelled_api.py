@@ -17,7 +17,7 @@ from torchlint.analysis.screens import Screen, argument_text, top_level
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge import api_snapshot
 from torchlint.knowledge.deprecations import is_removed_api
-from torchlint.knowledge.torch_api import EXTENSION_ATTRIBUTES
+from torchlint.knowledge.torch_api import EXTENSION_ATTRIBUTES, KEYWORDS_NOW_POSITIONAL, REMOVED_KEYWORDS
 from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
@@ -549,9 +549,12 @@ class MisspelledTorchApi(Rule):
             return
         accepted = params.keywords
         facts = self._file_facts(ctx) if any(arg.keyword.value not in accepted for arg in keywords) else None
+        # renamed or made positional, not misspelled: TL116's
+        removed = {*REMOVED_KEYWORDS.get(qualified, {}), *KEYWORDS_NOW_POSITIONAL.get(qualified, ())}
         unknown = [
             arg for arg in keywords
-            if arg.keyword.value not in accepted and not facts.guarded(node, _CALL_ERRORS, arg.keyword.value)
+            if arg.keyword.value not in accepted and arg.keyword.value not in removed
+            and not facts.guarded(node, _CALL_ERRORS, arg.keyword.value)
         ]
         callee = qualified.rsplit(".", 1)[1]
         passed = {arg.keyword.value for arg in keywords}
@@ -696,7 +699,9 @@ def _unknown_keyword(qualified: str, keyword: str) -> bool:
     if not _is_torch(qualified) or not _reportable(qualified):
         return False
     params = api_snapshot.signature(qualified)
-    return params is not None and not params.var_keyword and keyword not in params.keywords
+    return (params is not None and not params.var_keyword and keyword not in params.keywords
+            and keyword not in REMOVED_KEYWORDS.get(qualified, {})
+            and keyword not in KEYWORDS_NOW_POSITIONAL.get(qualified, ()))
 
 
 def _did_you_mean(message: str, suggestion: Optional[str], shorter: str = "") -> str:

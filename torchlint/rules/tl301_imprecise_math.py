@@ -93,7 +93,7 @@ class ImpreciseMath(Rule):
             """,
             """
             import torch
-            from torch import exp, log
+            from torch import exp
             y = torch.log1p(exp(z))
             """,
         ),

@@ -1,0 +1,158 @@
+"""Fixes leave no debris: the fixer's shared tidy step (engine/tidy.py).
+
+Each case runs the real engine with every rule, unsafe fixes included, and
+compares the whole fixed file.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from torchlint.engine.linter import Engine
+from torchlint.rules import all_rules
+from torchlint.rules.rule import dedent
+
+
+def fixed(source: str) -> str:
+    return Engine(all_rules()).fix(dedent(source), unsafe=True).source
+
+
+CASES = {
+    "orphaned import removed, the one unused before kept": (
+        """
+        import torch
+        from torch.autograd import Variable as Unused  # unused before the fix: not ours to remove
+        from torch.autograd import Variable, Function
+        x = Variable(torch.ones(2))
+        class F(Function):
+            pass
+        """,
+        """
+        import torch
+        from torch.autograd import Variable as Unused  # unused before the fix: not ours to remove
+        from torch.autograd import Function
+        x = torch.ones(2)
+        class F(Function):
+            pass
+        """,
+    ),
+    "a name still used elsewhere keeps its import": (
+        """
+        import torch
+        from torch.autograd import Variable
+        x = Variable(torch.ones(2))
+        print(isinstance(x, Variable))
+        """,
+        """
+        import torch
+        from torch.autograd import Variable
+        x = torch.ones(2)
+        print(isinstance(x, Variable))
+        """,
+    ),
+    "a name listed in __all__ keeps its import": (
+        """
+        import torch
+        from torch.autograd import Variable
+        __all__ = ["Variable"]
+        x = Variable(torch.ones(2))
+        """,
+        """
+        import torch
+        from torch.autograd import Variable
+        __all__ = ["Variable"]
+        x = torch.ones(2)
+        """,
+    ),
+    "a docstring mentioning the name does not keep its import": (
+        """
+        \"\"\"Wraps data in a Variable, the old way.\"\"\"
+        import torch
+        from torch.autograd import Variable
+        x = Variable(torch.ones(2))
+        """,
+        """
+        \"\"\"Wraps data in a Variable, the old way.\"\"\"
+        import torch
+        x = torch.ones(2)
+        """,
+    ),
+    "the comment above a removed import moves down": (
+        """
+        import torch
+        # autograd
+        from torch.autograd import Variable
+        x = Variable(torch.ones(2))
+        """,
+        """
+        import torch
+        # autograd
+        x = torch.ones(2)
+        """,
+    ),
+    "self-assignments made by the fix go, one written by hand stays": (
+        """
+        import torch
+        from torch.autograd import Variable
+        def step(data, target, model):
+            data, target = Variable(data), Variable(target)
+            model = model
+            if data.numel():
+                target = Variable(target)
+            return model(data), target
+        """,
+        """
+        import torch
+        def step(data, target, model):
+            model = model
+            if data.numel():
+                pass
+            return model(data), target
+        """,
+    ),
+    "every .data[0] on a line is fixed": (
+        """
+        import torch
+        import torch.nn as nn
+        criterion = nn.MSELoss()
+        out, y = torch.ones(3), torch.zeros(3)
+        loss, other = criterion(out, y), criterion(y, out)
+        print('%f %f' % (loss.data[0], other.data[0])); total = loss.data[0] + other.data[0]
+        """,
+        """
+        import torch
+        import torch.nn as nn
+        criterion = nn.MSELoss()
+        out, y = torch.ones(3), torch.zeros(3)
+        loss, other = criterion(out, y), criterion(y, out)
+        print('%f %f' % (loss.item(), other.item())); total = loss.item() + other.item()
+        """,
+    ),
+    "a statement of several parts loses only the self-assignment": (
+        """
+        import torch
+        from torch.autograd import Variable
+        x = torch.ones(2); x = Variable(x); y = x * 2
+        """,
+        """
+        import torch
+        x = torch.ones(2); y = x * 2
+        """,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_no_debris(name: str) -> None:
+    source, expected = CASES[name]
+    result = fixed(source)
+    assert result == dedent(expected)
+    assert fixed(result) == result  # idempotent
+
+
+def test_tidy_runs_the_result_under_torch() -> None:
+    torch = pytest.importorskip("torch")
+    source, expected = CASES["a statement of several parts loses only the self-assignment"]
+    namespace: dict = {}
+    exec(compile(fixed(source), "<tidy>", "exec"), namespace)
+    assert torch.equal(namespace["y"], torch.full((2,), 2.0))

@@ -1,0 +1,108 @@
+"""TL214 chooses `weights_only=` from what the same file saves at that path."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchlint.core.settings import Settings
+from torchlint.engine.linter import Engine
+from torchlint.rules import all_rules
+from torchlint.rules.rule import dedent
+
+TL214 = [r for r in all_rules() if r.code == "TL214"]
+
+
+def findings(source: str, **settings):
+    engine = Engine(TL214, Settings(**settings)) if settings else Engine(TL214)
+    return engine.check(dedent(source)).diagnostics
+
+
+def fixed(source: str) -> str:
+    return Engine(TL214).fix(dedent(source), unsafe=True).source
+
+
+@pytest.mark.parametrize("source, value", [
+    # the same variable, a state dict saved through a name bound to a dict literal
+    ("""
+     import torch
+     def save(net, path):
+         checkpoint = {"net": net.state_dict(), "lr": 0.1}
+         torch.save(checkpoint, path)
+     def load(path):
+         return torch.load(path, map_location="cpu")
+     """, "True"),
+    # a whole module, found by inference (a class of the file derived from nn.Module)
+    ("""
+     import torch
+     class Net(torch.nn.Module):
+         pass
+     net = Net()
+     torch.save(net, "net.pt")
+     again = torch.load("net.pt", map_location="cpu")
+     """, "False"),
+    # an instance of a plain class of the file, inside a dict
+    ("""
+     import torch
+     class Vocab:
+         pass
+     torch.save({"vocab": Vocab(), "epoch": 1}, "vocab.pt")
+     vocab = torch.load("vocab.pt", map_location="cpu")["vocab"]
+     """, "False"),
+    # one save of a module among state-dict saves: the module decides
+    ("""
+     import torch
+     model = torch.nn.Linear(2, 2)
+     torch.save(model.state_dict(), "m.pt")
+     torch.save(model, "m.pt")
+     m = torch.load("m.pt", map_location="cpu")
+     """, "False"),
+])
+def test_fix_follows_the_save(source: str, value: str) -> None:
+    result = fixed(source)
+    assert f"weights_only={value})" in result
+    assert result.count("weights_only=") == 1
+
+
+@pytest.mark.parametrize("source", [
+    # another path
+    """
+    import torch
+    torch.save(model.state_dict(), "a.pt")
+    state = torch.load("b.pt", map_location="cpu")
+    """,
+    # what is saved is unknown (a parameter)
+    """
+    import torch
+    def save(obj):
+        torch.save(obj, "a.pt")
+    state = torch.load("a.pt", map_location="cpu")
+    """,
+    # one unknown save among state dicts
+    """
+    import torch
+    torch.save(model.state_dict(), "a.pt")
+    torch.save(something, "a.pt")
+    state = torch.load("a.pt", map_location="cpu")
+    """,
+])
+def test_no_fix_without_evidence(source: str) -> None:
+    found = findings(source)
+    assert len(found) == 1 and found[0].fix is None
+    assert "only for a file you trust" in found[0].detail
+
+
+def test_from_torch_2_6_only_pickled_files_are_reported() -> None:
+    state_dict = """
+    import torch
+    torch.save(model.state_dict(), "a.pt")
+    state = torch.load("a.pt", map_location="cpu")
+    """
+    module = """
+    import torch
+    model = torch.nn.Linear(2, 2)
+    torch.save(model, "a.pt")
+    state = torch.load("a.pt", map_location="cpu")
+    """
+    assert findings(state_dict, torch_version=(2, 6, 0)) == []
+    [found] = findings(module, torch_version=(2, 6, 0))
+    assert "UnpicklingError" in found.detail and "trust" in found.detail

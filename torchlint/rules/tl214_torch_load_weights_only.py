@@ -1,0 +1,323 @@
+"""TL214: `torch.load(...)` without `weights_only=`, fixed from what the file saves there."""
+
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Outline, calls_resolving_to, keyword_value
+from torchlint.analysis.screens import CallWithout
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.torch_api import (
+    TORCH_LOAD,
+    TORCH_SAVE,
+    WEIGHTS_ONLY_DEFAULT_SINCE,
+    WEIGHTS_ONLY_SINCE,
+)
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
+from torchlint.rules.tl203_torch_load import has_argument
+
+# What a ``torch.save`` call writes, as far as the file shows.
+WEIGHTS = "weights"  # tensors, state dicts, plain containers and numbers: weights_only=True loads it
+PICKLED = "pickled"  # a whole module or an instance of a class: only weights_only=False loads it
+UNKNOWN = "unknown"
+
+UNKNOWN_MESSAGE = (
+    "without `weights_only=`: whether it may run arbitrary pickled code depends on the torch version "
+    "(no since 2.6, yes before); pass `weights_only=True` for tensors and state dicts, or "
+    "`weights_only=False` only for a file you trust"
+)
+WEIGHTS_MESSAGE = (
+    "without `weights_only=`: before torch 2.6 it unpickles arbitrary code; this file saves only tensors "
+    "and state dicts there (`{save}`), so pass `weights_only=True`"
+)
+PICKLED_MESSAGE = (
+    "of a file this program saves {what} into (`{save}`): since torch 2.6 that raises `UnpicklingError` "
+    "unless `weights_only=False`, which runs the pickled code in the file: pass it only if you trust "
+    "the file"
+)
+
+
+@dataclass(frozen=True)
+class Saved:
+    kind: str
+    what: str  # for the message: "a whole module (`model`)"
+
+
+class TorchLoadWeightsOnly(Rule):
+    code = "TL214"
+    name = "torch-load-weights-only"
+    summary = "`torch.load(...)` without an explicit `weights_only=`; the value follows what the file saves"
+    why = (
+        "`weights_only=` decides whether `torch.load` unpickles the file in full, which runs arbitrary code "
+        "from an untrusted checkpoint. It exists since torch 1.13 and its default changed from full "
+        "unpickling to `True` in torch 2.6, so the same call is unsafe on older torch and, on newer torch, "
+        "refuses files holding pickled objects (a whole `nn.Module`, instances of your classes) with "
+        "`UnpicklingError: Weights only load failed`. Saying it explicitly makes the call mean the same "
+        "thing everywhere. The right value depends on what the file holds, so torchlint looks for the "
+        "`torch.save` calls of the same file that write to the same path (the same string, variable or "
+        "expression): a state dict or tensors call for `weights_only=True`; a whole module or an instance "
+        "of a class needs `weights_only=False`, which is only safe for files you trust. Files written "
+        "elsewhere (another module, another program) are not followed. With `--torch-version` 2.6 or later "
+        "only loads of files saved with pickled objects are reported (the default is already safe for the "
+        "rest)."
+    )
+    fix_safety = FixSafety.UNSAFE
+    fix_description = (
+        "Adds `weights_only=True` when the file saves only state dicts, tensors and plain values at that "
+        "path, and `weights_only=False` when it saves a whole module or an instance of a class there. "
+        "Unsafe: a file at that path may come from somewhere else, and `weights_only=False` trusts it. "
+        "No fix when nothing in the file shows what is saved there, or next to `pickle_module=` (with "
+        "which `weights_only=True` always raises)."
+    )
+    triggers = (CallWithout("load", "weights_only"),)
+    requires = ("torch",)
+    whole_file = True  # the evidence is the file's torch.save calls, anywhere in it
+    references = (
+        "https://pytorch.org/docs/stable/generated/torch.load.html",
+        "https://pytorch.org/docs/stable/notes/serialization.html#weights-only",
+    )
+
+    flagged = (
+        Example(
+            """
+            import io
+            import torch
+            model = torch.nn.Linear(2, 2)
+            buffer = io.BytesIO()
+            torch.save(model.state_dict(), buffer)
+            buffer.seek(0)
+            state = torch.load(buffer, map_location="cpu")
+            weight = state["weight"]
+            """,
+            """
+            import io
+            import torch
+            model = torch.nn.Linear(2, 2)
+            buffer = io.BytesIO()
+            torch.save(model.state_dict(), buffer)
+            buffer.seek(0)
+            state = torch.load(buffer, map_location="cpu", weights_only=True)
+            weight = state["weight"]
+            """,
+            runnable=True,
+        ),
+        Example(
+            """
+            import io
+            import torch
+            torch.manual_seed(0)
+            model = torch.nn.Linear(2, 2)
+            buffer = io.BytesIO()
+            torch.save(model, buffer)
+            buffer.seek(0)
+            restored = torch.load(buffer, map_location="cpu")
+            out = restored(torch.ones(2))
+            """,
+            """
+            import io
+            import torch
+            torch.manual_seed(0)
+            model = torch.nn.Linear(2, 2)
+            buffer = io.BytesIO()
+            torch.save(model, buffer)
+            buffer.seek(0)
+            restored = torch.load(buffer, map_location="cpu", weights_only=False)
+            out = restored(torch.ones(2))
+            """,
+            runnable=True,
+            raises="UnpicklingError",
+        ),
+        Example(
+            """
+            import torch
+            def save(model, optimizer, epoch):
+                state = {"epoch": 3, "model": model.state_dict(), "optimizer": optimizer.state_dict()}
+                torch.save(state, "checkpoint.pt")
+            def resume(model):
+                model.load_state_dict(torch.load("checkpoint.pt", "cpu")["model"])
+            """,
+            """
+            import torch
+            def save(model, optimizer, epoch):
+                state = {"epoch": 3, "model": model.state_dict(), "optimizer": optimizer.state_dict()}
+                torch.save(state, "checkpoint.pt")
+            def resume(model):
+                model.load_state_dict(torch.load("checkpoint.pt", "cpu", weights_only=True)["model"])
+            """,
+        ),
+        Example(
+            """
+            import torch
+            state = torch.load(args.resume, map_location="cpu")  # nothing shows what the file holds: no fix
+            """,
+        ),
+        Example(
+            # weights_only=True next to pickle_module always raises: flagged, no fix.
+            """
+            import pickle
+            import torch
+            model = torch.load("model.pt", map_location="cpu", pickle_module=pickle)
+            """,
+        ),
+    )
+    accepted = (
+        """
+        import torch
+        state = torch.load("checkpoint.pt", map_location="cpu", weights_only=True)
+        model = torch.load("model.pt", map_location=torch.device("cpu"), weights_only=False)
+        """,
+        """
+        import torch
+        options = {"map_location": "cpu", "weights_only": True}
+        state = torch.load("checkpoint.pt", **options)  # arguments unknown: not flagged
+        """,
+        """
+        import json
+        import pickle
+        config = json.load(open("config.json"))
+        data = pickle.load(open("data.pkl", "rb"))
+        """,
+    )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A call of torch.load (however imported) without ``**kwargs`` or ``weights_only=``.
+        return any(
+            not any(k.arg is None for k in call.keywords) and keyword_value(call, "weights_only") is None
+            for call in calls_resolving_to(outline, TORCH_LOAD)
+        )
+
+    def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        if ctx.resolver.resolve(node.func) not in TORCH_LOAD:
+            return
+        if any(arg.star == "**" for arg in node.args) or edits.keyword(node, "weights_only") is not None:
+            return
+        oldest = ctx.file.settings.torch_version
+        if oldest is not None and oldest < WEIGHTS_ONLY_SINCE:
+            return  # no such argument yet
+        saved, save = _evidence(node, ctx)
+        if oldest is not None and oldest >= WEIGHTS_ONLY_DEFAULT_SINCE and saved.kind != PICKLED:
+            return  # the default is already the safe choice
+        spelled = edits.expression_code(node.func)
+        if saved.kind == UNKNOWN:
+            yield Finding(node, fitting(f"`{spelled}()` without `weights_only=`: may run pickled code on torch < 2.6",
+                                        "`torch.load()` without `weights_only=`: may run pickled code on torch < 2.6"),
+                          detail=f"`{spelled}()` {UNKNOWN_MESSAGE}")
+            return
+        shown = _short(edits.expression_code(save))
+        message = (WEIGHTS_MESSAGE.format(save=shown) if saved.kind == WEIGHTS
+                   else PICKLED_MESSAGE.format(what=saved.what, save=shown))
+        fix = None
+        if not has_argument(node, "pickle_module"):
+            value = "True" if saved.kind == WEIGHTS else "False"
+            fix = Fix([Edit(node, edits.add_keywords((("weights_only", value),)))], safe=False)
+        short = (f"`{spelled}()` without `weights_only=`: the file saves only tensors there; pass `True`"
+                 if saved.kind == WEIGHTS else f"`{spelled}()` of a file saved with pickled objects: needs `weights_only=False`")
+        fallback = ("`torch.load()` without `weights_only=`: the file saves only tensors there"
+                    if saved.kind == WEIGHTS else "`torch.load()` of pickled objects: needs `weights_only=False`")
+        yield Finding(node, fitting(short, fallback), fix, detail=f"`{spelled}()` {message}")
+
+
+def _short(code: str, limit: int = 60) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[:limit - 3] + "..."
+
+
+def _path_argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:
+    arg = edits.keyword(call, keyword)
+    if arg is not None:
+        return arg.value
+    positional = [a for a in call.args if a.keyword is None]
+    if len(positional) > position and not any(a.star for a in positional[:position + 1]):
+        return positional[position].value
+    return None
+
+
+def _evidence(load: cst.Call, ctx: NodeContext) -> Tuple[Saved, Optional[cst.Call]]:
+    """What this file's ``torch.save`` calls write where ``load`` reads, and one such call."""
+    source = _path_argument(load, 0, "f")
+    if source is None:
+        return Saved(UNKNOWN, ""), None
+    saves = ctx.file.memo(("TL214", "saves"), lambda: _saves_by_path(ctx))
+    found = saves.get(_key(source), [])
+    if not found:
+        return Saved(UNKNOWN, ""), None
+    kinds = [(_classify(obj, ctx, 0), call) for obj, call in found]
+    for saved, call in kinds:
+        if saved.kind == PICKLED:
+            return saved, call
+    if all(saved.kind == WEIGHTS for saved, _ in kinds):
+        return kinds[0]
+    return Saved(UNKNOWN, ""), None
+
+
+def _key(path: cst.BaseExpression) -> str:
+    return " ".join(edits.expression_code(path).split())
+
+
+def _saves_by_path(ctx: NodeContext) -> Dict[str, List[Tuple[cst.BaseExpression, cst.Call]]]:
+    """Every ``torch.save(obj, path)`` of the file, by the code of ``path``."""
+    found: Dict[str, List[Tuple[cst.BaseExpression, cst.Call]]] = {}
+    resolve = ctx.resolver.resolve
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if resolve(node.func) not in TORCH_SAVE:
+                return
+            obj, path = _path_argument(node, 0, "obj"), _path_argument(node, 1, "f")
+            if obj is not None and path is not None:
+                found.setdefault(_key(path), []).append((obj, node))
+
+    ctx.file.module.visit(Collect())
+    return found
+
+
+_PLAIN = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+def _classify(obj: cst.BaseExpression, ctx: NodeContext, depth: int) -> Saved:
+    """What saving ``obj`` writes: WEIGHTS, PICKLED or UNKNOWN."""
+    if depth > 4:
+        return Saved(UNKNOWN, "")
+    if isinstance(obj, _PLAIN) or (isinstance(obj, cst.Name) and obj.value in ("True", "False", "None")):
+        return Saved(WEIGHTS, "")
+    if isinstance(obj, cst.Call) and isinstance(obj.func, cst.Attribute) and obj.func.attr.value == "state_dict":
+        return Saved(WEIGHTS, "")
+    inference = ctx.inference
+    if inference.is_module(obj):
+        return Saved(PICKLED, f"a whole module (`{_short(edits.expression_code(obj), 30)}`)")
+    if inference.is_tensor(obj):
+        return Saved(WEIGHTS, "")
+    if isinstance(obj, cst.Call):
+        local = inference.local_class(obj.func)
+        if local is not None:
+            return Saved(PICKLED, f"an instance of the class `{local.name.value}`")
+        return Saved(UNKNOWN, "")
+    if isinstance(obj, cst.Dict):
+        parts: List[cst.BaseExpression] = []
+        for element in obj.elements:
+            if not isinstance(element, cst.DictElement):
+                return Saved(UNKNOWN, "")
+            parts.extend((element.key, element.value))
+        return _combine([_classify(part, ctx, depth + 1) for part in parts])
+    if isinstance(obj, (cst.List, cst.Tuple)):
+        if any(not isinstance(e, cst.Element) for e in obj.elements):
+            return Saved(UNKNOWN, "")
+        return _combine([_classify(e.value, ctx, depth + 1) for e in obj.elements])
+    if isinstance(obj, cst.Name):
+        values = inference.bound_values(obj)
+        if values:
+            return _combine([_classify(value, ctx, depth + 1) for value in values])
+    return Saved(UNKNOWN, "")
+
+
+def _combine(parts: Sequence[Saved]) -> Saved:
+    for part in parts:
+        if part.kind == PICKLED:
+            return part
+    if all(part.kind == WEIGHTS for part in parts):
+        return Saved(WEIGHTS, "")
+    return Saved(UNKNOWN, "")

@@ -1,0 +1,143 @@
+"""TL215: `dot` / `vdot` on tensors known not to be 1-D (they flattened before torch 0.4; today they raise)."""
+
+import ast
+from typing import Iterator, Optional, Sequence
+
+import libcst as cst
+
+from torchlint.analysis.context import NodeContext
+from torchlint.analysis.outline import Outline
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+
+_NAMES = ("dot", "vdot")
+_FUNCTIONS = frozenset({"torch.dot", "torch.vdot"})
+# Factories whose positional arguments are the sizes (``torch.zeros(2, 3)``, ``torch.zeros((2, 3))``).
+_SIZED = frozenset("torch." + n for n in ("zeros", "ones", "empty", "rand", "randn"))
+_RESHAPES = frozenset({"view", "reshape"})
+_MATRIX_PRODUCTS = frozenset({"torch.mm", "torch.bmm", "torch.outer", "torch.ger"})
+
+
+class DotNotOneDimensional(Rule):
+    code = "TL215"
+    name = "dot-not-1d"
+    summary = "`a.dot(b)` / `torch.vdot` on tensors that are not 1-D: they flattened before torch 0.4, today they raise"
+    why = (
+        "Before torch 0.4 `torch.dot` treated tensors of any shape with the same number of elements as "
+        "flat vectors (the sum of the elementwise product). Since 0.4 `dot` and `vdot` take 1-D tensors "
+        "only and raise `RuntimeError: 1D tensors expected, but got 2D and 2D tensors` otherwise. The rule "
+        "fires when the file shows that an operand is not 1-D: made by a torch factory with two or more "
+        "sizes (`torch.randn(3, 4)`), by `.view` / `.reshape` with two or more sizes, or by a matrix "
+        "product (`torch.mm`, `torch.outer`), directly or through a name bound only to such values."
+    )
+    fix_safety = FixSafety.UNSAFE
+    fix_description = (
+        "Flattens both operands: `a.dot(b)` becomes `a.reshape(-1).dot(b.reshape(-1))`, what torch before "
+        "0.4 computed. Unsafe: the code may have meant a matrix product (`a @ b`) instead."
+    )
+    triggers = ("dot",)
+    requires = ("torch",)
+    references = ("https://pytorch.org/docs/stable/generated/torch.dot.html",)
+
+    flagged = (
+        Example(
+            """
+            import torch
+            a = torch.ones(2, 3)
+            b = torch.arange(6.0).view(2, 3)
+            s = a.dot(b)
+            t = torch.vdot(b, a)
+            """,
+            """
+            import torch
+            a = torch.ones(2, 3)
+            b = torch.arange(6.0).view(2, 3)
+            s = a.reshape(-1).dot(b.reshape(-1))
+            t = torch.vdot(b.reshape(-1), a.reshape(-1))
+            """,
+            count=2,
+            runnable=True,
+            raises="RuntimeError",
+        ),
+    )
+    accepted = (
+        """
+        import torch
+        a, b = torch.ones(3), torch.arange(3.0)
+        s = a.dot(b)
+        t = torch.dot(torch.randn(4), torch.randn(4))
+        """,
+        """
+        import torch
+        def score(u, v):
+            return u.dot(v)  # shapes unknown: not flagged
+        """,
+    )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        return any(
+            isinstance(call.func, ast.Attribute) and call.func.attr in _NAMES
+            or isinstance(call.func, ast.Name) and call.func.id in _NAMES
+            for call in outline.nodes(ast.Call)
+        )
+
+    def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        func = node.func
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        if len(positional) != len(node.args):
+            return
+        if ctx.resolver.resolve(func) in _FUNCTIONS and len(positional) == 2:
+            operands = [a.value for a in positional]
+        elif isinstance(func, cst.Attribute) and func.attr.value in _NAMES and len(positional) == 1:
+            operands = [func.value, positional[0].value]
+        else:
+            return
+        dims = [_known_ndim(o, ctx, 0) for o in operands]
+        if not any(d is not None and d >= 2 for d in dims):
+            return
+        name = "vdot" if "vdot" in cst.Module(body=[]).code_for_node(func) else "dot"
+        yield Finding(node, f"`{name}` of a tensor that is not 1-D raises since torch 0.4 (it used to flatten)",
+                      _fix(node, operands), detail="flatten the operands, or use a matrix product if that was meant")
+
+
+def _known_ndim(expr: cst.BaseExpression, ctx: NodeContext, depth: int) -> Optional[int]:
+    """The number of dimensions the file shows ``expr`` has (None: unknown)."""
+    if depth > 4:
+        return None
+    if isinstance(expr, cst.Name):
+        values = ctx.inference.bound_values(expr)
+        if not values:
+            return None
+        dims = {_known_ndim(v, ctx, depth + 1) for v in values}
+        return dims.pop() if len(dims) == 1 else None
+    if not isinstance(expr, cst.Call):
+        return None
+    qualified = ctx.resolver.resolve(expr.func)
+    if qualified in _MATRIX_PRODUCTS:
+        return 2 if qualified != "torch.bmm" else 3
+    sizes = [a for a in expr.args if a.keyword is None]
+    if qualified in _SIZED:
+        return _sizes(sizes)
+    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _RESHAPES and ctx.inference.is_tensor(expr):
+        return _sizes(sizes)
+    return None
+
+
+def _sizes(args: Sequence[cst.Arg]) -> Optional[int]:
+    if any(a.star for a in args):
+        return None
+    if len(args) == 1 and isinstance(args[0].value, (cst.Tuple, cst.List)):
+        return len(args[0].value.elements)
+    return len(args) if args else None
+
+
+def _flattened(node: cst.BaseExpression) -> cst.BaseExpression:
+    if not isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not node.lpar:
+        node = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("reshape")),
+                    args=[cst.Arg(value=cst.UnaryOperation(operator=cst.Minus(), expression=cst.Integer("1")))])
+
+
+def _fix(call: cst.Call, operands: Sequence[cst.BaseExpression]) -> Fix:
+    return Fix([Edit(operand, _flattened) for operand in operands], safe=False)
