@@ -179,6 +179,8 @@ def test_local_fix_previews_equal_whole_module_previews_on_every_example():
     compared = 0
     for rule, index, example in _every_flagged_example():
         checked = Engine([rule]).check(example.code, whole=True)
+        if checked.module is None:
+            continue  # repaired at the token level (TL115): its fix is not a tree edit
         previewer = FixPreviewer(checked.module, checked.locator)
         for d in checked.diagnostics:
             if d.fix is not None:

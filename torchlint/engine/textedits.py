@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Set, Tuple
 
 from torchlint.core.diagnostic import Fix
 from torchlint.core.source import SourceFile
@@ -43,6 +43,24 @@ def preview_fix(module: cst.Module, fix: Fix) -> Optional[List[TextEdit]]:
     return edits_between(SourceFile(module.code), SourceFile(result.code))
 
 
+def _root_names(node: "cst.CSTNode") -> Set[str]:
+    """The names ``node`` reads that are not attributes of something else."""
+    import libcst as cst
+
+    names: Set[str] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            attribute.value.visit(self)
+            return False  # ``attr`` is not a name read
+
+        def visit_Name(self, name: cst.Name) -> None:
+            names.add(name.value)
+
+    node.visit(Collector())
+    return names
+
+
 class FixPreviewer:
     """``preview_fix`` for the fixes of one module, without rendering, diffing
     and re-parsing the whole module for each one.
@@ -56,12 +74,14 @@ class FixPreviewer:
     statement) takes ``preview_fix``'s whole-module route.
     """
 
-    def __init__(self, module: cst.Module, locator: Optional[Locator]) -> None:
+    def __init__(self, module: Optional[cst.Module], locator: Optional[Locator]) -> None:
         self.module = module
         self.locator = locator
         self._checked: Optional[SourceFile] = None
 
     def preview(self, fix: Fix) -> Optional[List[TextEdit]]:
+        if self.module is None:
+            return None  # a file repaired at the token level (TL115): no tree to preview on
         if self.locator is None:
             return preview_fix(self.module, fix)
         try:
@@ -95,6 +115,11 @@ class FixPreviewer:
             before, after = self.module.code_for_node(node), self.module.code_for_node(updated)
             if isinstance(updated, cst.BaseExpression) and not _parses_as_expression(after):
                 return None  # as apply_fixes: a fix that breaks the code is not offered
+            if _root_names(node) - _root_names(updated):
+                # A name the fix dropped may leave its import unused or make a
+                # self-assignment, which the fixer's tidy step removes: only
+                # the whole module shows that.
+                raise _Unplaceable
             (line, column), _ = places[node]
             if not self._text_starts_with(before, line, column):
                 raise _Unplaceable  # the node's text does not start where its position does
