@@ -879,7 +879,10 @@ def test_undecodable_file_names_never_crash_the_output(tmp_path, output_format, 
     assert result.returncode == 2, stderr
     assert "src/broken\\xfe.py:1:5: cannot parse" in stderr  # the undecodable byte as \xNN
     if output_format == "json":
-        assert {item["filename"] for item in json.loads(stdout)} == {"src/bad\\xff\\xe9.py", "src/caf\u00e9.py"}
+        items = json.loads(stdout)
+        assert {item["filename"] for item in items if item["code"]} == {"src/bad\\xff\\xe9.py", "src/caf\u00e9.py"}
+        # the parse error is an item too (code null), under the same escaped name
+        assert [item["filename"] for item in items if item["code"] is None] == ["src/broken\\xfe.py"]
     elif output_format == "sarif":
         run = json.loads(stdout)["runs"][0]
         uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
