@@ -520,7 +520,7 @@ def measure(corpora: Sequence[Corpus], cache: Path, jobs: int = 2, timeout: floa
         result["skipped"] = skipped_files(runner.phases[0][1][key], item) if runner.phases else {}
         result["input_errors"], _ = input_errors(result, item)
         result["ast_drift"] = ast_check(item, cache / "fixed" / key, result["fix"]["changed_files"])
-        result["failures"] = judge(result, item)
+        result["failures"] = judge(result, item, cache / "fixed" / key)
     results["_seconds"] = round(time.perf_counter() - started, 1)
     return results
 
@@ -581,8 +581,11 @@ def ast_check(item: Corpus, fixed_root: Path, changed: Sequence[str]) -> Dict[st
     return drift
 
 
-def judge(result: Dict, item: Corpus) -> List[str]:
-    """Every robustness failure of one corpus (input errors are not failures)."""
+def judge(result: Dict, item: Corpus, fixed_root: Path) -> List[str]:
+    """Every robustness failure of one corpus (input errors are not failures).
+
+    A file Python refuses may be changed only into one it accepts: the
+    repair of torch-era syntax (TL115's ``async=`` keyword)."""
     invalid = set(result["input_errors"])
 
     def about_invalid_file(problem: str) -> bool:
@@ -593,7 +596,8 @@ def judge(result: Dict, item: Corpus) -> List[str]:
 
     problems = [p for p in corpus.failures(result) if not about_invalid_file(p)]
     fix = result["fix"]
-    problems += [f"changed a file Python refuses: {p}" for p in fix["changed_files"] if p in item.not_compiling]
+    problems += [f"changed a file Python refuses: {p}" for p in fix["changed_files"]
+                 if p in item.not_compiling and corpus.compiles((fixed_root / p).read_bytes(), p) is not None]
     problems += [f"changed without findings: {p}" for p in fix["changed_without_findings"]]
     if fix.get("second_fixed_total"):
         problems.append(f"the second --fix fixed {fix['second_fixed_total']} more")

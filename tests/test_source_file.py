@@ -40,7 +40,7 @@ def test_offsets_and_positions_are_inverse(text):
 def test_each_derived_value_is_computed_once(monkeypatch):
     calls = []
     real = source_module.python_tree
-    monkeypatch.setattr(source_module, "python_tree", lambda text: calls.append(text) or real(text))
+    monkeypatch.setattr(source_module, "python_tree", lambda text, *rest: calls.append(text) or real(text, *rest))
     source = SourceFile("import torch\nx = 1\n")
     assert source.tree is source.tree
     assert source.lines is source.lines
@@ -83,9 +83,9 @@ def test_one_check_parses_python_and_libcst_once(monkeypatch):
     python_tree, libcst_tree = source_module.python_tree, source_module.libcst_tree
 
     def count(kind, real):
-        def wrapper(text):
+        def wrapper(text, *rest):
             counts[kind] += 1
-            return real(text)
+            return real(text, *rest)
         return wrapper
 
     monkeypatch.setattr(source_module, "python_tree", count("python", python_tree))

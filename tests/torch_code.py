@@ -30,7 +30,7 @@ def snippets() -> List[str]:
     """Every flagged example and accepted snippet of every rule, opt-in rules included."""
     out: List[str] = []
     for rule in all_rules():
-        out.extend(example.code for example in rule.flagged)
+        out.extend(example.code for example in rule.flagged if example.python3)  # TL115: torch-era syntax
         out.extend(rule.accepted)
     return list(dict.fromkeys(out))
 
