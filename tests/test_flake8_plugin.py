@@ -131,7 +131,9 @@ def example_runs(tmp_path_factory):
 
 
 def test_examples_cover_every_rule_code():
-    assert {code for code, _, _ in EXAMPLES} == {rule.code for rule in all_rules()}
+    repaired_only = {rule.code for rule in all_rules() if not any(example.python3 for example in rule.flagged)}
+    assert repaired_only == {"TL115"}  # torch-era syntax: the command repairs it; flake8 reports E999
+    assert {code for code, _, _ in EXAMPLES} == {rule.code for rule in all_rules()} - repaired_only
     assert EXPECTED_CODES <= {code for code, _, _ in EXAMPLES}
 
 
