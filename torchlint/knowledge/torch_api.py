@@ -273,6 +273,33 @@ def is_loss_class(qualified: str) -> bool:
     return is_nn_class(qualified) and qualified.endswith(("Loss", "Loss2d"))
 
 
+_LOSS_FUNCTION_TAILS = frozenset(name.rsplit(".", 1)[1] for name in LOSS_FUNCTION_PARAMS)
+
+
+def is_loss_callee(qualified: str) -> bool:
+    """A loss function (``torch.nn.functional.mse_loss``) or loss class (``torch.nn.MSELoss``)."""
+    return (
+        qualified in LOSS_FUNCTION_PARAMS
+        or (qualified.startswith(FUNCTIONAL) and qualified.endswith("_loss"))
+        or is_loss_class(qualified)
+    )
+
+
+def may_name_loss(name: str) -> bool:
+    """Can a callee's last name part be a loss's (``mse_loss``, ``CrossEntropyLoss``)? A cheap screen."""
+    return name in _LOSS_FUNCTION_TAILS or name.endswith(("_loss", "Loss", "Loss2d"))
+
+
+# --- Shapes (what analysis/shapes.py reads a tensor's number of dimensions from) ---
+
+# Factories whose positional arguments are the sizes (``torch.zeros(2, 3)``, ``torch.zeros((2, 3))``).
+SIZE_FACTORIES: FrozenSet[str] = frozenset("torch." + n for n in ("zeros", "ones", "empty", "rand", "randn"))
+# Tensor methods whose positional arguments are the new sizes.
+RESHAPE_METHODS: FrozenSet[str] = frozenset({"view", "reshape"})
+# Products whose result has a fixed number of dimensions.
+PRODUCT_NDIM: Mapping[str, int] = {"torch.mm": 2, "torch.outer": 2, "torch.ger": 2, "torch.bmm": 3}
+
+
 # --- Risky patterns (TL203-TL208) ---------------------------------------------
 
 # torch.load(f, map_location=None, pickle_module=None, *, weights_only=None,

@@ -174,5 +174,21 @@ def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
     return None
 
 
+def passes_argument(call: cst.Call, name: str, positional: Sequence[str]) -> bool:
+    """Is parameter ``name`` passed, by keyword or by position (or maybe inside ``*args``)?
+    ``positional`` names the callee's positional parameters in order."""
+    if keyword(call, name) is not None:
+        return True
+    index = positional.index(name) if name in positional else -1
+    for position, arg in enumerate(call.args):
+        if arg.keyword is not None:
+            break
+        if arg.star == "*":
+            return True  # may be inside *args
+        if position == index:
+            return True
+    return False
+
+
 def has_star_args(call: cst.Call) -> bool:
     return any(arg.star in ("*", "**") for arg in call.args)

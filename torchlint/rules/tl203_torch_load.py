@@ -100,23 +100,8 @@ class TorchLoadMapLocation(Rule):
             return
         if any(arg.star == "**" for arg in node.args):
             return  # the keywords may be in there
-        if not has_argument(node, "map_location"):
+        if not edits.passes_argument(node, "map_location", TORCH_LOAD_POSITIONAL):
             spelled = edits.expression_code(node.func)
             yield Finding(node, fitting(f"`{spelled}()` without `map_location=`: a GPU checkpoint fails without a GPU",
                                         "`torch.load()` without `map_location=`: a GPU checkpoint fails without a GPU"),
                           detail=f"`{spelled}()` {MAP_LOCATION}")
-
-
-def has_argument(call: cst.Call, name: str) -> bool:
-    """Is torch.load's parameter ``name`` passed, by keyword or position (or maybe in ``*args``)?"""
-    if edits.keyword(call, name) is not None:
-        return True
-    index = TORCH_LOAD_POSITIONAL.index(name)
-    for position, arg in enumerate(call.args):
-        if arg.keyword is not None:
-            break
-        if arg.star == "*":
-            return True  # may be inside *args
-        if position == index:
-            return True
-    return False

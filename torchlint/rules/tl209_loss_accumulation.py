@@ -23,12 +23,11 @@ from torchlint.core.diagnostic import Edit, Fix
 from torchlint.core.settings import versions
 from torchlint.knowledge.torch_api import (
     AUTOGRAD_FUNCTIONS,
-    FUNCTIONAL,
-    LOSS_FUNCTION_PARAMS,
     NO_GRAD_CONTEXTS,
     SET_GRAD_ENABLED,
     SIZE_METHODS,
-    is_loss_class,
+    is_loss_callee,
+    may_name_loss,
 )
 from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
@@ -271,7 +270,7 @@ class LossAccumulatedAsTensor(Rule):
             ):
                 accumulations.append((value.left.id, value.right, node))
         accumulations = [a for a in accumulations if in_loop(outline, a[2])]
-        if not accumulations or not calls_matching(outline, _loss_tail, _is_loss_callee):
+        if not accumulations or not calls_matching(outline, may_name_loss, is_loss_callee):
             return False
         numbers = names_where(outline, "TL209 numbers", lambda value, found: _may_be_number(outline, value, found))
         counters = _enumerate_indexes(outline)
@@ -313,22 +312,6 @@ class LossAccumulatedAsTensor(Rule):
             fix,
             detail="each step's autograd graph stays alive; accumulate `loss.item()` (or `loss.detach()`)",
         )
-
-
-_LOSS_TAILS = frozenset(name.rsplit(".", 1)[1] for name in LOSS_FUNCTION_PARAMS)
-
-
-def _loss_tail(name: str) -> bool:
-    return name in _LOSS_TAILS or name.endswith(("_loss", "Loss", "Loss2d"))
-
-
-def _is_loss_callee(qualified: str) -> bool:
-    """What inference takes for a loss: a loss function's call or a loss module's construction."""
-    return (
-        qualified in LOSS_FUNCTION_PARAMS
-        or (qualified.startswith(FUNCTIONAL) and qualified.endswith("_loss"))
-        or is_loss_class(qualified)
-    )
 
 
 def _may_be_number(outline: Outline, value: ast.AST, numbers: set, depth: int = 0) -> bool:

@@ -11,13 +11,13 @@ from torchlint.analysis.screens import CallWithout
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import (
     TORCH_LOAD,
+    TORCH_LOAD_POSITIONAL,
     TORCH_SAVE,
     WEIGHTS_ONLY_DEFAULT_SINCE,
     WEIGHTS_ONLY_SINCE,
 )
 from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
-from torchlint.rules.tl203_torch_load import has_argument
 
 # What a ``torch.save`` call writes, as far as the file shows.
 WEIGHTS = "weights"  # tensors, state dicts, plain containers and numbers: weights_only=True loads it
@@ -211,7 +211,7 @@ class TorchLoadWeightsOnly(Rule):
         message = (WEIGHTS_MESSAGE.format(save=shown) if saved.kind == WEIGHTS
                    else PICKLED_MESSAGE.format(what=saved.what, save=shown))
         fix = None
-        if not has_argument(node, "pickle_module"):
+        if not edits.passes_argument(node, "pickle_module", TORCH_LOAD_POSITIONAL):
             value = "True" if saved.kind == WEIGHTS else "False"
             fix = Fix([Edit(node, edits.add_keywords((("weights_only", value),)))], safe=False)
         short = (f"`{spelled}()` without `weights_only=`: the file saves only tensors there; pass `True`"

@@ -1,21 +1,18 @@
 """TL215: `dot` / `vdot` on tensors known not to be 1-D (they flattened before torch 0.4; today they raise)."""
 
 import ast
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, Sequence
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Outline
+from torchlint.analysis.shapes import sized_ndim
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 _NAMES = ("dot", "vdot")
 _FUNCTIONS = frozenset({"torch.dot", "torch.vdot"})
-# Factories whose positional arguments are the sizes (``torch.zeros(2, 3)``, ``torch.zeros((2, 3))``).
-_SIZED = frozenset("torch." + n for n in ("zeros", "ones", "empty", "rand", "randn"))
-_RESHAPES = frozenset({"view", "reshape"})
-_MATRIX_PRODUCTS = frozenset({"torch.mm", "torch.bmm", "torch.outer", "torch.ger"})
 
 
 class DotNotOneDimensional(Rule):
@@ -93,43 +90,12 @@ class DotNotOneDimensional(Rule):
             operands = [func.value, positional[0].value]
         else:
             return
-        dims = [_known_ndim(o, ctx, 0) for o in operands]
+        dims = [sized_ndim(o, ctx) for o in operands]
         if not any(d is not None and d >= 2 for d in dims):
             return
         name = "vdot" if "vdot" in cst.Module(body=[]).code_for_node(func) else "dot"
         yield Finding(node, f"`{name}` of a tensor that is not 1-D raises since torch 0.4 (it used to flatten)",
                       _fix(node, operands), detail="flatten the operands, or use a matrix product if that was meant")
-
-
-def _known_ndim(expr: cst.BaseExpression, ctx: NodeContext, depth: int) -> Optional[int]:
-    """The number of dimensions the file shows ``expr`` has (None: unknown)."""
-    if depth > 4:
-        return None
-    if isinstance(expr, cst.Name):
-        values = ctx.inference.bound_values(expr)
-        if not values:
-            return None
-        dims = {_known_ndim(v, ctx, depth + 1) for v in values}
-        return dims.pop() if len(dims) == 1 else None
-    if not isinstance(expr, cst.Call):
-        return None
-    qualified = ctx.resolver.resolve(expr.func)
-    if qualified in _MATRIX_PRODUCTS:
-        return 2 if qualified != "torch.bmm" else 3
-    sizes = [a for a in expr.args if a.keyword is None]
-    if qualified in _SIZED:
-        return _sizes(sizes)
-    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _RESHAPES and ctx.inference.is_tensor(expr):
-        return _sizes(sizes)
-    return None
-
-
-def _sizes(args: Sequence[cst.Arg]) -> Optional[int]:
-    if any(a.star for a in args):
-        return None
-    if len(args) == 1 and isinstance(args[0].value, (cst.Tuple, cst.List)):
-        return len(args[0].value.elements)
-    return len(args) if args else None
 
 
 def _flattened(node: cst.BaseExpression) -> cst.BaseExpression:

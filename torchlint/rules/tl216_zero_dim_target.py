@@ -7,9 +7,9 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Outline, calls_matching
+from torchlint.analysis.shapes import is_1d_tensor
+from torchlint.knowledge.torch_api import is_loss_callee, may_name_loss
 from torchlint.rules.rule import Example, Finding, Rule
-from torchlint.rules.tl209_loss_accumulation import _is_loss_callee, _loss_tail
-from torchlint.rules.tl215_dot_not_1d import _known_ndim
 
 
 class ZeroDimTarget(Rule):
@@ -71,7 +71,7 @@ class ZeroDimTarget(Rule):
             element_like(call.args[1] if len(call.args) > 1 else None)
             or any(k.arg == "target" and element_like(k.value) for k in call.keywords)
             for call in outline.nodes(ast.Call)
-        ) and bool(calls_matching(outline, _loss_tail, _is_loss_callee))
+        ) and bool(calls_matching(outline, may_name_loss, is_loss_callee))
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         if not ctx.inference.value(node).loss:
@@ -99,12 +99,12 @@ def _element_of_1d(target: cst.BaseExpression, ctx: NodeContext) -> bool:
         if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
             return False
         index = target.slice[0].slice.value
-        return isinstance(index, (cst.Name, cst.Integer)) and _is_1d(target.value, ctx)
+        return isinstance(index, (cst.Name, cst.Integer)) and is_1d_tensor(target.value, ctx)
     if isinstance(target, cst.Name):
         for loop in ctx.enclosing_in_function(cst.For):
             iterated = _iterated_for(loop, target.value)
             if iterated is not None:
-                return _is_1d(iterated, ctx)
+                return is_1d_tensor(iterated, ctx)
     return False
 
 
@@ -121,28 +121,4 @@ def _iterated_for(loop: cst.For, name: str) -> Optional[cst.BaseExpression]:
                 for element, source in zip(targets, sources):
                     if isinstance(element, cst.Name) and element.value == name:
                         return source
-    return None
-
-
-def _is_1d(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
-    return ctx.inference.is_tensor(expr) and _ndim(expr, ctx) == 1
-
-
-def _ndim(expr: cst.BaseExpression, ctx: NodeContext) -> Optional[int]:
-    known = _known_ndim(expr, ctx, 0)
-    if known is not None:
-        return known
-    # A tensor of a flat list literal: ``torch.tensor([0, 2, 1])``, ``torch.LongTensor([0, 1])``.
-    values = ctx.inference.bound_values(expr) if isinstance(expr, cst.Name) else (expr,)
-    if not values or len(values) != 1:
-        return None
-    value = values[0]
-    if isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.List):
-        qualified = ctx.resolver.resolve(value.func) or ""
-        elements = value.args[0].value.elements
-        if qualified.startswith("torch.") and elements and all(
-                isinstance(e.value, (cst.Integer, cst.Float)) for e in elements):
-            return 1
-    if isinstance(value, cst.Call) and ctx.resolver.resolve(value.func) == "torch.arange":
-        return 1
     return None
