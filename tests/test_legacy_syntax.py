@@ -123,15 +123,78 @@ def test_noqa_on_the_async_line_suppresses_it_and_leaves_the_file(tmp_path: Path
 
 
 @pytest.mark.parametrize("source, expected", [
-    ("x.cuda(async=True)", [(1, 7, "cuda")]),
-    ("f(a, async=1)", [(1, 5, None)]),
-    ("x.cuda(\n    async=True)", [(2, 4, "cuda")]),
-    ("def f(async=False):\n    pass", []),  # a definition: not a call
-    ("d = {'async': 1}\nasync def g():\n    await h(async_=1)", []),
-    ("if (async == 1):\n    pass", []),
+    ("x.cuda(async=True)", [(1, 7, "cuda", "argument")]),
+    ("f(a, async=1)", [(1, 5, "f", "argument")]),
+    ("(a or b)(async=1)", [(1, 9, None, "argument")]),
+    ("x.cuda(\n    async=True)", [(2, 4, "cuda", "argument")]),
+    ("def f(async=False):\n    pass", [(1, 6, None, "parameter")]),
+    ("def f(x, *, async):\n    return async", [(1, 12, None, "parameter"), (2, 11, None, "name")]),
+    ("g = lambda x, async=0: async", [(1, 14, None, "parameter"), (1, 23, None, "name")]),
+    ("d = {'async': 1}\nasync def g():\n    await h(async_=1)\n    async with a:\n        pass", []),
+    ("if (async == 1):\n    pass", [(1, 4, None, "name")]),
+    ("flag = args.async", [(1, 12, None, "attribute")]),
 ])
 def test_async_keyword_sites(source, expected):
-    assert [(s.line, s.column, s.method) for s in async_keyword_sites(source)] == expected
+    assert [(s.line, s.column, s.method, s.role) for s in async_keyword_sites(source)] == expected
+
+
+# ``async`` as old code's own parameter and variable: renamed ``non_blocking``
+# with every use, and the ``async=`` arguments of calls to the file's function.
+OWN_ASYNC = (
+    "import torch\n"
+    "\n"
+    "\n"
+    "def to_device(x, async=False):\n"
+    "    return x.to('cpu', non_blocking=async)\n"
+    "\n"
+    "\n"
+    "class Loader:\n"
+    "    def move(self, batch, async=True):\n"
+    "        return [to_device(b, async=async) for b in batch]\n"
+    "\n"
+    "\n"
+    "async = False\n"
+    "batch = Loader().move([torch.ones(2), torch.arange(3.0)], async=not async)\n"
+    "print([t.tolist() for t in batch], to_device(torch.ones(1), async).item())\n"
+)
+OWN_ASYNC_FIXED = OWN_ASYNC.replace("async", "non_blocking")
+
+
+def test_async_parameters_and_names_are_renamed_and_the_result_runs(tmp_path: Path):
+    path = tmp_path / "own.py"
+    path.write_text(OWN_ASYNC)
+    check = run_torchlint([str(path), "--no-cache"])
+    found = [line.split(": ", 1)[1].split(" ", 1)[0] for line in check.stdout.splitlines() if "own.py:" in line]
+    assert found == ["TL115"] * OWN_ASYNC.count("async"), check.stdout
+    assert "5:37: TL115 `async` is a reserved keyword" in check.stdout
+    assert "4:18: TL115 an `async` parameter" in check.stdout
+    assert "14:59: TL115 `async=` is a syntax error since Python 3.7; the parameter it passes" in check.stdout
+    fixed = run_torchlint([str(path), "--fix", "--no-cache"])
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert path.read_text() == OWN_ASYNC_FIXED
+    ran = subprocess.run([sys.executable, "-W", "error", str(path)], capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "[[1.0, 1.0], [0.0, 1.0, 2.0]] 1.0\n"
+    again = run_torchlint([str(path), "--fix", "--no-cache"])
+    assert again.returncode == 0 and path.read_text() == OWN_ASYNC_FIXED  # idempotent
+
+
+@pytest.mark.parametrize("source", [
+    # The file already uses ``non_blocking`` as a name: renaming would merge two variables.
+    "def f(x, async=False):\n    non_blocking = 1\n    return x.cuda(non_blocking=async)\n",
+    # An attribute has no exact rename, and then nothing in the file is rewritten.
+    "import torch\nfrom torch.autograd import Variable\nv = Variable(torch.ones(2)).cuda(async=args.async)\n",
+    # The callee is not the file's own: its new keyword is unknown.
+    "def f(x, async=False):\n    return x\ny = g(1, async=True)\n",
+])
+def test_inexact_async_renames_have_no_fix(tmp_path: Path, source: str):
+    path = tmp_path / "inexact.py"
+    path.write_text(source)
+    check = run_torchlint([str(path), "--no-cache"])
+    assert check.returncode == 1 and "TL115" in check.stdout, check.stdout + check.stderr
+    assert "Traceback" not in check.stderr
+    run_torchlint([str(path), "--fix", "--unsafe-fixes", "--no-cache"])
+    assert path.read_text() == source
 
 
 @pytest.mark.parametrize("source, feature", [

@@ -25,64 +25,128 @@ from typing import List, Optional
 TORCH_ASYNC_METHODS = frozenset({"cuda", "to", "type", "copy_"})
 NEW_KEYWORD = "non_blocking"
 
+# The roles of ``async`` where Python 3.7 rejects it.
+ARGUMENT = "argument"  # ``x.cuda(async=True)``
+PARAMETER = "parameter"  # ``def cuda(self, device=None, async=False)``
+NAME = "name"  # ``async = True``, ``if async:``, ``x.cuda(non_blocking=async)``
+ATTRIBUTE = "attribute"  # ``args.async``
+
+# ``async`` before these is Python's own keyword (``async def``, ``async for``, ``async with``).
+_ASYNC_STATEMENTS = frozenset({"def", "for", "with"})
+
 
 @dataclass(frozen=True)
 class AsyncKeyword:
-    """``async=`` passed as a keyword argument, at a 1-based line and 0-based column."""
+    """``async`` used as an identifier, at a 1-based line and 0-based column."""
 
     line: int
     column: int
-    method: Optional[str]  # ``cuda`` in ``x.cuda(async=True)``; None if the callee is not ``<x>.<name>``
+    method: Optional[str]  # ARGUMENT: ``cuda`` in ``x.cuda(async=True)``, ``f`` in ``f(async=1)``; else None
+    role: str = ARGUMENT
+    function: Optional[str] = None  # PARAMETER: the function whose parameter it is
 
     @property
     def torch_method(self) -> bool:
-        return self.method in TORCH_ASYNC_METHODS
+        return self.role == ARGUMENT and self.method in TORCH_ASYNC_METHODS
 
 
 def async_keyword_sites(source: str) -> List[AsyncKeyword]:
-    """Every ``async=`` keyword argument of a call in ``source``; empty when
-    the text has none or cannot be tokenized."""
+    """Every ``async`` of ``source`` used as an identifier (a keyword argument,
+    a parameter, a variable, an attribute); empty when the text has none or
+    cannot be tokenized. ``async def`` / ``for`` / ``with`` are left alone."""
     if "async" not in source:
         return []
+    return _identifier_sites(source, "async") or []
+
+
+def _identifier_sites(source: str, word: str) -> Optional[List[AsyncKeyword]]:
+    """Each use of the name ``word`` in ``source``, with its role; None when
+    the text cannot be tokenized."""
     try:
         tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
                   if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT,
                                     tokenize.DEDENT)]
     except (tokenize.TokenError, SyntaxError):
-        return []
+        return None
     sites: List[AsyncKeyword] = []
-    # For each open bracket: the called method's name, "" for another call, None when not a call.
-    callees: List[Optional[str]] = []
+    brackets: List[_Bracket] = []  # what each open bracket opens
     for index, token in enumerate(tokens):
-        if token.type != tokenize.OP:
-            if (token.type == tokenize.NAME and token.string == "async" and callees and callees[-1] is not None
-                    and tokens[index - 1].string in ("(", ",")
-                    and index + 1 < len(tokens) and tokens[index + 1].string == "="):
-                sites.append(AsyncKeyword(token.start[0], token.start[1], callees[-1] or None))
-            continue
-        if token.string in ("(", "[", "{"):
-            callees.append(_callee(tokens, index) if token.string == "(" else None)
-        elif token.string in (")", "]", "}") and callees:
-            callees.pop()
+        if token.type == tokenize.NAME and token.string == word:
+            site = _site(tokens, index, brackets[-1] if brackets else None)
+            if site is not None:
+                sites.append(site)
+        elif token.type == tokenize.OP and token.string in ("(", "[", "{"):
+            brackets.append(_bracket(tokens, index))
+        elif token.type == tokenize.OP and token.string in (")", "]", "}") and brackets:
+            brackets.pop()
     return sites
 
 
-def _callee(tokens: List[tokenize.TokenInfo], index: int) -> Optional[str]:
-    """For the ``(`` at ``index``: the method name of a call ``<x>.<name>(``,
-    "" for another call, None for a definition or a parenthesised expression."""
-    before = tokens[index - 1] if index else None
-    if before is None:
-        return None
+@dataclass(frozen=True)
+class _Bracket:
+    call: bool = False  # a call's argument list
+    method: Optional[str] = None  # the called name: ``cuda`` in ``x.cuda(``, ``f`` in ``f(``
+    function: Optional[str] = None  # a ``def``'s parameter list: the function's name
+
+
+def _site(tokens: List[tokenize.TokenInfo], index: int, bracket: Optional[_Bracket]) -> Optional[AsyncKeyword]:
+    before = tokens[index - 1].string if index else ""
+    after = tokens[index + 1].string if index + 1 < len(tokens) else ""
+    if after in _ASYNC_STATEMENTS and before != ".":
+        return None  # Python's own ``async def`` / ``async for`` / ``async with``
+    line, column = tokens[index].start
+    if before == ".":
+        return AsyncKeyword(line, column, None, ATTRIBUTE)
+    if bracket is not None and bracket.function is not None and before in ("(", ",", "*", "**"):
+        return AsyncKeyword(line, column, None, PARAMETER, bracket.function)
+    if bracket is not None and bracket.call and after == "=" and before in ("(", ","):
+        return AsyncKeyword(line, column, bracket.method or None, ARGUMENT)
+    if before == "lambda" or (before in (",", "*", "**") and _in_lambda_parameters(tokens, index)):
+        return AsyncKeyword(line, column, None, PARAMETER)
+    return AsyncKeyword(line, column, None, NAME)
+
+
+def _in_lambda_parameters(tokens: List[tokenize.TokenInfo], index: int) -> bool:
+    """Is the name at ``index`` among a ``lambda``'s parameters (before its colon)?"""
+    for back in range(index - 1, -1, -1):
+        token = tokens[back]
+        if token.string == "lambda":
+            return True
+        if token.type == tokenize.OP and token.string in (":", "(", ")", "[", "]", "{", "}", ";"):
+            return False
+    return False
+
+
+def _bracket(tokens: List[tokenize.TokenInfo], index: int) -> _Bracket:
+    """What the bracket at ``index`` opens: a call (with the called name), a
+    ``def``'s parameter list, or anything else."""
+    if tokens[index].string != "(" or not index:
+        return _Bracket()
+    before = tokens[index - 1]
     if before.type == tokenize.NAME and not _is_keyword(before.string):
         two_before = tokens[index - 2].string if index >= 2 else ""
-        if two_before in ("def", "class"):
-            return None
-        return before.string if two_before == "." else ""
-    return "" if before.string in (")", "]") else None
+        if two_before == "def":
+            return _Bracket(function=before.string)
+        if two_before == "class":
+            return _Bracket()
+        return _Bracket(call=True, method=before.string)
+    return _Bracket(call=True) if before.string in (")", "]") else _Bracket()
 
 
 def _is_keyword(word: str) -> bool:
     return keyword.iskeyword(word) and word not in ("True", "False", "None")
+
+
+def renamable_names(source: str, sites: List[AsyncKeyword]) -> bool:
+    """Can every ``async`` parameter and variable of ``source`` become
+    ``non_blocking`` exactly: does the file use ``non_blocking`` only as a
+    keyword argument or an attribute (so no name is captured or shadowed)?"""
+    if not any(site.role in (PARAMETER, NAME) for site in sites):
+        return True
+    if NEW_KEYWORD not in source:
+        return True
+    taken = _identifier_sites(source, NEW_KEYWORD)
+    return taken is not None and all(site.role in (ARGUMENT, ATTRIBUTE) for site in taken)
 
 
 def rename_async_keywords(source: str, sites: List[AsyncKeyword]) -> str:
