@@ -98,13 +98,12 @@ def put(directory: Path, name: str, content) -> Path:
 # parity on every rule example
 # --------------------------------------------------------------------------
 
-# Examples Python 3 refuses (TL115's torch-era ``async=``) are repaired by the
-# command before checking; flake8 reports their syntax error itself (E999).
+# Examples Python 3 refuses (TL115's torch-era ``async``) are among them: the
+# plugin has flake8 parse them as the command reads them, not report E999.
 EXAMPLES = [
     (rule.code, index, example)
     for rule in all_rules()
     for index, example in enumerate(rule.flagged)
-    if example.python3
 ]
 
 
@@ -131,9 +130,7 @@ def example_runs(tmp_path_factory):
 
 
 def test_examples_cover_every_rule_code():
-    repaired_only = {rule.code for rule in all_rules() if not any(example.python3 for example in rule.flagged)}
-    assert repaired_only == {"TL115"}  # torch-era syntax: the command repairs it; flake8 reports E999
-    assert {code for code, _, _ in EXAMPLES} == {rule.code for rule in all_rules()} - repaired_only
+    assert {code for code, _, _ in EXAMPLES} == {rule.code for rule in all_rules()}
     assert EXPECTED_CODES <= {code for code, _, _ in EXAMPLES}
 
 
@@ -289,6 +286,37 @@ def test_syntax_error_gives_e999_and_no_tl_findings(tmp_path):
     e999 = FINDING.match(lines[0])
     assert (e999["path"], e999["code"], int(e999["line"])) == ("broken.py", "E999", info.value.lineno)
     assert lines[1] == "good.py:4:7: TL103 `upsample` is deprecated; use `interpolate(...)`"
+
+
+TORCH_ERA = (
+    "import torch\n"
+    "from torch.autograd import Variable\n"
+    "def to_var(x, async=False):\n"
+    "    return Variable(x).cuda(async=async)\n"
+)
+
+
+def test_torch_era_async_gives_the_commands_findings_instead_of_e999(tmp_path):
+    put(tmp_path, "old.py", TORCH_ERA)
+    put(tmp_path, "broken.py", BROKEN)
+    with pytest.raises(SyntaxError):
+        compile(TORCH_ERA, "old.py", "exec")
+    cli = run_torchlint(["--select", "TL", "old.py", "--no-cache"], cwd=tmp_path)
+    expected = [line for line in findings(cli.stdout)]
+    assert [line.split(" ", 2)[1] for line in expected] == ["TL115", "TL107", "TL115", "TL115"], cli.stdout
+    # Every check on: the same TL lines as the command, no E999 for old.py; broken.py keeps its E999.
+    result = run_flake8(["old.py", "broken.py"], cwd=tmp_path)
+    no_traceback(result)
+    lines = findings(result.stdout)
+    assert [line for line in lines if " TL" in line] == expected
+    assert not any(line.startswith("old.py") and " E999 " in line for line in lines), lines
+    assert any(line.startswith("broken.py") and " E999 " in line for line in lines), lines
+    # From stdin, as editors run it.
+    piped = run_flake8(["--select", "TL", "-", "--stdin-display-name", "old.py"], cwd=tmp_path, input=TORCH_ERA)
+    assert findings(piped.stdout) == expected
+    # TL115 not selected: the syntax error is flake8's E999, as without the plugin.
+    plain = run_flake8(["--select", "E9", "old.py"], cwd=tmp_path)
+    assert [line.split(" ", 2)[1] for line in findings(plain.stdout)] == ["E999"]
 
 
 def test_syntax_error_in_an_editor_run_prints_only_flake8_lines(tmp_path):

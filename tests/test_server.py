@@ -216,6 +216,27 @@ def test_half_typed_buffers_never_crash_it(client, project):
     assert client.shutdown() == 0
 
 
+def test_torch_era_async_gets_findings_and_quick_fixes_not_a_syntax_error(client, project):
+    # Python 3 rejects the file; the server reads it as the command does (TL115).
+    text = ("import torch\nfrom torch.autograd import Variable\n"
+            "def to_var(x, async=False):\n    return Variable(x).cuda(async=async)\n")
+    path = project / "old.py"
+    path.write_text(text)
+    uri = client.open(path, text)
+    params = client.diagnostics(uri, version=1)
+    assert found(params) == cli_findings(path, project) == [(3, 14, "TL115"), (4, 11, "TL107"), (4, 28, "TL115"),
+                                                              (4, 34, "TL115")]
+    actions = client.code_actions(uri, 0, 5)
+    renames = [workspace_edits(a["edit"], uri) for a in actions if a["title"].startswith("Fix TL115")]
+    # Each site's quick fix renames that `async`, in the columns of the text as written.
+    assert sorted((e[0]["range"]["start"]["line"], e[0]["range"]["start"]["character"], e[0]["newText"])
+                  for e in renames) == [(2, 14, "non_blocking"), (3, 28, "non_blocking"), (3, 34, "non_blocking")]
+    (variable,) = [a for a in actions if a["title"].startswith("Fix TL107")]
+    # The other fixes, made on the repaired text, land in the text as written (the orphaned import goes too).
+    assert apply_text_edits(text, workspace_edits(variable["edit"], uri)) == \
+        "import torch\ndef to_var(x, async=False):\n    return x.cuda(async=async)\n"
+
+
 def test_syntax_errors_can_be_left_to_other_tools(project):
     client = LspClient(cwd=str(project))
     try:
@@ -316,10 +337,9 @@ def test_torch_version_from_the_configuration(client, project):
 
 def _examples() -> List[Tuple[str, str]]:
     """(name, source) of every flagged rule example: always present, and each exercises a fix path."""
-    # Not those Python 3 refuses (TL115's ``async=``): the command repairs them
-    # before checking; in the editor they get the syntax error, as in flake8.
+    # Those Python 3 refuses (TL115's ``async``) too: repaired as the command does.
     return [(f"{rule.code.lower()}_{index}.py", example.code)
-            for rule in all_rules() for index, example in enumerate(rule.flagged) if example.python3]
+            for rule in all_rules() for index, example in enumerate(rule.flagged)]
 
 
 def _cli_fixed(project: Path, files: Dict[str, str], *options: str) -> Dict[str, str]:

@@ -18,7 +18,9 @@ from torchlint.core.source import SourceFile
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
 
+    from torchlint.core.diagnostic import Diagnostic
     from torchlint.engine.positions import Locator
+    from torchlint.rules.rule import SyntaxRepair
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,24 @@ def preview_fix(module: cst.Module, fix: Fix) -> Optional[List[TextEdit]]:
     if not result.applied:
         return None
     return edits_between(SourceFile(module.code), SourceFile(result.code))
+
+
+def preview_on_repaired(repair: "SyntaxRepair", diagnostic: "Diagnostic",
+                        edits: Optional[List[TextEdit]]) -> Optional[List[TextEdit]]:
+    """The preview of ``diagnostic``'s fix in a file read through a syntax
+    repair (TL115), in the columns of the file as written: a repaired site's
+    fix is the text it replaces; another fix's ``edits``, made on the repaired
+    text, are moved back."""
+    for site in repair.sites:
+        if (site.line, site.column) == (diagnostic.line, diagnostic.column) and diagnostic.fix is not None \
+                and not diagnostic.fix.edits:
+            start = (site.line, site.column + 1)
+            return [TextEdit(start, (site.line, start[1] + len(site.old)), site.new)]
+    if not edits:
+        return edits
+    return [TextEdit((e.start[0], repair.original_column(e.start[0], e.start[1] - 1) + 1),
+                     (e.end[0], repair.original_column(e.end[0], e.end[1] - 1) + 1), e.content)
+            for e in edits]
 
 
 def _root_names(node: "cst.CSTNode") -> Set[str]:

@@ -82,6 +82,8 @@ class TorchlintChecker:
         cls._enable = tuple(enable)
         cls._engine = None
 
+        _parse_torch_era_syntax(_selected_in_flake8(options, "TL115"))
+
     @classmethod
     def engine(cls) -> Engine:
         if cls._engine is None:
@@ -91,8 +93,10 @@ class TorchlintChecker:
     def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str = "") -> None:
         # flake8's own ast tree of the file: the outline screen reads it, so
         # most files are never parsed again; the rest are parsed from
-        # ``lines`` with libcst.
-        self._tree = tree if isinstance(tree, ast.Module) else None
+        # ``lines`` with libcst. A tree of a repaired text (``async`` renamed)
+        # is not the file's: the engine repairs and maps columns itself.
+        self._repaired = getattr(tree, _REPAIRED, False)
+        self._tree = tree if isinstance(tree, ast.Module) and not self._repaired else None
         self._lines = lines
         self._filename = filename
 
@@ -103,7 +107,7 @@ class TorchlintChecker:
     def _findings(self) -> List[Tuple[int, int, str]]:
         source = SourceFile("".join(self._lines), tree=self._tree)
         try:
-            result = self.engine().check(source, syntax_checked=True)
+            result = self.engine().check(source, syntax_checked=not self._repaired)
         except Exception:  # parse failures and anything unforeseen: stay silent
             return []
         return [(d.line, d.column, f"{d.code} {d.message}") for d in result.diagnostics]
@@ -114,3 +118,69 @@ def _text(value) -> Optional[str]:
     if value is None or isinstance(value, str):
         return value
     return ",".join(str(part) for part in value)
+
+
+# --- torch-era syntax ---------------------------------------------------------
+
+_REPAIRED = "torchlint_repaired"  # set on a tree parsed from a repaired text
+
+
+def _selected_in_flake8(options, code: str) -> bool:
+    """Does flake8's ``--select``/``--ignore`` (and their extend- forms) let ``code`` through?"""
+    try:
+        from flake8.style_guide import Decision, DecisionEngine
+
+        return DecisionEngine(options).decision_for(code) is Decision.Selected
+    except Exception:  # another flake8 than the one we know: keep its E999
+        return False
+
+
+def _parse_torch_era_syntax(enabled: bool) -> None:
+    """Let flake8 parse a file Python 3 rejects only for torch-era ``async``
+    as TL115 repairs it (or, when ``enabled`` is False, undo that)."""
+    try:
+        from flake8.processor import FileProcessor
+    except ImportError:
+        return
+    original = getattr(FileProcessor.build_ast, "torchlint_original", None)
+    if not enabled:
+        if original is not None:
+            FileProcessor.build_ast = original
+        return
+    if original is not None:
+        return
+    plain = FileProcessor.build_ast
+
+    def build_ast(processor) -> ast.AST:
+        try:
+            return plain(processor)
+        except SyntaxError:
+            tree = _repaired_tree("".join(processor.lines))
+            if tree is None:
+                raise  # flake8's E999, as without the plugin
+            return tree
+
+    build_ast.torchlint_original = plain  # type: ignore[attr-defined]
+    FileProcessor.build_ast = build_ast
+
+
+def _repaired_tree(text: str) -> Optional[ast.Module]:
+    """Python's tree of ``text`` with its torch-era syntax repaired, marked as
+    such; None when no rule repairs it or the repaired text still fails."""
+    repaired = _repaired_text(text)
+    if repaired is None:
+        return None
+    try:
+        tree = ast.parse(repaired)
+    except SyntaxError:
+        return None
+    setattr(tree, _REPAIRED, True)
+    return tree
+
+
+def _repaired_text(text: str) -> Optional[str]:
+    for rule in TorchlintChecker.engine().rules:
+        repair = rule.repair_syntax(text)
+        if repair is not None:
+            return repair.text
+    return None

@@ -49,7 +49,7 @@ from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.noqa import add_noqa
 from torchlint.core.settings import SettingsError
 from torchlint.core.source import SourceFile
-from torchlint.engine.textedits import TextEdit, edits_between, preview_fix
+from torchlint.engine.textedits import TextEdit, edits_between, preview_fix, preview_on_repaired
 from torchlint.rules import rule_specs
 from torchlint.run.config import CONFIG_FILES, ConfigError, Options, resolve
 from torchlint.run.reporters.base import rule_url
@@ -230,6 +230,8 @@ class WholeCheck:
                     edits = preview_fix(self.result.module, d.fix)
                 except Exception:  # a fixer bug: no quick fix for this finding
                     logger.exception("previewing the %s fix failed", d.code)
+            if d.fix is not None and self.result.repair is not None:  # TL115: back to the text as written
+                edits = preview_on_repaired(self.result.repair, d, edits)
             self._previews[index] = edits
         return self._previews[index]
 

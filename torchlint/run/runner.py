@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Optional
 
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.source import SourceError, SourceFile
-from torchlint.engine.textedits import FixPreviewer, TextEdit
+from torchlint.engine.textedits import FixPreviewer, preview_on_repaired
 from torchlint.run.fileio import content_digest, encode, read_source, write_atomically
 from torchlint.run.notebook import process_notebook
 from torchlint.run.report import FileReport, report_internal, skip
@@ -113,23 +113,10 @@ def _add_previews(report: FileReport, checked: CheckResult) -> None:
 
 
 def _previews_of_repaired(report: FileReport, checked: CheckResult) -> None:
-    """Previews of a file read through a syntax repair (TL115): the repair's
-    own fixes as the text they replace, and the other fixes, made on the
-    repaired text, moved back to the columns of the file as written."""
+    """Previews of a file read through a syntax repair (TL115), in the columns of the file as written."""
     repair = checked.repair
     assert repair is not None
-    sites = {(site.line, site.column): site for site in repair.sites}
-    for index, diagnostic in enumerate(report.diagnostics):
-        site = sites.get((diagnostic.line, diagnostic.column))
-        if site is not None and diagnostic.fix is not None and not diagnostic.fix.edits:
-            start = (site.line, site.column + 1)
-            report.previews[index] = [TextEdit(start, (site.line, start[1] + len(site.old)), site.new)]
-        elif report.previews[index]:
-            report.previews[index] = [
-                TextEdit((e.start[0], repair.original_column(e.start[0], e.start[1] - 1) + 1),
-                         (e.end[0], repair.original_column(e.end[0], e.end[1] - 1) + 1), e.content)
-                for e in report.previews[index]
-            ]
+    report.previews = [preview_on_repaired(repair, d, edits) for d, edits in zip(report.diagnostics, report.previews)]
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
