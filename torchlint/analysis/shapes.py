@@ -2,9 +2,9 @@
 
 Read from how the value was made: a torch factory with its sizes
 (``torch.randn(3, 4)``), ``.view`` / ``.reshape`` with the new sizes, a product
-of known rank (``torch.mm``), a tensor of a flat list of numbers
-(``torch.tensor([0, 2, 1])``) or ``torch.arange``; through a name bound only to
-such values. Anything else is unknown (None): rules act on known shapes only.
+of known rank (``torch.mm``), a tensor of a (nested) list of numbers
+(``torch.tensor([0, 2, 1])``, ``torch.FloatTensor([[1, 2], [3, 4]])``) or
+``torch.arange``; through a name bound only to such values. Anything else is unknown (None): rules act on known shapes only.
 """
 
 from __future__ import annotations
@@ -14,9 +14,17 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.knowledge.torch_api import PRODUCT_NDIM, RESHAPE_METHODS, SIZE_FACTORIES
+from torchlint.knowledge.torch_api import (
+    ARRAY_TO_TENSOR,
+    NDARRAY_ONLY_TO_TENSOR,
+    PRODUCT_NDIM,
+    RESHAPE_METHODS,
+    SIZE_FACTORIES,
+)
 
 _MAX_DEPTH = 4  # names followed through assignments
+# Constructors that take the data: a (nested) list makes a tensor of its nesting depth.
+_FROM_DATA = ARRAY_TO_TENSOR - NDARRAY_ONLY_TO_TENSOR
 
 
 def sized_ndim(expr: cst.BaseExpression, ctx: NodeContext, depth: int = 0) -> Optional[int]:
@@ -44,24 +52,43 @@ def sized_ndim(expr: cst.BaseExpression, ctx: NodeContext, depth: int = 0) -> Op
 
 
 def ndim(expr: cst.BaseExpression, ctx: NodeContext) -> Optional[int]:
-    """``sized_ndim``, and 1 for a tensor of a flat list of numbers or ``torch.arange``."""
+    """``sized_ndim``; else, for a tensor made from a literal (``torch.tensor([[1, 2], [3, 4]])``,
+    ``torch.FloatTensor(data)`` with ``data`` bound to a literal), the literal's nesting depth;
+    1 for ``torch.arange``."""
     known = sized_ndim(expr, ctx)
     if known is not None:
         return known
-    values = ctx.inference.bound_values(expr) if isinstance(expr, cst.Name) else (expr,)
-    if not values or len(values) != 1:
-        return None
-    value = values[0]
+    value = _only_value(expr, ctx)
     if not isinstance(value, cst.Call):
         return None
     qualified = ctx.resolver.resolve(value.func) or ""
     if qualified == "torch.arange":
         return 1
-    if value.args and isinstance(value.args[0].value, cst.List):
-        elements = value.args[0].value.elements
-        if qualified.startswith("torch.") and elements and all(
-                isinstance(e.value, (cst.Integer, cst.Float)) for e in elements):
-            return 1
+    if qualified in _FROM_DATA and value.args and value.args[0].keyword is None and not value.args[0].star:
+        data = _only_value(value.args[0].value, ctx)
+        return _literal_rank(data) if data is not None else None
+    return None
+
+
+def _only_value(expr: cst.BaseExpression, ctx: NodeContext) -> Optional[cst.BaseExpression]:
+    """``expr``, or the one value the name ``expr`` is bound to (None: several or unknown)."""
+    if not isinstance(expr, cst.Name):
+        return expr
+    values = ctx.inference.bound_values(expr)
+    return values[0] if values and len(values) == 1 else None
+
+
+def _literal_rank(expr: cst.BaseExpression) -> Optional[int]:
+    """The nesting depth of a rectangular-looking literal of numbers: 1 for
+    ``[0, 2]``, 2 for ``[[1, 2], [3, 4]]``; None for anything else."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return 0
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return _literal_rank(expr.expression)
+    if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements:
+        ranks = {_literal_rank(e.value) if not isinstance(e, cst.StarredElement) else None for e in expr.elements}
+        rank = ranks.pop() if len(ranks) == 1 else None
+        return rank + 1 if rank is not None else None
     return None
 
 

@@ -7,7 +7,7 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Outline
-from torchlint.analysis.shapes import sized_ndim
+from torchlint.analysis.shapes import ndim
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
@@ -24,8 +24,9 @@ class DotNotOneDimensional(Rule):
         "flat vectors (the sum of the elementwise product). Since 0.4 `dot` and `vdot` take 1-D tensors "
         "only and raise `RuntimeError: 1D tensors expected, but got 2D and 2D tensors` otherwise. The rule "
         "fires when the file shows that an operand is not 1-D: made by a torch factory with two or more "
-        "sizes (`torch.randn(3, 4)`), by `.view` / `.reshape` with two or more sizes, or by a matrix "
-        "product (`torch.mm`, `torch.outer`), directly or through a name bound only to such values."
+        "sizes (`torch.randn(3, 4)`), by `.view` / `.reshape` with two or more sizes, by a matrix "
+        "product (`torch.mm`, `torch.outer`), or from a nested list (`torch.FloatTensor([[1, 2], [3, 4]])`), "
+        "directly or through a name bound only to such values."
     )
     fix_safety = FixSafety.UNSAFE
     fix_description = (
@@ -56,6 +57,22 @@ class DotNotOneDimensional(Rule):
             runnable=True,
             raises="RuntimeError",
         ),
+        Example(
+            """
+            import torch
+            data = [[1, 2], [3, 4]]
+            tensor = torch.FloatTensor(data)
+            print(tensor.dot(tensor))
+            """,
+            """
+            import torch
+            data = [[1, 2], [3, 4]]
+            tensor = torch.FloatTensor(data)
+            print(tensor.reshape(-1).dot(tensor.reshape(-1)))
+            """,
+            runnable=True,
+            raises="RuntimeError",
+        ),
     )
     accepted = (
         """
@@ -68,6 +85,12 @@ class DotNotOneDimensional(Rule):
         import torch
         def score(u, v):
             return u.dot(v)  # shapes unknown: not flagged
+        """,
+        """
+        import torch
+        v = torch.tensor([1.0, -2.0])
+        full = torch.full([2, 3], 1.0)  # sizes, not data: unknown here
+        s = v.dot(v) + full.view(-1).dot(full.view(-1))
         """,
     )
 
@@ -90,7 +113,7 @@ class DotNotOneDimensional(Rule):
             operands = [func.value, positional[0].value]
         else:
             return
-        dims = [sized_ndim(o, ctx) for o in operands]
+        dims = [ndim(o, ctx) for o in operands]
         if not any(d is not None and d >= 2 for d in dims):
             return
         name = "vdot" if "vdot" in cst.Module(body=[]).code_for_node(func) else "dot"

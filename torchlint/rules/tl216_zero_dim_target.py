@@ -9,7 +9,9 @@ from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Outline, calls_matching
 from torchlint.analysis.shapes import is_1d_tensor
 from torchlint.knowledge.torch_api import is_loss_callee, may_name_loss
-from torchlint.rules.rule import Example, Finding, Rule
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.rules import edits
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 
 class ZeroDimTarget(Rule):
@@ -24,8 +26,13 @@ class ZeroDimTarget(Rule):
         "broadcasts, for regression losses). The rule fires when a loss receives, as its target, an "
         "element of a tensor the file shows is 1-D (`torch.tensor([...])`, `torch.arange(n)`, a "
         "factory with one size): by `for y in targets`, `for x, y in zip(inputs, targets)` or "
-        "`targets[i]`. Whether `targets[i:i + 1]` (shape `(1,)`) or the 0-dim element is right depends on "
-        "the output's shape, so there is no fix."
+        "`targets[i]`."
+    )
+    fix_safety = FixSafety.UNSAFE
+    fix_description = (
+        "Gives the target the shape torch 0.3 gave it: `y` becomes `y.view(1)` and `targets[i]` becomes "
+        "`targets[i].view(1)`. Unsafe: code written for torch 0.4 or later may mean the 0-dim element "
+        "(next to a 0-dim output); then the loss's result changes shape."
     )
     triggers = ("loss", "Loss")
     references = ("https://github.com/pytorch/pytorch/releases/tag/v0.4.0",)
@@ -43,7 +50,20 @@ class ZeroDimTarget(Rule):
             for x, y in zip(inputs, targets):
                 loss = criterion(x.unsqueeze(0), y)
             """,
+            """
+            import torch
+            import torch.nn as nn
+            criterion = nn.CrossEntropyLoss()
+            inputs = torch.randn(4, 3)
+            targets = torch.tensor([0, 2, 1, 0])
+            for i in range(4):
+                loss = criterion(inputs[i:i + 1], targets[i].view(1))
+            for x, y in zip(inputs, targets):
+                loss = criterion(x.unsqueeze(0), y.view(1))
+            """,
             count=2,
+            runnable=True,
+            raises="ValueError",
         ),
     )
     accepted = (
@@ -81,7 +101,8 @@ class ZeroDimTarget(Rule):
             return
         if _element_of_1d(target, ctx):
             yield Finding(target, "loss target is one element of a 1-D tensor: 0-dim since torch 0.4, (1,) before",
-                          detail="slice it (`t[i:i + 1]`) if the loss expects a batch")
+                          Fix([Edit(target, _as_one_element_batch)], safe=False),
+                          detail="`.view(1)` gives it torch 0.3's shape (1,) if the loss expects a batch")
 
 
 def _target_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
@@ -122,3 +143,10 @@ def _iterated_for(loop: cst.For, name: str) -> Optional[cst.BaseExpression]:
                     if isinstance(element, cst.Name) and element.value == name:
                         return source
     return None
+
+
+def _as_one_element_batch(node: cst.CSTNode) -> cst.CSTNode:
+    """``y`` -> ``y.view(1)``: the shape (1,) torch 0.3 gave an element of a 1-D tensor."""
+    assert isinstance(node, cst.BaseExpression)
+    return cst.Call(func=cst.Attribute(value=edits.parenthesized_if_needed(node), attr=cst.Name("view")),
+                    args=[cst.Arg(value=cst.Integer("1"))])
