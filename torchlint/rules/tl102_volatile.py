@@ -11,7 +11,7 @@ from torchlint.analysis.outline import (
     Outline,
     attributes_named,
     calls_to,
-    may_hold_value,
+    may_be_tensor,
 )
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import VARIABLE
@@ -111,7 +111,7 @@ class VolatileVariable(Rule):
         if not any(True for _ in attributes_named(outline, ("volatile",))):
             return False  # the index of attributes by name is shared by every screen
         return any(
-            isinstance(target, ast.Attribute) and target.attr == "volatile" and may_hold_value(outline, target.value)
+            isinstance(target, ast.Attribute) and target.attr == "volatile" and may_be_tensor(outline, target.value)
             for node in outline.nodes(ast.Assign)
             for target in node.targets
         )
