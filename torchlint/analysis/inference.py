@@ -287,6 +287,37 @@ class Inference:
             return UNKNOWN
         return meet(self._binding_value(binding) for binding in bindings)
 
+    def forwards(self, function: cst.FunctionDef) -> Dict[str, Tuple[str, str]]:
+        """The parameters ``function`` passes on unchanged as a keyword of a
+        torch call (or of a project function that does): parameter -> (torch
+        callee, keyword). ``def to_var(x, volatile=False): return Variable(x,
+        volatile=volatile)`` gives ``{"volatile": ("torch.autograd.Variable", "volatile")}``."""
+        params = function.params
+        names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        found: Dict[str, Tuple[str, str]] = {}
+        for call in _calls_within(function):
+            for arg in call.args:
+                if arg.keyword is None or not isinstance(arg.value, cst.Name) or arg.value.value not in names:
+                    continue
+                if not all(isinstance(getattr(a, "node", None), cst.Param) for a in self._resolver.assignments(arg.value)):
+                    continue  # rebound in the body: not the caller's value
+                target = self.forwarded_to(call, arg.keyword.value)
+                if target is not None:
+                    found[arg.value.value] = target
+        return found
+
+    def forwarded_to(self, call: cst.Call, keyword: str) -> Optional[Tuple[str, str]]:
+        """Which torch call receives ``keyword`` of ``call``: (callee, keyword), for
+        a torch callee itself or a project function that passes it on."""
+        callee = self._resolver.resolve(call.func)
+        if callee is not None and callee.startswith(api.TORCH_PACKAGES):
+            return (callee, keyword)
+        key = self.project.absolute(callee) if callee is not None else None
+        if key is None:
+            local = self._local_definition(call.func)
+            key = self._definition_name(local) if isinstance(local, cst.FunctionDef) else None
+        return self.project.forwarded(key).get(keyword) if key is not None else None
+
     def _function_return(self, function: cst.FunctionDef) -> Value:
         if function in self._facts.generators or function.asynchronous is not None:
             return UNKNOWN
@@ -642,6 +673,30 @@ class Inference:
             return qualified in api.AUTOGRAD_FUNCTION_BASES
         local = self._local_class(base)
         return local is not None and self.is_autograd_function_class(local)
+
+
+class _CallsWithin(cst.CSTVisitor):
+    """The calls of one function's body; nested functions and classes are theirs."""
+
+    def __init__(self, function: cst.FunctionDef) -> None:
+        self.function = function
+        self.calls: List[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.function
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
+def _calls_within(function: cst.FunctionDef) -> List[cst.Call]:
+    """The calls in ``function``'s body (not in functions nested in it)."""
+    visitor = _CallsWithin(function)
+    function.visit(visitor)
+    return visitor.calls
 
 
 def _element(value: Value, path: Tuple[int, ...]) -> Value:

@@ -379,6 +379,22 @@ class Project:
         finally:
             self._busy.discard(question)
 
+    def forwarded(self, key: str) -> Mapping[str, Tuple[str, str]]:
+        ref_key, name = _split_key(key)
+        question = (key, "forwards")
+        module = self.known(ref_key)
+        if module is None or question in self._busy:
+            return {}
+        self._busy.add(question)
+        try:
+            found = self._definition_node(module.ref, name)
+            if found is None or not isinstance(found[1], cst.FunctionDef):
+                return {}
+            inference, function = found
+            return inference.forwards(function)
+        finally:
+            self._busy.discard(question)
+
     def is_module_class(self, ref: ModuleRef, name: str) -> Optional[bool]:
         found = self._definition_node(ref, name)
         if found is None or not isinstance(found[1], cst.ClassDef):
@@ -415,6 +431,12 @@ class ModuleLink(ProjectLink):
 
     def member_value(self, owner: str, member: str, called: bool) -> Value:
         return self._project.member_value(owner, member, called)
+
+    def forwarded(self, qualified: str) -> Mapping[str, Tuple[str, str]]:
+        ref_key, _ = _split_key(qualified)
+        if self._project.known(ref_key) is None and ref_key == self.ref.key:
+            self._project.module(self.ref)
+        return self._project.forwarded(qualified)
 
     def star_exports(self, spelled: str) -> Optional[Dict[str, str]]:
         return self._project.star_exports(spelled, self.ref)
