@@ -25,6 +25,7 @@ from torchlint.knowledge.torch_api import (
 _MAX_DEPTH = 4  # names followed through assignments
 # Constructors that take the data: a (nested) list makes a tensor of its nesting depth.
 _FROM_DATA = ARRAY_TO_TENSOR - NDARRAY_ONLY_TO_TENSOR
+_ARRAY_CONVERSIONS = frozenset({"numpy.array", "numpy.asarray", "torch.from_numpy"})
 
 
 def sized_ndim(expr: cst.BaseExpression, ctx: NodeContext, depth: int = 0) -> Optional[int]:
@@ -64,10 +65,43 @@ def ndim(expr: cst.BaseExpression, ctx: NodeContext) -> Optional[int]:
     qualified = ctx.resolver.resolve(value.func) or ""
     if qualified == "torch.arange":
         return 1
-    if qualified in _FROM_DATA and value.args and value.args[0].keyword is None and not value.args[0].star:
-        data = _only_value(value.args[0].value, ctx)
-        return _literal_rank(data) if data is not None else None
+    if qualified in _FROM_DATA:
+        return _data_rank(value, ctx, 0)
     return None
+
+
+def _data_rank(expr: cst.BaseExpression, ctx: NodeContext, depth: int) -> Optional[int]:
+    """The rank of array data the file spells out: a (nested) list literal, a
+    name bound to one, or a conversion that keeps the rank (``np.array(data)``,
+    ``torch.FloatTensor(data)``); None: unknown."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(expr, cst.Name):
+        values = ctx.inference.bound_values(expr)
+        if not values:
+            return None
+        # ``data = np.array(data)`` keeps the rank of what ``data`` was.
+        ranks = {_data_rank(v, ctx, depth + 1) for v in values if not _converts_name(v, expr.value, ctx)}
+        return ranks.pop() if len(ranks) == 1 else None
+    if isinstance(expr, cst.Call):
+        argument = _converted(expr, ctx)
+        return _data_rank(argument, ctx, depth + 1) if argument is not None else None
+    return _literal_rank(expr)
+
+
+def _converted(call: cst.Call, ctx: NodeContext) -> Optional[cst.BaseExpression]:
+    """The data a rank-keeping conversion (``np.array(x)``, ``torch.tensor(x)``) converts."""
+    qualified = ctx.resolver.resolve(call.func) or ""
+    if qualified not in _FROM_DATA and qualified not in _ARRAY_CONVERSIONS:
+        return None
+    if not call.args or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    return call.args[0].value
+
+
+def _converts_name(value: cst.BaseExpression, name: str, ctx: NodeContext) -> bool:
+    argument = _converted(value, ctx) if isinstance(value, cst.Call) else None
+    return isinstance(argument, cst.Name) and argument.value == name
 
 
 def _only_value(expr: cst.BaseExpression, ctx: NodeContext) -> Optional[cst.BaseExpression]:

@@ -59,16 +59,20 @@ class DotNotOneDimensional(Rule):
         ),
         Example(
             """
+            import numpy as np
             import torch
             data = [[1, 2], [3, 4]]
             tensor = torch.FloatTensor(data)
-            print(tensor.dot(tensor))
+            data = np.array(data)
+            print(data.dot(data), tensor.dot(tensor))
             """,
             """
+            import numpy as np
             import torch
             data = [[1, 2], [3, 4]]
             tensor = torch.FloatTensor(data)
-            print(tensor.reshape(-1).dot(tensor.reshape(-1)))
+            data = np.array(data)
+            print(data.dot(data), tensor.reshape(-1).dot(tensor.reshape(-1)))
             """,
             runnable=True,
             raises="RuntimeError",
