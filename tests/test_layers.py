@@ -162,3 +162,14 @@ def test_the_import_reader_sees_lazy_and_type_checking_imports(tmp_path):
     )
     known = {"torchlint", "torchlint.run", "torchlint.run.runner", "torchlint.run.report", "torchlint.run.notebook"}
     assert imports_of("torchlint.run.runner", path, known) == {"torchlint.run.report", "torchlint.run.notebook"}
+
+
+def test_rule_modules_do_not_import_each_other():
+    """A rule is a self-describing unit: what two rules share lives in a shared
+    place (``rules/edits.py``, ``rules/_*.py``, ``analysis/``, ``knowledge/``),
+    never in one rule's module for the other to import."""
+    modules = all_modules()
+    known = set(modules)
+    rule_modules = {name for name in modules if name.split(".")[-1].startswith("tl") and ".rules." in name}
+    crossing = {name: sorted(imports_of(name, modules[name], known) & rule_modules) for name in sorted(rule_modules)}
+    assert {name: found for name, found in crossing.items() if found} == {}
