@@ -20,6 +20,7 @@ from torchlint.knowledge.torch_api import (
     PRODUCT_NDIM,
     RESHAPE_METHODS,
     SIZE_FACTORIES,
+    VARIABLE,
 )
 
 _MAX_DEPTH = 4  # names followed through assignments
@@ -42,6 +43,9 @@ def sized_ndim(expr: cst.BaseExpression, ctx: NodeContext, depth: int = 0) -> Op
     if not isinstance(expr, cst.Call):
         return None
     qualified = ctx.resolver.resolve(expr.func)
+    wrapped = _variable_data(expr, qualified)
+    if wrapped is not None:
+        return sized_ndim(wrapped, ctx, depth + 1)
     if qualified in PRODUCT_NDIM:
         return PRODUCT_NDIM[qualified]
     sizes = [a for a in expr.args if a.keyword is None]
@@ -63,6 +67,9 @@ def ndim(expr: cst.BaseExpression, ctx: NodeContext) -> Optional[int]:
     if not isinstance(value, cst.Call):
         return None
     qualified = ctx.resolver.resolve(value.func) or ""
+    wrapped = _variable_data(value, qualified)
+    if wrapped is not None:
+        return ndim(wrapped, ctx)
     if qualified == "torch.arange":
         return 1
     if qualified in _FROM_DATA:
@@ -102,6 +109,13 @@ def _converted(call: cst.Call, ctx: NodeContext) -> Optional[cst.BaseExpression]
 def _converts_name(value: cst.BaseExpression, name: str, ctx: NodeContext) -> bool:
     argument = _converted(value, ctx) if isinstance(value, cst.Call) else None
     return isinstance(argument, cst.Name) and argument.value == name
+
+
+def _variable_data(call: cst.Call, qualified: Optional[str]) -> Optional[cst.BaseExpression]:
+    """``t`` of ``Variable(t)``: the legacy wrapper is the tensor itself, of the same shape."""
+    if qualified in VARIABLE and call.args and call.args[0].keyword is None and not call.args[0].star:
+        return call.args[0].value
+    return None
 
 
 def _only_value(expr: cst.BaseExpression, ctx: NodeContext) -> Optional[cst.BaseExpression]:
