@@ -76,6 +76,9 @@ HAND_EDITS: Dict[str, List[Tuple[int, str, str]]] = {
         (76, "init.constant(", "init.constant_("),
         (123, ").data[0]", ").item()"),
     ],
+    # --- kuangliu/pytorch-cifar ----------------------------------------------------------
+    # Python 2's integer division: torch 0.3 truncated float sizes, torch 2 refuses them.
+    "kuangliu/pytorch-cifar:models/shufflenet.py": [(21, "C/g", "C//g"), (29, "out_planes/4", "out_planes//4")],
     # --- pytorch/examples, yunjey/pytorch-tutorial --------------------------------------
     "pytorch/examples:regression/main.py": [(55, "output.data[0]", "output.item()")],
     "yunjey/pytorch-tutorial:tutorials/01-basics/linear_regression/main.py": [(54, *_ITEM)],
