@@ -148,7 +148,7 @@ OUT_OF_SCOPE: Dict[str, str] = {
         "a bug of the script, failing on torch 0.3 too: `Model.forward` reads `self.num_layers`, never set",
     "MorvanZhou/PyTorch-Tutorial:tutorial-contents/406_GAN.py":
         "`opt_D.step()` runs between `D_loss.backward(retain_graph=True)` and `G_loss.backward()` through D; "
-        "torch 0.3's optimizers wrote `.data` unseen by autograd, today's bump the version counter. Reordering "
+        "until torch 1.4 the optimizer's in-place update went unseen by autograd, since 1.5 it is an error. Reordering "
         "the step changes the numbers: no behaviour-keeping rewrite exists",
     "MorvanZhou/PyTorch-Tutorial:tutorial-contents/406_conditional_GAN.py":
         "as 406_GAN.py: an optimizer step inside a retained graph; no behaviour-keeping rewrite exists",
@@ -326,8 +326,10 @@ def report(folder: Path, variants: Sequence[str], timeout: int) -> int:
             if before.ok and not lenient.ok and variant != "hand":
                 broken.append(f"  {variant}: {script.label}: {lenient.error}")
             if not strict.ok:
-                scope = OUT_OF_SCOPE.get(script.key)
-                where = f"  [out of scope: {scope}]" if scope else ("" if variant != "torchlint" else "  [in scope]")
+                where = ""
+                if variant == "torchlint":  # the scope is torchlint's
+                    scope = OUT_OF_SCOPE.get(script.key)
+                    where = f"  [out of scope: {scope}]" if scope else "  [in scope]"
                 failures[variant].append(f"  {script.label}: {strict.error}{where}")
         hand = results["hand"]
         for variant in variants:
