@@ -304,3 +304,37 @@ def test_volatile_through_a_method_of_the_project():
             def test(self, x):
                 return self.tensor2var(x, volatile=True)
         """) == [(6, "TL107"), (6, "TL102"), (9, "TL102")]
+
+
+def test_members_come_from_base_classes_and_either_class_of_an_if():
+    assert _codes("""
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class RPN(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.loss_cls = 0
+
+            def forward(self, x, y):
+                self.loss_cls = F.cross_entropy(x, y)
+                return x
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rpn = RPN()
+
+        class A(Base):
+            pass
+
+        class B(Base):
+            pass
+
+        def build(kind):
+            if kind == "a":
+                net = A()
+            else:
+                net = B()
+            return net.rpn.loss_cls.data[0]
+        """) == [(29, "TL101")]
