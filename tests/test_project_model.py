@@ -337,4 +337,4 @@ def test_members_come_from_base_classes_and_either_class_of_an_if():
             else:
                 net = B()
             return net.rpn.loss_cls.data[0]
-        """) == [(29, "TL101")]
+        """) == [(30, "TL101")]
