@@ -56,6 +56,8 @@ from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 CARD_RULES = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL106", "TL201", "TL202")
+CARD_TOTAL = "card rules"
+ALL_TOTAL = "all rules"
 DEFAULT_MIRROR_ROOT = Path("/work/.mirror")
 SKIPPED_SUFFIXES = (".ipynb",)
 GITHUB = re.compile(r"^github:(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+)@(?P<commit>[0-9a-f]{40})$")
@@ -186,13 +188,26 @@ def _unpack_pypi(source: str, staging: Path) -> None:
                 zipped.extractall(staging)
         else:
             with tarfile.open(archive) as tarred:
-                tarred.extractall(staging, filter="data")
+                _extract_safely(tarred, staging)
     # An sdist holds one top folder (name-version/): the corpus starts inside it.
     children = list(staging.iterdir())
     if len(children) == 1 and children[0].is_dir():
         for child in list(children[0].iterdir()):
             child.rename(staging / child.name)
         children[0].rmdir()
+
+
+def _extract_safely(archive: tarfile.TarFile, target: Path) -> None:
+    """Extract refusing links and paths outside ``target`` (the "data" filter
+    where this Python has it, the same check by hand otherwise)."""
+    if hasattr(tarfile, "data_filter"):
+        archive.extractall(target, filter="data")
+        return
+    root = target.resolve()
+    for member in archive.getmembers():
+        if member.issym() or member.islnk() or not (root / member.name).resolve().is_relative_to(root):
+            raise UsageError(f"unsafe path in the archive: {member.name}")
+    archive.extractall(target)
 
 
 def _drop_skipped_files(root: Path) -> None:
@@ -461,6 +476,10 @@ class RuleScore:
 
     @property
     def recall(self) -> Optional[float]:
+        # Only card rules have every candidate labelled; elsewhere the labels
+        # cover findings, so a recall would always read 1.0.
+        if self.code not in CARD_RULES and self.code != CARD_TOTAL:
+            return None
         return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
 
 
@@ -506,7 +525,7 @@ def format_table(scores: Dict[str, RuleScore]) -> List[str]:
     rows = ["| rule | should flag | labelled ok | flagged | TP | FP | FN | unjudged | precision | recall |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     card = [s for code, s in scores.items() if code in CARD_RULES]
-    for entry in [*scores.values(), total(card, "card rules"), total(scores.values(), "all rules")]:
+    for entry in [*scores.values(), total(card, CARD_TOTAL), total(scores.values(), ALL_TOTAL)]:
         rows.append(f"| {entry.code} | {entry.should_flag} | {entry.labelled_ok} | {entry.flagged} | {entry.tp} "
                     f"| {entry.fp} | {entry.fn} | {entry.unjudged} | {_ratio(entry.precision)} "
                     f"| {_ratio(entry.recall)} |")
@@ -568,12 +587,12 @@ def _print_side_by_side(summaries: Sequence[Tuple[str, Dict[str, RuleScore]]]) -
     print("| rule | " + " | ".join(source for source, _ in summaries) + " |")
     print("|---|" + "---|" * len(summaries))
     codes = sorted({code for _, scores in summaries for code in scores})
-    for code in [*codes, "card rules", "all rules"]:
+    for code in [*codes, CARD_TOTAL, ALL_TOTAL]:
         cells = []
         for _, scores in summaries:
-            if code == "card rules":
+            if code == CARD_TOTAL:
                 entry = total([s for c, s in scores.items() if c in CARD_RULES], code)
-            elif code == "all rules":
+            elif code == ALL_TOTAL:
                 entry = total(scores.values(), code)
             else:
                 entry = scores.get(code, RuleScore(code))
