@@ -308,7 +308,7 @@ def find_candidates(dest: Path, codes: Iterable[str]) -> Tuple[List[Candidate], 
 
 def _candidates_in(tree: ast.AST) -> Iterator[Tuple[int, str]]:
     cuda_bound = _names_bound_from_cuda(tree)
-    init_imports = _names_imported_from(tree, lambda module: module.split(".")[-1] == "init")
+    imported = _imported_card_names(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Subscript) and _is_data_index_zero(node):
             yield node.lineno, "TL101"
@@ -325,8 +325,8 @@ def _candidates_in(tree: ast.AST) -> Iterator[Tuple[int, str]]:
                     yield target.lineno, "TL102"
         elif isinstance(node, ast.Attribute):
             yield from _attribute_candidates(node)
-        elif isinstance(node, ast.Name) and node.id in init_imports and isinstance(node.ctx, ast.Load):
-            yield node.lineno, "TL105"
+        elif isinstance(node, ast.Name) and node.id in imported and isinstance(node.ctx, ast.Load):
+            yield node.lineno, imported[node.id]
         elif isinstance(node, ast.ImportFrom):
             yield from _import_candidates(node)
         elif isinstance(node, ast.Expr) and _is_conversion_call(node.value):
@@ -345,14 +345,10 @@ def _attribute_candidates(node: ast.Attribute) -> Iterator[Tuple[int, str]]:
 
 
 def _import_candidates(node: ast.ImportFrom) -> Iterator[Tuple[int, str]]:
-    module = node.module or ""
     for alias in node.names:
-        if alias.name in UPSAMPLE_NAMES:
-            yield node.lineno, "TL103"
-        elif alias.name in SIGMOID_TANH and "functional" in module:
-            yield node.lineno, "TL104"
-        elif alias.name in OLD_INIT_NAMES and module.split(".")[-1] == "init":
-            yield node.lineno, "TL105"
+        code = _import_code(node.module or "", alias.name)
+        if code:
+            yield node.lineno, code
 
 
 def _is_data_index_zero(node: ast.Subscript) -> bool:
@@ -403,12 +399,27 @@ def _names_bound_from_cuda(tree: ast.AST) -> Set[str]:
     return bound
 
 
-def _names_imported_from(tree: ast.AST, module_matches) -> Set[str]:
-    names = set()
+def _imported_card_names(tree: ast.AST) -> Dict[str, str]:
+    """Names a from-import binds to a card rule's function (``from
+    torch.nn.functional import upsample as up``), so calls through them count."""
+    names = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and module_matches(node.module or ""):
-            names.update(a.asname or a.name for a in node.names if a.name in OLD_INIT_NAMES)
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                code = _import_code(node.module or "", alias.name)
+                if code:
+                    names[alias.asname or alias.name] = code
     return names
+
+
+def _import_code(module: str, name: str) -> Optional[str]:
+    if name in UPSAMPLE_NAMES:
+        return "TL103"
+    if name in SIGMOID_TANH and "functional" in module:
+        return "TL104"
+    if name in OLD_INIT_NAMES and module.split(".")[-1] == "init":
+        return "TL105"
+    return None
 
 
 def _last_name(node: ast.AST) -> Optional[str]:

@@ -38,7 +38,14 @@ TRAIN = textwrap.dedent("""\
 
 HELPERS = textwrap.dedent("""\
     import torch
+    import torch.nn as nn
     from torch.autograd import Variable
+    from torch.nn.functional import upsample as resize
+    from torch.nn.init import xavier_uniform
+
+    resized = resize(torch.zeros(1, 1, 2, 2), scale_factor=2)
+    weight = xavier_uniform(torch.zeros(2, 2))
+    criterion = nn.MSELoss(size_average=False)
 
     def to_var(x, volatile=False):
         return Variable(x, volatile=volatile)
@@ -110,13 +117,18 @@ def test_candidates_are_broad_and_skip_labelled_lines(corpus: Path, tmp_path: Pa
     assert done.returncode == 0, done.stderr
     found = {tuple(line.split("\t")[:3]) for line in done.stdout.splitlines()}
     assert found == {
-        ("demo/helpers.py", "5", "TL102"),   # Variable(x, volatile=volatile) in the helper
-        ("demo/helpers.py", "7", "TL102"),   # the helper's caller: volatile= forwarded
-        ("demo/helpers.py", "8", "TL201"),   # bare batch.cuda()
-        ("demo/helpers.py", "9", "TL202"),   # .data.numpy()
+        ("demo/helpers.py", "4", "TL103"),   # the from-import of upsample
+        ("demo/helpers.py", "5", "TL105"),   # the from-import of xavier_uniform
+        ("demo/helpers.py", "7", "TL103"),   # a call through the imported alias
+        ("demo/helpers.py", "8", "TL105"),   # a call through the imported name
+        ("demo/helpers.py", "9", "TL106"),   # size_average=
+        ("demo/helpers.py", "12", "TL102"),  # Variable(x, volatile=volatile) in the helper
+        ("demo/helpers.py", "14", "TL102"),  # the helper's caller: volatile= forwarded
+        ("demo/helpers.py", "15", "TL201"),  # bare batch.cuda()
+        ("demo/helpers.py", "16", "TL202"),  # .data.numpy()
         ("demo/train.py", "12", "TL104"),    # F.sigmoid
     }, done.stdout  # every TL101 line of train.py has a label, so none is printed
-    assert "5 unlabelled of 8 candidates" in done.stderr
+    assert "10 unlabelled of 13 candidates" in done.stderr
 
     only = judged("candidates", "--codes", "TL101", str(corpus), cwd=tmp_path)
     assert [line.split("\t")[1] for line in only.stdout.splitlines()] == ["9", "10", "11"]
