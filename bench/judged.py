@@ -271,6 +271,7 @@ OLD_INIT_NAMES = frozenset({
 UPSAMPLE_NAMES = frozenset({"upsample", "upsample_nearest", "upsample_bilinear"})
 SIGMOID_TANH = frozenset({"sigmoid", "tanh"})
 LEGACY_REDUCTION_KEYWORDS = frozenset({"size_average", "reduce"})
+ASYNC_KEYWORD = re.compile(r"\basync(\s*=)")
 
 
 @dataclass(frozen=True)
@@ -292,10 +293,9 @@ def find_candidates(dest: Path, codes: Iterable[str]) -> Tuple[List[Candidate], 
     unparsed = []
     for path in source_files(dest):
         relative = path.relative_to(dest).as_posix()
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        tree = _parse(text)
+        if tree is None:
             unparsed.append(relative)
             continue
         lines = text.splitlines()
@@ -304,6 +304,18 @@ def find_candidates(dest: Path, codes: Iterable[str]) -> Tuple[List[Candidate], 
                 key = (relative, line, code)
                 found.setdefault(key, Candidate(key, lines[line - 1].strip() if line <= len(lines) else ""))
     return sorted(found.values(), key=lambda c: c.key), unparsed
+
+
+def _parse(text: str) -> Optional[ast.AST]:
+    """The syntax tree, also of torch 0.3 code that passes ``async=True``
+    (a keyword since Python 3.7, which torchlint repairs and checks too); the
+    rename keeps every line number."""
+    for source in (text, ASYNC_KEYWORD.sub(r"async_\1", text)):
+        try:
+            return ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+    return None
 
 
 def _candidates_in(tree: ast.AST) -> Iterator[Tuple[int, str]]:

@@ -78,6 +78,9 @@ def corpus(tmp_path: Path) -> Path:
     (dest / "demo").mkdir(parents=True)
     (dest / "demo" / "train.py").write_text(TRAIN)
     (dest / "demo" / "helpers.py").write_text(HELPERS)
+    # torch 0.3's async= keyword, which Python 3.7+ refuses and torchlint repairs
+    (dest / "demo" / "old_async.py").write_text("import torch\nx = torch.ones(1).cuda(async=True)\nprint(x.data[0])\n")
+    (dest / "demo" / "python2.py").write_text("print 'not Python 3'\n")
     (tmp_path / "labels.tsv").write_text(LABELS)
     return dest
 
@@ -126,12 +129,14 @@ def test_candidates_are_broad_and_skip_labelled_lines(corpus: Path, tmp_path: Pa
         ("demo/helpers.py", "14", "TL102"),  # the helper's caller: volatile= forwarded
         ("demo/helpers.py", "15", "TL201"),  # bare batch.cuda()
         ("demo/helpers.py", "16", "TL202"),  # .data.numpy()
+        ("demo/old_async.py", "3", "TL101"),  # found although the file needs async= renamed to parse
         ("demo/train.py", "12", "TL104"),    # F.sigmoid
     }, done.stdout  # every TL101 line of train.py has a label, so none is printed
-    assert "10 unlabelled of 13 candidates" in done.stderr
+    assert "11 unlabelled of 14 candidates; 1 files Python cannot parse" in done.stderr
 
     only = judged("candidates", "--codes", "TL101", str(corpus), cwd=tmp_path)
-    assert [line.split("\t")[1] for line in only.stdout.splitlines()] == ["9", "10", "11"]
+    assert [line.split("\t")[:2] for line in only.stdout.splitlines()] == [
+        ["demo/old_async.py", "3"], ["demo/train.py", "9"], ["demo/train.py", "10"], ["demo/train.py", "11"]]
 
     wrong = judged("candidates", "--codes", "TL301", str(corpus), cwd=tmp_path)
     assert wrong.returncode == 2 and "not card rules: TL301" in wrong.stderr
