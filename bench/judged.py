@@ -26,8 +26,10 @@ Three commands, all standard library only:
     joins its findings with the labels on (path relative to DEST, line, code)
     and prints per-rule tables. ``--torchlint-src`` (repeatable) scores other
     checkouts side by side (their directory goes first on PYTHONPATH), so
-    before/after figures come from one run. Findings without a label are
-    listed as UNJUDGED; ``--strict`` makes them an error (exit 1).
+    before/after figures come from one run; ``--frontend flake8`` scores
+    ``flake8 --select TL`` (the plugin) instead of the command. Findings
+    without a label are listed as UNJUDGED; ``--strict`` makes them an error
+    (exit 1).
 
 A label line is ``path<TAB>line<TAB>code<TAB>verdict<TAB>reason``: path
 relative to DEST (starting with the corpus entry's name), verdict ``flag`` (a
@@ -457,10 +459,19 @@ class Run:
     parse_errors: List[str]
 
 
-def run_torchlint(dest: Path, source: Optional[Path], codes: Sequence[str]) -> Run:
+def run_torchlint(dest: Path, source: Optional[Path], codes: Sequence[str], frontend: str = "cli") -> Run:
+    """torchlint's findings on DEST through the command (``cli``) or the
+    flake8 plugin (``flake8``), from ``source`` when given."""
     env = dict(os.environ)
     if source is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source.resolve()), env.get("PYTHONPATH")]))
+    label = f"{source or 'this checkout'}" + (" (flake8 plugin)" if frontend == "flake8" else "")
+    if frontend == "flake8":
+        return Run(label, *_flake8_findings(dest, env))
+    return Run(label, *_cli_findings(dest, env, codes))
+
+
+def _cli_findings(dest: Path, env: Dict[str, str], codes: Sequence[str]) -> Tuple[Set[Key], List[str]]:
     command = [sys.executable, "-m", "torchlint", "--isolated", "--no-cache", "--no-respect-gitignore",
                "--output-format", "json", "--exit-zero", "--extend-select", ",".join(codes), "."]
     done = subprocess.run(command, cwd=dest, env=env, capture_output=True, text=True)
@@ -469,17 +480,37 @@ def run_torchlint(dest: Path, source: Optional[Path], codes: Sequence[str]) -> R
     try:
         items = json.loads(done.stdout)
     except json.JSONDecodeError:
-        raise UsageError(f"torchlint ({source or 'installed'}) exited {done.returncode} without JSON: "
-                         f"{done.stderr.strip()[-500:]}") from None
+        raise UsageError(f"torchlint exited {done.returncode} without JSON: {done.stderr.strip()[-500:]}") from None
     findings: Set[Key] = set()
     parse_errors = []
     for item in items:
-        path = os.path.normpath(item["filename"]).replace(os.sep, "/")
+        path = _relative(item["filename"])
         if item.get("code") is None:  # a file torchlint could not parse
             parse_errors.append(path)
-            continue
-        findings.add((path, item["location"]["row"], item["code"]))
-    return Run(str(source) if source else "this checkout", findings, sorted(set(parse_errors)))
+        else:
+            findings.add((path, item["location"]["row"], item["code"]))
+    return findings, sorted(set(parse_errors))
+
+
+def _flake8_findings(dest: Path, env: Dict[str, str]) -> Tuple[Set[Key], List[str]]:
+    command = [sys.executable, "-m", "flake8", "--isolated", "--select", "TL,E999", "--exit-zero",
+               "--format", "%(path)s\t%(row)d\t%(code)s", "."]
+    done = subprocess.run(command, cwd=dest, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise UsageError(f"flake8 exited {done.returncode}: {done.stderr.strip()[-500:]}")
+    findings: Set[Key] = set()
+    parse_errors = []
+    for line in done.stdout.splitlines():
+        path, row, code = line.split("\t")
+        if code == "E999":  # flake8's own syntax error
+            parse_errors.append(_relative(path))
+        else:
+            findings.add((_relative(path), int(row), code))
+    return findings, sorted(set(parse_errors))
+
+
+def _relative(path: str) -> str:
+    return os.path.normpath(path).replace(os.sep, "/")
 
 
 @dataclass
@@ -556,12 +587,12 @@ def format_table(scores: Dict[str, RuleScore]) -> List[str]:
 
 
 def score(dest: Path, label_files: Sequence[Path], sources: Sequence[Optional[Path]], strict: bool,
-          show: Set[str]) -> int:
+          show: Set[str], frontend: str = "cli") -> int:
     labels = read_labels(label_files)
     unjudged_anywhere = False
     summaries = []
     for source in sources:
-        run = run_torchlint(dest, source, CARD_RULES)
+        run = run_torchlint(dest, source, CARD_RULES, frontend)
         scores = score_run(run, labels)
         print(f"## torchlint: {run.source}\n")
         print("\n".join(format_table(scores)))
@@ -642,6 +673,8 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     sc.add_argument("--torchlint-src", type=Path, action="append", default=[],
                     help="a checkout to score (its folder goes on PYTHONPATH); repeatable")
     sc.add_argument("--strict", action="store_true", help="exit 1 when a finding has no label")
+    sc.add_argument("--frontend", choices=("cli", "flake8"), default="cli",
+                    help="run the torchlint command (default) or flake8 with the TL plugin")
     sc.add_argument("--show", default="", help="comma-separated lists to print: fn, fp")
     sc.add_argument("dest", type=Path)
     return parser.parse_args(argv)
@@ -670,7 +703,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 0
         sources = arguments.torchlint_src or [None]
         show = {s.strip() for s in arguments.show.split(",") if s.strip()}
-        return score(arguments.dest, arguments.labels, sources, arguments.strict, show)
+        return score(arguments.dest, arguments.labels, sources, arguments.strict, show, arguments.frontend)
     except UsageError as error:
         print(f"judged.py: {error}", file=sys.stderr)
         return 2

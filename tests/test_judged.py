@@ -99,12 +99,23 @@ def test_score_counts_every_cell_and_lists_unjudged_findings(corpus: Path, tmp_p
     assert _table_row(done.stdout, "TL101") == ["TL101", "2", "2", "2", "1", "1", "1", "0", "0.500", "0.500"]
     assert _table_row(done.stdout, "TL104")[1:8] == ["0", "0", "1", "0", "0", "0", "1"]
     assert "UNJUDGED\tdemo/train.py\t12\tTL104" in done.stdout
+    assert "files torchlint could not parse (1): demo/python2.py" in done.stdout
     assert "TL101: other 1" in done.stdout  # the false negative's cause tag
     assert "demo/train.py:13 TL101 [other]" in done.stdout
     assert "demo/train.py:11 TL101 deliberately wrong" in done.stdout
 
     strict = judged("score", "--strict", "--labels", str(tmp_path / "labels.tsv"), str(corpus), cwd=tmp_path)
     assert strict.returncode == 1
+
+
+def test_score_through_the_flake8_plugin_gives_the_same_table(corpus: Path, tmp_path: Path):
+    done = judged("score", "--frontend", "flake8", "--labels", str(tmp_path / "labels.tsv"), str(corpus), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "## torchlint: this checkout (flake8 plugin)" in done.stdout
+    assert _table_row(done.stdout, "TL101") == ["TL101", "2", "2", "2", "1", "1", "1", "0", "0.500", "0.500"]
+    assert "UNJUDGED\tdemo/train.py\t12\tTL104" in done.stdout
+    # flake8 refuses the async= file the command repairs (its E999 is listed)
+    assert "files torchlint could not parse (2): demo/old_async.py, demo/python2.py" in done.stdout
 
 
 def test_score_side_by_side_runs_each_checkout(corpus: Path, tmp_path: Path):
