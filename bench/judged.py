@@ -27,7 +27,8 @@ Three commands, all standard library only:
     and prints per-rule tables. ``--torchlint-src`` (repeatable) scores other
     checkouts side by side (their directory goes first on PYTHONPATH), so
     before/after figures come from one run; ``--frontend flake8`` scores
-    ``flake8 --select TL`` (the plugin) instead of the command. Findings
+    ``flake8 --select TL`` (the plugin) instead of the command, and
+    ``--frontend stdin`` the command fed each file on ``--stdin-filename``. Findings
     without a label are listed as UNJUDGED; ``--strict`` makes them an error
     (exit 1).
 
@@ -68,6 +69,9 @@ VERDICTS = ("flag", "ok")
 CAUSE_TAG = re.compile(r"^\[(?P<cause>[\w-]+)\]")
 
 Key = Tuple[str, int, str]  # (path relative to DEST, line, code)
+FRONTEND_LABELS = {"cli": "", "flake8": " (flake8 plugin)", "stdin": " (--stdin-filename, file by file)"}
+# path:line:col: CODE message, the default output
+CONCISE_FINDING = re.compile(r"^(?P<path>.+?):(?P<row>\d+):(?P<col>\d+): (?P<code>TL\d{3}) ")
 
 
 class UsageError(Exception):
@@ -465,9 +469,11 @@ def run_torchlint(dest: Path, source: Optional[Path], codes: Sequence[str], fron
     env = dict(os.environ)
     if source is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source.resolve()), env.get("PYTHONPATH")]))
-    label = f"{source or 'this checkout'}" + (" (flake8 plugin)" if frontend == "flake8" else "")
+    label = f"{source or 'this checkout'}" + FRONTEND_LABELS[frontend]
     if frontend == "flake8":
         return Run(label, *_flake8_findings(dest, env))
+    if frontend == "stdin":
+        return Run(label, *_stdin_findings(dest, env, codes))
     return Run(label, *_cli_findings(dest, env, codes))
 
 
@@ -507,6 +513,24 @@ def _flake8_findings(dest: Path, env: Dict[str, str]) -> Tuple[Set[Key], List[st
         else:
             findings.add((_relative(path), int(row), code))
     return findings, sorted(set(parse_errors))
+
+
+def _stdin_findings(dest: Path, env: Dict[str, str], codes: Sequence[str]) -> Tuple[Set[Key], List[str]]:
+    """One ``--stdin-filename`` run per file, as an editor integration sends
+    them (the default output: the JSON one costs much more per finding)."""
+    findings: Set[Key] = set()
+    parse_errors = []
+    for path in source_files(dest):
+        relative = path.relative_to(dest).as_posix()
+        command = [sys.executable, "-m", "torchlint", "--isolated", "--no-cache", "--exit-zero", "-q",
+                   "--extend-select", ",".join(codes), "--stdin-filename", relative, "-"]
+        done = subprocess.run(command, cwd=dest, env=env, input=path.read_bytes(), capture_output=True)
+        output = done.stdout.decode("utf-8", "replace")
+        matches = [CONCISE_FINDING.match(line) for line in output.splitlines()]
+        findings.update((_relative(m["path"]), int(m["row"]), m["code"]) for m in matches if m)
+        if done.returncode == 2:  # the file could not be parsed
+            parse_errors.append(relative)
+    return findings, parse_errors
 
 
 def _relative(path: str) -> str:
@@ -673,8 +697,9 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     sc.add_argument("--torchlint-src", type=Path, action="append", default=[],
                     help="a checkout to score (its folder goes on PYTHONPATH); repeatable")
     sc.add_argument("--strict", action="store_true", help="exit 1 when a finding has no label")
-    sc.add_argument("--frontend", choices=("cli", "flake8"), default="cli",
-                    help="run the torchlint command (default) or flake8 with the TL plugin")
+    sc.add_argument("--frontend", choices=tuple(FRONTEND_LABELS), default="cli",
+                    help="the torchlint command over DEST (default), flake8 with the TL plugin, "
+                         "or the command on each file through --stdin-filename")
     sc.add_argument("--show", default="", help="comma-separated lists to print: fn, fp")
     sc.add_argument("dest", type=Path)
     return parser.parse_args(argv)

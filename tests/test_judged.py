@@ -118,6 +118,15 @@ def test_score_through_the_flake8_plugin_gives_the_same_table(corpus: Path, tmp_
     assert "files torchlint could not parse (2): demo/old_async.py, demo/python2.py" in done.stdout
 
 
+def test_score_through_stdin_filename_gives_the_same_table(corpus: Path, tmp_path: Path):
+    done = judged("score", "--frontend", "stdin", "--labels", str(tmp_path / "labels.tsv"), str(corpus), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "## torchlint: this checkout (--stdin-filename, file by file)" in done.stdout
+    assert _table_row(done.stdout, "TL101") == ["TL101", "2", "2", "2", "1", "1", "1", "0", "0.500", "0.500"]
+    assert "UNJUDGED\tdemo/train.py\t12\tTL104" in done.stdout
+    assert "files torchlint could not parse (1): demo/python2.py" in done.stdout
+
+
 def test_score_side_by_side_runs_each_checkout(corpus: Path, tmp_path: Path):
     done = judged("score", "--labels", str(tmp_path / "labels.tsv"), "--torchlint-src", str(REPO),
                   "--torchlint-src", str(REPO), str(corpus), cwd=tmp_path)
