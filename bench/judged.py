@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import io
 import json
 import os
 import re

@@ -132,7 +132,7 @@ def test_score_side_by_side_runs_each_checkout(corpus: Path, tmp_path: Path):
                   "--torchlint-src", str(REPO), str(corpus), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.count(f"## torchlint: {REPO}") == 2
-    assert f"| TL101 | 0.500 / 0.500 | 0.500 / 0.500 |" in done.stdout
+    assert "| TL101 | 0.500 / 0.500 | 0.500 / 0.500 |" in done.stdout
 
 
 def test_candidates_are_broad_and_skip_labelled_lines(corpus: Path, tmp_path: Path):
