@@ -141,6 +141,10 @@ class ProjectLink:
         torch call as a keyword: parameter -> (torch callee, keyword)."""
         return {}
 
+    def member_forwarded(self, owner: str, method: str) -> Mapping[str, Tuple[str, str]]:
+        """``forwarded`` for the method ``method`` of the project class ``owner``."""
+        return {}
+
 
 NO_PROJECT = ProjectLink()
 
@@ -225,7 +229,7 @@ class Inference:
         if value.kind is not Kind.UNKNOWN:
             return value
         if isinstance(expr, cst.Name):
-            values = [self._assignment_value(a) for a in self._resolver.assignments(expr)]
+            values = [self._accumulated_value(a, expr.value) for a in self._resolver.assignments(expr)]
             known = [v for v in values if v.kind is not Kind.NUMBER]
             if known and len(known) < len(values):
                 return meet(known)
@@ -347,12 +351,20 @@ class Inference:
                     found[arg.value.value] = target
         return found
 
+    def method_forwards(self, classdef: cst.ClassDef, name: str) -> Dict[str, Tuple[str, str]]:
+        method = _method(classdef, name)
+        return self.forwards(method) if method is not None else {}
+
     def forwarded_to(self, call: cst.Call, keyword: str) -> Optional[Tuple[str, str]]:
         """Which torch call receives ``keyword`` of ``call``: (callee, keyword), for
         a torch callee itself or a project function that passes it on."""
         callee = self._resolver.resolve(call.func)
         if callee is not None and callee.startswith(api.TORCH_PACKAGES):
             return (callee, keyword)
+        if isinstance(call.func, cst.Attribute):  # a method of a project class: ``self.to_var(x, volatile=True)``
+            receiver = self.value(call.func.value)
+            if receiver.instance_of is not None:
+                return self.project.member_forwarded(receiver.instance_of, call.func.attr.value).get(keyword)
         key = self.project.absolute(callee) if callee is not None else None
         if key is None:
             local = self._local_definition(call.func)
@@ -463,6 +475,14 @@ class Inference:
             # ``name.backward()`` in the same scope: only a one-element tensor takes that.
             return Value(Kind.TENSOR, scalar=True, loss=True)
         return value
+
+    def _accumulated_value(self, assignment, name: str) -> Value:
+        """A binding's value; for ``name = name + x`` (an accumulation), what is added."""
+        node = getattr(assignment, "node", None)
+        binding = self._bindings.get(node) if isinstance(node, cst.Name) else None
+        if binding is not None and binding.how == "assign" and _updates(binding, name):
+            return self.value(binding.value.right)
+        return self._assignment_value(assignment)
 
     def _dominating(self, read: cst.Name, assignments) -> Optional[Value]:
         """The value of ``read`` when the last binding before it is in a block

@@ -450,6 +450,22 @@ class Project:
         finally:
             self._busy.discard(question)
 
+    def member_forwarded(self, key: str, method: str) -> Mapping[str, Tuple[str, str]]:
+        ref_key, name = _split_key(key)
+        question = (key, method + "/forwards")
+        module = self.known(ref_key)
+        if module is None or question in self._busy:
+            return {}
+        self._busy.add(question)
+        try:
+            found = self._definition_node(module.ref, name)
+            if found is None or not isinstance(found[1], cst.ClassDef):
+                return {}
+            inference, classdef = found
+            return inference.method_forwards(classdef, method)
+        finally:
+            self._busy.discard(question)
+
     def is_module_class(self, ref: ModuleRef, name: str) -> Optional[bool]:
         found = self._definition_node(ref, name)
         if found is None or not isinstance(found[1], cst.ClassDef):
@@ -495,6 +511,9 @@ class ModuleLink(ProjectLink):
 
     def star_exports(self, spelled: str) -> Optional[Dict[str, str]]:
         return self._project.star_exports(spelled, self.ref)
+
+    def member_forwarded(self, owner: str, method: str) -> Mapping[str, Tuple[str, str]]:
+        return self._project.member_forwarded(owner, method)
 
 
 def _key(ref: ModuleRef, name: str) -> str:
