@@ -65,6 +65,25 @@ GATED = {
             except AttributeError:
                 return torch.cholesky(torch.eye(2))
         """,
+    "lightning_utilities flags": """
+        import operator
+        import torch
+        from lightning_utilities.core.imports import RequirementCache, compare_version
+        _TORCH_GREATER_EQUAL_2_4 = compare_version("torch", operator.ge, "2.4.0")
+        _TORCH_2_2 = RequirementCache("torch>=2.2")
+        scaler = torch.amp.GradScaler("cuda") if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()
+        if _TORCH_2_2:
+            from torch.distributed.checkpoint import save
+        else:
+            from torch.distributed.checkpoint import save_state_dict as save
+        """,
+    "installed distribution's version": """
+        import torch
+        from importlib.metadata import version
+        from packaging.version import Version
+        if Version(version("torch")) < Version("2.4"):
+            scaler = torch.cuda.amp.GradScaler()
+        """,
     "import fallback": """
         import torch
         try:
@@ -98,6 +117,14 @@ UNGATED = {
         import numpy
         import torch
         if numpy.__version__ >= "2":
+            scaler = torch.cuda.amp.GradScaler()
+        """, "TL109"),
+    "a query about another distribution": ("""
+        import torch
+        from lightning_utilities.core.imports import RequirementCache, compare_version
+        _TV = RequirementCache("torchvision>=0.16")
+        _XLA = compare_version("torch_xla", operator.ge, "2.0")
+        if _TV and _XLA:
             scaler = torch.cuda.amp.GradScaler()
         """, "TL109"),
     "a bare except": ("""
