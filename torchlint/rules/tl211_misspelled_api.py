@@ -280,8 +280,8 @@ class MisspelledTorchApi(Rule):
 
 
             def configure(model):
-                assert model is not None  # not a compatibility test: the block is still checked
-                if model.training:
+                assert torch.__version__ >= "1.0"  # a floor: the lines below run on today's torch too
+                if not hasattr(model, "training"):  # a probe, but not of torch.set_num_threds
                     return model
                 torch.set_num_threds(4)
                 return model
@@ -291,8 +291,8 @@ class MisspelledTorchApi(Rule):
 
 
             def configure(model):
-                assert model is not None  # not a compatibility test: the block is still checked
-                if model.training:
+                assert torch.__version__ >= "1.0"  # a floor: the lines below run on today's torch too
+                if not hasattr(model, "training"):  # a probe, but not of torch.set_num_threds
                     return model
                 torch.set_num_threads(4)
                 return model
@@ -833,11 +833,12 @@ class _FileFacts:
         """Inside version- or platform-compatibility code: a ``try`` catching
         ``exceptions``, or a branch whose condition asks ``hasattr``/``getattr``,
         a version, or mentions ``name`` (``if is_torch_npu_available():``), or
-        a block that such a condition already screened on an earlier line
-        (``assert hasattr(torch.onnx, "dynamo_export")``, ``if not hasattr(...): raise``)."""
+        a block that an earlier line screened with a probe of the name or of
+        its namespace (``assert hasattr(torch.onnx, "dynamo_export")``,
+        ``if not hasattr(...): raise``)."""
         child, parent = node, self.parents.get(node)
         while parent is not None:
-            if isinstance(parent, (cst.IndentedBlock, cst.Module)) and _screened_earlier(parent.body, child, name):
+            if isinstance(parent, (cst.IndentedBlock, cst.Module)) and _screened_earlier(parent.body, child, node, name):
                 return True
             if isinstance(parent, cst.Try) and child is parent.body and any(
                 _catches(handler, exceptions) for handler in parent.handlers
@@ -853,21 +854,50 @@ class _FileFacts:
         return False
 
 
-def _screened_earlier(body: Sequence[cst.BaseStatement], statement: cst.CSTNode, name: str) -> bool:
-    """Does a statement before ``statement`` in ``body`` stop the block unless a
-    compatibility test passes? An ``assert`` of such a test, or an ``if`` on one
-    whose branch always leaves (``raise``, ``return``, ``continue``, ``break``):
-    the lines after it run only on the torch the test asked for."""
+def _screened_earlier(body: Sequence[cst.BaseStatement], statement: cst.CSTNode,
+                      node: cst.CSTNode, name: str) -> bool:
+    """Does a statement before ``statement`` in ``body`` stop the block unless
+    a ``hasattr``/``getattr`` probe of ``name`` or of its namespace passes? An
+    ``assert`` of the probe, or an ``if`` on it whose branch always leaves
+    (``raise``, ``return``, ``continue``, ``break``): the lines after it run
+    only on a torch that has the name. A version floor (``assert
+    torch.__version__ >= "1.0"``) is no such screen: the lines after it also
+    run on today's torch."""
+    namespace = cst.helpers.get_full_name_for_node(node.value) if isinstance(node, cst.Attribute) else None
     for earlier in body:
         if earlier is statement:
             return False
         if isinstance(earlier, cst.SimpleStatementLine):
-            if any(isinstance(small, cst.Assert) and _is_compat_test(small.test, name) for small in earlier.body):
-                return True
-        elif isinstance(earlier, cst.If) and earlier.orelse is None and _always_leaves(earlier.body) \
-                and _is_compat_test(earlier.test, name):
+            tests = [small.test for small in earlier.body if isinstance(small, cst.Assert)]
+        elif isinstance(earlier, cst.If) and earlier.orelse is None and _always_leaves(earlier.body):
+            tests = [earlier.test]
+        else:
+            continue
+        if any(_probes(test, namespace, name) for test in tests):
             return True
     return False
+
+
+def _probes(test: cst.BaseExpression, namespace: Optional[str], name: str) -> bool:
+    """Does ``test`` call ``hasattr``/``getattr`` on ``namespace`` or for ``name``?"""
+    finder = _ProbeFinder()
+    test.visit(finder)
+    for obj, attr in finder.probes:
+        if attr == name or (namespace is not None and cst.helpers.get_full_name_for_node(obj) == namespace):
+            return True
+    return False
+
+
+class _ProbeFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.probes: List[Tuple[cst.BaseExpression, Optional[str]]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in ("hasattr", "getattr") and len(node.args) >= 2:
+            attr = node.args[1].value
+            text = attr.evaluated_value if isinstance(attr, cst.SimpleString) else None
+            self.probes.append((node.args[0].value, text if isinstance(text, str) else None))
 
 
 def _always_leaves(block: cst.BaseSuite) -> bool:
