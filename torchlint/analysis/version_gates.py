@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterable, List, Optional, Set, Tuple
+from typing import FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from torchlint.analysis.outline import Outline, dotted, qualified_names
 
@@ -62,17 +62,29 @@ _DISTRIBUTION_QUERIES = frozenset({
 _TORCH_REQUIREMENT = re.compile(r"\s*torch\s*(?:$|[<>=!~;\[])")
 
 
-def gated_ranges(outline: Outline) -> Tuple[LineRange, ...]:
-    """First and last line of every statement or expression a gate chooses between."""
-    return outline.memo("version gates", lambda: tuple(_find(outline)))
+def gated_ranges(outline: Outline, imported_flags: FrozenSet[str] = frozenset()) -> Tuple[LineRange, ...]:
+    """First and last line of every statement or expression a gate chooses between.
+
+    ``imported_flags``: names this file imports that the module defining them
+    assigns from a version test (its ``version_flags``), as the project model
+    finds them (``from pkg.imports import _TORCH_GREATER_EQUAL_2_4``); this
+    file alone never shows that."""
+    key = "version gates " + ",".join(sorted(imported_flags))
+    return outline.memo(key, lambda: tuple(_find(outline, imported_flags)))
+
+
+def version_flags(outline: Outline) -> FrozenSet[str]:
+    """The names this file assigns from a test of the torch version: what a
+    module importing them may use as a gate."""
+    return outline.memo("version flags", lambda: frozenset(_version_flags(outline)))
 
 
 def is_gated(ranges: Iterable[LineRange], line: int) -> bool:
     return any(first <= line <= last for first, last in ranges)
 
 
-def _find(outline: Outline) -> List[LineRange]:
-    flags = _version_flags(outline)
+def _find(outline: Outline, imported_flags: FrozenSet[str]) -> List[LineRange]:
+    flags = _version_flags(outline, imported_flags)
     ranges: List[LineRange] = []
     for node in outline.nodes(ast.If) + outline.nodes(ast.IfExp):
         if _asks_for_torch_version(outline, node.test, flags):
@@ -83,12 +95,12 @@ def _find(outline: Outline) -> List[LineRange]:
     return sorted(set(ranges))
 
 
-def _version_flags(outline: Outline) -> Set[str]:
+def _version_flags(outline: Outline, imported_flags: FrozenSet[str] = frozenset()) -> Set[str]:
     """Names this file assigns from a test of the torch version, to a fixed point
-    (a flag derived from a flag is one too)."""
+    (a flag derived from a flag is one too), and the imported flags."""
     assignments = [(node.targets, node.value) for node in outline.nodes(ast.Assign)]
     assignments += [([node.target], node.value) for node in outline.nodes(ast.AnnAssign) if node.value is not None]
-    flags: Set[str] = set()
+    flags: Set[str] = set(imported_flags)
     changed = True
     while changed:
         changed = False
