@@ -141,7 +141,8 @@ def _literal_rank(expr: cst.BaseExpression) -> Optional[int]:
 
 
 def is_1d_tensor(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
-    return ctx.inference.is_tensor(expr) and ndim(expr, ctx) == 1
+    # The shape first: it rarely needs more than this file, the tensor question may take the project model.
+    return ndim(expr, ctx) == 1 and ctx.inference.is_tensor(expr)
 
 
 def _count_sizes(args: Sequence[cst.Arg]) -> Optional[int]:

@@ -94,12 +94,11 @@ class ZeroDimTarget(Rule):
         ) and bool(calls_matching(outline, may_name_loss, is_loss_callee))
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
-        if not ctx.inference.value(node).loss:
-            return
+        # The cheap questions first: what the call is (a loss?) may take the project model.
         target = _target_argument(node)
-        if target is None:
+        if target is None or not isinstance(target, (cst.Name, cst.Subscript)):
             return
-        if _element_of_1d(target, ctx):
+        if _element_of_1d(target, ctx) and ctx.inference.value(node).loss:
             yield Finding(target, "loss target is one element of a 1-D tensor: 0-dim since torch 0.4, (1,) before",
                           Fix([Edit(target, _as_one_element_batch)], safe=False),
                           detail="`.view(1)` gives it torch 0.3's shape (1,) if the loss expects a batch")
