@@ -25,12 +25,14 @@ from __future__ import annotations
 import ast
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.cutting import cut_body, cuttable, first_line, last_line
 from torchlint.analysis.inference import UNKNOWN, Inference, Kind, ProjectLink, Value
+from torchlint.analysis.outline import Outline
+from torchlint.analysis.version_gates import version_flags
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceFile
@@ -159,6 +161,7 @@ class _Module:
         self.source = source
         self._facts: Optional[_Facts] = None
         self._analyses: Dict[str, Optional[Tuple[Inference, cst.CSTNode]]] = {}  # name -> its analysis
+        self._flags: Optional[FrozenSet[str]] = None
         self.broken = False
 
     def facts(self) -> Optional[_Facts]:
@@ -168,6 +171,15 @@ class _Module:
             except (ParseError, Unsupported, RecursionError, ValueError):
                 self.broken = True
         return self._facts
+
+    def version_flags(self) -> FrozenSet[str]:
+        """The names this module assigns from the torch version (``version_gates.py``)."""
+        if self._flags is None:
+            try:
+                self._flags = version_flags(Outline(self.source.tree))
+            except (ParseError, Unsupported, RecursionError, ValueError):
+                self._flags = frozenset()
+        return self._flags
 
     def release(self) -> None:
         """Forget the trees and the analysis (memory); the facts stay, the rest is redone when asked."""
@@ -360,6 +372,13 @@ class Project:
         if ref is None:
             return None
         return self._defined_in(ref, name, depth)
+
+    def is_version_flag(self, qualified: str, importer: ModuleRef) -> bool:
+        """Is ``qualified`` (as imported in ``importer``) a flag the project derives
+        from the torch version (``_TORCH_GREATER_EQUAL_2_4 = compare_version(...)``)?"""
+        found = self.definition(qualified, importer)
+        module = self.module(found[0]) if found is not None else None
+        return module is not None and found[1] in module.version_flags()
 
     def _defined_in(self, ref: ModuleRef, name: str, depth: int) -> Optional[Tuple[ModuleRef, str]]:
         module = self.module(ref)
