@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import ClassVar, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -169,9 +169,13 @@ class DeprecatedApiRule(RenamedSymbolRule):
                 fix = Fix([Edit(node, edits.rename_attr(entry.rewrite.new.rsplit(".", 1)[1]))])
             yield self._finding(node.attr, entry, fix)
 
-    def _reference_fix(self, node: cst.Attribute, entry: Deprecation, ctx: NodeContext) -> Optional[Fix]:
+    def _reference_fix(self, node: Union[cst.Attribute, cst.Name], entry: Deprecation,
+                       ctx: NodeContext) -> Optional[Fix]:
+        """The fix of one use of ``entry``: ``torch.qr`` spelled through a module, or ``qr`` bound by a
+        from-import (every rewrite but ``Rename``, which from-imports fix in the import itself)."""
         rewrite = entry.rewrite
         if isinstance(rewrite, Rename):
+            assert isinstance(node, cst.Attribute)
             return self._attribute_fix(node, _rename_of(entry), ctx)
         if isinstance(rewrite, ReadAs):
             if ctx.file.call_of(node) is not None or ctx.file.is_store_target(node):
@@ -216,7 +220,33 @@ class DeprecatedApiRule(RenamedSymbolRule):
             fix = None
             if self._fixable(entry, ctx) and isinstance(entry.rewrite, Rename):
                 fix = self._import_fix(node, alias, _rename_of(entry), ctx)
+            elif self._fixable(entry, ctx):
+                fix = self._imported_uses_fix(node, alias, entry, ctx)
             yield self._finding(alias.name, entry, fix)
+
+    def _imported_uses_fix(self, node: cst.ImportFrom, alias: cst.ImportAlias, entry: Deprecation,
+                           ctx: NodeContext) -> Optional[Fix]:
+        """``from torch import qr`` ... ``qr(A, False)`` -> ``torch.linalg.qr(A, mode='complete')``.
+
+        Every use of the imported name is rewritten as the qualified spelling
+        would be (the same rewrite, the new name spelled through the file's
+        imports or an added ``import torch``), all in one fix or not at all.
+        The import itself is left to the fixer's tidy step, which drops it
+        once the fix leaves it unused (and keeps it while the name is still
+        used elsewhere, e.g. in ``__all__``).
+        """
+        bound = alias.evaluated_alias or alias.evaluated_name
+        scope = ctx.resolver.scope_of(node)
+        if scope is None or len(scope.assignments[bound]) != 1:
+            return None  # rebound elsewhere: a use may not be the import's
+        references = self._references(node, bound, ctx)
+        if not references:
+            return None
+        fixes = [self._reference_fix(reference, entry, ctx) for reference in references]
+        if any(fix is None for fix in fixes):
+            return None
+        required = tuple(dict.fromkeys(name for fix in fixes for name in fix.required_imports))
+        return Fix([edit for fix in fixes for edit in fix.edits], required_imports=required)
 
     def _module_entry(self, name: str) -> Optional[Deprecation]:
         for entry in self._modules:
@@ -581,12 +611,10 @@ def _list_of(values: Sequence[cst.BaseExpression]) -> cst.List:
     )
 
 
-def _decorator_fix(node: cst.Attribute, rewrite: CallRewrite, ctx: NodeContext) -> Optional[Fix]:
-    """``@torch.cuda.amp.custom_fwd`` -> ``@torch.amp.custom_fwd(device_type='cuda')``."""
-    frame = ctx.frame
-    if frame is None or not isinstance(frame.node, (cst.FunctionDef, cst.ClassDef)):
-        return None
-    if not any(decorator.decorator is node for decorator in frame.node.decorators):
+def _decorator_fix(node: Union[cst.Attribute, cst.Name], rewrite: CallRewrite, ctx: NodeContext) -> Optional[Fix]:
+    """``@torch.cuda.amp.custom_fwd`` -> ``@torch.amp.custom_fwd(device_type='cuda')`` (also ``@custom_fwd``
+    after ``from torch.cuda.amp import custom_fwd``)."""
+    if node not in ctx.file.memo(("deprecated", "decorators"), lambda: _decorator_expressions(ctx.file.module)):
         return None
     func = spell_qualified(rewrite.new, node, ctx)
     if func is None:
@@ -601,6 +629,18 @@ def _decorator_fix(node: cst.Attribute, rewrite: CallRewrite, ctx: NodeContext) 
         parts.append(f"{keyword}={spelled[0]}")
     expression = f"{func[0]}({', '.join(parts)})"
     return Fix([Edit(node, edits.replace_with_expression(expression))], required_imports=tuple(dict.fromkeys(required)))
+
+
+def _decorator_expressions(module: cst.Module) -> FrozenSet[cst.CSTNode]:
+    """Every bare decorator expression of the file (``custom_fwd`` in ``@custom_fwd``), computed once per file."""
+    found: List[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Decorator(self, node: cst.Decorator) -> None:
+            found.append(node.decorator)
+
+    module.visit(Collect())
+    return frozenset(found)
 
 
 # --- torch.range -> torch.arange ---------------------------------------------------------
