@@ -381,3 +381,23 @@ def test_legacy_function_subclass_chain_and_static_methods() -> None:
         z = Base()(1)
         """
     assert _check(source, "TL111") == [(10, "TL111", False), (13, "TL111", False)]
+
+
+# --- opt-in entries (TL117) ----------------------------------------------------------------
+
+
+def test_documented_only_deprecations_are_tl117_not_tl109() -> None:
+    source = "import torch\nn = torch.norm(x, dim=1)\nu, s, v = torch.svd(a)\nq, r = torch.qr(a)\n"
+    assert _check(source) == [(4, "TL109", True)]
+    assert _check(source, codes="TL117") == [(2, "TL117", False), (3, "TL117", False)]
+    engine = _engine("TL117")
+    messages = [d.message for d in engine.check(source).diagnostics]
+    assert "`torch.linalg.vector_norm` or `torch.linalg.matrix_norm`" in messages[0]
+
+
+def test_tl117_is_opt_in() -> None:
+    from torchlint.run.selection import select_rules
+    from torchlint.rules import all_rules
+
+    assert "TL117" not in {rule.code for rule in select_rules(all_rules(), "TL", None)}
+    assert "TL117" in {rule.code for rule in select_rules(all_rules(), "TL,TL117", None)}

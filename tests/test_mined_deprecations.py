@@ -154,4 +154,5 @@ def test_torchfix_deprecated_symbol_is_flagged(qualified: str) -> None:
     engine = Engine(all_rules())
     for source in (f"import {module}\ny = {qualified}(a, b)\n", f"from {module} import {name}\ny = {name}(a, b)\n"):
         codes = {d.code for d in engine.check(source).diagnostics}
-        assert codes & {"TL108", "TL109"}, f"{qualified} is not flagged:\n{source}"
+        # TL117 (opt-in) has torch.norm and torch.svd: deprecated in the docs only, no exact fix.
+        assert codes & {"TL108", "TL109", "TL117"}, f"{qualified} is not flagged:\n{source}"

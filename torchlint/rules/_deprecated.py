@@ -6,8 +6,10 @@ message; this class finds the entries' uses and interprets their rewrites:
 * references through imports (``torch.qr``, ``th.cuda.amp.autocast``,
   ``nn.NLLLoss2d``): every rewrite kind applies; ``Rename`` reuses the rename
   machinery of ``_renames`` (also for from-imports and their uses);
-* from-imports of an entry (``from torch.cuda.amp import autocast``): flagged,
-  fixed only for a ``Rename``;
+* from-imports of an entry (``from torch.cuda.amp import autocast``): a
+  ``Rename`` is fixed in the import (``_renames``); any other rewrite is
+  applied to every use of the imported name, all or none, and the fixer's
+  tidy step drops the import the uses no longer need;
 * ``import`` / ``from`` of a removed module (``torch._six``);
 * Tensor methods (``b.solve(A)``) where inference knows the receiver is a
   tensor; the autograd context attribute (``ctx.saved_variables``) on the
@@ -16,7 +18,9 @@ message; this class finds the entries' uses and interprets their rewrites:
 
 Entries whose replacement is newer than the oldest supported torch
 (``--torch-version``) are skipped; a rewrite that needs a newer torch than the
-message is dropped (flag only).
+message is dropped (flag only). ``OPT_IN`` picks the entries a subclass
+reports: TL108/TL109 the default ones, TL117 those torch only documents
+(``Deprecation.opt_in``).
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ from torchlint.knowledge.deprecations import (
     Rename,
     RenameKeyword,
     Status,
-    entries,
+    reported_entries,
 )
 from torchlint.knowledge.torch_api import Rename as ApiRename
 from torchlint.rules import edits
@@ -61,6 +65,7 @@ from torchlint.rules.rule import MAX_MESSAGE, Finding
 
 class DeprecatedApiRule(RenamedSymbolRule):
     STATUS: ClassVar[Status]
+    OPT_IN: ClassVar[bool] = False  # the entries reported only when asked for (``Deprecation.opt_in``)
     RENAMES = {}  # the table replaces the rename mapping; see _rename_of
     # Filled from the table for each subclass:
     ENTRIES: ClassVar[Tuple[Deprecation, ...]]
@@ -74,7 +79,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        table = entries(cls.STATUS)
+        table = reported_entries(cls.STATUS, cls.OPT_IN)
         on_ctx = FUNCTION_CTX + "."
         cls.ENTRIES = table
         cls._by_old = {name: e for e in table
@@ -319,7 +324,9 @@ def concise_message(entry: Deprecation, *statuses: str) -> str:
     message = ""
     for keep, status in [(keep, status) for status in statuses for keep in (99, 3, 2, 1)]:
         shown_old = old if entry.kind is Kind.KEYWORD else _shorten(old, keep)
-        advice = f"use `{_shorten(new, keep)}`" if new else "remove it"
+        # ``torch.linalg.vector_norm` or `torch.linalg.matrix_norm``: both shortened alike
+        advice = "use `" + "` or `".join(_shorten(part, keep) for part in new.split("` or `")) + "`" if new \
+            else "remove it"
         if entry.short_replacement and not entry.short_replacement.startswith("`"):
             advice = entry.short_replacement
         message = f"`{shown_old}` {status}; {advice}"
@@ -328,11 +335,18 @@ def concise_message(entry: Deprecation, *statuses: str) -> str:
     return message
 
 
+def deprecated_message(entry: Deprecation) -> str:
+    """The one-line message of a deprecated (not removed) entry: TL109's and TL117's."""
+    since = f" since torch {entry.deprecated}" if entry.deprecated else ""
+    return concise_message(entry, f"is deprecated{since}", "is deprecated")
+
+
 def entry_table(table: Sequence[Deprecation]) -> str:
-    """The entries as a markdown table, for the rule docs."""
-    rows = ["| API | use instead | since torch | fix |", "| --- | --- | --- | --- |"]
+    """The entries as a markdown table, for the rule docs: with why each is reported by default or opt-in."""
+    rows = ["| API | use instead | since torch | fix | reported |", "| --- | --- | --- | --- | --- |"]
     for entry in table:
-        rows.append(f"| `{entry.display}` | {entry.replacement} | {entry.since or 'any'} | {_fix_kind(entry)} |")
+        rows.append(f"| `{entry.display}` | {entry.replacement} | {entry.since or 'any'} | {_fix_kind(entry)} "
+                    f"| {entry.reporting} |")
     return "\n".join(rows)
 
 
