@@ -146,7 +146,8 @@ class Workbench:
         if project.options.is_excluded_with_parents(path):
             return Outcome(skipped="excluded by the configuration")
         try:
-            result = project.linter.engine_for(path).check(text)
+            engine = project.linter.engine_for(path)
+            result = engine.check(text, module=engine.module_for(path))
         except Unsupported as exc:
             return Outcome(skipped=f"{exc.line}:{exc.column + 1}: {exc.message}")
         except ParseError as exc:
@@ -172,7 +173,8 @@ class Workbench:
         """
 
         def compute(project: Project) -> WholeCheck:
-            return WholeCheck(project.linter.engine_for(path).check(text, whole=True))
+            engine = project.linter.engine_for(path)
+            return WholeCheck(engine.check(text, whole=True, module=engine.module_for(path)))
 
         whole: Optional[WholeCheck] = self._memo("whole", path, text, compute, default=None)
         if whole is None:
@@ -185,7 +187,8 @@ class Workbench:
         """``text`` as ``torchlint --fix`` (safe fixes only) leaves it; None when nothing changes."""
 
         def compute(project: Project):
-            fixed = project.linter.engine_for(path).fix(text, unsafe=False).source
+            engine = project.linter.engine_for(path)
+            fixed = engine.fix(text, unsafe=False, module=engine.module_for(path)).source
             return fixed if fixed != text else None
 
         return self._memo("fix_all", path, text, compute, default=None)
