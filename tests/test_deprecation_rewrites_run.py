@@ -155,6 +155,9 @@ WITNESSES: Dict[str, Witness] = {
     **{f"torch.distributed.{name}": Witness("{}(out, torch.ones(2))" + _DIST_TEARDOWN, _DIST_SETUP)
        for name in ("_all_gather_base", "_reduce_scatter_base", "all_gather_into_tensor", "reduce_scatter_tensor")},
     "torch.distributed.reduce_op": Witness("op = str({}.SUM)"),
+    # unsafe (TL117, opt-in): exact for strided tensors, as here
+    "torch.norm": Witness("n = {}(x)\ncube = {}(torch.arange(24.0).reshape(2, 3, 4))\nz = {}(torch.zeros(0))",
+                          "x = torch.randn(5, dtype=torch.float64)"),
     # Tensor methods (the receiver is a tensor by assignment)
     "torch.Tensor.cholesky": Witness("u = a.cholesky()\nu2 = a.cholesky(True)\nu3 = a.cholesky(upper=False)", _SPD),
     "torch.Tensor.qr": Witness("q, r = mat.qr()\nq2, r2 = mat.qr(False)\nq3, r3 = (mat + 1).qr(some=True)",
@@ -171,11 +174,12 @@ NOT_RUNNABLE: Dict[str, str] = {
                                       "TL109's runnable ctx example runs it",
 }
 
-ENGINE_RULES = ("TL108", "TL109")
+ENGINE_RULES = ("TL108", "TL109", "TL117")
 
 
 def _exact_entries() -> List[Deprecation]:
-    return [e for e in ENTRIES if e.exact_fix]
+    """Every entry with a rewrite: the exact ones, and the unsafe ones on inputs where they are exact."""
+    return [e for e in ENTRIES if e.rewrite is not None]
 
 
 def _spellings(entry: Deprecation) -> Tuple[str, ...]:
@@ -282,10 +286,13 @@ def _findings(code: str) -> List[str]:
 def test_rewrite_runs_in_every_spelling(entry: Deprecation, spelling: str) -> None:
     original = snippet(entry, spelling)
     engine = Engine([rule_by_code(code) for code in ENGINE_RULES])
-    fixed = engine.fix(original).source
+    unsafe = not entry.exact_fix  # an unsafe rewrite is applied with --unsafe-fixes only
+    fixed = engine.fix(original, unsafe=unsafe).source
     assert fixed != original, f"not fixed:\n{original}\nfindings: {_findings(original)}"
     assert not _findings(fixed), f"findings left after the fix:\n{fixed}\n{_findings(fixed)}"
-    assert engine.fix(fixed).source == fixed, "the fix is not idempotent"
+    assert engine.fix(fixed, unsafe=unsafe).source == fixed, "the fix is not idempotent"
+    if unsafe:
+        assert engine.fix(original).source == original, "an unsafe rewrite applied without --unsafe-fixes"
 
     before = _execute(original, warnings_as_errors=False)
     after = _execute(fixed, warnings_as_errors=True)

@@ -401,3 +401,16 @@ def test_tl117_is_opt_in() -> None:
 
     assert "TL117" not in {rule.code for rule in select_rules(all_rules(), "TL", None)}
     assert "TL117" in {rule.code for rule in select_rules(all_rules(), "TL,TL117", None)}
+
+
+def test_norm_of_one_argument_gets_an_unsafe_fix() -> None:
+    source = "from torch import norm\nimport torch\na = norm(x)\nb = torch.norm(x)\nc = torch.norm(x, 1)\n"
+    assert _check(source, codes="TL117") == [(1, "TL117", True), (4, "TL117", True), (5, "TL117", False)]
+    assert _fix(source, codes="TL117") == source  # unsafe: not applied by --fix alone
+    assert _fix("import torch\nb = torch.norm(x)\n", codes="TL117", unsafe=True) == (
+        "import torch\nb = torch.linalg.vector_norm(x)\n")
+    assert _fix("from torch import norm\nb = norm(x)\n", codes="TL117", unsafe=True) == (
+        "import torch\nb = torch.linalg.vector_norm(x)\n")
+    engine = _engine("TL117")
+    fixes = [d.fix for d in engine.check("import torch\nb = torch.norm(x)\n").diagnostics]
+    assert fixes and not fixes[0].safe

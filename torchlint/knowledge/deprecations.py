@@ -103,6 +103,9 @@ class CallRewrite:
     min_args: int = 0
     decorator: bool = False
     since: Optional[str] = None
+    # False: the result differs for some inputs, so the fix is offered with
+    # ``--unsafe-fixes`` only and the entry has no exact fix (``exact_fix``).
+    safe: bool = True
 
 
 ALL = "*"
@@ -188,8 +191,8 @@ class Deprecation:
 
     @property
     def exact_fix(self) -> bool:
-        """The table knows an exact rewrite (otherwise the entry is reported only)."""
-        return self.rewrite is not None
+        """The table knows an exact rewrite: one that keeps behaviour for every input."""
+        return self.rewrite is not None and getattr(self.rewrite, "safe", True)
 
     @property
     def versions(self) -> VersionRange:
@@ -314,9 +317,13 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
     # linear algebra and nn (deprecated in the docs; torch does not warn)
     Deprecation("torch.norm", Kind.FUNCTION, D, "`torch.linalg.vector_norm` or `torch.linalg.matrix_norm`", "1.10",
                 new=(LINALG + "vector_norm", LINALG + "matrix_norm"), warns=False,
+                # torch.norm(x) alone is linalg.vector_norm(x) for strided CPU/CUDA tensors (torch 2.x's
+                # torch.functional.norm calls it); sparse and MPS tensors take another path: unsafe.
+                rewrite=CallRewrite(LINALG + "vector_norm", params=("input",), args=("input",), safe=False),
                 opt_in="deprecated in its docs only (torch neither warns nor sets a removal date), and which "
-                       "replacement is right depends on the input's dimensions: no exact fix. Common in working "
-                       "code (over a hundred findings in the old packages the project checks)"),
+                       "replacement is right depends on the input's dimensions: no exact fix (`torch.norm(x)` "
+                       "alone gets an unsafe one). Common in working code (over a hundred findings in the old "
+                       "packages the project checks)"),
     Deprecation("torch.svd", Kind.FUNCTION, D, "`torch.linalg.svd(A, full_matrices=not some)` (returns Vh, not V)",
                 "1.8", new=(LINALG + "svd",), warns=False,
                 opt_in="deprecated in its docs only (torch does not warn), and the replacement returns Vh where "

@@ -135,7 +135,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
         return entry.versions.applies_to(ctx.file.settings.torch_version)
 
     def _fixable(self, entry: Deprecation, ctx: NodeContext) -> bool:
-        return entry.exact_fix and entry.fix_versions.applies_to(ctx.file.settings.torch_version)
+        return entry.rewrite is not None and entry.fix_versions.applies_to(ctx.file.settings.torch_version)
 
     def detail(self, entry: Deprecation) -> str:
         """What the message leaves out (``--output-format full``)."""
@@ -251,7 +251,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
         if any(fix is None for fix in fixes):
             return None
         required = tuple(dict.fromkeys(name for fix in fixes for name in fix.required_imports))
-        return Fix([edit for fix in fixes for edit in fix.edits], required_imports=required)
+        return Fix([edit for fix in fixes for edit in fix.edits], safe=all(fix.safe for fix in fixes),
+                   required_imports=required)
 
     def _module_entry(self, name: str) -> Optional[Deprecation]:
         for entry in self._modules:
@@ -363,7 +364,8 @@ def _fix_kind(entry: Deprecation) -> str:
         and not rewrite.params else "rewrite",
     }[type(rewrite)]
     since = getattr(rewrite, "since", None)
-    return f"{kind} (torch >= {since})" if since else kind
+    kind = f"{kind} (torch >= {since})" if since else kind
+    return kind if getattr(rewrite, "safe", True) else f"{kind}, unsafe"
 
 
 def _rename_of(entry: Deprecation) -> ApiRename:
@@ -425,7 +427,7 @@ def _call_fix(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext) -> Optiona
     if planned is None:
         return None
     func, plan, required = planned
-    return Fix([Edit(call, _rebuild_call(func, plan))], required_imports=required)
+    return Fix([Edit(call, _rebuild_call(func, plan))], safe=rewrite.safe, required_imports=required)
 
 
 def _method_call_fix(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext) -> Optional[Fix]:
@@ -447,7 +449,7 @@ def _method_call_fix(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext) -> 
         return None
     func, plan, required = planned
     rebuild = _rebuild_call(func, plan)
-    return Fix([Edit(call, lambda node: rebuild(with_receiver(node)))], required_imports=required)
+    return Fix([Edit(call, lambda node: rebuild(with_receiver(node)))], safe=rewrite.safe, required_imports=required)
 
 
 def _plan_call(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext,
@@ -642,7 +644,8 @@ def _decorator_fix(node: Union[cst.Attribute, cst.Name], rewrite: CallRewrite, c
         required.extend(spelled[1])
         parts.append(f"{keyword}={spelled[0]}")
     expression = f"{func[0]}({', '.join(parts)})"
-    return Fix([Edit(node, edits.replace_with_expression(expression))], required_imports=tuple(dict.fromkeys(required)))
+    return Fix([Edit(node, edits.replace_with_expression(expression))], safe=rewrite.safe,
+               required_imports=tuple(dict.fromkeys(required)))
 
 
 def _decorator_expressions(module: cst.Module) -> FrozenSet[cst.CSTNode]:

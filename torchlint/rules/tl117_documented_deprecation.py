@@ -20,9 +20,12 @@ class DocumentedTorchDeprecation(DeprecatedApiRule):
         "deprecations torch signals itself (it warns or raises) or that have an exact fix. The table says "
         "why each entry is opt-in."
     )
-    fix_safety = FixSafety.NONE
+    fix_safety = FixSafety.UNSAFE
     fix_description = (
-        "None: each replacement needs a human decision at the call site.\n\n"
+        "Only `torch.norm(x)` with no other argument, the whole tensor's 2-norm, is rewritten: to "
+        "`torch.linalg.vector_norm(x)`, which is what torch.norm calls for strided CPU and CUDA tensors. "
+        "Unsafe: for sparse or MPS tensors torch.norm takes another path, which vector_norm may not "
+        "support. Every other use needs a human decision at the call site.\n\n"
         + entry_table(reported_entries(Status.DEPRECATED, opt_in=True))
     )
     STATUS = Status.DEPRECATED
@@ -43,7 +46,21 @@ class DocumentedTorchDeprecation(DeprecatedApiRule):
         Example(
             """
             import torch
-            norm = torch.norm(torch.ones(3))  # vector_norm or matrix_norm: a human decides
+            x = torch.arange(12.0).reshape(3, 4)
+            size = torch.norm(x)
+            """,
+            """
+            import torch
+            x = torch.arange(12.0).reshape(3, 4)
+            size = torch.linalg.vector_norm(x)
+            """,
+            runnable=True,
+            silent=True,
+        ),
+        Example(
+            """
+            import torch
+            rows = torch.norm(torch.ones(3, 2), dim=1)  # vector_norm or matrix_norm: a human decides
             U, S, V = torch.svd(torch.eye(2))  # linalg.svd returns Vh, not V
             """,
             count=2,
@@ -51,7 +68,7 @@ class DocumentedTorchDeprecation(DeprecatedApiRule):
         Example(
             """
             from torch import norm as frobenius
-            size = frobenius(weights, dim=1)
+            size = frobenius(weights, p=1)
             """,
         ),
     )
