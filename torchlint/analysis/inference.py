@@ -96,7 +96,7 @@ def meet(values: Iterable[Value]) -> Value:
             reduces=result.reduces and value.reduces,
             dtype=result.dtype if result.dtype == value.dtype else None,
             loss=result.loss and value.loss,
-            instance_of=result.instance_of if result.instance_of == value.instance_of else None,
+            instance_of=_either(result.instance_of, value.instance_of),
         )
     return result if result is not None else UNKNOWN
 
@@ -121,10 +121,11 @@ class ProjectLink:
         """What calling the project function or class ``qualified`` gives."""
         return None
 
-    def member_value(self, owner: str, member: str, called: bool) -> Value:
+    def member_value(self, owner: str, member: str, called: bool, numbers: bool = True) -> Value:
         """An instance of class ``owner``: its attribute ``member``, or what
         calling its method ``member`` returns (``called``); "__call__" is the
-        instance called (``forward`` for an nn.Module)."""
+        instance called (``forward`` for an nn.Module). Without ``numbers``,
+        the attribute's assignments of Python numbers are left out."""
         return UNKNOWN
 
     def is_module_class(self, qualified: str) -> Optional[bool]:
@@ -138,6 +139,10 @@ class ProjectLink:
     def forwarded(self, qualified: str) -> Mapping[str, Tuple[str, str]]:
         """The parameters the project function ``qualified`` passes on to a
         torch call as a keyword: parameter -> (torch callee, keyword)."""
+        return {}
+
+    def member_forwarded(self, owner: str, method: str) -> Mapping[str, Tuple[str, str]]:
+        """``forwarded`` for the method ``method`` of the project class ``owner``."""
         return {}
 
 
@@ -158,6 +163,23 @@ class FileFacts:
     # A read of a name inside ``if isinstance(name, T):`` / ``if torch.is_tensor(name):`` (or after
     # ``if not ...: return``) -> the ``(callee, type)`` of that test, checked when asked.
     guarded: Dict[cst.Name, Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]] = field(default_factory=dict)
+    # Every name (read or bound) -> the block it is in, linked to the enclosing blocks.
+    block_of: Dict[cst.Name, Optional["Block"]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Block:
+    """An indented block, linked to the block around it (None: the module's top level)."""
+
+    node: cst.CSTNode
+    parent: Optional["Block"]
+
+    def encloses(self, other: Optional["Block"]) -> bool:
+        while other is not None:
+            if other is self:
+                return True
+            other = other.parent
+        return False
 
 
 class Inference:
@@ -197,6 +219,25 @@ class Inference:
     def is_scalar_tensor(self, expr: cst.BaseExpression) -> bool:
         value = self.value(expr)
         return value.kind is Kind.TENSOR and value.scalar
+
+    def used_as_tensor(self, expr: cst.BaseExpression) -> Value:
+        """The value of ``expr`` where the code uses it as only a tensor can be
+        used (``expr.data``): bindings to Python numbers cannot be what reaches
+        there (``total = 0`` before ``total += loss`` in a loop), so they are
+        left out of the agreement."""
+        value = self.value(expr)
+        if value.kind is not Kind.UNKNOWN:
+            return value
+        if isinstance(expr, cst.Name):
+            values = [self._accumulated_value(a, expr.value) for a in self._resolver.assignments(expr)]
+            known = [v for v in values if v.kind is not Kind.NUMBER]
+            if known and len(known) < len(values):
+                return meet(known)
+        elif isinstance(expr, cst.Attribute):
+            base = self.value(expr.value)
+            if base.instance_of is not None:
+                return self._member(base.instance_of, expr.attr.value, called=False, numbers=False)
+        return value
 
     def is_module(self, expr: cst.BaseExpression) -> bool:
         return self.value(expr).kind is Kind.MODULE
@@ -271,21 +312,27 @@ class Inference:
             self._returns[function] = known
         return known
 
-    def class_member(self, classdef: cst.ClassDef, member: str, called: bool) -> Value:
+    def class_member(self, classdef: cst.ClassDef, member: str, called: bool, numbers: bool = True) -> Value:
         """An instance of ``classdef``: attribute ``member``, or what calling
-        method ``member`` returns (``called``; "__call__" is the instance called)."""
+        method ``member`` returns (``called``; "__call__" is the instance called).
+        Without ``numbers``, assignments of Python numbers to the attribute are
+        left out (see ``used_as_tensor``)."""
         if called and member == "__call__" and self.is_module_class(classdef):
             member = "forward"
         method = _method(classdef, member)
         if called:
-            return self.function_return(method) if method is not None else UNKNOWN
+            if method is None:
+                return self._inherited(classdef, member, called, numbers)
+            return self.function_return(method)
         if method is not None:
             decorators = {cst.helpers.get_full_name_for_node(d.decorator) for d in method.decorators}
             return self.function_return(method) if "property" in decorators else UNKNOWN
         bindings = self._attribute_bindings().get(classdef, {}).get(member)
         if not bindings:
-            return UNKNOWN
-        return meet(self._binding_value(binding) for binding in bindings)
+            return self._inherited(classdef, member, called, numbers)
+        values = [self._binding_value(binding) for binding in bindings]
+        known = [v for v in values if numbers or v.kind is not Kind.NUMBER]
+        return meet(known) if known else UNKNOWN
 
     def forwards(self, function: cst.FunctionDef) -> Dict[str, Tuple[str, str]]:
         """The parameters ``function`` passes on unchanged as a keyword of a
@@ -306,17 +353,50 @@ class Inference:
                     found[arg.value.value] = target
         return found
 
+    def method_forwards(self, classdef: cst.ClassDef, name: str) -> Dict[str, Tuple[str, str]]:
+        method = _method(classdef, name)
+        return self.forwards(method) if method is not None else {}
+
     def forwarded_to(self, call: cst.Call, keyword: str) -> Optional[Tuple[str, str]]:
         """Which torch call receives ``keyword`` of ``call``: (callee, keyword), for
         a torch callee itself or a project function that passes it on."""
         callee = self._resolver.resolve(call.func)
         if callee is not None and callee.startswith(api.TORCH_PACKAGES):
             return (callee, keyword)
+        if isinstance(call.func, cst.Attribute):  # a method of a project class: ``self.to_var(x, volatile=True)``
+            receiver = self.value(call.func.value)
+            if receiver.instance_of is not None:
+                for owner in receiver.instance_of.split(_OWNERS):
+                    found = self.project.member_forwarded(owner, call.func.attr.value).get(keyword)
+                    if found is not None:
+                        return found
+                return None
         key = self.project.absolute(callee) if callee is not None else None
         if key is None:
             local = self._local_definition(call.func)
             key = self._definition_name(local) if isinstance(local, cst.FunctionDef) else None
         return self.project.forwarded(key).get(keyword) if key is not None else None
+
+    def _inherited(self, classdef: cst.ClassDef, member: str, called: bool, numbers: bool) -> Value:
+        """``member`` as the first base class of the project that defines it gives it."""
+        for base in classdef.bases:
+            if base.keyword is not None:
+                continue
+            key = self._class_key(base.value)
+            if key is None:
+                continue
+            value = self.project.member_value(key, member, called, numbers)
+            if value.kind is not Kind.UNKNOWN:
+                return value
+        return UNKNOWN
+
+    def _class_key(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The project's key of the class ``expr`` names (defined here or imported)."""
+        local = self._local_definition(expr)
+        if isinstance(local, cst.ClassDef):
+            return self._definition_name(local)
+        qualified = self._resolver.resolve(expr)
+        return self.project.absolute(qualified) if qualified is not None else None
 
     def _function_return(self, function: cst.FunctionDef) -> Value:
         if function in self._facts.generators or function.asynchronous is not None:
@@ -357,7 +437,7 @@ class Inference:
                 return replace(base, scalar=base.scalar and expr.attr.value == "data",
                                loss=base.loss and expr.attr.value not in ("data", "grad"))
             if base.instance_of is not None:
-                return self.project.member_value(base.instance_of, expr.attr.value, called=False)
+                return self._member(base.instance_of, expr.attr.value, called=False)
             return UNKNOWN
         if isinstance(expr, (cst.Integer, cst.Float)):
             return NUMBER
@@ -412,6 +492,9 @@ class Inference:
         assignments = self._resolver.assignments(name)
         if not assignments:
             return UNKNOWN
+        last = self._dominating(name, assignments)
+        if last is not None:
+            return last
         values = [self._assignment_value(a) for a in assignments]
         value = meet(values)
         if value.kind is Kind.UNKNOWN and self._backward_called(name) and all(
@@ -419,6 +502,45 @@ class Inference:
             # ``name.backward()`` in the same scope: only a one-element tensor takes that.
             return Value(Kind.TENSOR, scalar=True, loss=True)
         return value
+
+    def _member(self, owners: str, member: str, called: bool, numbers: bool = True) -> Value:
+        """What all the classes an instance may be of agree ``member`` gives."""
+        return meet(self.project.member_value(owner, member, called, numbers) for owner in owners.split(_OWNERS))
+
+    def _accumulated_value(self, assignment, name: str) -> Value:
+        """A binding's value; for ``name = name + x`` (an accumulation), what is added."""
+        node = getattr(assignment, "node", None)
+        binding = self._bindings.get(node) if isinstance(node, cst.Name) else None
+        if binding is not None and binding.how == "assign" and _updates(binding, name):
+            return self.value(binding.value.right)
+        return self._assignment_value(assignment)
+
+    def _dominating(self, read: cst.Name, assignments) -> Optional[Value]:
+        """The value of ``read`` when the last binding before it is in a block
+        enclosing it (so every run reaching ``read`` passed it: earlier
+        bindings are overwritten). An augmented assignment keeps a tensor's
+        shape (it works in place), so it goes on to the binding before it."""
+        ordered = sorted((a for a in assignments if isinstance(getattr(a, "node", None), cst.Name)),
+                         key=lambda a: a.index)
+        if len(ordered) < 2 or len(ordered) != len(assignments) or len({a.scope for a in ordered}) != 1:
+            return None
+        return self._last_value(read, ordered)
+
+    def _last_value(self, read: cst.Name, ordered) -> Optional[Value]:
+        last = ordered[-1]
+        block = self._facts.block_of.get(last.node)
+        binding = self._bindings.get(last.node)
+        if binding is None or block is None or not block.encloses(self._facts.block_of.get(read)):
+            return None
+        if binding.how != "aug":
+            return self._binding_value(binding)
+        before = self._last_value(last.node, ordered[:-1]) if len(ordered) > 1 else None
+        if before is None:
+            return None
+        if before.kind is Kind.TENSOR:
+            return before
+        added = self.value(binding.value)
+        return added if before.kind is Kind.NUMBER and added.kind is Kind.TENSOR else None
 
     def _backward_called(self, name: cst.Name) -> bool:
         if self._backward is None:
@@ -510,7 +632,7 @@ class Inference:
         if callee.kind is Kind.MODULE:
             return self._module_call_value(callee)
         if callee.kind is Kind.OBJECT and callee.instance_of is not None:
-            return self.project.member_value(callee.instance_of, "__call__", called=True)
+            return self._member(callee.instance_of, "__call__", called=True)
         local = self._local_definition(func)
         if local is not None:
             key = self._definition_name(local)
@@ -521,10 +643,11 @@ class Inference:
                 return MODULE
         return UNKNOWN
 
-    def _method_call_value(self, call: cst.Call, func: cst.Attribute) -> Optional[Value]:
+    def _method_call_value(self, call: cst.Call, func: cst.Attribute,
+                           receiver: Optional[Value] = None) -> Optional[Value]:
         """The value of ``receiver.method(...)``; None when the method says nothing."""
         method = func.attr.value
-        receiver = self.value(func.value)
+        receiver = receiver if receiver is not None else self.value(func.value)
         if receiver.kind is Kind.MODULE:
             if method in ("cuda", "to", "cpu", "float", "double", "half", "train", "eval"):
                 return replace(receiver, cuda=_device_after(method, call, receiver.cuda))
@@ -546,6 +669,11 @@ class Inference:
             return Value(receiver.kind, scalar=scalar, cuda=_device_after(method, call, receiver.cuda),
                          dtype=self._dtype_after(method, call, receiver.dtype),
                          loss=receiver.loss and method not in api.NON_DIFFERENTIABLE_METHODS)
+        if receiver.kind is Kind.UNKNOWN and method in api.TENSOR_ONLY_METHODS:
+            # Only a tensor has this method: the receiver is one, and so is what it gives.
+            return self._method_call_value(call, func, TENSOR)
+        if method == "size" and len(call.args) == 1 and isinstance(call.args[0].value, cst.Integer):
+            return NUMBER  # ``x.size(0)``: a tensor's length along a dimension
         if method in ("cuda", "to", "type") and receiver.kind is Kind.UNKNOWN:
             cuda = _device_after(method, call, None) if method != "type" else None
             dtype = self._dtype_after(method, call, None) if method != "cuda" else None
@@ -567,7 +695,7 @@ class Inference:
         attribute holds, and call that) when no method of its class says."""
         if receiver.instance_of is None:
             return None
-        value = self.project.member_value(receiver.instance_of, method, called=True)
+        value = self._member(receiver.instance_of, method, called=True)
         return value if value.kind is not Kind.UNKNOWN else None
 
     def _known_callee_value(self, call: cst.Call, callee: str) -> Value:
@@ -605,7 +733,7 @@ class Inference:
 
     def _module_call_value(self, module: Value) -> Value:
         if module.instance_of is not None:
-            return self.project.member_value(module.instance_of, "__call__", called=True)
+            return self._member(module.instance_of, "__call__", called=True)
         if module.reduces:
             return Value(Kind.TENSOR, scalar=True, cuda=module.cuda, loss=True)
         if module.module_class is not None and module.module_class not in api.TUPLE_RETURNING_MODULES:
@@ -697,6 +825,18 @@ def _calls_within(function: cst.FunctionDef) -> List[cst.Call]:
     visitor = _CallsWithin(function)
     function.visit(visitor)
     return visitor.calls
+
+
+_OWNERS = "\x01"  # separates the classes an instance may be of, in ``Value.instance_of``
+
+
+def _either(one: Optional[str], other: Optional[str]) -> Optional[str]:
+    """An instance of one class or another: both keys (None: not known to be a project class)."""
+    if one is None or other is None:
+        return None
+    if one == other:
+        return one
+    return _OWNERS.join(sorted(set(one.split(_OWNERS)) | set(other.split(_OWNERS))))
 
 
 def _element(value: Value, path: Tuple[int, ...]) -> Value:
