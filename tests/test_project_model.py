@@ -338,3 +338,18 @@ def test_members_come_from_base_classes_and_either_class_of_an_if():
                 net = B()
             return net.rpn.loss_cls.data[0]
         """) == [(30, "TL101")]
+
+
+def test_gradient_penalties_and_builtin_min_max_stay_scalar():
+    assert _codes("""
+        import torch
+        from torch.autograd import grad
+
+        def penalty(critic, x, real_err, fake_err, k):
+            out = critic(x)
+            gradients = grad(outputs=out, inputs=x, grad_outputs=torch.ones(3))[0]
+            gp = 10 * ((gradients.norm(2, dim=1) - 1) ** 2).mean()
+            weight = min(max(k, 0), 1)
+            loss = real_err.mean() - weight * gp
+            return gp.data[0], loss.data[0]
+        """) == [(11, "TL101")]

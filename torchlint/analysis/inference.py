@@ -83,7 +83,9 @@ def meet(values: Iterable[Value]) -> Value:
         if value.kind is Kind.TUPLE:
             if len(value.items) != len(result.items):
                 return UNKNOWN
-            result = Value(Kind.TUPLE, items=tuple(meet(pair) for pair in zip(result.items, value.items)))
+            element = meet((result.element, value.element)) if result.element and value.element else None
+            result = Value(Kind.TUPLE, items=tuple(meet(pair) for pair in zip(result.items, value.items)),
+                           element=element)
             continue
         if value.kind is Kind.MAPPING:
             result = Value(Kind.MAPPING, element=meet((result.element or UNKNOWN, value.element or UNKNOWN)))
@@ -459,6 +461,8 @@ class Inference:
                 return base.element
             if base.kind is Kind.TUPLE:
                 index = _constant_index(expr)
+                if not base.items and base.element is not None and index is not None:
+                    return base.element  # a sequence of unknown length, all alike
                 if index is not None and -len(base.items) <= index < len(base.items):
                     return base.items[index]
             return UNKNOWN
@@ -703,6 +707,12 @@ class Inference:
             return Value(Kind.TENSOR, cuda=True, dtype=api.TENSOR_TYPE_DTYPES.get(callee))
         if callee == "builtins.len":
             return NUMBER
+        if callee in ("builtins.min", "builtins.max") and len(call.args) >= 2 and not any(a.star for a in call.args):
+            # Python compares the arguments (``bool(a < b)``): only numbers and one-element
+            # tensors get through, so the result is as good as a number in arithmetic.
+            return NUMBER
+        if callee in api.GRADIENT_FUNCTIONS:
+            return Value(Kind.TUPLE, element=TENSOR)  # one gradient tensor per input
         if callee in api.VARIABLE or callee in api.PARAMETER_CLASSES:
             wrapped = self.value(call.args[0].value) if call.args and call.args[0].keyword is None else UNKNOWN
             return Value(Kind.TENSOR, scalar=wrapped.scalar, cuda=wrapped.cuda)

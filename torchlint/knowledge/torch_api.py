@@ -21,6 +21,8 @@ TENSOR_ONLY_METHODS = frozenset({
     "detach", "detach_", "requires_grad_", "index_select", "expand_as", "type_as", "view_as", "narrow",
     "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
 })
+# Functions returning a tuple of gradient tensors, one per input.
+GRADIENT_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.functional.vjp"})
 # ``isinstance(x, C)`` with one of these proves ``x`` a tensor.
 TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 INIT = "torch.nn.init."
