@@ -23,6 +23,7 @@ torchlint never imports or runs the code: everything comes from its text.
 from __future__ import annotations
 
 import ast
+import os
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
@@ -32,6 +33,7 @@ import libcst as cst
 from torchlint.analysis.cutting import cut_body, cuttable, first_line, last_line
 from torchlint.analysis.inference import UNKNOWN, Inference, Kind, ProjectLink, Value
 from torchlint.analysis.outline import Outline
+from torchlint.analysis.sys_path import added_folders
 from torchlint.analysis.version_gates import version_flags
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.settings import Settings
@@ -61,8 +63,9 @@ class Finder:
         """The digest of the bytes read for module ``key`` (for the result cache)."""
         return None
 
-    def find(self, name: str, importer: ModuleRef) -> Optional[ModuleRef]:
-        """The module an import of absolute ``name`` in ``importer`` reaches, if it is the project's."""
+    def find(self, name: str, importer: ModuleRef, extra: Tuple[str, ...] = ()) -> Optional[ModuleRef]:
+        """The module an import of absolute ``name`` in ``importer`` reaches, if it is the
+        project's; ``extra``: folders the importer puts on ``sys.path``."""
         return None
 
     def read(self, module: ModuleRef) -> Optional[SourceFile]:
@@ -80,7 +83,9 @@ REGISTERED_KEPT = 4
 class _Facts:
     """What a module's top level binds, from Python's tree of it."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, path: str) -> None:
+        # Folders the module puts on ``sys.path`` (``sys_path.py``), where its imports look too.
+        self.added_folders = added_folders(tree, path) if os.path.isabs(path) else []
         self.imports: Dict[str, List[Tuple[str, str]]] = {}  # name -> [(module spelled, attribute or "")]
         self.defined: Dict[str, int] = {}  # name -> how many defs, classes and assignments bind it
         self.stars: List[str] = []  # modules star-imported, as spelled
@@ -167,7 +172,7 @@ class _Module:
     def facts(self) -> Optional[_Facts]:
         if self._facts is None and not self.broken:
             try:
-                self._facts = _Facts(self.source.tree)
+                self._facts = _Facts(self.source.tree, self.ref.key)
             except (ParseError, Unsupported, RecursionError, ValueError):
                 self.broken = True
         return self._facts
@@ -286,9 +291,28 @@ class Project:
             elif absolute == importer.name:
                 found = importer
             else:
-                found = self.finder.find(absolute, importer)
+                found = self.finder.find(absolute, importer, self._added_folders(importer))
             self._found[question] = found
         return self._found[question]
+
+    def _added_folders(self, importer: ModuleRef) -> Tuple[str, ...]:
+        """The folders ``importer`` (or a module it imports first thing, like
+        ``import _init_paths``) puts on ``sys.path``."""
+        module = self.known(importer.key) or self.module(importer)
+        facts = module.facts() if module is not None else None
+        if facts is None:
+            return ()
+        folders = list(facts.added_folders)
+        for imports in facts.imports.values():
+            for spelled, attribute in imports:
+                if attribute or spelled.startswith(".") or "." in spelled:
+                    continue
+                helper = self.finder.find(spelled, importer)
+                helper_module = self.module(helper) if helper is not None else None
+                helper_facts = helper_module.facts() if helper_module is not None else None
+                if helper_facts is not None:
+                    folders.extend(helper_facts.added_folders)
+        return tuple(dict.fromkeys(folders))
 
     def dependencies(self, checked: ModuleRef) -> Dict[str, str]:
         """The modules the last check consulted (``consulted``), and every
