@@ -574,3 +574,42 @@ def test_engines_and_results_are_reused_until_the_configuration_changes(project)
     (project / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL103"]\n')
     assert bench.project_for(path)[0] != key
     assert [d.code for d in bench.check(path, SOURCE).diagnostics] == ["TL104"]
+
+
+# --- memory -------------------------------------------------------------------------------------
+
+
+def test_memory_stays_flat_over_hundreds_of_edits(project):
+    """What the warm server keeps per document and per text is bounded: once the
+    caches are full (32 texts), 150 more edits (taken incrementally, with whole
+    checks between) allocate nothing that stays."""
+    import gc
+    import tracemalloc
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from server_latency import edit, make_module
+
+    from torchlint.frontends.cli import build_parser
+    from torchlint.frontends.server import RESULTS_KEPT, Workbench
+
+    workbench = Workbench(build_parser().parse_args([]))
+    path, text = str(project / "model.py"), make_module(150)
+
+    def edits(first: int, count: int) -> None:
+        for round_ in range(first, first + count):
+            changed = edit(text, round_)
+            if round_ % 10 == 0:  # now and then a change that is checked whole
+                changed = changed.replace("import torch\n", f"import torch  # {round_}\n", 1)
+            assert workbench.check(path, changed).diagnostics
+
+    tracemalloc.start()
+    try:
+        edits(0, RESULTS_KEPT + 20)  # fill the caches
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        edits(RESULTS_KEPT + 20, 150)
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert (after - before) / 150 < 100, f"{(after - before) / 150:.0f} bytes per edit"

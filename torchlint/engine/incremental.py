@@ -49,9 +49,10 @@ from dataclasses import dataclass, replace
 from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 from torchlint.core.diagnostic import Diagnostic, ParseError
+from torchlint.core.noqa import file_is_exempt
 from torchlint.core.source import SourceFile, python_tree
 from torchlint.engine.linter import CheckResult, Engine
-from torchlint.engine.narrowing import focus, focus_honoured
+from torchlint.engine.narrowing import focus, focus_honoured, focused_rules
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 LineRange = Tuple[int, int]
@@ -98,11 +99,18 @@ def recheck(engine: Engine, previous: Checked, text: str) -> Optional[Rechecked]
     tree = _splice(previous.tree, index, new_statement, delta)
     checked = Checked(SourceFile(text, source.encoding, tree=tree), [])
     focus(checked.source, first, _last_line(new_statement))
-    result = engine.check(checked.source, syntax_checked=True)
+    # The screens of the whole file need not run again: only the rules that
+    # may flag the changed statement matter (``narrowing.focused_rules``).
+    screened = focused_rules(checked.source, tree, engine.rules)
+    kept = [_moved(d, old_end, delta) for d in previous.diagnostics if not first <= d.line <= old_end]
+    if screened is not None and not screened and not engine.report_unused_noqa:
+        if not (engine.honour_noqa and file_is_exempt(checked.source)):
+            checked.diagnostics = kept  # no rule can flag the changed statement
+            return Rechecked(checked, CheckResult([]))
+    result = engine.check(checked.source, syntax_checked=True, screened=screened)
     if not (focus_honoured(checked.source) and result.narrowed):
         checked.diagnostics = list(result.diagnostics)  # the whole file was analysed after all
         return Rechecked(checked, result)
-    kept = [_moved(d, old_end, delta) for d in previous.diagnostics if not first <= d.line <= old_end]
     found = [d for d in result.diagnostics if first <= d.line <= old_end + delta]
     checked.diagnostics = sorted(kept + found, key=Diagnostic.sort_key)
     return Rechecked(checked, result)

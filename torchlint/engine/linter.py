@@ -96,10 +96,14 @@ class Engine:
         sharp = {id(r) for r in self._outlined if r.may_match_tree(outline)}
         return [r for r in self.rules if id(r) in sharp or r in textual], outline
 
-    def check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False) -> CheckResult:
-        """Find problems in ``source`` (see ``_check``), and unused ``# noqa`` codes if asked."""
+    def check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False,
+              screened: Optional[Sequence[Rule]] = None) -> CheckResult:
+        """Find problems in ``source`` (see ``_check``), and unused ``# noqa`` codes if asked.
+
+        ``screened``: the rules that may flag the part of ``source`` the caller
+        wants findings for, screened by the caller (``engine/incremental.py``)."""
         source = SourceFile.of(source)
-        result = self._check(source, syntax_checked, whole)
+        result = self._check(source, syntax_checked, whole, screened)
         if self.report_unused_noqa and not file_is_exempt(source):
             running = [rule.code for rule in self.rules]
             for line, column, code in unused_noqa(source, result.suppressed, running):
@@ -108,7 +112,8 @@ class Engine:
             result.diagnostics.sort(key=Diagnostic.sort_key)
         return result
 
-    def _check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False) -> CheckResult:
+    def _check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False,
+               screened: Optional[Sequence[Rule]] = None) -> CheckResult:
         """Find problems in ``source``; raises ParseError for invalid Python.
 
         ``syntax_checked`` says the caller already compiled the text with
@@ -134,7 +139,7 @@ class Engine:
         tree = None
         if source.parsed or not self.screens or any(r.may_match(source.text) for r in self.rules):
             tree = source.tree  # a rewritten text in the fix loop: its tree sharpens the screen
-        active, outline = self._screen(source.text, tree)
+        active, outline = self._screen(source.text, tree) if screened is None else (list(screened), None)
         if not active:
             return CheckResult([])
         if len(source.text) > MAX_DEPTH:  # shorter sources cannot nest that deep

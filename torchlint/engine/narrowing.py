@@ -82,15 +82,11 @@ def narrow(source: SourceFile, tree: ast.Module, rules: Sequence[Rule], outline:
         return None
     lines = list(source.lines)  # cut in place below
     statements = tree.body
-    outline = outline if outline is not None else Outline(tree)
-    stubs = _stubs(statements, outline)
-    # Each statement is screened with every other def and class stubbed.
-    outlined = [stubs.get(i, statement) for i, statement in enumerate(statements)]
-    screens = _Screens(rules, outlined, outline)
+    stubs, screens = _prepared(source, tree, outline)
     focus = _focused_statement(statements, focused)
     if focused is not None and focus is None:
         return None  # the lines are not one def or class: check the whole file
-    if focus is None and (not stubs or screens.accept()):
+    if focus is None and (not stubs or screens.accept(rules)):
         # A screen accepts the module with every def and class stubbed:
         # adding a body back only adds nodes, so it accepts each of them
         # too and nothing would be cut. Stopping here keeps narrowing
@@ -104,10 +100,10 @@ def narrow(source: SourceFile, tree: ast.Module, rules: Sequence[Rule], outline:
             continue
         if focus is not None and index != focus:
             cut.append(statement)  # not asked about: its findings are kept from before
-        elif not screens.accept(index, statement):
+        elif not screens.accept(rules, index, statement):
             cut.append(statement)
         elif isinstance(statement, ast.ClassDef):
-            cut.extend(_methods_to_cut(statement, index, screens, lines))
+            cut.extend(_methods_to_cut(statement, index, rules, screens, lines))
     if focus is not None:
         source.memo(_FOCUS_HONOURED, lambda: True)
     elif not cut:
@@ -131,6 +127,38 @@ def focus(source: SourceFile, first: int, last: int) -> None:
     source.memo(_FOCUS, lambda: (first, last))
 
 
+def focused_rules(source: SourceFile, tree: ast.Module, rules: Sequence[Rule]) -> Optional[List[Rule]]:
+    """The rules of ``rules`` that may flag the focused statement of ``source``:
+    those whose outline screen accepts the module with every other def and
+    class stubbed (as ``narrow`` screens it), and those without one whose
+    textual screen accepts the text; None when no def or class is focused.
+
+    Only these can flag it: a rule the screens turn away for that module
+    cannot flag the statement there, and decides in it as in the file."""
+    statements = tree.body
+    focus = _focused_statement(statements, source.memo(_FOCUS, lambda: None))
+    if focus is None:
+        return None
+    _, screens = _prepared(source, tree, None)
+    outline = screens.outline(focus, statements[focus])
+    return [rule for rule in rules
+            if (rule.may_match_tree(outline) if rule.has_outline_screen() else rule.may_match(source.text))]
+
+
+def _prepared(source: SourceFile, tree: ast.Module, outline: Optional[Outline]
+              ) -> Tuple[Dict[int, ast.stmt], "_Screens"]:
+    """The stubs of ``tree``'s defs and classes, and the screens of the module
+    with them stubbed; made once per text."""
+
+    def prepare() -> Tuple[Dict[int, ast.stmt], "_Screens"]:
+        whole_file = outline if outline is not None else Outline(tree)
+        stubs = _stubs(tree.body, whole_file)
+        outlined = [stubs.get(i, statement) for i, statement in enumerate(tree.body)]
+        return stubs, _Screens(outlined, whole_file)
+
+    return source.memo("narrowing screens", prepare)
+
+
 def focus_honoured(source: SourceFile) -> bool:
     """Did checking ``source`` analyse only its focused statement (and
     module-level code), so that findings elsewhere are missing?"""
@@ -146,7 +174,8 @@ def _focused_statement(statements: List[ast.stmt], lines: Optional[Tuple[int, in
     return None
 
 
-def _methods_to_cut(classdef: ast.ClassDef, index: int, screens: "_Screens", lines: List[str]) -> List[ast.stmt]:
+def _methods_to_cut(classdef: ast.ClassDef, index: int, rules: Sequence[Rule], screens: "_Screens",
+                    lines: List[str]) -> List[ast.stmt]:
     """The methods of a class that holds candidates which no rule accepts,
     screened one by one with the class's other methods stubbed: one level
     down, the same reasoning as for top-level statements (rules decide in a
@@ -162,7 +191,7 @@ def _methods_to_cut(classdef: ast.ClassDef, index: int, screens: "_Screens", lin
         if not _cuttable(body[k], lines):
             continue
         shell.body[k] = body[k]
-        if not screens.accept(index, shell, members.assembled(k + 1, _index(body[k]))):
+        if not screens.accept(rules, index, shell, members.assembled(k + 1, _index(body[k]))):
             cut.append(body[k])
         shell.body[k] = members.pieces[k + 1].node
     return cut
@@ -179,16 +208,21 @@ class _Screens:
     found by the same walk, in a different order (screens never rely on it).
     """
 
-    def __init__(self, rules: Sequence[Rule], statements: List[ast.stmt], whole_file: Outline) -> None:
-        self._rules = rules
+    def __init__(self, statements: List[ast.stmt], whole_file: Outline) -> None:
         self._statements = statements
         self._whole_file = whole_file
         self._slots = _Slots(statements)
 
-    def accept(self, index: Optional[int] = None, statement: Optional[ast.stmt] = None,
+    def accept(self, rules: Sequence[Rule], index: Optional[int] = None, statement: Optional[ast.stmt] = None,
                nodes: Optional["_NodeIndex"] = None) -> bool:
         """Does some rule's screen accept the module with statement ``index``
         replaced by ``statement`` (whose nodes are ``nodes``, if known)?"""
+        alone = self.outline(index, statement, nodes)
+        return any(rule.may_match_tree(alone) for rule in rules)
+
+    def outline(self, index: Optional[int] = None, statement: Optional[ast.stmt] = None,
+                nodes: Optional["_NodeIndex"] = None) -> Outline:
+        """The outline of the module with statement ``index`` replaced (none: as given)."""
         if index is None:
             module, by_type = self._module(self._statements), self._slots.assembled()
         else:
@@ -198,8 +232,7 @@ class _Screens:
             module = self._module(statements)
             by_type = self._slots.assembled(index, nodes if nodes is not None else _index(statement))
         by_type[ast.Module] = [module]
-        alone = _AssembledOutline(module, by_type, self._whole_file)
-        return any(rule.may_match_tree(alone) for rule in self._rules)
+        return _AssembledOutline(module, by_type, self._whole_file)
 
     @staticmethod
     def _module(statements: List[ast.stmt]) -> ast.Module:

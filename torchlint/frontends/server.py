@@ -160,7 +160,8 @@ class Workbench:
                 rechecked = None
             if rechecked is not None:
                 light = _light(rechecked.checked.diagnostics)
-                self._keep(key, path, Checked(rechecked.checked.source, light))
+                checked = rechecked.checked
+                self._keep(key, path, Checked(SourceFile(text, checked.source.encoding, tree=checked.tree), light))
                 return Outcome(light, internal_errors=list(rechecked.result.internal_errors))
         source = SourceFile(text)
         try:
