@@ -173,6 +173,19 @@ def test_findings_inside_the_changed_statement_come_and_go(project, taken):
     assert_same_as_whole_checks(project / "m.py", texts)
 
 
+def test_edits_moving_from_one_function_to_another(project, taken):
+    """What narrowing prepared for the other statements is re-used only while
+    the same statement keeps changing: each step still equals a whole check."""
+    in_train = replace_line(MODEL, "range(10)", "range(11)")
+    in_helper = replace_line(in_train, "    flag = 1\n", "    flag = 2\n")
+    in_evaluate = replace_line(in_helper, "scale_factor=3", "scale_factor=5")
+    in_decorator = replace_line(in_evaluate, "@torch.no_grad()", "@torch.no_grad(2)")
+    texts = [MODEL, in_train, in_helper, in_evaluate, in_decorator, in_evaluate.replace("range(11)", "range(12)"),
+             in_evaluate.replace("range(11)", "range(13)")]
+    assert_same_as_whole_checks(project / "m.py", texts)
+    assert taken[:3] == [True, True, True]
+
+
 # --- changes that must re-check other statements ----------------------------------------------
 
 

@@ -52,7 +52,7 @@ from torchlint.core.diagnostic import Diagnostic, ParseError
 from torchlint.core.noqa import file_is_exempt
 from torchlint.core.source import SourceFile, python_tree
 from torchlint.engine.linter import CheckResult, Engine
-from torchlint.engine.narrowing import focus, focus_honoured, focused_rules
+from torchlint.engine.narrowing import carry_screens, focus, focus_honoured, focused_rules
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 LineRange = Tuple[int, int]
@@ -99,6 +99,8 @@ def recheck(engine: Engine, previous: Checked, text: str) -> Optional[Rechecked]
     tree = _splice(previous.tree, index, new_statement, delta)
     checked = Checked(SourceFile(text, source.encoding, tree=tree), [])
     focus(checked.source, first, _last_line(new_statement))
+    if not delta:  # every other statement is where it was: its stub and outline still hold
+        carry_screens(previous.source, checked.source, index)
     # The screens of the whole file need not run again: only the rules that
     # may flag the changed statement matter (``narrowing.focused_rules``).
     screened = focused_rules(checked.source, tree, engine.rules)

@@ -156,7 +156,30 @@ def _prepared(source: SourceFile, tree: ast.Module, outline: Optional[Outline]
         outlined = [stubs.get(i, statement) for i, statement in enumerate(tree.body)]
         return stubs, _Screens(outlined, whole_file)
 
-    return source.memo("narrowing screens", prepare)
+    return source.memo(_PREPARED, prepare)
+
+
+_PREPARED = "narrowing screens"
+
+
+def carry_screens(old: SourceFile, new: SourceFile, changed: Optional[int] = None) -> None:
+    """Let ``new`` re-use what ``old``'s narrowing prepared (each statement's
+    stub and outline), if it did. ``changed`` None: ``new`` is the same text.
+    Otherwise ``new``'s tree holds the same statement objects at the same
+    lines as ``old``'s but for top-level statement ``changed``, a def or
+    class whose header has the same form and holds no ``global``
+    (``engine/incremental.py``): focused screening replaces that statement's
+    slot, so the screens see exactly what preparing anew gives. Only while
+    the same statement keeps changing: another one's stub would be stale."""
+    prepared = old.memo(_PREPARED, lambda: None)
+    replaced = old.memo(_REPLACED, lambda: None)
+    if prepared is None or (changed is not None and replaced not in (None, changed)):
+        return
+    new.memo(_PREPARED, lambda: prepared)
+    new.memo(_REPLACED, lambda: replaced if changed is None else changed)
+
+
+_REPLACED = "narrowing screens: the statement changed since"
 
 
 def focus_honoured(source: SourceFile) -> bool:

@@ -13,7 +13,10 @@ the closest ``pyproject.toml`` / ``setup.cfg`` at or above the document's
 folder (``run.config``), re-read when one of those files changes. The
 server stays warm: the options, the loaded rules and their engines live as
 long as that configuration does, and results are kept per text, so saving an
-unchanged buffer or undoing an edit checks nothing.
+unchanged buffer or undoing an edit checks nothing. Each document's last
+complete check is kept too: a change confined to one def or class re-checks
+only it and keeps the other statements' findings, when that is exact
+(``engine/incremental.py``); the results equal a whole check's.
 
 Changes are debounced from the leading edge: a change after a quiet spell is
 checked at once (the answer comes as fast as the check), while changes that
@@ -50,6 +53,7 @@ from torchlint.core.noqa import add_noqa
 from torchlint.core.settings import SettingsError
 from torchlint.core.source import SourceFile
 from torchlint.engine.incremental import Checked, recheck
+from torchlint.engine.narrowing import carry_screens
 from torchlint.engine.textedits import TextEdit, edits_between, preview_fix
 from torchlint.rules import rule_specs
 from torchlint.run.config import CONFIG_FILES, ConfigError, Options, resolve
@@ -161,7 +165,9 @@ class Workbench:
             if rechecked is not None:
                 light = _light(rechecked.checked.diagnostics)
                 checked = rechecked.checked
-                self._keep(key, path, Checked(SourceFile(text, checked.source.encoding, tree=checked.tree), light))
+                kept = SourceFile(text, checked.source.encoding, tree=checked.tree)
+                carry_screens(checked.source, kept)
+                self._keep(key, path, Checked(kept, light))
                 return Outcome(light, internal_errors=list(rechecked.result.internal_errors))
         source = SourceFile(text)
         try:
@@ -179,7 +185,9 @@ class Workbench:
         light = _light(result.diagnostics)
         if result.repair is None and source.parsed:
             # Only the text and Python's tree: not libcst's trees the check made.
-            self._keep(key, path, Checked(SourceFile(text, source.encoding, tree=source.tree), light))
+            kept = SourceFile(text, source.encoding, tree=source.tree)
+            carry_screens(source, kept)
+            self._keep(key, path, Checked(kept, light))
         return Outcome(light, internal_errors=list(result.internal_errors))
 
     def _keep(self, key: Tuple, path: str, checked: Checked) -> None:
