@@ -216,6 +216,21 @@ def test_a_class_used_elsewhere(project, taken):
     assert_same_as_whole_checks(project / "m.py", texts)
 
 
+def test_a_number_in_a_function_used_elsewhere(project, taken):
+    """Inference follows ``pair(a, b)`` into ``pair`` (the project model): which
+    element it returns decides ``use``'s finding, so a change of a number in a
+    def named elsewhere is checked whole."""
+    text = (
+        "import torch.nn as nn\n\ncrit = nn.MSELoss()\n\n\n"
+        "def pair(a, b):\n    out = (crit(a, b), 1.5)\n    return out[0]\n\n\n"
+        "def use(a, b):\n    return pair(a, b).data[0]\n"
+    )
+    second = text.replace("out[0]", "out[1]")
+    editing = assert_same_as_whole_checks(project / "m.py", [text, second, text, second])
+    assert [d.code for d in editing.check(str(project / "m.py"), text).diagnostics] == ["TL101"]
+    assert not any(taken)
+
+
 def test_a_function_that_binds_names_elsewhere_is_never_taken(project, taken):
     with_global = replace_line(MODEL, "    flag = 1\n", "    global F\n    flag = 1\n")
     texts = [MODEL, with_global, with_global.replace("flag = 1", "flag = 2"), MODEL]

@@ -26,7 +26,7 @@ from typing import (
 
 import libcst as cst
 
-from torchlint.analysis.inference import Binding, Inference
+from torchlint.analysis.inference import NO_PROJECT, Binding, FileFacts, Inference, ProjectLink
 from torchlint.analysis.names import Resolver
 from torchlint.analysis.outline import Outline
 from torchlint.analysis.scopes import Listener, walk
@@ -145,7 +145,9 @@ class Collector(Listener):
         self.call_of: Dict[cst.CSTNode, cst.Call] = {}  # a callee expression -> its Call
         self.line_of: Dict[cst.CSTNode, cst.SimpleStatementLine] = {}  # small statement -> its line
         self.store_targets: Set[cst.CSTNode] = set()  # expressions assigned to or deleted
+        self.facts = FileFacts()
         self._frame: Optional[Frame] = None
+        self._guards = _Guards(self.facts.guarded)
 
     def on_visit(self, node: cst.CSTNode) -> None:
         kind = type(node)
@@ -157,6 +159,20 @@ class Collector(Listener):
             self._frame = Frame(node, self._frame)
         if kind is cst.Call:
             self.call_of[node.func] = node
+            self._note_backward(node)
+        elif kind is cst.Name:
+            if self._guards.active:
+                self._guards.read(node)
+        elif kind is cst.Return:
+            function = self._function()
+            if function is not None:
+                self.facts.returns.setdefault(function, []).append(node.value)
+        elif kind is cst.Yield:
+            function = self._function()
+            if function is not None:
+                self.facts.generators.add(function)
+        elif kind is cst.If or kind is cst.IndentedBlock:
+            self._guards.enter(node)
         elif kind is cst.SimpleStatementLine:
             for small in node.body:
                 self.line_of[small] = node
@@ -165,9 +181,26 @@ class Collector(Listener):
             handler(self, node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        if type(original_node) in _FRAME_TYPES:
+        kind = type(original_node)
+        if kind in _FRAME_TYPES:
             assert self._frame is not None
             self._frame = self._frame.parent
+        elif kind is cst.If or kind is cst.IndentedBlock or kind is cst.Module:
+            self._guards.leave(original_node)
+
+    def _function(self) -> Optional[cst.FunctionDef]:
+        """The innermost function being walked (a class body or module has none)."""
+        frame = self._frame
+        while frame is not None and not isinstance(frame.node, (cst.FunctionDef, cst.ClassDef)):
+            frame = frame.parent
+        return frame.node if frame is not None and isinstance(frame.node, cst.FunctionDef) else None
+
+    def _note_backward(self, call: cst.Call) -> None:
+        """``name.backward()`` with no gradient: evidence that ``name`` is a one-element tensor."""
+        func = call.func
+        if (isinstance(func, cst.Attribute) and func.attr.value == "backward" and isinstance(func.value, cst.Name)
+                and all(arg.keyword is not None and arg.keyword.value != "gradient" for arg in call.args)):
+            self.facts.backward_receivers.append(func.value)
 
     # -- bindings -----------------------------------------------------------
 
@@ -175,6 +208,10 @@ class Collector(Listener):
         self.store_targets.add(target)
         if isinstance(target, cst.Name):
             self.bindings[target] = Binding(how, value, tuple(path))
+            self._guards.rebound(target.value)
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+            # ``self.attr = value``: which class ``self`` belongs to is known after the walk.
+            self.facts.attribute_bindings.append((target.value, target.attr.value, Binding(how, value, tuple(path))))
         elif isinstance(target, (cst.Tuple, cst.List)):
             for index, element in enumerate(target.elements):
                 if isinstance(element, cst.Element):
@@ -217,6 +254,88 @@ class Collector(Listener):
             self.self_params[params[0]] = owner
 
 
+class _Guards:
+    """Reads of a name where a test has proved it a tensor: inside ``if
+    isinstance(x, torch.Tensor):`` / ``if torch.is_tensor(x):``, and after ``if not
+    ...: return`` (or ``raise``, ``continue``, ``break``) until its block ends. A
+    new binding of the name ends the guard. Which callee and type the test
+    names is checked later, by inference, when it can resolve them."""
+
+    def __init__(self, guarded: Dict[cst.Name, Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]]) -> None:
+        self._guarded = guarded
+        self.active: List[Tuple[str, Tuple[cst.BaseExpression, Optional[cst.BaseExpression]], cst.CSTNode]] = []
+        self._pending: Dict[cst.CSTNode, Tuple[str, Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]]] = {}
+        self._blocks: List[cst.CSTNode] = []
+
+    def enter(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.IndentedBlock):
+            self._blocks.append(node)
+            guard = self._pending.pop(node, None)
+            if guard is not None:
+                self.active.append((guard[0], guard[1], node))
+            return
+        test = _tensor_test(node.test)
+        if test is None:
+            return
+        name, proof, negated = test
+        if not negated:
+            self._pending[node.body] = (name, proof)
+        elif isinstance(node.orelse, cst.Else):
+            self._pending[node.orelse.body] = (name, proof)
+
+    def leave(self, node: cst.CSTNode) -> None:
+        self.active = [guard for guard in self.active if guard[2] is not node]
+        if isinstance(node, cst.IndentedBlock) and self._blocks and self._blocks[-1] is node:
+            self._blocks.pop()
+        if isinstance(node, cst.If) and node.orelse is None and _always_leaves(node.body):
+            test = _tensor_test(node.test)
+            if test is not None and test[2]:
+                # ``if not isinstance(x, T): return``: the rest of the block has a tensor.
+                block = self._blocks[-1] if self._blocks else _MODULE_LEVEL
+                self.active.append((test[0], test[1], block))
+
+    def read(self, name: cst.Name) -> None:
+        for guarded_name, proof, _ in self.active:
+            if guarded_name == name.value:
+                self._guarded[name] = proof
+
+    def rebound(self, name: str) -> None:
+        self.active = [guard for guard in self.active if guard[0] != name]
+
+
+_MODULE_LEVEL = cst.Module(body=())  # stands for "until the end of the file"
+
+
+def _tensor_test(test: cst.BaseExpression):
+    """``isinstance(x, T)`` / ``f(x)`` with a name ``x`` (possibly under ``not``):
+    (x, (callee, T or None), negated), for inference to check callee and T."""
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    if negated:
+        test = test.expression
+    if not isinstance(test, cst.Call) or any(arg.keyword is not None or arg.star for arg in test.args):
+        return None
+    args = test.args
+    if not args or not isinstance(args[0].value, cst.Name) or len(args) > 2:
+        return None
+    kind = args[1].value if len(args) == 2 else None
+    return args[0].value.value, (test.func, kind), negated
+
+
+def _always_leaves(body: cst.BaseSuite) -> bool:
+    """Does the block end by leaving (``return``, ``raise``, ``continue``, ``break``)?"""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else (body,)
+    if not statements:
+        return False
+    last = statements[-1]
+    smalls = last.body if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
+    return bool(smalls) and isinstance(smalls[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+def _spelled_module(node: cst.ImportFrom) -> str:
+    module = cst.helpers.get_full_name_for_node(node.module) if node.module is not None else ""
+    return "." * len(node.relative) + (module or "")
+
+
 _BINDING_HANDLERS = {
     cst.Assign: Collector._on_assign,
     cst.AnnAssign: Collector._on_ann_assign,
@@ -229,7 +348,7 @@ _BINDING_HANDLERS = {
 
 def analyse(
     module: cst.Module, wanted: Sequence[Type[cst.CSTNode]], settings: Settings = Settings(),
-    tree: Optional[ast.Module] = None, outline: Optional[Outline] = None,
+    tree: Optional[ast.Module] = None, outline: Optional[Outline] = None, project: ProjectLink = NO_PROJECT,
 ) -> Tuple[FileContext, Mapping[Type[cst.CSTNode], List[Tuple[cst.CSTNode, Optional[Frame]]]]]:
     """The single traversal: scopes and bindings, and the nodes rules want.
 
@@ -238,13 +357,13 @@ def analyse(
     (``narrowing.py``). Without them, ``module`` is the whole file."""
     collector = Collector(wanted)
     tops: Dict[cst.CSTNode, cst.CSTNode] = {}
-    scopes = walk(module, collector, tops)
+    scopes = walk(module, collector, tops, star_exports=lambda node: project.star_exports(_spelled_module(node)))
 
     def whole_file() -> Outline:
         return outline if outline is not None else Outline(tree if tree is not None else ast.parse(module.code))
 
     resolver = Resolver(scopes, whole_file)
-    inference = Inference(resolver, collector.bindings, collector.self_params)
+    inference = Inference(resolver, collector.bindings, collector.self_params, collector.facts, project)
     file_context = FileContext(module, resolver, inference, collector, settings)
     file_context.top_of = tops
     return file_context, collector.collected

@@ -12,8 +12,8 @@ value never produces a finding.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
-from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple
+from dataclasses import dataclass, field, replace
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -28,6 +28,9 @@ class Kind(enum.Enum):
     MODULE = "module"
     LOADER = "loader"  # a torch DataLoader
     NUMBER = "number"  # a Python int/float literal or arithmetic on them
+    OBJECT = "object"  # an instance of a project class that is not an nn.Module
+    TUPLE = "tuple"  # a tuple of known length: ``items`` holds the value of each element
+    MAPPING = "mapping"  # a dict whose values all have the value ``element``
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,11 @@ class Value:
     reduces: bool = False  # MODULE: a loss module whose call returns a 0-dim tensor
     dtype: Optional[str] = None  # TENSOR (or unknown kind): torch dtype name when visible, e.g. "uint8"
     loss: bool = False  # TENSOR: a loss value (a loss function/module result, or math on one), not detached
+    # MODULE/OBJECT: the project class it is an instance of, as "package.module.Class"
+    # (``ProjectLink`` answers what its calls, methods and attributes give).
+    instance_of: Optional[str] = None
+    items: Tuple["Value", ...] = ()  # TUPLE: the elements
+    element: Optional["Value"] = None  # MAPPING: what every value is
 
 
 UNKNOWN = Value(Kind.UNKNOWN)
@@ -72,6 +80,14 @@ def meet(values: Iterable[Value]) -> Value:
             continue
         if value.kind is not result.kind:
             return UNKNOWN
+        if value.kind is Kind.TUPLE:
+            if len(value.items) != len(result.items):
+                return UNKNOWN
+            result = Value(Kind.TUPLE, items=tuple(meet(pair) for pair in zip(result.items, value.items)))
+            continue
+        if value.kind is Kind.MAPPING:
+            result = Value(Kind.MAPPING, element=meet((result.element or UNKNOWN, value.element or UNKNOWN)))
+            continue
         result = Value(
             result.kind,
             scalar=result.scalar and value.scalar,
@@ -80,8 +96,68 @@ def meet(values: Iterable[Value]) -> Value:
             reduces=result.reduces and value.reduces,
             dtype=result.dtype if result.dtype == value.dtype else None,
             loss=result.loss and value.loss,
+            instance_of=result.instance_of if result.instance_of == value.instance_of else None,
         )
     return result if result is not None else UNKNOWN
+
+
+class ProjectLink:
+    """What inference may ask about the definitions of the user's project
+    (``project.py`` answers from every module; this default knows nothing).
+
+    A project definition is named by an opaque key (``absolute``, ``local``).
+    """
+
+    def absolute(self, qualified: str) -> Optional[str]:
+        """A name imported in the checked file (maybe relative: ".loss.MyLoss")
+        as the key of a project definition; None when it is not one."""
+        return None
+
+    def local(self, name: str) -> Optional[str]:
+        """The key of the checked file's own top-level definition ``name``."""
+        return None
+
+    def call_value(self, qualified: str) -> Optional[Value]:
+        """What calling the project function or class ``qualified`` gives."""
+        return None
+
+    def member_value(self, owner: str, member: str, called: bool) -> Value:
+        """An instance of class ``owner``: its attribute ``member``, or what
+        calling its method ``member`` returns (``called``); "__call__" is the
+        instance called (``forward`` for an nn.Module)."""
+        return UNKNOWN
+
+    def is_module_class(self, qualified: str) -> Optional[bool]:
+        """Does the project class ``qualified`` derive from nn.Module? None: not a project class."""
+        return None
+
+    def star_exports(self, spelled: str) -> Optional[Dict[str, str]]:
+        """What ``from spelled import *`` binds: name -> qualified name; None when unknown."""
+        return None
+
+    def forwarded(self, qualified: str) -> Mapping[str, Tuple[str, str]]:
+        """The parameters the project function ``qualified`` passes on to a
+        torch call as a keyword: parameter -> (torch callee, keyword)."""
+        return {}
+
+
+NO_PROJECT = ProjectLink()
+
+
+@dataclass
+class FileFacts:
+    """What the traversal collects for inference besides plain bindings."""
+
+    # A function -> the values its ``return`` statements give (None: a bare ``return``).
+    returns: Dict[cst.FunctionDef, List[Optional[cst.BaseExpression]]] = field(default_factory=dict)
+    generators: Set[cst.FunctionDef] = field(default_factory=set)  # functions that ``yield``
+    # ``self.attr = value`` (and tuple targets): the ``self`` read, the attribute, the binding.
+    attribute_bindings: List[Tuple[cst.Name, str, Binding]] = field(default_factory=list)
+    # ``name.backward()`` with no gradient given: only a one-element tensor accepts that.
+    backward_receivers: List[cst.Name] = field(default_factory=list)
+    # A read of a name inside ``if isinstance(name, T):`` / ``if torch.is_tensor(name):`` (or after
+    # ``if not ...: return``) -> the ``(callee, type)`` of that test, checked when asked.
+    guarded: Dict[cst.Name, Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]] = field(default_factory=dict)
 
 
 class Inference:
@@ -90,13 +166,20 @@ class Inference:
         resolver: Resolver,
         bindings: Mapping[cst.Name, Binding],
         self_params: Mapping[cst.Param, cst.ClassDef],
+        facts: Optional[FileFacts] = None,
+        project: ProjectLink = NO_PROJECT,
     ) -> None:
         self._resolver = resolver
         self._bindings = bindings
         self._self_params = self_params
+        self._facts = facts if facts is not None else FileFacts()
+        self.project = project
         self._cache: Dict[cst.CSTNode, Value] = {}
         self._module_classes: Dict[cst.ClassDef, bool] = {}
         self._function_classes: Dict[cst.ClassDef, bool] = {}
+        self._returns: Dict[cst.FunctionDef, Value] = {}
+        self._attributes: Optional[Dict[cst.ClassDef, Dict[str, List[Binding]]]] = None
+        self._backward: Optional[Set[Tuple[object, str]]] = None
 
     # -- the questions rules ask ------------------------------------------
 
@@ -177,6 +260,90 @@ class Inference:
         """The class of this file a name is bound to (its only binding), if any."""
         return self._local_class(func)
 
+    # -- what the project model asks of the module defining something -------
+
+    def function_return(self, function: cst.FunctionDef) -> Value:
+        """What calling ``function`` returns: what all its ``return`` statements agree on."""
+        known = self._returns.get(function)
+        if known is None:
+            self._returns[function] = _PENDING  # recursion: no information
+            known = self._function_return(function)
+            self._returns[function] = known
+        return known
+
+    def class_member(self, classdef: cst.ClassDef, member: str, called: bool) -> Value:
+        """An instance of ``classdef``: attribute ``member``, or what calling
+        method ``member`` returns (``called``; "__call__" is the instance called)."""
+        if called and member == "__call__" and self.is_module_class(classdef):
+            member = "forward"
+        method = _method(classdef, member)
+        if called:
+            return self.function_return(method) if method is not None else UNKNOWN
+        if method is not None:
+            decorators = {cst.helpers.get_full_name_for_node(d.decorator) for d in method.decorators}
+            return self.function_return(method) if "property" in decorators else UNKNOWN
+        bindings = self._attribute_bindings().get(classdef, {}).get(member)
+        if not bindings:
+            return UNKNOWN
+        return meet(self._binding_value(binding) for binding in bindings)
+
+    def forwards(self, function: cst.FunctionDef) -> Dict[str, Tuple[str, str]]:
+        """The parameters ``function`` passes on unchanged as a keyword of a
+        torch call (or of a project function that does): parameter -> (torch
+        callee, keyword). ``def to_var(x, volatile=False): return Variable(x,
+        volatile=volatile)`` gives ``{"volatile": ("torch.autograd.Variable", "volatile")}``."""
+        params = function.params
+        names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        found: Dict[str, Tuple[str, str]] = {}
+        for call in _calls_within(function):
+            for arg in call.args:
+                if arg.keyword is None or not isinstance(arg.value, cst.Name) or arg.value.value not in names:
+                    continue
+                if not all(isinstance(getattr(a, "node", None), cst.Param) for a in self._resolver.assignments(arg.value)):
+                    continue  # rebound in the body: not the caller's value
+                target = self.forwarded_to(call, arg.keyword.value)
+                if target is not None:
+                    found[arg.value.value] = target
+        return found
+
+    def forwarded_to(self, call: cst.Call, keyword: str) -> Optional[Tuple[str, str]]:
+        """Which torch call receives ``keyword`` of ``call``: (callee, keyword), for
+        a torch callee itself or a project function that passes it on."""
+        callee = self._resolver.resolve(call.func)
+        if callee is not None and callee.startswith(api.TORCH_PACKAGES):
+            return (callee, keyword)
+        key = self.project.absolute(callee) if callee is not None else None
+        if key is None:
+            local = self._local_definition(call.func)
+            key = self._definition_name(local) if isinstance(local, cst.FunctionDef) else None
+        return self.project.forwarded(key).get(keyword) if key is not None else None
+
+    def _function_return(self, function: cst.FunctionDef) -> Value:
+        if function in self._facts.generators or function.asynchronous is not None:
+            return UNKNOWN
+        returned = self._facts.returns.get(function)
+        if not returned or any(value is None for value in returned):
+            return UNKNOWN  # falls off its end, or returns None somewhere
+        return meet(self.value(value) for value in returned if value is not None)
+
+    def _attribute_bindings(self) -> Dict[cst.ClassDef, Dict[str, List[Binding]]]:
+        if self._attributes is None:
+            by_class: Dict[cst.ClassDef, Dict[str, List[Binding]]] = {}
+            for receiver, attribute, binding in self._facts.attribute_bindings:
+                classdef = self._self_class(receiver)
+                if classdef is not None:
+                    by_class.setdefault(classdef, {}).setdefault(attribute, []).append(binding)
+            self._attributes = by_class
+        return self._attributes
+
+    def _self_class(self, name: cst.Name) -> Optional[cst.ClassDef]:
+        """The class whose instance ``name`` is, when it is a method's ``self``."""
+        nodes = {getattr(a, "node", None) for a in self._resolver.assignments(name)}
+        if len(nodes) != 1:
+            return None
+        (node,) = nodes
+        return self._self_params.get(node) if isinstance(node, cst.Param) else None
+
     # -- evaluation ---------------------------------------------------------
 
     def _evaluate(self, expr: cst.BaseExpression) -> Value:
@@ -189,6 +356,8 @@ class Inference:
             if (base.kind is Kind.TENSOR or base.cuda) and expr.attr.value in api.TENSOR_ATTRIBUTES:
                 return replace(base, scalar=base.scalar and expr.attr.value == "data",
                                loss=base.loss and expr.attr.value not in ("data", "grad"))
+            if base.instance_of is not None:
+                return self.project.member_value(base.instance_of, expr.attr.value, called=False)
             return UNKNOWN
         if isinstance(expr, (cst.Integer, cst.Float)):
             return NUMBER
@@ -206,7 +375,21 @@ class Inference:
             base = self.value(expr.value)
             if base.kind is Kind.TENSOR:
                 return Value(Kind.TENSOR, cuda=base.cuda, dtype=base.dtype)
+            if base.kind is Kind.MAPPING and base.element is not None:
+                return base.element
+            if base.kind is Kind.TUPLE:
+                index = _constant_index(expr)
+                if index is not None and -len(base.items) <= index < len(base.items):
+                    return base.items[index]
             return UNKNOWN
+        if isinstance(expr, cst.Tuple):
+            if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+                return UNKNOWN
+            return Value(Kind.TUPLE, items=tuple(self.value(e.value) for e in expr.elements))
+        if isinstance(expr, cst.Dict):
+            if not expr.elements or any(not isinstance(e, cst.DictElement) for e in expr.elements):
+                return UNKNOWN
+            return Value(Kind.MAPPING, element=meet(self.value(e.value) for e in expr.elements))
         if isinstance(expr, cst.IfExp):
             return meet((self.value(expr.body), self.value(expr.orelse)))
         return UNKNOWN
@@ -223,10 +406,31 @@ class Inference:
         return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, loss=any(v.loss for v in tensors))
 
     def _name_value(self, name: cst.Name) -> Value:
+        guard = self._facts.guarded.get(name)
+        if guard is not None and self._proves_tensor(*guard):
+            return TENSOR
         assignments = self._resolver.assignments(name)
         if not assignments:
             return UNKNOWN
-        return meet(self._assignment_value(a) for a in assignments)
+        values = [self._assignment_value(a) for a in assignments]
+        value = meet(values)
+        if value.kind is Kind.UNKNOWN and self._backward_called(name) and all(
+                v.kind in (Kind.UNKNOWN, Kind.TENSOR) for v in values):
+            # ``name.backward()`` in the same scope: only a one-element tensor takes that.
+            return Value(Kind.TENSOR, scalar=True, loss=True)
+        return value
+
+    def _backward_called(self, name: cst.Name) -> bool:
+        if self._backward is None:
+            self._backward = {(self._resolver.scope_of(r), r.value) for r in self._facts.backward_receivers}
+        return (self._resolver.scope_of(name), name.value) in self._backward
+
+    def _proves_tensor(self, callee: cst.BaseExpression, kind: Optional[cst.BaseExpression]) -> bool:
+        """``isinstance(x, torch.Tensor)`` or ``torch.is_tensor(x)``: a test only a tensor passes."""
+        name = self._resolver.resolve(callee)
+        if name == "torch.is_tensor":
+            return kind is None
+        return name == "builtins.isinstance" and kind is not None and self._resolver.resolve(kind) in api.TENSOR_CLASSES
 
     def _assignment_value(self, assignment) -> Value:
         node = getattr(assignment, "node", None)  # builtins have no node
@@ -234,9 +438,12 @@ class Inference:
             return UNKNOWN
         if isinstance(node, cst.Param):
             classdef = self._self_params.get(node)
-            if classdef is not None and self.is_module_class(classdef):
-                return MODULE
-            return UNKNOWN
+            if classdef is None:
+                return UNKNOWN
+            owner = self._definition_name(classdef)
+            if self.is_module_class(classdef):
+                return Value(Kind.MODULE, instance_of=owner)
+            return Value(Kind.OBJECT, instance_of=owner) if owner is not None else UNKNOWN
         if isinstance(node, cst.Name):
             binding = self._bindings.get(node)
             if binding is not None:
@@ -256,9 +463,9 @@ class Inference:
         return UNKNOWN
 
     def _unpack(self, value: cst.BaseExpression, path: Tuple[int, ...]) -> Value:
-        for index in path:
+        for depth, index in enumerate(path):
             if not isinstance(value, (cst.Tuple, cst.List)):
-                return UNKNOWN
+                return _element(self.value(value), path[depth:])
             elements = value.elements
             if any(isinstance(e, cst.StarredElement) for e in elements) or index >= len(elements):
                 return UNKNOWN
@@ -293,13 +500,25 @@ class Inference:
                 return method_value
         callee_name = self._resolver.resolve(func)
         if callee_name is not None:
-            return self._known_callee_value(call, callee_name)
+            known = self._known_callee_value(call, callee_name)
+            if known.kind is Kind.UNKNOWN and not callee_name.startswith(api.TORCH_PACKAGES):
+                absolute = self.project.absolute(callee_name)
+                project_value = self.project.call_value(absolute) if absolute is not None else None
+                return project_value if project_value is not None else known
+            return known
         callee = self.value(func)
         if callee.kind is Kind.MODULE:
             return self._module_call_value(callee)
-        local_class = self._local_class(func)
-        if local_class is not None and self.is_module_class(local_class):
-            return MODULE
+        if callee.kind is Kind.OBJECT and callee.instance_of is not None:
+            return self.project.member_value(callee.instance_of, "__call__", called=True)
+        local = self._local_definition(func)
+        if local is not None:
+            key = self._definition_name(local)
+            project_value = self.project.call_value(key) if key is not None else None
+            if project_value is not None:
+                return project_value
+            if isinstance(local, cst.ClassDef) and self.is_module_class(local):
+                return MODULE
         return UNKNOWN
 
     def _method_call_value(self, call: cst.Call, func: cst.Attribute) -> Optional[Value]:
@@ -309,7 +528,9 @@ class Inference:
         if receiver.kind is Kind.MODULE:
             if method in ("cuda", "to", "cpu", "float", "double", "half", "train", "eval"):
                 return replace(receiver, cuda=_device_after(method, call, receiver.cuda))
-            return None
+            return self._project_method_value(receiver, method)
+        if receiver.kind is Kind.OBJECT:
+            return self._project_method_value(receiver, method)
         if receiver.kind is Kind.TENSOR or receiver.cuda or receiver.dtype is not None:
             # A tensor, or something visibly sent to the GPU (only tensors
             # and modules have .cuda(), and modules have no tensor methods),
@@ -340,6 +561,14 @@ class Inference:
             # number; with ``.data[0]`` after it, only torch fits.
             return Value(Kind.TENSOR, scalar=True)
         return None
+
+    def _project_method_value(self, receiver: Value, method: str) -> Optional[Value]:
+        """What the method of a project class returns; None (ask what the
+        attribute holds, and call that) when no method of its class says."""
+        if receiver.instance_of is None:
+            return None
+        value = self.project.member_value(receiver.instance_of, method, called=True)
+        return value if value.kind is not Kind.UNKNOWN else None
 
     def _known_callee_value(self, call: cst.Call, callee: str) -> Value:
         if callee in api.CUDA_TENSOR_TYPES:
@@ -375,6 +604,8 @@ class Inference:
         return UNKNOWN
 
     def _module_call_value(self, module: Value) -> Value:
+        if module.instance_of is not None:
+            return self.project.member_value(module.instance_of, "__call__", called=True)
         if module.reduces:
             return Value(Kind.TENSOR, scalar=True, cuda=module.cuda, loss=True)
         if module.module_class is not None and module.module_class not in api.TUPLE_RETURNING_MODULES:
@@ -408,14 +639,26 @@ class Inference:
         return None
 
     def _local_class(self, func: cst.BaseExpression) -> Optional[cst.ClassDef]:
+        local = self._local_definition(func)
+        return local if isinstance(local, cst.ClassDef) else None
+
+    def _local_definition(self, func: cst.BaseExpression) -> Optional[cst.CSTNode]:
+        """The def or class of this file a name is bound to (its only binding), if any."""
         if not isinstance(func, cst.Name):
             return None
         nodes = {getattr(a, "node", None) for a in self._resolver.assignments(func)}
         if len(nodes) == 1:
             (node,) = nodes
-            if isinstance(node, cst.ClassDef):
+            if isinstance(node, (cst.ClassDef, cst.FunctionDef)):
                 return node
         return None
+
+    def _definition_name(self, definition: cst.CSTNode) -> Optional[str]:
+        """The key by which the project knows a top-level def or class of this file."""
+        scope = self._resolver.scope_of(definition)
+        if scope is None or scope is not scope.globals:
+            return None
+        return self.project.local(definition.name.value)
 
     def _is_module_base(self, base: cst.BaseExpression) -> bool:
         qualified = self._resolver.resolve(base)
@@ -430,6 +673,61 @@ class Inference:
             return qualified in api.AUTOGRAD_FUNCTION_BASES
         local = self._local_class(base)
         return local is not None and self.is_autograd_function_class(local)
+
+
+class _CallsWithin(cst.CSTVisitor):
+    """The calls of one function's body; nested functions and classes are theirs."""
+
+    def __init__(self, function: cst.FunctionDef) -> None:
+        self.function = function
+        self.calls: List[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.function
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
+def _calls_within(function: cst.FunctionDef) -> List[cst.Call]:
+    """The calls in ``function``'s body (not in functions nested in it)."""
+    visitor = _CallsWithin(function)
+    function.visit(visitor)
+    return visitor.calls
+
+
+def _element(value: Value, path: Tuple[int, ...]) -> Value:
+    """The part of a tuple ``value`` that unpacking reaches by ``path``."""
+    for index in path:
+        if value.kind is not Kind.TUPLE or index >= len(value.items):
+            return UNKNOWN
+        value = value.items[index]
+    return value
+
+
+def _constant_index(expr: cst.Subscript) -> Optional[int]:
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    index = expr.slice[0].slice.value
+    negative = isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus)
+    if negative:
+        index = index.expression
+    if isinstance(index, cst.Integer):
+        return -int(index.value, 0) if negative else int(index.value, 0)
+    return None
+
+
+def _method(classdef: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+    """The method ``name`` defined in the class body (the last, if redefined)."""
+    found = None
+    body = classdef.body.body if isinstance(classdef.body, cst.IndentedBlock) else ()
+    for statement in body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
+            found = statement
+    return found
 
 
 def _literal_string(expr: cst.BaseExpression) -> Optional[str]:

@@ -20,6 +20,7 @@ from torchlint.analysis.scopes import (
     BaseAssignment,
     ImportAssignment,
     Scope,
+    StarImportAssignment,
 )
 
 
@@ -103,7 +104,8 @@ class Resolver:
             return None
         deleted = deleted_names(self.file_outline())
         candidates = sorted(
-            {a.name for a in _visible_assignments(scope) if isinstance(getattr(a, "node", None), cst.Import)},
+            {a.name for a in _visible_assignments(scope)
+             if isinstance(getattr(a, "node", None), cst.Import) or isinstance(a, StarImportAssignment)},
             key=len,
         )
         for spelled in candidates:

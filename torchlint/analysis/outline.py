@@ -22,6 +22,7 @@ from typing import (
     Iterable,
     Iterator,
     List,
+    Mapping,
     Optional,
     Tuple,
     Type,
@@ -35,11 +36,15 @@ T = TypeVar("T")
 class Outline:
     """Nodes of one module by type, and calls by the last name of their callee."""
 
-    def __init__(self, tree: ast.AST, whole_file: Optional["Outline"] = None) -> None:
+    def __init__(self, tree: ast.AST, whole_file: Optional["Outline"] = None,
+                 star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None) -> None:
         self.tree = tree
         # When ``tree`` is part of a file (``narrowing.py``), the outline of
         # the whole file, which answers the questions about the whole file.
         self._whole_file = whole_file
+        # What ``from m import *`` binds (the project model's answer, by the
+        # module as spelled), or None when unknown.
+        self.star_exports = star_exports if whole_file is None else whole_file.star_exports
         self._by_type: Dict[type, List[ast.AST]] = {}
         self._calls_by_name: Optional[Dict[str, List[ast.Call]]] = None
         self._imported: Optional[List[Tuple[str, str, str]]] = None
@@ -280,6 +285,9 @@ def import_bindings(outline: Outline) -> Dict[str, List[Optional[str]]]:
             module = node.module or ""
             for alias in node.names:
                 if alias.name == "*":
+                    exports = outline.star_exports("." * node.level + module) if outline.star_exports else None
+                    for name, target in (exports or {}).items():
+                        found.setdefault(name, []).append(target)
                     continue
                 real = f"{module}.{alias.name}" if module else alias.name
                 found.setdefault(alias.asname or alias.name, []).append(real)
@@ -364,18 +372,19 @@ def may_hold_value(outline: Outline, expr: ast.AST) -> bool:
     """Can inference (``torchlint.analysis.inference``) know what ``expr`` holds?
 
     A dotted name (``torch.linalg``, ``self.data``) is known only through its
-    root name's value, and only bindings as assignment, ``for``, ``with`` or
-    walrus targets carry one (imports, parameters, definitions, ``except``
-    names give an unknown value); so a chain whose root is never such a target
-    in the file holds nothing known. Any other expression may.
+    root name, and only assignment-like targets and parameters carry a value
+    (a method's ``self`` is an instance of its class, a parameter may be
+    proved a tensor by ``isinstance`` or ``.backward()``; imports,
+    definitions and builtins give none); so a chain whose root is no such
+    name holds nothing known. Any other expression may.
     """
     while isinstance(expr, ast.Attribute):
         expr = expr.value
     if not isinstance(expr, ast.Name):
         return True
-    bound = outline.memo("names stored or deleted", lambda: frozenset(
-        node.id for node in outline.nodes(ast.Name) if not isinstance(node.ctx, ast.Load)))
-    return expr.id in bound
+    return expr.id in outline.memo("names holding values", lambda: frozenset(
+        [node.id for node in outline.nodes(ast.Name) if not isinstance(node.ctx, ast.Load)]
+        + [node.arg for node in outline.nodes(ast.arg)]))
 
 
 # --- the same, as sets of qualified names, and facts about local names ---
@@ -455,6 +464,7 @@ def bound_names(outline: Outline) -> FrozenSet[str]:
                 found.update(bound.rsplit(".", dots)[0] for dots in range(bound.count(".") + 1))
         for node in outline.nodes(ast.ImportFrom):
             found.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
+        found.update(name for name, reals in import_bindings(outline).items())  # star imports the project knows
         for kind in _NAMED_BINDERS:
             found.update(node.name for node in outline.nodes(kind) if node.name)  # type: ignore[attr-defined]
         found.update(node.arg for node in outline.nodes(ast.arg))
@@ -648,6 +658,64 @@ def names_where(outline: Outline, key: str, holds: Callable[[ast.AST, "set"], bo
     return result
 
 
+def evidence_names(outline: Outline) -> FrozenSet[str]:
+    """Names the file proves tensors whatever their bindings: ``x.backward()``
+    is called on them, or they are tested by ``isinstance(x, ...)`` /
+    ``torch.is_tensor(x)``."""
+    def compute() -> FrozenSet[str]:
+        found = set()
+        for call in outline.calls("backward"):
+            if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+                found.add(call.func.value.id)
+        for call in outline.calls("isinstance", "is_tensor"):
+            if call.args and isinstance(call.args[0], ast.Name):
+                found.add(call.args[0].id)
+        return frozenset(found)
+
+    return outline.memo("evidence_names", compute)
+
+
+def self_names(outline: Outline) -> FrozenSet[str]:
+    """The names of methods' first parameters (``self``): instances of a class of this file."""
+    def compute() -> FrozenSet[str]:
+        found = set()
+        for classdef in outline.nodes(ast.ClassDef):
+            for method in classdef.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args:
+                    found.add((method.args.posonlyargs or method.args.args)[0].arg)
+        return frozenset(found)
+
+    return outline.memo("self_names", compute)
+
+
+def attributes_stored(outline: Outline) -> FrozenSet[str]:
+    """Attributes the file assigns (``x.attr = ...``) or defines as methods."""
+    def compute() -> FrozenSet[str]:
+        found = {node.attr for node in outline.nodes(ast.Attribute) if isinstance(node.ctx, ast.Store)}
+        for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            found.update(node.name for node in outline.nodes(kind))
+        return frozenset(found)
+
+    return outline.memo("attributes_stored", compute)
+
+
+def may_be_member(outline: Outline, receiver: ast.AST, attribute: str) -> bool:
+    """Could ``receiver.attribute`` be known through the project model? Not
+    when ``receiver`` is a method's ``self`` (and not bound otherwise) and
+    the file neither assigns nor defines ``attribute``: a class's members
+    come from its own body."""
+    if isinstance(receiver, ast.Name) and receiver.id in self_names(outline) and receiver.id not in stored_names(outline):
+        return attribute in attributes_stored(outline)
+    return may_hold_value(outline, receiver)
+
+
+# Tensor methods that give Python values: on a tensor they never give one,
+# and a project class that defines them to return tensors is not worth the
+# screen's sharpness (``total += loss.item()`` is in every training loop).
+_PYTHON_VALUE_METHODS = frozenset({"item", "tolist", "numpy", "dim", "numel", "nelement", "size", "element_size",
+                                   "data_ptr", "get_device", "is_contiguous", "stride"})
+
+
 def tensor_names(outline: Outline) -> FrozenSet[str]:
     """Names with some binding whose value may be a tensor (or a data loader):
     a superset of the names inference can know to be tensors."""
@@ -673,11 +741,13 @@ def _may_be_tensor(outline: Outline, expr: ast.AST, any_name: bool, depth: int, 
     if depth > 40:
         return True
     if isinstance(expr, ast.Name):
-        if any_name:
+        if any_name or expr.id in evidence_names(outline):
             return True
         return expr.id in (names if names is not None else tensor_names(outline))
     if isinstance(expr, ast.Attribute):
-        return expr.attr in _api.TENSOR_ATTRIBUTES and _may_be_tensor(outline, expr.value, any_name, depth + 1, names)
+        if expr.attr in _api.TENSOR_ATTRIBUTES:
+            return _may_be_tensor(outline, expr.value, any_name, depth + 1, names)
+        return may_be_member(outline, expr.value, expr.attr)  # an attribute of a project class's instance
     if isinstance(expr, ast.Subscript):
         return _may_be_tensor(outline, expr.value, any_name, depth + 1, names)
     if isinstance(expr, ast.Call):
@@ -685,13 +755,15 @@ def _may_be_tensor(outline: Outline, expr: ast.AST, any_name: bool, depth: int, 
         if isinstance(func, ast.Attribute):
             if any_name or func.attr in _api.TENSOR_ATTRIBUTES or _torch_tensor_call(outline, func):
                 return True
+            if func.attr not in _PYTHON_VALUE_METHODS and may_be_member(outline, func.value, func.attr):
+                return True  # a method of a project class
             if isinstance(func.value, ast.Compare):
                 return True  # ``(pred == y).sum()``
             tensor_method = func.attr in _api.TENSOR_RETURNING_METHODS or func.attr.endswith("_")
             return tensor_method and _may_be_tensor(outline, func.value, any_name, depth + 1, names)
         if isinstance(func, ast.Name):
-            # a torch function, or a module called (bound by an assignment)
-            return any_name or _torch_tensor_call(outline, func) or func.id in stored_names(outline)
+            # a torch function, a module called (bound by an assignment), a project function or class
+            return any_name or _torch_tensor_call(outline, func) or func.id in bound_names(outline)
         return not isinstance(func, (ast.Subscript, ast.Constant))
     if isinstance(expr, ast.UnaryOp):
         return not isinstance(expr.op, ast.Not) and _may_be_tensor(outline, expr.operand, any_name, depth + 1, names)

@@ -165,6 +165,25 @@ class ImportAssignment(Assignment):
         return results
 
 
+class StarImportAssignment(ImportAssignment):
+    """A name ``from m import *`` binds, when the project model knows ``m``'s
+    exports: ``target`` is what it stands for ("torch.nn", or "m.helper")."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, name: str, scope: "Scope", node: cst.CSTNode, index: int, target: str) -> None:
+        super().__init__(name, scope, node, index, node)
+        self.target = target
+
+    def qualified_names(self, full_name: str) -> Set[QualifiedName]:
+        if full_name != self.name and not full_name.startswith(self.name + "."):
+            return set()
+        return {QualifiedName(self.target + full_name[len(self.name):], IMPORT)}
+
+
+StarExports = Callable[[cst.ImportFrom], Optional[Dict[str, str]]]
+
+
 # -- scopes ----------------------------------------------------------------------
 
 
@@ -202,6 +221,10 @@ class Scope:
     def record_assignment(self, name: str, node: cst.CSTNode) -> None:
         target = self.assignment_target(name)
         target._assignments[name].add(Assignment(name, target, node, target.count))
+
+    def record_star_assignment(self, name: str, node: cst.CSTNode, target: str) -> None:
+        target_scope = self.assignment_target(name)
+        target_scope._assignments[name].add(StarImportAssignment(name, target_scope, node, target_scope.count, target))
 
     def record_import_assignment(self, name: str, node: cst.CSTNode, as_name: cst.CSTNode) -> None:
         target = self.assignment_target(name)
@@ -451,8 +474,10 @@ class Listener:
 
 
 class _Walk:
-    def __init__(self, listener: Listener, tops: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None) -> None:
+    def __init__(self, listener: Listener, tops: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None,
+                 star_exports: Optional[StarExports] = None) -> None:
         self.listener = listener
+        self.star_exports = star_exports
         self.tops = tops if tops is not None else {}  # node -> its top-level statement
         self.top: Optional[cst.CSTNode] = None
         self.global_scope = GlobalScope()
@@ -546,6 +571,9 @@ class _Walk:
                 bound = alias.asname.name if alias.asname is not None else alias.name
                 for dotted, _ in dotted_names(bound):
                     self.scope.record_import_assignment(dotted, node, bound)
+        elif self.star_exports is not None and isinstance(node, cst.ImportFrom):
+            for name, target in (self.star_exports(node) or {}).items():
+                self.scope.record_star_assignment(name, node, target)
         self._silent_children(node)
 
     def _silent_children(self, node: cst.CSTNode) -> None:
@@ -828,11 +856,12 @@ class _Walk:
 
 
 def walk(module: cst.Module, listener: Listener,
-         tops: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None) -> Dict[cst.CSTNode, Scope]:
+         tops: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None,
+         star_exports: Optional[StarExports] = None) -> Dict[cst.CSTNode, Scope]:
     """Visit every node of ``module`` once, in libcst's order, telling
     ``listener``; returns the scope of each node (as libcst's ScopeProvider).
     ``tops``, if given, receives each node's top-level statement."""
-    walker = _Walk(listener, tops)
+    walker = _Walk(listener, tops, star_exports)
     walker.visit(module)
     walker.infer_accesses()
     return walker.scopes

@@ -29,6 +29,11 @@ only when
   is a union over the statements' forms, so a change of a number, or one
   that moves or repeats statements, keeps them; a new name, attribute,
   string, import or operator does not;
+- and when the def or class is named anywhere else in the file (code,
+  comment or string), the statement is the same but for positions:
+  inference elsewhere may follow the name into it (the project model:
+  what calling it returns, what an attribute of its instances holds, read
+  from the registered text), and there a number can matter (``t[0]``);
 - (this covers torch version gates too: a flag assigned inside the
   statement may gate code elsewhere, but which names are flags depends on
   the forms of the file's assignments, names, attributes and calls, not on
@@ -45,9 +50,11 @@ edits of every kind.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, replace
 from typing import FrozenSet, List, Optional, Sequence, Tuple
 
+from torchlint.analysis.project import STANDALONE, ModuleRef
 from torchlint.core.diagnostic import Diagnostic, ParseError
 from torchlint.core.noqa import file_is_exempt
 from torchlint.core.source import SourceFile, python_tree
@@ -76,7 +83,7 @@ class Rechecked:
     result: CheckResult  # the engine's result for the focused check: its internal errors
 
 
-def recheck(engine: Engine, previous: Checked, text: str) -> Optional[Rechecked]:
+def recheck(engine: Engine, previous: Checked, text: str, module: ModuleRef = STANDALONE) -> Optional[Rechecked]:
     """The findings of ``text`` from ``previous``'s and a check of the one
     statement that changed; None when that would not be exact (see the
     module's docstring) and the whole text must be checked.
@@ -96,6 +103,11 @@ def recheck(engine: Engine, previous: Checked, text: str) -> Optional[Rechecked]
         return None
     if _footprint(new_statement) != _footprint(old_statement):
         return None
+    if _named_elsewhere(old_statement.name, old_lines, first, old_end) and _form(new_statement) != _form(old_statement):
+        # Inference elsewhere may follow the name into this def or class (the
+        # project model: what a call returns, an attribute holds), where any
+        # change, a number included, may change what it finds.
+        return None
     tree = _splice(previous.tree, index, new_statement, delta)
     checked = Checked(SourceFile(text, source.encoding, tree=tree), [])
     focus(checked.source, first, _last_line(new_statement))
@@ -103,13 +115,14 @@ def recheck(engine: Engine, previous: Checked, text: str) -> Optional[Rechecked]
         carry_screens(previous.source, checked.source, index)
     # The screens of the whole file need not run again: only the rules that
     # may flag the changed statement matter (``narrowing.focused_rules``).
-    screened = focused_rules(checked.source, tree, engine.rules)
+    star_exports = engine.project.link(module).star_exports
+    screened = focused_rules(checked.source, tree, engine.rules, star_exports)
     kept = [_moved(d, old_end, delta) for d in previous.diagnostics if not first <= d.line <= old_end]
     if screened is not None and not screened and not engine.report_unused_noqa:
         if not (engine.honour_noqa and file_is_exempt(checked.source)):
             checked.diagnostics = kept  # no rule can flag the changed statement
             return Rechecked(checked, CheckResult([]))
-    result = engine.check(checked.source, syntax_checked=True, screened=screened)
+    result = engine.check(checked.source, syntax_checked=True, module=module, screened=screened)
     if not (focus_honoured(checked.source) and result.narrowed):
         checked.diagnostics = list(result.diagnostics)  # the whole file was analysed after all
         return Rechecked(checked, result)
@@ -229,6 +242,18 @@ def _shape(node: ast.AST, statements: List[ast.AST]) -> object:
         else:
             parts.append((name, value))
     return tuple(parts)
+
+
+def _named_elsewhere(name: str, lines: Sequence[str], first: int, last: int) -> bool:
+    """Is ``name`` spelled anywhere outside lines ``first`` to ``last`` (code,
+    comment or string alike)? Nothing can reach a def or class unnamed."""
+    word = re.compile(r"(?<!\w)" + re.escape(name) + r"(?!\w)")
+    return bool(word.search("".join(lines[:first - 1])) or word.search("".join(lines[last:])))
+
+
+def _form(statement: ast.stmt) -> str:
+    """The whole statement, positions left out."""
+    return ast.dump(statement, include_attributes=False)
 
 
 def _binds_outside(statement: ast.stmt) -> bool:

@@ -16,6 +16,7 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext, analyse
 from torchlint.analysis.outline import Outline, child_nodes
+from torchlint.analysis.project import STANDALONE, ModuleRef, Project
 from torchlint.analysis.version_gates import gated_ranges, is_gated
 from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.noqa import UNUSED_NOQA, file_is_exempt, noqa_index, unused_noqa
@@ -58,9 +59,12 @@ class FixResult:
 class Engine:
     def __init__(
         self, rules: Sequence[Rule], settings: Settings = Settings(), honour_noqa: bool = True, screens: bool = True,
-        report_unused_noqa: bool = False,
+        report_unused_noqa: bool = False, project: Optional[Project] = None,
     ) -> None:
         self.settings = settings
+        # The user's project (``analysis/project.py``): what its other modules
+        # define. Without one, each text is checked alone.
+        self.project = project if project is not None else Project(settings=settings)
         # Also report `# noqa: TL...` codes that suppressed nothing (as TL001).
         self.report_unused_noqa = report_unused_noqa and honour_noqa
         # Without screens every rule analyses every file: slow, and only for
@@ -76,13 +80,18 @@ class Engine:
             for node_type, method in rule.node_handlers():
                 self._handlers.setdefault(node_type, []).append((rule, getattr(rule, method)))
 
-    def rules_for(self, source: str, tree: Optional[ast.Module] = None) -> List[Rule]:
+    def module_for(self, path: Optional[str]) -> ModuleRef:
+        """Which module of the project the file ``path`` is (None: a text alone)."""
+        return self.project.finder.module_for(path) if path else STANDALONE
+
+    def rules_for(self, source: str, tree: Optional[ast.Module] = None, module: ModuleRef = STANDALONE) -> List[Rule]:
         """The rules that may flag ``source``: those whose textual screen
         passes, then (given Python's ``tree`` of it) whose outline screen
         passes too. Only they run, and only files with some are analysed."""
-        return self._screen(source, tree)[0]
+        return self._screen(source, tree, module)[0]
 
-    def _screen(self, source: str, tree: Optional[ast.Module]) -> Tuple[List[Rule], Optional[Outline]]:
+    def _screen(self, source: str, tree: Optional[ast.Module], module: ModuleRef = STANDALONE,
+                ) -> Tuple[List[Rule], Optional[Outline]]:
         """``rules_for``, and the outline of ``tree`` if it made one."""
         if not self.screens:
             return list(self.rules), None
@@ -92,18 +101,19 @@ class Engine:
         # than the textual one and, over the walk already paid for, cheaper
         # than scanning the text with a rule's regexes.
         textual = [r for r in self._textual_only if r.may_match(source)]
-        outline = Outline(tree)
+        outline = Outline(tree, star_exports=self.project.link(module).star_exports)
         sharp = {id(r) for r in self._outlined if r.may_match_tree(outline)}
         return [r for r in self.rules if id(r) in sharp or r in textual], outline
 
     def check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False,
-              screened: Optional[Sequence[Rule]] = None) -> CheckResult:
+              module: ModuleRef = STANDALONE, screened: Optional[Sequence[Rule]] = None) -> CheckResult:
         """Find problems in ``source`` (see ``_check``), and unused ``# noqa`` codes if asked.
 
-        ``screened``: the rules that may flag the part of ``source`` the caller
-        wants findings for, screened by the caller (``engine/incremental.py``)."""
+        ``module`` says which module of the project ``source`` is. ``screened``:
+        the rules that may flag the part of ``source`` the caller wants findings
+        for, screened by the caller (``engine/incremental.py``)."""
         source = SourceFile.of(source)
-        result = self._check(source, syntax_checked, whole, screened)
+        result = self._check(source, syntax_checked, whole, module, screened)
         if self.report_unused_noqa and not file_is_exempt(source):
             running = [rule.code for rule in self.rules]
             for line, column, code in unused_noqa(source, result.suppressed, running):
@@ -113,7 +123,7 @@ class Engine:
         return result
 
     def _check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False,
-               screened: Optional[Sequence[Rule]] = None) -> CheckResult:
+               module: ModuleRef = STANDALONE, screened: Optional[Sequence[Rule]] = None) -> CheckResult:
         """Find problems in ``source``; raises ParseError for invalid Python.
 
         ``syntax_checked`` says the caller already compiled the text with
@@ -133,23 +143,27 @@ class Engine:
             except Unsupported:
                 raise
             except ParseError as error:
-                return self._check_repaired(source, error, whole)
+                return self._check_repaired(source, error, whole, module)
         if self.honour_noqa and file_is_exempt(source):
             return CheckResult([])
         tree = None
         if source.parsed or not self.screens or any(r.may_match(source.text) for r in self.rules):
             tree = source.tree  # a rewritten text in the fix loop: its tree sharpens the screen
-        active, outline = self._screen(source.text, tree) if screened is None else (list(screened), None)
+        self.project.register(module, source)
+        if screened is None:
+            active, outline = self._screen(source.text, tree, module)
+        else:
+            active, outline = list(screened), Outline(tree, star_exports=self.project.link(module).star_exports)
         if not active:
             return CheckResult([])
         if len(source.text) > MAX_DEPTH:  # shorter sources cannot nest that deep
             check_depth(tree)
         narrowed = None if whole or not self.screens else narrow(source, tree, active, outline)
-        module = _parse_narrowed(narrowed) if narrowed is not None else None
-        if module is None:
-            narrowed, module = None, source.module
+        parsed = _parse_narrowed(narrowed) if narrowed is not None else None
+        if parsed is None:
+            narrowed, parsed = None, source.module
         try:
-            return self._check_module(module, source, active, tree, narrowed, outline)
+            return self._check_module(parsed, source, active, tree, narrowed, outline, module)
         except RecursionError:
             raise Unsupported("too deeply nested to analyse", 1, 0) from None
 
@@ -160,7 +174,7 @@ class Engine:
                 return rule, repair
         return None
 
-    def _check_repaired(self, source: SourceFile, error: ParseError, whole: bool) -> CheckResult:
+    def _check_repaired(self, source: SourceFile, error: ParseError, whole: bool, module: ModuleRef) -> CheckResult:
         """Check a ``source`` Python 3 rejects, if a rule can repair it at the
         token level (``async=``): findings of the repaired text, at their
         places in ``source``, and one finding per repaired site."""
@@ -175,7 +189,7 @@ class Engine:
             raise type(still)(still.message, still.line, repair.original_column(still.line, still.column)) from None
         if self.honour_noqa and file_is_exempt(source):
             return CheckResult([])
-        checked = self.check(repaired, syntax_checked=True, whole=whole)
+        checked = self.check(repaired, syntax_checked=True, whole=whole, module=module)
         for diagnostic in checked.diagnostics:
             diagnostic.column = repair.original_column(diagnostic.line, diagnostic.column)
         noqa = noqa_index(source)
@@ -189,10 +203,10 @@ class Engine:
 
     def _check_module(self, module: cst.Module, source: SourceFile, active: Sequence[Rule],
                       tree: Optional[ast.Module] = None, narrowed: Optional[Narrowed] = None,
-                      outline: Optional[Outline] = None) -> CheckResult:
+                      outline: Optional[Outline] = None, ref: ModuleRef = STANDALONE) -> CheckResult:
         active_ids = {id(rule) for rule in active}
         wanted = [t for t, handlers in self._handlers.items() if any(id(r) in active_ids for r, _ in handlers)]
-        file_context, collected = analyse(module, wanted, self.settings, tree, outline)
+        file_context, collected = analyse(module, wanted, self.settings, tree, outline, self.project.link(ref))
         found: List[Tuple[Rule, object]] = []
         errors: List[str] = []
         for node_type in wanted:
@@ -234,21 +248,21 @@ class Engine:
         return CheckResult(_dedupe(diagnostics), file_context.module, errors, narrowed is not None,
                            file_context.top_of, locator, suppressed)
 
-    def fix(self, source: Union[str, SourceFile], unsafe: bool = False) -> FixResult:
+    def fix(self, source: Union[str, SourceFile], unsafe: bool = False, module: ModuleRef = STANDALONE) -> FixResult:
         original = SourceFile.of(source)
         result = FixResult(original.text, [])
-        checked = self.check(original, whole=True)
+        checked = self.check(original, whole=True, module=module)
         if checked.repair is not None:
             repaired = self._apply_repair(checked, result)
             if repaired is None:
                 return result
             original = SourceFile(repaired, original.encoding)
-            checked = self.check(original, whole=True)
+            checked = self.check(original, whole=True, module=module)
         current = original
         round_trip: Optional[str] = None  # libcst's rendering of the original
         for _ in range(MAX_FIX_ROUNDS):
             if current is not original:
-                checked = self.check(current, syntax_checked=True, whole=True)
+                checked = self.check(current, syntax_checked=True, whole=True, module=module)
             result.internal_errors.extend(checked.internal_errors)
             if round_trip is None and checked.module is not None:
                 round_trip = checked.module.code
@@ -257,7 +271,7 @@ class Engine:
                 if diagnostic.fix is not None and (diagnostic.fix.safe or unsafe):
                     by_fix.setdefault(id(diagnostic.fix), diagnostic)
             if not by_fix or checked.module is None:
-                return self._finish(result, original, round_trip, current, checked.diagnostics)
+                return self._finish(result, original, round_trip, current, checked.diagnostics, module)
             fixes = [d.fix for d in by_fix.values()]
             fix_round = apply_fixes(checked.module, fixes)
             owner = {id(d.fix): d for d in by_fix.values()}
@@ -266,10 +280,10 @@ class Engine:
             for fix in fix_round.applied:
                 result.fixed[owner[id(fix)].code] += 1
             if fix_round.code == current.text:
-                return self._finish(result, original, round_trip, current, checked.diagnostics)
+                return self._finish(result, original, round_trip, current, checked.diagnostics, module)
             current = original.rewritten(fix_round.code)
         result.converged = False
-        return self._finish(result, original, round_trip, current, None)
+        return self._finish(result, original, round_trip, current, None, module)
 
     def _apply_repair(self, checked: CheckResult, result: FixResult) -> Optional[str]:
         """The repaired text if every repaired site has a fix (safe, not
@@ -289,20 +303,20 @@ class Engine:
         return None
 
     def _finish(self, result: FixResult, original: SourceFile, round_trip: Optional[str], current: SourceFile,
-                diagnostics: Optional[List[Diagnostic]]) -> FixResult:
+                diagnostics: Optional[List[Diagnostic]], module: ModuleRef = STANDALONE) -> FixResult:
         """The fixed text, with what libcst's rendering dropped from the original restored."""
         if current.text != original.text and round_trip is not None and round_trip != original.text:
             restored = keep_lost_text(original, SourceFile(round_trip), current)
             if restored is None:  # cannot line the texts up: write nothing rather than lose characters
                 result.discarded.extend(
                     (d, "the fixed code would lose characters libcst does not keep")
-                    for d in self.check(original).diagnostics if d.fix is not None)
+                    for d in self.check(original, module=module).diagnostics if d.fix is not None)
                 result.fixed.clear()
                 restored = original.text
             if restored != current.text:
                 current, diagnostics = original.rewritten(restored), None
         result.source = current.text
-        result.diagnostics = diagnostics if diagnostics is not None else self.check(current).diagnostics
+        result.diagnostics = diagnostics if diagnostics is not None else self.check(current, module=module).diagnostics
         return result
 
 

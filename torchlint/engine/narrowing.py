@@ -42,7 +42,7 @@ import ast
 import copy
 from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from torchlint.analysis.outline import Outline
 from torchlint.core.source import SourceFile
@@ -127,11 +127,15 @@ def focus(source: SourceFile, first: int, last: int) -> None:
     source.memo(_FOCUS, lambda: (first, last))
 
 
-def focused_rules(source: SourceFile, tree: ast.Module, rules: Sequence[Rule]) -> Optional[List[Rule]]:
+def focused_rules(source: SourceFile, tree: ast.Module, rules: Sequence[Rule],
+                  star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None
+                  ) -> Optional[List[Rule]]:
     """The rules of ``rules`` that may flag the focused statement of ``source``:
     those whose outline screen accepts the module with every other def and
     class stubbed (as ``narrow`` screens it), and those without one whose
     textual screen accepts the text; None when no def or class is focused.
+    ``star_exports``: what the project's star imports bind, as the engine's
+    outline of the file knows it.
 
     Only these can flag it: a rule the screens turn away for that module
     cannot flag the statement there, and decides in it as in the file."""
@@ -139,19 +143,19 @@ def focused_rules(source: SourceFile, tree: ast.Module, rules: Sequence[Rule]) -
     focus = _focused_statement(statements, source.memo(_FOCUS, lambda: None))
     if focus is None:
         return None
-    _, screens = _prepared(source, tree, None)
+    _, screens = _prepared(source, tree, None, star_exports)
     outline = screens.outline(focus, statements[focus])
     return [rule for rule in rules
             if (rule.may_match_tree(outline) if rule.has_outline_screen() else rule.may_match(source.text))]
 
 
-def _prepared(source: SourceFile, tree: ast.Module, outline: Optional[Outline]
+def _prepared(source: SourceFile, tree: ast.Module, outline: Optional[Outline], star_exports=None
               ) -> Tuple[Dict[int, ast.stmt], "_Screens"]:
     """The stubs of ``tree``'s defs and classes, and the screens of the module
     with them stubbed; made once per text."""
 
     def prepare() -> Tuple[Dict[int, ast.stmt], "_Screens"]:
-        whole_file = outline if outline is not None else Outline(tree)
+        whole_file = outline if outline is not None else Outline(tree, star_exports=star_exports)
         stubs = _stubs(tree.body, whole_file)
         outlined = [stubs.get(i, statement) for i, statement in enumerate(tree.body)]
         return stubs, _Screens(outlined, whole_file)

@@ -21,8 +21,11 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 from torchlint import __version__
 from torchlint.core.settings import Settings, SettingsError, Version, parse_version
 from torchlint.core.source import SourceFile
+from torchlint.analysis.project import Project
 from torchlint.engine.linter import Engine
 from torchlint.rules import all_rules
+from torchlint.run.config import find_config, project_root
+from torchlint.run.project_files import FileFinder, project_roots
 from torchlint.run.project_metadata import declared_torch_floor
 from torchlint.run.selection import (
     SelectionError,
@@ -37,6 +40,18 @@ def _declared_floor() -> Optional[Version]:
     torch the metadata of the project flake8 runs in declares."""
     declared = declared_torch_floor(os.getcwd())
     return declared.version if declared else None
+
+
+def _project(settings: Settings) -> Project:
+    """The project model over the project flake8 runs in, as the command finds
+    it (the configuration file's folder, else the git work tree): the same
+    modules the command would consult, so the findings are the same."""
+    cwd = os.getcwd()
+    try:
+        config = find_config(cwd, all_rules())
+    except Exception:  # a broken configuration is the command's to report
+        config = None
+    return Project(FileFinder(project_roots(project_root(cwd, config), ())), settings)
 
 
 class TorchlintChecker:
@@ -85,7 +100,8 @@ class TorchlintChecker:
     @classmethod
     def engine(cls) -> Engine:
         if cls._engine is None:
-            cls._engine = Engine(enabled_rules(all_rules(), cls._enable), cls._settings, honour_noqa=False)
+            cls._engine = Engine(enabled_rules(all_rules(), cls._enable), cls._settings, honour_noqa=False,
+                                 project=_project(cls._settings))
         return cls._engine
 
     def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str = "") -> None:
@@ -103,7 +119,8 @@ class TorchlintChecker:
     def _findings(self) -> List[Tuple[int, int, str]]:
         source = SourceFile("".join(self._lines), tree=self._tree)
         try:
-            result = self.engine().check(source, syntax_checked=True)
+            engine = self.engine()
+            result = engine.check(source, syntax_checked=True, module=engine.module_for(self._filename))
         except Exception:  # parse failures and anything unforeseen: stay silent
             return []
         return [(d.line, d.column, f"{d.code} {d.message}") for d in result.diagnostics]

@@ -158,7 +158,7 @@ class Workbench:
         previous = self._checked.pop((key, path), None)
         if previous is not None:
             try:
-                rechecked = recheck(engine, previous, text)
+                rechecked = recheck(engine, previous, text, engine.module_for(path))
             except Exception:  # not exact or not possible: the whole check below decides
                 logger.debug("incremental check of %s failed; checking it whole", path, exc_info=True)
                 rechecked = None
@@ -171,7 +171,7 @@ class Workbench:
                 return Outcome(light, internal_errors=list(rechecked.result.internal_errors))
         source = SourceFile(text)
         try:
-            result = engine.check(source)
+            result = engine.check(source, module=engine.module_for(path))
         except Unsupported as exc:
             return Outcome(skipped=f"{exc.line}:{exc.column + 1}: {exc.message}")
         except ParseError as exc:
@@ -212,7 +212,8 @@ class Workbench:
         """
 
         def compute(project: Project) -> WholeCheck:
-            return WholeCheck(project.linter.engine_for(path).check(text, whole=True))
+            engine = project.linter.engine_for(path)
+            return WholeCheck(engine.check(text, whole=True, module=engine.module_for(path)))
 
         whole: Optional[WholeCheck] = self._memo("whole", path, text, compute, default=None)
         if whole is None:
@@ -225,7 +226,8 @@ class Workbench:
         """``text`` as ``torchlint --fix`` (safe fixes only) leaves it; None when nothing changes."""
 
         def compute(project: Project):
-            fixed = project.linter.engine_for(path).fix(text, unsafe=False).source
+            engine = project.linter.engine_for(path)
+            fixed = engine.fix(text, unsafe=False, module=engine.module_for(path)).source
             return fixed if fixed != text else None
 
         return self._memo("fix_all", path, text, compute, default=None)

@@ -12,6 +12,10 @@ from typing import Dict, FrozenSet, Mapping, Optional, Tuple
 
 NN = "torch.nn."
 FUNCTIONAL = "torch.nn.functional."
+# Qualified names under these are torch's own: never a project definition.
+TORCH_PACKAGES = ("torch.", "torchvision.", "torchaudio.", "torchtext.", "builtins.")
+# ``isinstance(x, C)`` with one of these proves ``x`` a tensor.
+TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 INIT = "torch.nn.init."
 
 

@@ -7,7 +7,7 @@ from typing import Iterator
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Outline, may_hold_value
+from torchlint.analysis.outline import Outline, may_be_member
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
@@ -116,7 +116,7 @@ class DataIndexZero(Rule):
         # (whether it is a 0-dim tensor is the rule's question).
         return any(
             isinstance(node.value, ast.Attribute) and node.value.attr == "data" and _is_zero(node.slice)
-            and may_hold_value(outline, node.value.value)
+            and may_be_member(outline, node.value.value, "data")
             for node in outline.nodes(ast.Subscript)
         )
 

@@ -8,10 +8,11 @@ import libcst as cst
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import (
     Names,
+    import_bindings,
     Outline,
     attributes_named,
     calls_to,
-    may_hold_value,
+    may_be_tensor,
 )
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import VARIABLE
@@ -20,6 +21,20 @@ from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 _VARIABLE = Names(VARIABLE)
 MESSAGE = "`volatile` has had no effect since torch 0.4; use `with torch.no_grad():`"
+FORWARDED_MESSAGE = "`volatile` is passed on to `Variable`, where it has had no effect since torch 0.4"
+
+
+def _may_forward_volatile(outline: Outline) -> bool:
+    """A call with ``volatile=`` to a helper that may pass it on to ``Variable``:
+    one imported from elsewhere, or a local one handing a ``volatile=<name>`` on."""
+    calls = [call for call in outline.nodes(ast.Call) if any(k.arg == "volatile" for k in call.keywords)]
+    if not calls:
+        return False
+    imported = import_bindings(outline)
+    forwards_here = any(isinstance(k.value, ast.Name) for call in calls for k in call.keywords if k.arg == "volatile")
+    return forwards_here or any(
+        isinstance(call.func, ast.Name) and call.func.id in imported
+        or isinstance(call.func, ast.Attribute) for call in calls)
 
 
 class VolatileVariable(Rule):
@@ -82,6 +97,27 @@ class VolatileVariable(Rule):
             x.volatile = True
             """,
         ),
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+
+            def to_var(x, volatile=False):
+                return Variable(x, volatile=volatile)
+
+            y = to_var(torch.ones(2), volatile=True)
+            """,
+            """
+            import torch
+            from torch.autograd import Variable
+
+            def to_var(x, volatile=False):
+                return Variable(x)
+
+            y = to_var(torch.ones(2), volatile=True)
+            """,
+            count=2,
+        ),
     )
     accepted = (
         """
@@ -108,17 +144,26 @@ class VolatileVariable(Rule):
         # x something inference may know.
         if any(any(k.arg == "volatile" for k in call.keywords) for call in calls_to(outline, _VARIABLE)):
             return True
+        if _may_forward_volatile(outline):
+            return True
         if not any(True for _ in attributes_named(outline, ("volatile",))):
             return False  # the index of attributes by name is shared by every screen
         return any(
-            isinstance(target, ast.Attribute) and target.attr == "volatile" and may_hold_value(outline, target.value)
+            isinstance(target, ast.Attribute) and target.attr == "volatile" and may_be_tensor(outline, target.value)
             for node in outline.nodes(ast.Assign)
             for target in node.targets
         )
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         volatile = edits.keyword(node, "volatile")
-        if volatile is None or ctx.resolver.resolve(node.func) not in VARIABLE:
+        if volatile is None:
+            return
+        if ctx.resolver.resolve(node.func) not in VARIABLE:
+            forwarded = ctx.inference.forwarded_to(node, "volatile")
+            if forwarded is not None and forwarded[0] in VARIABLE and forwarded[1] == "volatile":
+                # A project helper (``to_var(x, volatile=True)``) hands it to ``Variable``:
+                # the helper's own ``Variable(..., volatile=...)`` is flagged and fixed there.
+                yield Finding(volatile, FORWARDED_MESSAGE)
             return
         requires_grad = edits.keyword(node, "requires_grad")
         raises_today = requires_grad is not None and edits.literal_value(requires_grad.value) != (True, False)

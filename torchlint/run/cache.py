@@ -28,7 +28,7 @@ import json
 import os
 import stat
 import tempfile
-from typing import Collection, Dict, List, Optional, Sequence
+from typing import Callable, Collection, Dict, List, Optional, Sequence
 
 from torchlint import __version__
 from torchlint.core.diagnostic import Diagnostic, Fix
@@ -89,11 +89,14 @@ class ResultCache:
             entries = loaded.get("entries")
             self._entries = entries if isinstance(entries, dict) else {}
 
-    def get(self, path: str, key: str, codes: Collection[str], size: int) -> Optional[List[Diagnostic]]:
+    def get(self, path: str, key: str, codes: Collection[str], size: int,
+            digest_of: Callable[[str], Optional[str]] = lambda path: None) -> Optional[List[Diagnostic]]:
         """The cached findings of ``path`` for ``key``, or None (a miss).
 
         ``codes``: the rules that run on ``path``; ``size``: the length of the
-        checked bytes. An entry must be well-formed, name only those codes,
+        checked bytes; ``digest_of``: the digest of another file's bytes now
+        (the entry holds only while the project modules its check consulted
+        are unchanged). An entry must be well-formed, name only those codes,
         have positions inside the file and carry its own checksum, else it
         is damaged and a miss.
         """
@@ -102,16 +105,23 @@ class ResultCache:
         if not isinstance(entry, dict) or entry.get("key") != key:
             return None
         records = entry.get("diagnostics")
-        if entry.get("check") != _checksum(absolute, key, records):
+        dependencies = entry.get("dependencies", {})
+        if entry.get("check") != _checksum(absolute, key, [records, dependencies]):
+            return None
+        if not isinstance(dependencies, dict) or any(
+                digest_of(dependency) != digest for dependency, digest in dependencies.items()):
             return None
         if not isinstance(records, list) or not all(_valid_record(item, codes, size) for item in records):
             return None
         return [_diagnostic(item) for item in records]
 
-    def put(self, path: str, key: str, diagnostics: Sequence[Diagnostic]) -> None:
+    def put(self, path: str, key: str, diagnostics: Sequence[Diagnostic],
+            dependencies: Optional[Dict[str, str]] = None) -> None:
         absolute = os.path.abspath(path)
         records = [_record(d) for d in diagnostics]
-        self._entries[absolute] = {"key": key, "diagnostics": records, "check": _checksum(absolute, key, records)}
+        dependencies = dict(dependencies or {})
+        self._entries[absolute] = {"key": key, "diagnostics": records, "dependencies": dependencies,
+                                   "check": _checksum(absolute, key, [records, dependencies])}
         self._dirty = True
 
     def save(self) -> None:

@@ -393,6 +393,7 @@ class Options:
     quiet: int = 0  # 1: findings only, no summary; 2: nothing on stdout
     jobs: int = 1  # worker processes
     cache_dir: Optional[str] = None  # None: no result cache
+    project_root: Optional[str] = None  # the configuration file's folder, else the git work tree, else cwd
 
     def is_excluded(self, path: str) -> bool:
         """Is the file or folder ``path`` excluded (its own name or path; searches prune parents)?"""
@@ -523,6 +524,7 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         report_unused_noqa=getattr(args, "report_unused_noqa", False),
         quiet=getattr(args, "quiet", 0) or 0,
         jobs=_jobs(getattr(args, "jobs", None)),
+        project_root=project_root(cwd, config),
         cache_dir=None if getattr(args, "no_cache", False) else (
             getattr(args, "cache_dir", None) or os.environ.get("TORCHLINT_CACHE_DIR")
             or os.path.join(project_root(cwd, config), DEFAULT_CACHE_DIRECTORY)

@@ -40,6 +40,9 @@ class FileReport:
     # The hash of the bytes that were checked (``fileio.content_digest``):
     # the result cache keys the findings by it, never by a second read.
     content_digest: Optional[str] = None
+    # The other modules of the project the check consulted (path -> digest of
+    # their bytes then): a cached result holds only while they are unchanged.
+    dependencies: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

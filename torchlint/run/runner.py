@@ -48,9 +48,10 @@ def process_file(
             return report
         report.content_digest = content_digest(source.data)
     report.source = source.text
+    module = engine.module_for(path)
     try:
         if args.fix or args.diff:
-            result = engine.fix(source, unsafe=args.unsafe_fixes)
+            result = engine.fix(source, unsafe=args.unsafe_fixes, module=module)
             report.diagnostics = result.diagnostics
             report.fixed = sum(result.fixed.values())
             report.fixed_by_code = Counter(result.fixed)
@@ -76,16 +77,18 @@ def process_file(
                         report.fixed = 0
                         report.fixed_by_code.clear()
                         report.source = source.text
-                        report.diagnostics = engine.check(source).diagnostics
+                        report.diagnostics = engine.check(source, module=module).diagnostics
                         report.warnings.clear()
             if previews and any(d.fix for d in report.diagnostics):
                 # The fixes of the final round belong to a tree we no longer
                 # have: check the final text again to describe them.
-                _add_previews(report, engine.check(report.source, whole=True))
+                _add_previews(report, engine.check(report.source, whole=True, module=module))
         else:
             # Previews work on the narrowed module too: a fix only touches
             # statements that were kept, whose lines are the file's.
-            checked = engine.check(source)
+            engine.project.consulted.clear()
+            checked = engine.check(source, module=module)
+            report.dependencies = engine.project.dependencies(module)
             report.diagnostics = checked.diagnostics
             report_internal(report, checked.internal_errors)
             if previews:

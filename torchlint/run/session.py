@@ -63,6 +63,19 @@ class Linter:
         self.options = options
         self.settings = Settings(torch_version=options.torch_version)
         self._engines: Dict[Tuple[str, ...], "Engine"] = {}
+        self._project = None
+
+    @property
+    def project(self):
+        """The project model of this run: every engine shares it (``analysis/project.py``)."""
+        if self._project is None:
+            from torchlint.analysis.project import Project
+            from torchlint.run.project_files import FileFinder, project_roots
+
+            root = self.options.project_root or os.getcwd()
+            finder = FileFinder(project_roots(root, self.options.paths))
+            self._project = Project(finder, self.settings)
+        return self._project
 
     def engine_for(self, path: str) -> "Engine":
         rules = self.options.rules_for(path)
@@ -72,8 +85,20 @@ class Linter:
 
             self._engines[key] = Engine([_loaded(rule) for rule in rules], self.settings,
                                         honour_noqa=not self.options.ignore_noqa,
-                                        report_unused_noqa=self.options.report_unused_noqa)
+                                        report_unused_noqa=self.options.report_unused_noqa,
+                                        project=self.project)
         return self._engines[key]
+
+    def digest_of(self, path: str) -> Optional[str]:
+        """The digest of ``path``'s bytes now (asked once per run), None if unreadable."""
+        digests = self.__dict__.setdefault("_digests", {})
+        if path not in digests:
+            try:
+                with open(path, "rb") as handle:
+                    digests[path] = content_digest(handle.read())
+            except OSError:
+                digests[path] = None
+        return digests[path]
 
     def codes_for(self, path: str) -> List[str]:
         """The codes of the rules that run on ``path`` (what its engine would
@@ -168,7 +193,8 @@ def _process_all(files: Sequence[str], options: Options, linter: Linter, preview
         # findings came from (the file may have changed since the lookup).
         if (cache is not None and report.content_digest is not None
                 and not (report.errors or report.warnings or report.skipped)):
-            cache.put(path, content_key(report.content_digest, _context(linter, path)), report.diagnostics)
+            cache.put(path, content_key(report.content_digest, _context(linter, path)), report.diagnostics,
+                      report.dependencies)
         reports[path] = report
     if cache is not None:
         cache.save()
@@ -364,7 +390,8 @@ def _cache_lookup(cache: ResultCache, path: str, linter: Linter) -> Optional[Fil
     except OSError:
         return None  # processing will report it
     digest = content_digest(data)
-    diagnostics = cache.get(path, content_key(digest, _context(linter, path)), linter.codes_for(path), len(data))
+    diagnostics = cache.get(path, content_key(digest, _context(linter, path)), linter.codes_for(path), len(data),
+                            linter.digest_of)
     if diagnostics is None:
         return None
     return FileReport(path, diagnostics=diagnostics, content_digest=digest)

@@ -1,0 +1,242 @@
+"""The project model: findings that need the project's other modules, from every front end.
+
+A small 2018-style project is written to a temporary folder: a package of
+loss classes re-exported through ``from .loss import *``, a module of helpers,
+and a training script that gets ``nn``/``F`` through ``from model import *``.
+The command, flake8 (in a subprocess) and ``--stdin-filename`` must give the
+same findings; the result cache must notice when a module it consulted
+changes; an unparseable module must not stop the others; and the fixed
+project must run under real torch.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+
+from torchlint.engine.linter import Engine
+from torchlint.rules import all_rules
+
+LOSS = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class MultiBoxLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.smooth = nn.SmoothL1Loss()
+
+    def forward(self, loc, conf, targets):
+        loss_l = self.smooth(loc, targets)
+        loss_c = F.cross_entropy(conf, targets.long().argmax(1))
+        return loss_l, loss_c
+"""
+
+MODEL = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def evaluate(net, x):
+    out = net(x)
+    loss = F.mse_loss(out, x)
+    return loss
+
+
+class Trainer:
+    def __init__(self, net):
+        self.net = net
+        self.criterion = nn.MSELoss()
+
+    def step(self, x):
+        return self.criterion(self.net(x), x)
+"""
+
+TRAIN = """\
+from model import *
+from layers import MultiBoxLoss
+
+criterion = MultiBoxLoss()
+
+
+def step(loc, conf, targets, net, x):
+    loss_l, loss_c = criterion(loc, conf, targets)
+    loss = loss_l + loss_c
+    first = loss.data[0]
+    second = loss_l.data[0]
+    y = F.sigmoid(x)
+    value = evaluate(net, x).data[0]
+    trainer = Trainer(net)
+    other = trainer.step(x).data[0]
+    return first, second, y, value, other
+"""
+
+EXPECTED = {
+    ("train.py", 10, "TL101"), ("train.py", 11, "TL101"), ("train.py", 12, "TL104"),
+    ("train.py", 13, "TL101"), ("train.py", 15, "TL101"),
+}
+
+
+def _write_project(root):
+    (root / "layers").mkdir()
+    (root / "layers" / "__init__.py").write_text("from .loss import *\n")
+    (root / "layers" / "loss.py").write_text(LOSS)
+    (root / "model.py").write_text(MODEL)
+    (root / "train.py").write_text(TRAIN)
+    (root / "pyproject.toml").write_text("[tool.torchlint]\n")
+
+
+def _cli(root, *args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "torchlint.frontends.cli", *args], cwd=root, input=stdin,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _json_findings(output, default_name=None):
+    return {(os.path.basename(item["filename"]) if default_name is None else default_name,
+             item["location"]["row"], item["code"]) for item in json.loads(output)}
+
+
+@pytest.fixture
+def project(tmp_path):
+    _write_project(tmp_path)
+    return tmp_path
+
+
+def test_command_follows_the_project(project):
+    result = _cli(project, "--no-cache", "--output-format", "json", ".")
+    assert _json_findings(result.stdout) == EXPECTED, result.stderr
+
+
+def test_flake8_and_stdin_agree_with_the_command(project):
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "TL", "train.py"], cwd=project,
+                            capture_output=True, text=True, timeout=300)
+    found = {(line.split(":")[0], int(line.split(":")[1]), line.split(" ")[1]) for line in flake8.stdout.splitlines()}
+    assert found == EXPECTED, flake8.stdout + flake8.stderr
+    stdin = _cli(project, "--no-cache", "--output-format", "json", "--stdin-filename", "train.py", "-",
+                 stdin=TRAIN)
+    assert _json_findings(stdin.stdout, "train.py") == EXPECTED, stdin.stderr
+
+
+def test_cache_notices_a_changed_dependency(project):
+    cache = ["--cache-dir", str(project / ".cache"), "--output-format", "json", "."]
+    assert _json_findings(_cli(project, *cache).stdout) == EXPECTED
+    assert _json_findings(_cli(project, *cache).stdout) == EXPECTED  # from the cache
+    # ``evaluate`` now returns a value nobody can know: line 13 is no longer a finding.
+    (project / "model.py").write_text(MODEL.replace("    return loss\n", "    return out\n"))
+    assert _json_findings(_cli(project, *cache).stdout) == EXPECTED - {("train.py", 13, "TL101")}
+
+
+def test_a_broken_module_is_unknown_and_stops_nothing(project):
+    (project / "model.py").write_text("def evaluate(:\n")
+    result = _cli(project, "--no-cache", "--output-format", "json", ".")
+    found = _json_findings(result.stdout)
+    # Without model.py nothing comes through its star import; the loss classes still count.
+    assert {("train.py", 10, "TL101"), ("train.py", 11, "TL101")} <= found
+    assert "Traceback" not in result.stderr
+    assert any(item["code"] is None and item["filename"].endswith("model.py") for item in json.loads(result.stdout))
+
+
+def test_fixed_project_runs_warning_free_under_torch(project):
+    torch = pytest.importorskip("torch")
+    result = _cli(project, "--no-cache", "--fix", ".")
+    assert result.returncode in (0, 1), result.stderr
+    fixed = (project / "train.py").read_text()
+    assert ".data[0]" not in fixed and "F.sigmoid" not in fixed
+    sys.path.insert(0, str(project))
+    try:
+        namespace = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            exec(compile(fixed, str(project / "train.py"), "exec"), namespace)
+            torch.manual_seed(0)
+            loc, conf = torch.randn(4, 3), torch.randn(4, 3)
+            targets = torch.eye(3)[torch.tensor([0, 1, 2, 0])]
+            net = torch.nn.Identity()
+            first, second, y, value, other = namespace["step"](loc, conf, targets, net, torch.randn(2, 2))
+    finally:
+        sys.path.remove(str(project))
+        for name in ("model", "layers", "layers.loss"):
+            sys.modules.pop(name, None)
+    assert isinstance(first, float) and isinstance(second, float) and value == 0.0 and other == 0.0
+
+
+# -- evidence inside one file -------------------------------------------------------
+
+
+def _codes(source):
+    engine = Engine(all_rules())
+    return [(d.line, d.code) for d in engine.check(textwrap.dedent(source)).diagnostics]
+
+
+def test_isinstance_and_early_return_prove_a_tensor():
+    assert _codes("""
+        import torch
+
+        def move(x):
+            if isinstance(x, torch.Tensor):
+                x.cuda()
+            if not torch.is_tensor(x):
+                return x
+            x.cuda()
+        """) == [(6, "TL201"), (9, "TL201")]
+
+
+def test_a_guard_ends_where_the_name_is_rebound_or_the_test_is_not_torch():
+    assert _codes("""
+        import torch
+
+        def move(x, kind):
+            if isinstance(x, kind):
+                x.cuda()
+            if isinstance(x, torch.Tensor):
+                x = x.tolist()
+                x.cuda()
+        """) == []
+
+
+def test_backward_without_gradient_proves_a_one_element_tensor():
+    assert _codes("""
+        def step(model, batch, grad):
+            loss = model(batch)
+            loss.backward()
+            print(loss.data[0])
+            out = model(batch)
+            out.backward(grad)
+            print(out.data[0])
+        """) == [(5, "TL101")]
+
+
+def test_project_function_that_may_return_none_is_unknown():
+    assert _codes("""
+        import torch.nn.functional as F
+
+        def maybe(x, y):
+            if x is None:
+                return
+            return F.mse_loss(x, y)
+
+        def use(x, y):
+            return maybe(x, y).data[0]
+        """) == []
+
+
+def test_dict_and_tuple_values_keep_their_kind():
+    assert _codes("""
+        import torch.nn as nn
+
+        crit = nn.MSELoss()
+
+        def losses(a, b):
+            return {"mse": crit(a, b)}, crit(b, a)
+
+        def use(a, b):
+            named, other = losses(a, b)
+            return named["mse"].data[0] + other.data[0]
+        """) == [(11, "TL101"), (11, "TL101")]

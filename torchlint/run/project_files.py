@@ -1,0 +1,98 @@
+"""Where the project's modules are on disk, for the project model (``analysis/project.py``).
+
+A checked file's module name comes from its packages, as Python gives it:
+``layers/modules/multibox_loss.py`` under folders holding ``__init__.py`` is
+``layers.modules.multibox_loss``, its root the first folder above without one
+(a script's root is its own folder). An import is looked up, in order, under
+the importer's root, the importer's own folder (a script importing its
+neighbour), and the project roots: the configuration file's folder, its
+``src/`` and the paths given on the command line.
+
+Only regular files of bounded size are read, and a module that cannot be
+read or decoded is simply not found: the project model then knows nothing
+about it, and the file importing it is checked as if it imported a third
+party. Each module's digest is kept for the result cache, whose entries are
+valid only while the modules they consulted are unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from torchlint.analysis.project import Finder, ModuleRef
+from torchlint.core.source import SourceError, SourceFile, decode
+from torchlint.run.fileio import MAX_SOURCE_BYTES, content_digest, read_bytes
+
+
+class FileFinder(Finder):
+    def __init__(self, roots: Iterable[str] = ()) -> None:
+        self.roots: List[str] = []
+        for root in roots:
+            absolute = os.path.abspath(root)
+            if os.path.isdir(absolute) and absolute not in self.roots:
+                self.roots.append(absolute)
+        self._files: Dict[str, bool] = {}  # path -> is a regular file (asked once)
+        self.digests: Dict[str, str] = {}  # key -> digest of the bytes read
+
+    def module_for(self, path: str) -> ModuleRef:
+        """The module a checked file is, named from its packages."""
+        absolute = os.path.abspath(path)
+        folder, filename = os.path.split(absolute)
+        stem = filename[:-3] if filename.endswith(".py") else filename.rsplit(".", 1)[0]
+        is_package = stem == "__init__"
+        parts = [] if is_package else [stem]
+        while self._is_file(os.path.join(folder, "__init__.py")):
+            folder, package = os.path.split(folder)
+            parts.insert(0, package)
+            if not package:
+                break
+        return ModuleRef(absolute, ".".join(parts) or stem, is_package)
+
+    def find(self, name: str, importer: ModuleRef) -> Optional[ModuleRef]:
+        relative = name.replace(".", os.sep)
+        for folder in self._search_path(importer):
+            for candidate, is_package in ((relative + ".py", False), (os.path.join(relative, "__init__.py"), True)):
+                path = os.path.join(folder, candidate)
+                if self._is_file(path):
+                    return ModuleRef(path, name, is_package)
+        return None
+
+    def read(self, module: ModuleRef) -> Optional[SourceFile]:
+        try:
+            data = read_bytes(module.key, MAX_SOURCE_BYTES)
+            source = decode(data)
+        except (SourceError, OSError, ValueError):
+            return None
+        self.digests[module.key] = content_digest(data)
+        return source
+
+    def digest(self, key: str) -> Optional[str]:
+        return self.digests.get(key)
+
+    def _search_path(self, importer: ModuleRef) -> List[str]:
+        folders: List[str] = []
+        if os.path.isabs(importer.key):
+            own = os.path.dirname(importer.key)
+            depth = importer.name.count(".") + (1 if importer.is_package else 0)
+            root = own
+            for _ in range(depth):
+                root = os.path.dirname(root)
+            folders.extend((root, own))
+        folders.extend(self.roots)
+        return list(dict.fromkeys(folders))
+
+    def _is_file(self, path: str) -> bool:
+        known = self._files.get(path)
+        if known is None:
+            known = self._files[path] = os.path.isfile(path)
+        return known
+
+
+def project_roots(root: str, paths: Iterable[str]) -> Tuple[str, ...]:
+    """The folders imports are looked up in: the project root, its ``src/``, and
+    the folders given (a file given counts by its folder)."""
+    found = [root, os.path.join(root, "src")]
+    for path in paths:
+        found.append(path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path)))
+    return tuple(found)
