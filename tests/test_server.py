@@ -613,3 +613,38 @@ def test_memory_stays_flat_over_hundreds_of_edits(project):
     finally:
         tracemalloc.stop()
     assert (after - before) / 150 < 100, f"{(after - before) / 150:.0f} bytes per edit"
+
+
+def test_typing_in_one_function_publishes_what_the_cli_reports(client, project):
+    """Keystrokes inside a def of a larger file (taken incrementally by the
+    server), then a change to an import (checked whole): after each, the
+    published findings are the CLI's for the buffer's text."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from server_latency import make_module
+
+    text = make_module(150, dense=True)
+    path = project / "model.py"
+    uri = client.open(path, text)
+    client.diagnostics(uri, version=1)
+    lines = text.split("\n")
+    row = next(i for i, line in enumerate(lines) if "total += value * 2" in line)
+    column = lines[row].index("2")
+    steps = [((row, column), (row, column + 1), "7"),       # a number
+             ((row, column), (row, column + 1), "71"),
+             ((row + 1, 0), (row + 1, 0), "\n"),             # a blank line: what follows moves down
+             ((row - 1, 0), (row - 1, 0), "    x = F.tanh(batch)\n"),  # a new finding (new names: whole)
+             ((2, 0), (2, len(lines[2])), "import torch.nn.functional as G")]  # an import
+    for version, (start, end, new) in enumerate(steps, start=2):
+        client.change_range(uri, version, start, end, new)
+        text = _replace_range(text, start, end, new)
+        published = found(client.diagnostics(uri, version=version))
+        path.write_text(text)
+        assert published == cli_findings(path, project), version
+
+
+def _replace_range(text: str, start: Tuple[int, int], end: Tuple[int, int], new: str) -> str:
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    return text[:offsets[start[0]] + start[1]] + new + text[offsets[end[0]] + end[1]:]
