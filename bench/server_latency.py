@@ -25,6 +25,7 @@ The module has a TL104 finding in every eighth block (9 in 2,000 lines);
 must then be parsed and analysed with libcst.
 
     python bench/server_latency.py [--lines 2000] [--changes 50] [--edits 1000] [--dense] [--write]
+    python bench/server_latency.py --in-process [--changes 50]  # CPU: whole vs incremental vs ast.parse
 """
 
 from __future__ import annotations
@@ -134,10 +135,16 @@ def main() -> int:
     parser.add_argument("--burst", type=int, default=20)
     parser.add_argument("--edits", type=int, default=1000)
     parser.add_argument("--dense", action="store_true", help="a finding in every block (72 instead of 9)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="only measure, in this process, the CPU time of checking a change whole, "
+                             "incrementally, and of ast.parse, side by side (no server)")
     parser.add_argument("--write", action="store_true",
                         help="also write the figures into bench/RESULTS.md (its language-server section)")
     args = parser.parse_args()
 
+    if args.in_process:
+        print(json.dumps(in_process(make_module(args.lines, args.dense), args.changes), indent=2))
+        return 0
     root = Path(tempfile.mkdtemp(prefix="torchlint-lsp-bench-"))
     text = make_module(args.lines, args.dense)
     path = root / "model.py"
@@ -225,6 +232,36 @@ def main() -> int:
     if args.write:
         write_section(results, " ".join(sys.argv[1:]))
     return 0
+
+
+def in_process(text: str, changes: int) -> dict:
+    """CPU ms per change of the server's checks (``Workbench``) without the
+    protocol: whole checks (the document's last check forgotten each time),
+    incremental ones, and ``ast.parse`` of the same texts, in alternating
+    rounds so that the load weighs on all three alike."""
+    import ast
+
+    from torchlint.frontends.cli import build_parser
+    from torchlint.frontends.server import Workbench
+
+    root = Path(tempfile.mkdtemp(prefix="torchlint-lsp-bench-"))
+    (root / "pyproject.toml").write_text("[tool.torchlint]\n")
+    path = str(root / "model.py")
+    whole, incremental = Workbench(build_parser().parse_args([])), Workbench(build_parser().parse_args([]))
+    incremental.check(path, text)
+    spent = {"whole": [], "incremental": [], "ast.parse": []}
+    for round_ in range(changes):
+        changed = edit(text, round_)
+        for name, run in (("ast.parse", lambda: ast.parse(changed)),
+                          ("whole", lambda: (whole.forget(path), whole.check(path, changed))),
+                          ("incremental", lambda: incremental.check(path, changed))):
+            start = time.process_time()
+            run()
+            spent[name].append((time.process_time() - start) * 1000)
+    medians = {name: statistics.median(times) for name, times in spent.items()}
+    return {"lines": text.count("\n"), "changes": changes,
+            "cpu_ms_median": {name: round(value, 1) for name, value in medians.items()},
+            "ratio_to_ast_parse": {name: round(value / medians["ast.parse"], 2) for name, value in medians.items()}}
 
 
 SECTION = "server_latency"
