@@ -26,9 +26,9 @@ from typing import (
 
 import libcst as cst
 
-from torchlint.analysis.inference import NO_PROJECT, Binding, FileFacts, Inference, ProjectLink
+from torchlint.analysis.inference import NO_PROJECT, Binding, Block, FileFacts, Inference, ProjectLink
 from torchlint.analysis.names import Resolver
-from torchlint.analysis.outline import Outline
+from torchlint.analysis.outline import Outline, free_names
 from torchlint.analysis.scopes import Listener, walk
 from torchlint.core.settings import Settings
 
@@ -146,6 +146,7 @@ class Collector(Listener):
         self.line_of: Dict[cst.CSTNode, cst.SimpleStatementLine] = {}  # small statement -> its line
         self.store_targets: Set[cst.CSTNode] = set()  # expressions assigned to or deleted
         self.facts = FileFacts()
+        self._block: Optional[Block] = None
         self._frame: Optional[Frame] = None
         self._guards = _Guards(self.facts.guarded)
 
@@ -161,6 +162,7 @@ class Collector(Listener):
             self.call_of[node.func] = node
             self._note_backward(node)
         elif kind is cst.Name:
+            self.facts.block_of[node] = self._block
             if self._guards.active:
                 self._guards.read(node)
         elif kind is cst.Return:
@@ -173,6 +175,8 @@ class Collector(Listener):
                 self.facts.generators.add(function)
         elif kind is cst.If or kind is cst.IndentedBlock:
             self._guards.enter(node)
+            if kind is cst.IndentedBlock:
+                self._block = Block(node, self._block)
         elif kind is cst.SimpleStatementLine:
             for small in node.body:
                 self.line_of[small] = node
@@ -187,6 +191,8 @@ class Collector(Listener):
             self._frame = self._frame.parent
         elif kind is cst.If or kind is cst.IndentedBlock or kind is cst.Module:
             self._guards.leave(original_node)
+            if kind is cst.IndentedBlock and self._block is not None:
+                self._block = self._block.parent
 
     def _function(self) -> Optional[cst.FunctionDef]:
         """The innermost function being walked (a class body or module has none)."""
@@ -357,10 +363,20 @@ def analyse(
     (``narrowing.py``). Without them, ``module`` is the whole file."""
     collector = Collector(wanted)
     tops: Dict[cst.CSTNode, cst.CSTNode] = {}
-    scopes = walk(module, collector, tops, star_exports=lambda node: project.star_exports(_spelled_module(node)))
-
     def whole_file() -> Outline:
-        return outline if outline is not None else Outline(tree if tree is not None else ast.parse(module.code))
+        nonlocal outline
+        if outline is None:
+            outline = Outline(tree if tree is not None else ast.parse(module.code), star_exports=project.star_exports)
+        return outline
+
+    def star_exports(node: cst.ImportFrom) -> Optional[Dict[str, str]]:
+        free = free_names(whole_file())  # only a name the file reads and binds nowhere can come from it
+        if not free:
+            return None
+        exports = project.star_exports(_spelled_module(node)) or {}
+        return {name: target for name, target in exports.items() if name in free}
+
+    scopes = walk(module, collector, tops, star_exports=star_exports)
 
     resolver = Resolver(scopes, whole_file)
     inference = Inference(resolver, collector.bindings, collector.self_params, collector.facts, project)

@@ -121,10 +121,11 @@ class ProjectLink:
         """What calling the project function or class ``qualified`` gives."""
         return None
 
-    def member_value(self, owner: str, member: str, called: bool) -> Value:
+    def member_value(self, owner: str, member: str, called: bool, numbers: bool = True) -> Value:
         """An instance of class ``owner``: its attribute ``member``, or what
         calling its method ``member`` returns (``called``); "__call__" is the
-        instance called (``forward`` for an nn.Module)."""
+        instance called (``forward`` for an nn.Module). Without ``numbers``,
+        the attribute's assignments of Python numbers are left out."""
         return UNKNOWN
 
     def is_module_class(self, qualified: str) -> Optional[bool]:
@@ -158,6 +159,23 @@ class FileFacts:
     # A read of a name inside ``if isinstance(name, T):`` / ``if torch.is_tensor(name):`` (or after
     # ``if not ...: return``) -> the ``(callee, type)`` of that test, checked when asked.
     guarded: Dict[cst.Name, Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]] = field(default_factory=dict)
+    # Every name (read or bound) -> the block it is in, linked to the enclosing blocks.
+    block_of: Dict[cst.Name, Optional["Block"]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Block:
+    """An indented block, linked to the block around it (None: the module's top level)."""
+
+    node: cst.CSTNode
+    parent: Optional["Block"]
+
+    def encloses(self, other: Optional["Block"]) -> bool:
+        while other is not None:
+            if other is self:
+                return True
+            other = other.parent
+        return False
 
 
 class Inference:
@@ -197,6 +215,25 @@ class Inference:
     def is_scalar_tensor(self, expr: cst.BaseExpression) -> bool:
         value = self.value(expr)
         return value.kind is Kind.TENSOR and value.scalar
+
+    def used_as_tensor(self, expr: cst.BaseExpression) -> Value:
+        """The value of ``expr`` where the code uses it as only a tensor can be
+        used (``expr.data``): bindings to Python numbers cannot be what reaches
+        there (``total = 0`` before ``total += loss`` in a loop), so they are
+        left out of the agreement."""
+        value = self.value(expr)
+        if value.kind is not Kind.UNKNOWN:
+            return value
+        if isinstance(expr, cst.Name):
+            values = [self._assignment_value(a) for a in self._resolver.assignments(expr)]
+            known = [v for v in values if v.kind is not Kind.NUMBER]
+            if known and len(known) < len(values):
+                return meet(known)
+        elif isinstance(expr, cst.Attribute):
+            base = self.value(expr.value)
+            if base.instance_of is not None:
+                return self.project.member_value(base.instance_of, expr.attr.value, called=False, numbers=False)
+        return value
 
     def is_module(self, expr: cst.BaseExpression) -> bool:
         return self.value(expr).kind is Kind.MODULE
@@ -271,9 +308,11 @@ class Inference:
             self._returns[function] = known
         return known
 
-    def class_member(self, classdef: cst.ClassDef, member: str, called: bool) -> Value:
+    def class_member(self, classdef: cst.ClassDef, member: str, called: bool, numbers: bool = True) -> Value:
         """An instance of ``classdef``: attribute ``member``, or what calling
-        method ``member`` returns (``called``; "__call__" is the instance called)."""
+        method ``member`` returns (``called``; "__call__" is the instance called).
+        Without ``numbers``, assignments of Python numbers to the attribute are
+        left out (see ``used_as_tensor``)."""
         if called and member == "__call__" and self.is_module_class(classdef):
             member = "forward"
         method = _method(classdef, member)
@@ -285,7 +324,9 @@ class Inference:
         bindings = self._attribute_bindings().get(classdef, {}).get(member)
         if not bindings:
             return UNKNOWN
-        return meet(self._binding_value(binding) for binding in bindings)
+        values = [self._binding_value(binding) for binding in bindings]
+        known = [v for v in values if numbers or v.kind is not Kind.NUMBER]
+        return meet(known) if known else UNKNOWN
 
     def forwards(self, function: cst.FunctionDef) -> Dict[str, Tuple[str, str]]:
         """The parameters ``function`` passes on unchanged as a keyword of a
@@ -412,6 +453,9 @@ class Inference:
         assignments = self._resolver.assignments(name)
         if not assignments:
             return UNKNOWN
+        last = self._dominating(name, assignments)
+        if last is not None:
+            return last
         values = [self._assignment_value(a) for a in assignments]
         value = meet(values)
         if value.kind is Kind.UNKNOWN and self._backward_called(name) and all(
@@ -419,6 +463,33 @@ class Inference:
             # ``name.backward()`` in the same scope: only a one-element tensor takes that.
             return Value(Kind.TENSOR, scalar=True, loss=True)
         return value
+
+    def _dominating(self, read: cst.Name, assignments) -> Optional[Value]:
+        """The value of ``read`` when the last binding before it is in a block
+        enclosing it (so every run reaching ``read`` passed it: earlier
+        bindings are overwritten). An augmented assignment keeps a tensor's
+        shape (it works in place), so it goes on to the binding before it."""
+        ordered = sorted((a for a in assignments if isinstance(getattr(a, "node", None), cst.Name)),
+                         key=lambda a: a.index)
+        if len(ordered) < 2 or len(ordered) != len(assignments) or len({a.scope for a in ordered}) != 1:
+            return None
+        return self._last_value(read, ordered)
+
+    def _last_value(self, read: cst.Name, ordered) -> Optional[Value]:
+        last = ordered[-1]
+        block = self._facts.block_of.get(last.node)
+        binding = self._bindings.get(last.node)
+        if binding is None or block is None or not block.encloses(self._facts.block_of.get(read)):
+            return None
+        if binding.how != "aug":
+            return self._binding_value(binding)
+        before = self._last_value(last.node, ordered[:-1]) if len(ordered) > 1 else None
+        if before is None:
+            return None
+        if before.kind is Kind.TENSOR:
+            return before
+        added = self.value(binding.value)
+        return added if before.kind is Kind.NUMBER and added.kind is Kind.TENSOR else None
 
     def _backward_called(self, name: cst.Name) -> bool:
         if self._backward is None:
@@ -521,10 +592,11 @@ class Inference:
                 return MODULE
         return UNKNOWN
 
-    def _method_call_value(self, call: cst.Call, func: cst.Attribute) -> Optional[Value]:
+    def _method_call_value(self, call: cst.Call, func: cst.Attribute,
+                           receiver: Optional[Value] = None) -> Optional[Value]:
         """The value of ``receiver.method(...)``; None when the method says nothing."""
         method = func.attr.value
-        receiver = self.value(func.value)
+        receiver = receiver if receiver is not None else self.value(func.value)
         if receiver.kind is Kind.MODULE:
             if method in ("cuda", "to", "cpu", "float", "double", "half", "train", "eval"):
                 return replace(receiver, cuda=_device_after(method, call, receiver.cuda))
@@ -546,6 +618,11 @@ class Inference:
             return Value(receiver.kind, scalar=scalar, cuda=_device_after(method, call, receiver.cuda),
                          dtype=self._dtype_after(method, call, receiver.dtype),
                          loss=receiver.loss and method not in api.NON_DIFFERENTIABLE_METHODS)
+        if receiver.kind is Kind.UNKNOWN and method in api.TENSOR_ONLY_METHODS:
+            # Only a tensor has this method: the receiver is one, and so is what it gives.
+            return self._method_call_value(call, func, TENSOR)
+        if method == "size" and len(call.args) == 1 and isinstance(call.args[0].value, cst.Integer):
+            return NUMBER  # ``x.size(0)``: a tensor's length along a dimension
         if method in ("cuda", "to", "type") and receiver.kind is Kind.UNKNOWN:
             cuda = _device_after(method, call, None) if method != "type" else None
             dtype = self._dtype_after(method, call, None) if method != "cuda" else None

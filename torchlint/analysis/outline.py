@@ -15,6 +15,7 @@ a finding must have.
 from __future__ import annotations
 
 import ast
+import builtins
 from typing import (
     Callable,
     Dict,
@@ -285,8 +286,7 @@ def import_bindings(outline: Outline) -> Dict[str, List[Optional[str]]]:
             module = node.module or ""
             for alias in node.names:
                 if alias.name == "*":
-                    exports = outline.star_exports("." * node.level + module) if outline.star_exports else None
-                    for name, target in (exports or {}).items():
+                    for name, target in star_bindings(outline, "." * node.level + module).items():
                         found.setdefault(name, []).append(target)
                     continue
                 real = f"{module}.{alias.name}" if module else alias.name
@@ -294,6 +294,32 @@ def import_bindings(outline: Outline) -> Dict[str, List[Optional[str]]]:
         return found
 
     return outline.memo("import bindings", compute)
+
+
+def star_bindings(outline: Outline, module: str) -> Mapping[str, str]:
+    """What ``from module import *`` binds that the file needs: the names it
+    reads but binds nowhere else and that are not builtins (only those can
+    come from the star import). Asking the project model costs reading the
+    module, so a file that needs nothing from it never asks."""
+    free = free_names(outline)
+    if not free or outline.star_exports is None:
+        return {}
+    exports = outline.star_exports(module) or {}
+    return {name: target for name, target in exports.items() if name in free}
+
+
+def free_names(outline: Outline) -> FrozenSet[str]:
+    """Names the file reads but never binds itself, builtins aside."""
+    whole = outline._whole_file if outline._whole_file is not None else outline
+
+    def compute() -> FrozenSet[str]:
+        read = {node.id for node in whole.nodes(ast.Name) if isinstance(node.ctx, ast.Load)}
+        return frozenset(read - _plain_bound_names(whole) - _BUILTIN_NAMES)
+
+    return whole.memo("free_names", compute)
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins)) | {"__file__", "__name__", "__path__", "__spec__", "__loader__"}
 
 
 def qualified_names(outline: Outline, node: ast.AST) -> List[str]:
@@ -372,19 +398,19 @@ def may_hold_value(outline: Outline, expr: ast.AST) -> bool:
     """Can inference (``torchlint.analysis.inference``) know what ``expr`` holds?
 
     A dotted name (``torch.linalg``, ``self.data``) is known only through its
-    root name, and only assignment-like targets and parameters carry a value
-    (a method's ``self`` is an instance of its class, a parameter may be
-    proved a tensor by ``isinstance`` or ``.backward()``; imports,
-    definitions and builtins give none); so a chain whose root is no such
-    name holds nothing known. Any other expression may.
+    root name, and only assignment-like targets carry a value, besides a
+    method's ``self`` (an instance of its class) and a parameter proved a
+    tensor by ``isinstance`` or ``.backward()`` (``evidence_names``); imports,
+    definitions, other parameters and builtins give none. So a chain whose
+    root is no such name holds nothing known. Any other expression may.
     """
     while isinstance(expr, ast.Attribute):
         expr = expr.value
     if not isinstance(expr, ast.Name):
         return True
     return expr.id in outline.memo("names holding values", lambda: frozenset(
-        [node.id for node in outline.nodes(ast.Name) if not isinstance(node.ctx, ast.Load)]
-        + [node.arg for node in outline.nodes(ast.arg)]))
+        [node.id for node in outline.nodes(ast.Name) if not isinstance(node.ctx, ast.Load)])
+        | evidence_names(outline) | self_names(outline))
 
 
 # --- the same, as sets of qualified names, and facts about local names ---
@@ -449,7 +475,7 @@ def stored_names(outline: Outline) -> FrozenSet[str]:
         node.id for node in outline.nodes(ast.Name) if isinstance(node.ctx, ast.Store)))
 
 
-def bound_names(outline: Outline) -> FrozenSet[str]:
+def _plain_bound_names(outline: Outline) -> FrozenSet[str]:
     """Every name the file binds, in any scope: what the scope analysis
     (``scopes.py``, as libcst) records as assignments. Targets of assignments,
     ``for``, ``with``, walrus and comprehensions, ``except ... as``, imports
@@ -464,14 +490,26 @@ def bound_names(outline: Outline) -> FrozenSet[str]:
                 found.update(bound.rsplit(".", dots)[0] for dots in range(bound.count(".") + 1))
         for node in outline.nodes(ast.ImportFrom):
             found.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
-        found.update(name for name, reals in import_bindings(outline).items())  # star imports the project knows
         for kind in _NAMED_BINDERS:
             found.update(node.name for node in outline.nodes(kind) if node.name)  # type: ignore[attr-defined]
         found.update(node.arg for node in outline.nodes(ast.arg))
         found.update(node.name.id for node in outline.nodes(getattr(ast, "TypeAlias", _Never)))
         return frozenset(found)
 
-    return outline.memo("bound_names", compute)  # type: ignore[return-value]
+    return outline.memo("plain_bound_names", compute)  # type: ignore[return-value]
+
+
+def bound_names(outline: Outline) -> FrozenSet[str]:
+    """``_plain_bound_names``, and what star imports bind that the file reads
+    (the project model's answer: ``star_bindings``)."""
+    def compute() -> FrozenSet[str]:
+        found = set(_plain_bound_names(outline))
+        for node in outline.nodes(ast.ImportFrom):
+            if any(alias.name == "*" for alias in node.names):
+                found.update(star_bindings(outline, "." * node.level + (node.module or "")))
+        return frozenset(found)
+
+    return outline.memo("bound_names", compute)
 
 
 def deleted_names(outline: Outline) -> FrozenSet[str]:

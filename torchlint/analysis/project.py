@@ -23,11 +23,13 @@ torchlint never imports or runs the code: everything comes from its text.
 from __future__ import annotations
 
 import ast
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
+from torchlint.analysis.cutting import cut_body, cuttable, first_line, last_line
 from torchlint.analysis.inference import UNKNOWN, Inference, Kind, ProjectLink, Value
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.settings import Settings
@@ -66,6 +68,11 @@ class Finder:
 
 
 STANDALONE = ModuleRef("<text>", "__main__")
+# How many modules keep their trees and analysis between questions, and how
+# many checked texts stay registered: memory stays bounded on large trees
+# (a module asked about again after being released is parsed again).
+ANALYSED_KEPT = 24
+REGISTERED_KEPT = 4
 
 
 class _Facts:
@@ -73,7 +80,7 @@ class _Facts:
 
     def __init__(self, tree: ast.Module) -> None:
         self.imports: Dict[str, List[Tuple[str, str]]] = {}  # name -> [(module spelled, attribute or "")]
-        self.defined: Dict[str, List[ast.AST]] = {}  # name -> defs, classes and assignments binding it
+        self.defined: Dict[str, int] = {}  # name -> how many defs, classes and assignments bind it
         self.stars: List[str] = []  # modules star-imported, as spelled
         self.all: Optional[List[str]] = None
         for statement in _top_level(tree.body):
@@ -95,12 +102,12 @@ class _Facts:
                 else:
                     self.imports.setdefault(alias.asname or alias.name, []).append((module, alias.name))
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            self.defined.setdefault(statement.name, []).append(statement)
+            self.defined[statement.name] = self.defined.get(statement.name, 0) + 1
         elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             for target in targets:
                 for name in _target_names(target):
-                    self.defined.setdefault(name, []).append(statement)
+                    self.defined[name] = self.defined.get(name, 0) + 1
                     if name == "__all__":
                         self.all = _string_list(statement.value) if isinstance(statement, ast.Assign) else None
 
@@ -151,8 +158,7 @@ class _Module:
         self.ref = ref
         self.source = source
         self._facts: Optional[_Facts] = None
-        self._inference: Optional[Inference] = None
-        self._definitions: Optional[Dict[str, cst.CSTNode]] = None
+        self._analyses: Dict[str, Optional[Tuple[Inference, cst.CSTNode]]] = {}  # name -> its analysis
         self.broken = False
 
     def facts(self) -> Optional[_Facts]:
@@ -163,26 +169,50 @@ class _Module:
                 self.broken = True
         return self._facts
 
-    def analysed(self, project: "Project") -> Optional[Tuple[Inference, Dict[str, cst.CSTNode]]]:
-        if self._inference is None and not self.broken:
-            from torchlint.analysis.context import analyse  # context builds on this layer's inference
+    def release(self) -> None:
+        """Forget the trees and the analysis (memory); the facts stay, the rest is redone when asked."""
+        self._analyses = {}
+        if self.source.parsed:
+            self.source = SourceFile(self.source.text, self.source.encoding)
 
-            try:
-                module = self.source.module
-                context, _ = analyse(module, (), project.settings, self.source.tree, project=project.link(self.ref))
-            except (ParseError, Unsupported, RecursionError, ValueError, cst.ParserSyntaxError):
-                self.broken = True
-                return None
-            self._inference = context.inference
-            self._definitions = {}
-            for statement in module.body:
-                if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-                    name = statement.name.value
-                    # Defined twice (``if``/``else``, redefinition): which one runs is unknown.
-                    self._definitions[name] = None if name in self._definitions else statement
-        if self._inference is None or self._definitions is None:
+    def analysed(self, project: "Project", name: str) -> Optional[Tuple[Inference, cst.CSTNode]]:
+        """The inference of this module and the def or class ``name`` in it,
+        from a parse of the module with every other def and class cut to its
+        header (``cutting.py``): what a question about ``name`` needs."""
+        project.touch(self)
+        if name not in self._analyses and not self.broken:
+            self._analyses[name] = self._analyse(project, name)
+        return self._analyses.get(name)
+
+    def _analyse(self, project: "Project", name: str) -> Optional[Tuple[Inference, cst.CSTNode]]:
+        from torchlint.analysis.context import analyse  # context builds on this layer's inference
+
+        try:
+            tree = self.source.tree
+            text = _keeping(self.source, tree, name)
+            kept = self.source if text == self.source.text else SourceFile(text, self.source.encoding)
+            module = kept.module
+            context, _ = analyse(module, (), project.settings, tree, project=project.link(self.ref))
+        except (ParseError, Unsupported, RecursionError, ValueError, cst.ParserSyntaxError):
+            self.broken = True
             return None
-        return self._inference, self._definitions
+        found = [s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name]
+        # Defined twice (``if``/``else``, a redefinition): which one runs is unknown.
+        return (context.inference, found[0]) if len(found) == 1 else None
+
+
+def _keeping(source: SourceFile, tree: ast.Module, name: str) -> str:
+    """``source`` with the bodies of its top-level defs and classes other than
+    ``name`` cut (those that hold ``global`` stay: they bind module names)."""
+    lines = list(source.lines)
+    cut = False
+    for statement in tree.body:
+        if (isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and statement.name != name
+                and cuttable(statement, lines)
+                and "global" not in "".join(lines[first_line(statement) - 1:last_line(statement)])):
+            cut_body(statement, lines)
+            cut = True
+    return "".join(lines) if cut else source.text
 
 
 class Project:
@@ -192,17 +222,34 @@ class Project:
         self.finder = finder
         self.settings = settings
         self._modules: Dict[str, Optional[_Module]] = {}  # key -> module (None: unreadable)
-        self._registered: Dict[str, _Module] = {}
+        self._registered: Dict[str, _Module] = {}  # the texts being checked (the last few)
+        self._analysed: "OrderedDict[int, _Module]" = OrderedDict()  # the modules holding trees, oldest first
         self._busy: Set[Tuple[str, str]] = set()  # questions being answered: recursion gives "unknown"
         self.consulted: Set[str] = set()  # keys of the modules read, for the cache's dependencies
+        self._found: Dict[Tuple[str, ModuleRef], Optional[ModuleRef]] = {}
+        # key -> what ``from it import *`` binds: torch's name for it, or None for the project's own
+        self._exported: Dict[str, Optional[Dict[str, Optional[str]]]] = {}
 
     # -- the modules ---------------------------------------------------------
 
     def register(self, ref: ModuleRef, source: SourceFile) -> None:
         """The text of ``ref`` being checked (it wins over the file on disk)."""
-        known = self._registered.get(ref.key)
+        known = self._registered.pop(ref.key, None)
         if known is None or known.source.text != source.text:
-            self._registered[ref.key] = _Module(ref, source)
+            known = _Module(ref, source)
+            self._modules.pop(ref.key, None)  # the file on disk may differ from the text checked
+        self._registered[ref.key] = known  # the newest last
+        while len(self._registered) > REGISTERED_KEPT:
+            oldest = next(iter(self._registered))
+            self._registered.pop(oldest).release()
+
+    def touch(self, module: _Module) -> None:
+        """``module`` is being analysed: keep its trees, releasing the least recently used beyond a bound."""
+        self._analysed.pop(id(module), None)
+        self._analysed[id(module)] = module
+        while len(self._analysed) > ANALYSED_KEPT:
+            _, oldest = self._analysed.popitem(last=False)
+            oldest.release()
 
     def link(self, ref: ModuleRef) -> "ModuleLink":
         return ModuleLink(self, ref)
@@ -219,12 +266,17 @@ class Project:
 
     def find(self, spelled: str, importer: ModuleRef) -> Optional[ModuleRef]:
         """The project module an import spelled ``spelled`` (maybe relative) in ``importer`` reaches."""
-        absolute = absolute_module(spelled, importer)
-        if absolute is None:
-            return None
-        if absolute == importer.name:
-            return importer
-        return self.finder.find(absolute, importer)
+        question = (spelled, importer)
+        if question not in self._found:
+            absolute = absolute_module(spelled, importer)
+            if absolute is None:
+                found = None
+            elif absolute == importer.name:
+                found = importer
+            else:
+                found = self.finder.find(absolute, importer)
+            self._found[question] = found
+        return self._found[question]
 
     def dependencies(self, checked: ModuleRef) -> Dict[str, str]:
         """The modules the last check consulted (``consulted``), and every
@@ -261,33 +313,38 @@ class Project:
         """What ``from spelled import *`` binds in ``importer``: name -> qualified
         name (torch's, or "spelled.name" for what the project defines)."""
         ref = self.find(spelled, importer)
-        return self._exports(ref, spelled, set()) if ref is not None else None
+        exports = self._exports(ref, set()) if ref is not None else None
+        if exports is None:
+            return None
+        return {name: outside or f"{spelled}.{name}" for name, outside in exports.items()}
 
-    def _exports(self, ref: ModuleRef, spelled: str, seen: Set[str]) -> Optional[Dict[str, str]]:
+    def _exports(self, ref: ModuleRef, seen: Set[str]) -> Optional[Dict[str, Optional[str]]]:
+        if ref.key in self._exported:
+            self.consulted.add(ref.key)
+            return self._exported[ref.key]
         module = self.module(ref)
         facts = module.facts() if module is not None else None
         if facts is None or ref.key in seen:
             return None
         seen.add(ref.key)
-        exports: Dict[str, str] = {}
+        exports: Dict[str, Optional[str]] = {}
         for star in facts.stars:
             inner = self.find(star, ref)
-            found = self._exports(inner, star, seen) if inner is not None else None
-            for name, target in (found or {}).items():
-                exports[name] = target if not target.startswith(star + ".") else f"{spelled}.{name}"
+            exports.update((inner is not None and self._exports(inner, seen)) or {})
         for name in facts.public():
-            exports[name] = self._export_target(ref, facts, name, spelled)
+            exports[name] = self._export_target(ref, facts, name)
+        self._exported[ref.key] = exports
         return exports
 
-    def _export_target(self, ref: ModuleRef, facts: _Facts, name: str, spelled: str) -> str:
-        """Torch's name for what ``name`` was imported as (``import torch.nn as nn``:
-        "torch.nn"), or "spelled.name" for the project's own (and anything unclear)."""
+    def _export_target(self, ref: ModuleRef, facts: _Facts, name: str) -> Optional[str]:
+        """The outside name ``name`` was imported as (``import torch.nn as nn``:
+        "torch.nn"), or None for the project's own (and anything unclear)."""
         imports = facts.imports.get(name, ())
         if len(imports) == 1 and name not in facts.defined:
             module, attribute = imports[0]
             if not module.startswith(".") and self.find(module, ref) is None:
                 return f"{module}.{attribute}" if attribute else module
-        return f"{spelled}.{name}"
+        return None
 
     # -- definitions -----------------------------------------------------------
 
@@ -327,12 +384,10 @@ class Project:
 
     def _definition_node(self, ref: ModuleRef, name: str) -> Optional[Tuple[Inference, cst.CSTNode]]:
         module = self.module(ref)
-        analysed = module.analysed(self) if module is not None else None
-        if analysed is None:
-            return None
-        inference, definitions = analysed
-        node = definitions.get(name)
-        return (inference, node) if node is not None else None
+        facts = module.facts() if module is not None else None
+        if facts is None or facts.defined.get(name) != 1:
+            return None  # not defined there, or bound more than once: which binding runs is unknown
+        return module.analysed(self, name)
 
     def call_value(self, ref: ModuleRef, name: str) -> Optional[Value]:
         question = (ref.key, name + "()")
@@ -361,9 +416,9 @@ class Project:
         """A module already read, by key (the registered text first)."""
         return self._registered.get(ref_key) or self._modules.get(ref_key)
 
-    def member_value(self, key: str, member: str, called: bool) -> Value:
+    def member_value(self, key: str, member: str, called: bool, numbers: bool = True) -> Value:
         ref_key, name = _split_key(key)
-        question = (key, member + ("()" if called else ""))
+        question = (key, member + ("()" if called else "") + ("" if numbers else "!"))
         if question in self._busy:
             return UNKNOWN
         module = self.known(ref_key)
@@ -375,7 +430,7 @@ class Project:
             if found is None or not isinstance(found[1], cst.ClassDef):
                 return UNKNOWN
             inference, classdef = found
-            return inference.class_member(classdef, member, called)
+            return inference.class_member(classdef, member, called, numbers)
         finally:
             self._busy.discard(question)
 
@@ -429,8 +484,8 @@ class ModuleLink(ProjectLink):
             return None
         return self._project.call_value(module.ref, name)
 
-    def member_value(self, owner: str, member: str, called: bool) -> Value:
-        return self._project.member_value(owner, member, called)
+    def member_value(self, owner: str, member: str, called: bool, numbers: bool = True) -> Value:
+        return self._project.member_value(owner, member, called, numbers)
 
     def forwarded(self, qualified: str) -> Mapping[str, Tuple[str, str]]:
         ref_key, _ = _split_key(qualified)

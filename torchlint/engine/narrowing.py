@@ -44,14 +44,13 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from torchlint.analysis.cutting import MIN_BODY_LINES, cut_body, cuttable, first_line, last_line  # noqa: F401
 from torchlint.analysis.outline import Outline
 from torchlint.core.source import SourceFile
 from torchlint.rules.rule import Rule
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _STUBBABLE = (*_FUNCTIONS, ast.ClassDef)
-# A body shorter than this is cheaper to parse than to cut from the text.
-MIN_BODY_LINES = 4
 
 
 @dataclass(frozen=True)
@@ -96,7 +95,7 @@ def narrow(source: SourceFile, tree: ast.Module, rules: Sequence[Rule], outline:
     cut: List[ast.stmt] = []
     for index in stubs:
         statement = statements[index]
-        if not _cuttable(statement, lines):
+        if not cuttable(statement, lines):
             continue
         if focus is not None and index != focus:
             cut.append(statement)  # not asked about: its findings are kept from before
@@ -109,8 +108,8 @@ def narrow(source: SourceFile, tree: ast.Module, rules: Sequence[Rule], outline:
     elif not cut:
         return None
     for statement in cut:
-        _cut_body(statement, lines)
-    return Narrowed(SourceFile("".join(lines)), tuple((_first_line(s), _last_line(s)) for s in cut))
+        cut_body(statement, lines)
+    return Narrowed(SourceFile("".join(lines)), tuple((first_line(s), last_line(s)) for s in cut))
 
 
 # Keys of ``SourceFile.memo``: the lines a caller wants findings for, and
@@ -215,7 +214,7 @@ def _methods_to_cut(classdef: ast.ClassDef, index: int, rules: Sequence[Rule], s
     members = _Slots([_ShellHeader(shell), *shell.body])
     cut = []
     for k in methods:
-        if not _cuttable(body[k], lines):
+        if not cuttable(body[k], lines):
             continue
         shell.body[k] = body[k]
         if not screens.accept(rules, index, shell, members.assembled(k + 1, _index(body[k]))):
@@ -355,60 +354,7 @@ class _TopLevel:
     """The index of the top-level statement holding a node, from its line."""
 
     def __init__(self, statements: List[ast.stmt]) -> None:
-        self._ends = [_last_line(statement) for statement in statements]
+        self._ends = [last_line(statement) for statement in statements]
 
     def __call__(self, node: ast.AST) -> int:
         return bisect_left(self._ends, node.lineno)  # type: ignore[attr-defined]
-
-
-def _cuttable(statement: ast.stmt, lines: List[str]) -> bool:
-    """Is the body long enough, and on lines of its own (not after the colon)?"""
-    first = statement.body[0]
-    body_line = _first_line(first)
-    return _last_line(statement) - body_line + 1 >= MIN_BODY_LINES and _indent(first, lines) is not None
-
-
-def _cut_body(statement: ast.stmt, lines: List[str]) -> None:
-    """Replace the body by a string literal over the same lines, keeping
-    their line endings: one token for libcst however long the body was
-    (blank lines would each become a node)."""
-    first = statement.body[0]
-    body_line, last_line, indent = _first_line(first), _last_line(statement), _indent(first, lines)
-    line = lines[body_line - 1]
-    if body_line == last_line:
-        lines[body_line - 1] = line[:indent] + "pass" + _ending(line)
-        return
-    lines[body_line - 1] = line[:indent] + '"""' + _ending(line)
-    for number in range(body_line, last_line - 1):
-        lines[number] = _ending(lines[number])
-    lines[last_line - 1] = '"""' + _ending(lines[last_line - 1])
-
-
-def _first_line(statement: ast.stmt) -> int:
-    """The line of the statement's first decorator, or of the statement
-    (Python's tree places a decorated def at its ``def``)."""
-    decorators = getattr(statement, "decorator_list", None)
-    return decorators[0].lineno if decorators else statement.lineno
-
-
-def _last_line(statement: ast.stmt) -> int:
-    return statement.end_lineno or statement.lineno
-
-
-def _indent(statement: ast.stmt, lines: List[str]) -> Optional[int]:
-    """The indentation of the statement's first line, if the statement starts
-    it (after the indentation, which is ASCII: ``col_offset`` counts UTF-8
-    bytes); None when something precedes it there."""
-    line = lines[_first_line(statement) - 1]
-    indent = len(line) - len(line.lstrip(" \t\x0c"))
-    if getattr(statement, "decorator_list", None):
-        return indent if line.startswith("@", indent) else None
-    return indent if indent == statement.col_offset else None
-
-
-def _ending(line: str) -> str:
-    if line.endswith("\r\n"):
-        return "\r\n"
-    if line.endswith(("\n", "\r")):
-        return line[-1]
-    return ""

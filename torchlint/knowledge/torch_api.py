@@ -14,6 +14,13 @@ NN = "torch.nn."
 FUNCTIONAL = "torch.nn.functional."
 # Qualified names under these are torch's own: never a project definition.
 TORCH_PACKAGES = ("torch.", "torchvision.", "torchaudio.", "torchtext.", "builtins.")
+# Methods no common Python library's objects share with torch.Tensor (not
+# numpy's, pandas', Python's): calling one is evidence the receiver is a tensor.
+TENSOR_ONLY_METHODS = frozenset({
+    "masked_select", "masked_fill", "masked_fill_", "masked_scatter", "unsqueeze", "unsqueeze_", "contiguous",
+    "detach", "detach_", "requires_grad_", "index_select", "expand_as", "type_as", "view_as", "narrow",
+    "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
+})
 # ``isinstance(x, C)`` with one of these proves ``x`` a tensor.
 TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 INIT = "torch.nn.init."
@@ -156,7 +163,8 @@ TENSOR_RETURNING_METHODS: FrozenSet[str] = frozenset({
     "exp", "log", "sqrt", "pow", "sign", "round", "floor", "ceil", "sigmoid", "tanh", "relu",
     "softmax", "log_softmax", "matmul", "mm", "bmm", "sum", "mean", "max", "min", "prod",
     "norm", "std", "var", "argmax", "argmin", "cumsum", "eq", "ne", "lt", "le",
-    "gt", "ge", "requires_grad_",
+    "gt", "ge", "requires_grad_", "masked_select", "masked_scatter", "new_zeros", "new_ones", "new_full",
+    "new_empty", "new_tensor",
 })
 
 # Methods whose bare call is a no-op on a tensor (TL201): conversions and

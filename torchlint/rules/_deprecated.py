@@ -34,7 +34,7 @@ from torchlint.analysis.outline import (
     Outline,
     attributes_named,
     calls_to,
-    may_hold_value,
+    may_be_tensor,
     references_to,
 )
 from torchlint.analysis.screens import referenced
@@ -104,7 +104,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
         # keyword spelled in a call of its callable.
         if references_to(outline, cls._screen_by_old):
             return True
-        if any(may_hold_value(outline, node.value) for node in attributes_named(outline, cls._methods)):
+        if any(may_be_tensor(outline, node.value) for node in attributes_named(outline, cls._methods)):
             return True
         if any(isinstance(node.value, ast.Name) for node in attributes_named(outline, cls._ctx_attrs)):
             return True

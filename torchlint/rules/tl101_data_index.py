@@ -7,6 +7,7 @@ from typing import Iterator
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.inference import Kind
 from torchlint.analysis.outline import Outline, may_be_member
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
@@ -124,7 +125,9 @@ class DataIndexZero(Rule):
         value = node.value
         if not (isinstance(value, cst.Attribute) and value.attr.value == "data" and _is_index_zero(node)):
             return
-        if not ctx.inference.is_scalar_tensor(value.value):
+        # ``.data`` exists only on tensors: a binding to a Python number cannot be what reaches here.
+        receiver = ctx.inference.used_as_tensor(value.value)
+        if not (receiver.kind is Kind.TENSOR and receiver.scalar):
             return
         yield Finding(node, "`.data[0]` on a 0-dim tensor; use `.item()` to read the number", Fix([Edit(node, _to_item)]))
 

@@ -74,12 +74,11 @@ class ZeroDimTarget(Rule):
         ) and bool(calls_matching(outline, _loss_tail, _is_loss_callee))
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
-        if not ctx.inference.value(node).loss:
-            return
+        # The cheap questions first: what the call is (a loss?) may take the project model.
         target = _target_argument(node)
-        if target is None:
+        if target is None or not isinstance(target, (cst.Name, cst.Subscript)):
             return
-        if _element_of_1d(target, ctx):
+        if _element_of_1d(target, ctx) and ctx.inference.value(node).loss:
             yield Finding(target, "loss target is one element of a 1-D tensor: 0-dim since torch 0.4, (1,) before",
                           detail="slice it (`t[i:i + 1]`) if the loss expects a batch")
 
@@ -125,7 +124,7 @@ def _iterated_for(loop: cst.For, name: str) -> Optional[cst.BaseExpression]:
 
 
 def _is_1d(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
-    return ctx.inference.is_tensor(expr) and _ndim(expr, ctx) == 1
+    return _ndim(expr, ctx) == 1 and ctx.inference.is_tensor(expr)
 
 
 def _ndim(expr: cst.BaseExpression, ctx: NodeContext) -> Optional[int]:

@@ -88,7 +88,8 @@ def process_file(
             # statements that were kept, whose lines are the file's.
             engine.project.consulted.clear()
             checked = engine.check(source, module=module)
-            report.dependencies = engine.project.dependencies(module)
+            if getattr(args, "cache_dir", None):  # what the result cache must watch
+                report.dependencies = engine.project.dependencies(module)
             report.diagnostics = checked.diagnostics
             report_internal(report, checked.internal_errors)
             if previews:
