@@ -195,7 +195,7 @@ def _focused_statement(statements: List[ast.stmt], lines: Optional[Tuple[int, in
     if lines is None:
         return None
     for index, statement in enumerate(statements):
-        if (_first_line(statement), _last_line(statement)) == lines and isinstance(statement, _STUBBABLE):
+        if (first_line(statement), last_line(statement)) == lines and isinstance(statement, _STUBBABLE):
             return index
     return None
 

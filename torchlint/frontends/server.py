@@ -160,7 +160,7 @@ class Workbench:
             try:
                 rechecked = recheck(engine, previous, text, engine.module_for(path))
             except Exception:  # not exact or not possible: the whole check below decides
-                logger.debug("incremental check of %s failed; checking it whole", path, exc_info=True)
+                logger.warning("incremental check of %s failed; checking it whole", path, exc_info=True)
                 rechecked = None
             if rechecked is not None:
                 light = _light(rechecked.checked.diagnostics)
