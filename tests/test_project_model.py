@@ -240,3 +240,101 @@ def test_dict_and_tuple_values_keep_their_kind():
             named, other = losses(a, b)
             return named["mse"].data[0] + other.data[0]
         """) == [(11, "TL101"), (11, "TL101")]
+
+
+def test_the_last_binding_in_an_enclosing_block_decides():
+    assert _codes("""
+        import torch.nn.functional as F
+
+        def per_box(a, b):
+            c = F.cross_entropy(a, b, reduction="none")
+            c = c.view(3, -1)
+            c = F.cross_entropy(a, b, reduction="sum")
+            c /= 4
+            return c.data[0]
+
+        def maybe(a, b, flag):
+            c = F.cross_entropy(a, b)
+            if flag:
+                c = c.view(1)
+            return c.data[0]
+        """) == [(9, "TL101")]
+
+
+def test_a_data_read_leaves_out_number_bindings():
+    assert _codes("""
+        import torch.nn as nn
+
+        crit = nn.CrossEntropyLoss()
+
+        def train(batches):
+            total = 0
+            for x, y in batches:
+                total = total + crit(x, y).detach()
+            return total.data[0]
+
+        class Meter:
+            def __init__(self):
+                self.acc = 0
+
+            def add(self, x, y):
+                self.acc += crit(x, y).detach()
+                return self.acc.data[0]
+        """) == [(10, "TL101"), (18, "TL101")]
+
+
+def test_methods_only_tensors_have_prove_a_tensor():
+    assert _codes("""
+        def accuracy(pred, target, mask):
+            return pred.eq(target).masked_select(mask).sum().data[0]
+
+        def other(frame, target):
+            return frame.eq(target).sum().data[0]
+        """) == [(3, "TL101")]
+
+
+def test_volatile_through_a_method_of_the_project():
+    assert _codes("""
+        from torch.autograd import Variable
+
+        class Solver:
+            def tensor2var(self, x, volatile=False):
+                return Variable(x, volatile=volatile)
+
+            def test(self, x):
+                return self.tensor2var(x, volatile=True)
+        """) == [(6, "TL107"), (6, "TL102"), (9, "TL102")]
+
+
+def test_members_come_from_base_classes_and_either_class_of_an_if():
+    assert _codes("""
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class RPN(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.loss_cls = 0
+
+            def forward(self, x, y):
+                self.loss_cls = F.cross_entropy(x, y)
+                return x
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rpn = RPN()
+
+        class A(Base):
+            pass
+
+        class B(Base):
+            pass
+
+        def build(kind):
+            if kind == "a":
+                net = A()
+            else:
+                net = B()
+            return net.rpn.loss_cls.data[0]
+        """) == [(30, "TL101")]

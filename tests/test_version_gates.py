@@ -5,11 +5,14 @@ same code outside a gate, and bug findings inside one, are still reported."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
 from conftest import run_flake8, run_torchlint
 
+from torchlint.analysis.outline import Outline
+from torchlint.analysis.version_gates import gated_ranges, version_flags
 from torchlint.engine.linter import Engine
 from torchlint.rules import all_rules
 
@@ -65,6 +68,25 @@ GATED = {
             except AttributeError:
                 return torch.cholesky(torch.eye(2))
         """,
+    "lightning_utilities flags": """
+        import operator
+        import torch
+        from lightning_utilities.core.imports import RequirementCache, compare_version
+        _TORCH_GREATER_EQUAL_2_4 = compare_version("torch", operator.ge, "2.4.0")
+        _TORCH_2_2 = RequirementCache("torch>=2.2")
+        scaler = torch.amp.GradScaler("cuda") if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()
+        if _TORCH_2_2:
+            from torch.distributed.checkpoint import save
+        else:
+            from torch.distributed.checkpoint import save_state_dict as save
+        """,
+    "installed distribution's version": """
+        import torch
+        from importlib.metadata import version
+        from packaging.version import Version
+        if Version(version("torch")) < Version("2.4"):
+            scaler = torch.cuda.amp.GradScaler()
+        """,
     "import fallback": """
         import torch
         try:
@@ -100,6 +122,14 @@ UNGATED = {
         if numpy.__version__ >= "2":
             scaler = torch.cuda.amp.GradScaler()
         """, "TL109"),
+    "a query about another distribution": ("""
+        import torch
+        from lightning_utilities.core.imports import RequirementCache, compare_version
+        _TV = RequirementCache("torchvision>=0.16")
+        _XLA = compare_version("torch_xla", operator.ge, "2.0")
+        if _TV and _XLA:
+            scaler = torch.cuda.amp.GradScaler()
+        """, "TL109"),
     "a bare except": ("""
         import torch
         try:
@@ -129,6 +159,31 @@ def test_the_same_code_without_a_gate_is_reported(name):
     assert code in [c for _, c in codes(source)]
 
 
+def test_a_flag_another_module_assigns_gates_the_module_that_imports_it():
+    # lightning assigns its flags in one module and imports them everywhere else;
+    # only the project model can tell the importing file what the name is
+    defining = Outline(ast.parse(textwrap.dedent("""
+        import operator
+        from lightning_utilities.core.imports import compare_version
+        _TORCH_GREATER_EQUAL_2_4 = compare_version("torch", operator.ge, "2.4.0")
+        _TORCHVISION_0_16 = compare_version("torchvision", operator.ge, "0.16.0")
+        """)))
+    assert version_flags(defining) == {"_TORCH_GREATER_EQUAL_2_4"}
+    importing = Outline(ast.parse(textwrap.dedent("""
+        import torch
+        from pkg.imports import _TORCH_GREATER_EQUAL_2_4
+        _NEW_AMP = _TORCH_GREATER_EQUAL_2_4 and torch.cuda.is_available()
+        def make_scaler(device):
+            return torch.amp.GradScaler(device) if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()
+        def make_other():
+            if _NEW_AMP:
+                return None
+            return torch.cuda.amp.GradScaler()
+        """).lstrip()))
+    assert gated_ranges(importing) == ()  # the name alone is no evidence
+    assert gated_ranges(importing, frozenset({"_TORCH_GREATER_EQUAL_2_4"})) == ((5, 5), (7, 8))
+
+
 def test_bugs_inside_a_gate_are_still_reported():
     source = """
         import torch
@@ -148,3 +203,21 @@ def test_cli_and_flake8_agree_on_gated_code(tmp_path):
     assert "gated.py:8:" in cli.stdout
     flake8 = run_flake8([str(path), "--select", "TL"])
     assert [line.split(": ")[1].split()[0] for line in flake8.stdout.splitlines()] == ["TL109"]
+
+
+def test_a_flag_another_module_of_the_project_derives_from_the_torch_version(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "imports.py").write_text(
+        "import operator\nfrom lightning_utilities.core.imports import compare_version\n"
+        "_TORCH_GREATER_EQUAL_2_4 = compare_version('torch', operator.ge, '2.4.0')\nOTHER = True\n")
+    body = ("import torch\n"
+            "def make(device):\n"
+            "    return torch.amp.GradScaler(device=device) if {flag} else torch.cuda.amp.GradScaler()\n")
+    (tmp_path / "pkg" / "amp.py").write_text("from pkg.imports import _TORCH_GREATER_EQUAL_2_4\n"
+                                              + body.format(flag="_TORCH_GREATER_EQUAL_2_4"))
+    (tmp_path / "pkg" / "other.py").write_text("from pkg.imports import OTHER\n" + body.format(flag="OTHER"))
+    for run in (run_torchlint(["--isolated", "--no-cache", "pkg"], cwd=tmp_path),
+                run_flake8(["--select", "TL", "pkg"], cwd=tmp_path)):
+        assert "amp.py" not in run.stdout, run.stdout  # gated by the imported flag
+        assert "other.py:4" in run.stdout  # a flag unrelated to torch's version gates nothing

@@ -96,7 +96,7 @@ def meet(values: Iterable[Value]) -> Value:
             reduces=result.reduces and value.reduces,
             dtype=result.dtype if result.dtype == value.dtype else None,
             loss=result.loss and value.loss,
-            instance_of=result.instance_of if result.instance_of == value.instance_of else None,
+            instance_of=_either(result.instance_of, value.instance_of),
         )
     return result if result is not None else UNKNOWN
 
@@ -139,6 +139,10 @@ class ProjectLink:
     def forwarded(self, qualified: str) -> Mapping[str, Tuple[str, str]]:
         """The parameters the project function ``qualified`` passes on to a
         torch call as a keyword: parameter -> (torch callee, keyword)."""
+        return {}
+
+    def member_forwarded(self, owner: str, method: str) -> Mapping[str, Tuple[str, str]]:
+        """``forwarded`` for the method ``method`` of the project class ``owner``."""
         return {}
 
 
@@ -225,14 +229,14 @@ class Inference:
         if value.kind is not Kind.UNKNOWN:
             return value
         if isinstance(expr, cst.Name):
-            values = [self._assignment_value(a) for a in self._resolver.assignments(expr)]
+            values = [self._accumulated_value(a, expr.value) for a in self._resolver.assignments(expr)]
             known = [v for v in values if v.kind is not Kind.NUMBER]
             if known and len(known) < len(values):
                 return meet(known)
         elif isinstance(expr, cst.Attribute):
             base = self.value(expr.value)
             if base.instance_of is not None:
-                return self.project.member_value(base.instance_of, expr.attr.value, called=False, numbers=False)
+                return self._member(base.instance_of, expr.attr.value, called=False, numbers=False)
         return value
 
     def is_module(self, expr: cst.BaseExpression) -> bool:
@@ -317,13 +321,15 @@ class Inference:
             member = "forward"
         method = _method(classdef, member)
         if called:
-            return self.function_return(method) if method is not None else UNKNOWN
+            if method is None:
+                return self._inherited(classdef, member, called, numbers)
+            return self.function_return(method)
         if method is not None:
             decorators = {cst.helpers.get_full_name_for_node(d.decorator) for d in method.decorators}
             return self.function_return(method) if "property" in decorators else UNKNOWN
         bindings = self._attribute_bindings().get(classdef, {}).get(member)
         if not bindings:
-            return UNKNOWN
+            return self._inherited(classdef, member, called, numbers)
         values = [self._binding_value(binding) for binding in bindings]
         known = [v for v in values if numbers or v.kind is not Kind.NUMBER]
         return meet(known) if known else UNKNOWN
@@ -347,17 +353,50 @@ class Inference:
                     found[arg.value.value] = target
         return found
 
+    def method_forwards(self, classdef: cst.ClassDef, name: str) -> Dict[str, Tuple[str, str]]:
+        method = _method(classdef, name)
+        return self.forwards(method) if method is not None else {}
+
     def forwarded_to(self, call: cst.Call, keyword: str) -> Optional[Tuple[str, str]]:
         """Which torch call receives ``keyword`` of ``call``: (callee, keyword), for
         a torch callee itself or a project function that passes it on."""
         callee = self._resolver.resolve(call.func)
         if callee is not None and callee.startswith(api.TORCH_PACKAGES):
             return (callee, keyword)
+        if isinstance(call.func, cst.Attribute):  # a method of a project class: ``self.to_var(x, volatile=True)``
+            receiver = self.value(call.func.value)
+            if receiver.instance_of is not None:
+                for owner in receiver.instance_of.split(_OWNERS):
+                    found = self.project.member_forwarded(owner, call.func.attr.value).get(keyword)
+                    if found is not None:
+                        return found
+                return None
         key = self.project.absolute(callee) if callee is not None else None
         if key is None:
             local = self._local_definition(call.func)
             key = self._definition_name(local) if isinstance(local, cst.FunctionDef) else None
         return self.project.forwarded(key).get(keyword) if key is not None else None
+
+    def _inherited(self, classdef: cst.ClassDef, member: str, called: bool, numbers: bool) -> Value:
+        """``member`` as the first base class of the project that defines it gives it."""
+        for base in classdef.bases:
+            if base.keyword is not None:
+                continue
+            key = self._class_key(base.value)
+            if key is None:
+                continue
+            value = self.project.member_value(key, member, called, numbers)
+            if value.kind is not Kind.UNKNOWN:
+                return value
+        return UNKNOWN
+
+    def _class_key(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The project's key of the class ``expr`` names (defined here or imported)."""
+        local = self._local_definition(expr)
+        if isinstance(local, cst.ClassDef):
+            return self._definition_name(local)
+        qualified = self._resolver.resolve(expr)
+        return self.project.absolute(qualified) if qualified is not None else None
 
     def _function_return(self, function: cst.FunctionDef) -> Value:
         if function in self._facts.generators or function.asynchronous is not None:
@@ -398,7 +437,7 @@ class Inference:
                 return replace(base, scalar=base.scalar and expr.attr.value == "data",
                                loss=base.loss and expr.attr.value not in ("data", "grad"))
             if base.instance_of is not None:
-                return self.project.member_value(base.instance_of, expr.attr.value, called=False)
+                return self._member(base.instance_of, expr.attr.value, called=False)
             return UNKNOWN
         if isinstance(expr, (cst.Integer, cst.Float)):
             return NUMBER
@@ -463,6 +502,18 @@ class Inference:
             # ``name.backward()`` in the same scope: only a one-element tensor takes that.
             return Value(Kind.TENSOR, scalar=True, loss=True)
         return value
+
+    def _member(self, owners: str, member: str, called: bool, numbers: bool = True) -> Value:
+        """What all the classes an instance may be of agree ``member`` gives."""
+        return meet(self.project.member_value(owner, member, called, numbers) for owner in owners.split(_OWNERS))
+
+    def _accumulated_value(self, assignment, name: str) -> Value:
+        """A binding's value; for ``name = name + x`` (an accumulation), what is added."""
+        node = getattr(assignment, "node", None)
+        binding = self._bindings.get(node) if isinstance(node, cst.Name) else None
+        if binding is not None and binding.how == "assign" and _updates(binding, name):
+            return self.value(binding.value.right)
+        return self._assignment_value(assignment)
 
     def _dominating(self, read: cst.Name, assignments) -> Optional[Value]:
         """The value of ``read`` when the last binding before it is in a block
@@ -581,7 +632,7 @@ class Inference:
         if callee.kind is Kind.MODULE:
             return self._module_call_value(callee)
         if callee.kind is Kind.OBJECT and callee.instance_of is not None:
-            return self.project.member_value(callee.instance_of, "__call__", called=True)
+            return self._member(callee.instance_of, "__call__", called=True)
         local = self._local_definition(func)
         if local is not None:
             key = self._definition_name(local)
@@ -644,7 +695,7 @@ class Inference:
         attribute holds, and call that) when no method of its class says."""
         if receiver.instance_of is None:
             return None
-        value = self.project.member_value(receiver.instance_of, method, called=True)
+        value = self._member(receiver.instance_of, method, called=True)
         return value if value.kind is not Kind.UNKNOWN else None
 
     def _known_callee_value(self, call: cst.Call, callee: str) -> Value:
@@ -682,7 +733,7 @@ class Inference:
 
     def _module_call_value(self, module: Value) -> Value:
         if module.instance_of is not None:
-            return self.project.member_value(module.instance_of, "__call__", called=True)
+            return self._member(module.instance_of, "__call__", called=True)
         if module.reduces:
             return Value(Kind.TENSOR, scalar=True, cuda=module.cuda, loss=True)
         if module.module_class is not None and module.module_class not in api.TUPLE_RETURNING_MODULES:
@@ -774,6 +825,18 @@ def _calls_within(function: cst.FunctionDef) -> List[cst.Call]:
     visitor = _CallsWithin(function)
     function.visit(visitor)
     return visitor.calls
+
+
+_OWNERS = "\x01"  # separates the classes an instance may be of, in ``Value.instance_of``
+
+
+def _either(one: Optional[str], other: Optional[str]) -> Optional[str]:
+    """An instance of one class or another: both keys (None: not known to be a project class)."""
+    if one is None or other is None:
+        return None
+    if one == other:
+        return one
+    return _OWNERS.join(sorted(set(one.split(_OWNERS)) | set(other.split(_OWNERS))))
 
 
 def _element(value: Value, path: Tuple[int, ...]) -> Value:

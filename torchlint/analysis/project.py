@@ -25,12 +25,14 @@ from __future__ import annotations
 import ast
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.cutting import cut_body, cuttable, first_line, last_line
 from torchlint.analysis.inference import UNKNOWN, Inference, Kind, ProjectLink, Value
+from torchlint.analysis.outline import Outline
+from torchlint.analysis.version_gates import version_flags
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceFile
@@ -159,6 +161,7 @@ class _Module:
         self.source = source
         self._facts: Optional[_Facts] = None
         self._analyses: Dict[str, Optional[Tuple[Inference, cst.CSTNode]]] = {}  # name -> its analysis
+        self._flags: Optional[FrozenSet[str]] = None
         self.broken = False
 
     def facts(self) -> Optional[_Facts]:
@@ -168,6 +171,15 @@ class _Module:
             except (ParseError, Unsupported, RecursionError, ValueError):
                 self.broken = True
         return self._facts
+
+    def version_flags(self) -> FrozenSet[str]:
+        """The names this module assigns from the torch version (``version_gates.py``)."""
+        if self._flags is None:
+            try:
+                self._flags = version_flags(Outline(self.source.tree))
+            except (ParseError, Unsupported, RecursionError, ValueError):
+                self._flags = frozenset()
+        return self._flags
 
     def release(self) -> None:
         """Forget the trees and the analysis (memory); the facts stay, the rest is redone when asked."""
@@ -361,6 +373,13 @@ class Project:
             return None
         return self._defined_in(ref, name, depth)
 
+    def is_version_flag(self, qualified: str, importer: ModuleRef) -> bool:
+        """Is ``qualified`` (as imported in ``importer``) a flag the project derives
+        from the torch version (``_TORCH_GREATER_EQUAL_2_4 = compare_version(...)``)?"""
+        found = self.definition(qualified, importer)
+        module = self.module(found[0]) if found is not None else None
+        return module is not None and found[1] in module.version_flags()
+
     def _defined_in(self, ref: ModuleRef, name: str, depth: int) -> Optional[Tuple[ModuleRef, str]]:
         module = self.module(ref)
         facts = module.facts() if module is not None else None
@@ -450,6 +469,22 @@ class Project:
         finally:
             self._busy.discard(question)
 
+    def member_forwarded(self, key: str, method: str) -> Mapping[str, Tuple[str, str]]:
+        ref_key, name = _split_key(key)
+        question = (key, method + "/forwards")
+        module = self.known(ref_key)
+        if module is None or question in self._busy:
+            return {}
+        self._busy.add(question)
+        try:
+            found = self._definition_node(module.ref, name)
+            if found is None or not isinstance(found[1], cst.ClassDef):
+                return {}
+            inference, classdef = found
+            return inference.method_forwards(classdef, method)
+        finally:
+            self._busy.discard(question)
+
     def is_module_class(self, ref: ModuleRef, name: str) -> Optional[bool]:
         found = self._definition_node(ref, name)
         if found is None or not isinstance(found[1], cst.ClassDef):
@@ -495,6 +530,9 @@ class ModuleLink(ProjectLink):
 
     def star_exports(self, spelled: str) -> Optional[Dict[str, str]]:
         return self._project.star_exports(spelled, self.ref)
+
+    def member_forwarded(self, owner: str, method: str) -> Mapping[str, Tuple[str, str]]:
+        return self._project.member_forwarded(owner, method)
 
 
 def _key(ref: ModuleRef, name: str) -> str:

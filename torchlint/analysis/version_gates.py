@@ -18,7 +18,11 @@ deprecated asks the user to break the old torch they support. A *gate* is
 
 - an ``if`` (or a conditional expression) whose test asks which torch is
   installed: it reads ``torch.__version__`` (or ``torch.version``), calls
-  ``hasattr``/``getattr`` on a torch module, or reads a flag this file
+  ``hasattr``/``getattr`` on a torch module, asks a packaging library
+  about the installed "torch" distribution
+  (``compare_version("torch", operator.ge, "2.4.0")`` and
+  ``RequirementCache("torch>=2.2")`` of lightning_utilities,
+  ``importlib.metadata.version("torch")``), or reads a flag this file
   assigns from such a test (``_TORCH_2 = torch.__version__ >= "2"``); a
   name alone is never taken as evidence, wherever it comes from;
 - a ``try`` with a handler for ``ImportError``, ``ModuleNotFoundError``,
@@ -33,7 +37,8 @@ file (``engine/narrowing.py``) sees the same gates.
 from __future__ import annotations
 
 import ast
-from typing import Iterable, List, Optional, Set, Tuple
+import re
+from typing import FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from torchlint.analysis.outline import Outline, dotted, qualified_names
 
@@ -42,19 +47,44 @@ LineRange = Tuple[int, int]
 _FALLBACK_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError"}
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
 _PROBES = {"hasattr", "getattr"}
+# Library functions that answer which version of a named distribution is
+# installed; a call whose first argument names torch asks about torch.
+_DISTRIBUTION_QUERIES = frozenset({
+    "lightning_utilities.compare_version",
+    "lightning_utilities.core.imports.compare_version",
+    "lightning_utilities.RequirementCache",
+    "lightning_utilities.core.imports.RequirementCache",
+    "importlib.metadata.version",
+    "importlib_metadata.version",
+    "pkg_resources.get_distribution",
+})
+# "torch", or a requirement on it ("torch>=2.2"); not "torchvision", "torch_xla".
+_TORCH_REQUIREMENT = re.compile(r"\s*torch\s*(?:$|[<>=!~;\[])")
 
 
-def gated_ranges(outline: Outline) -> Tuple[LineRange, ...]:
-    """First and last line of every statement or expression a gate chooses between."""
-    return outline.memo("version gates", lambda: tuple(_find(outline)))
+def gated_ranges(outline: Outline, imported_flags: FrozenSet[str] = frozenset()) -> Tuple[LineRange, ...]:
+    """First and last line of every statement or expression a gate chooses between.
+
+    ``imported_flags``: names this file imports that the module defining them
+    assigns from a version test (its ``version_flags``), as the project model
+    finds them (``from pkg.imports import _TORCH_GREATER_EQUAL_2_4``); this
+    file alone never shows that."""
+    key = "version gates " + ",".join(sorted(imported_flags))
+    return outline.memo(key, lambda: tuple(_find(outline, imported_flags)))
+
+
+def version_flags(outline: Outline) -> FrozenSet[str]:
+    """The names this file assigns from a test of the torch version: what a
+    module importing them may use as a gate."""
+    return outline.memo("version flags", lambda: frozenset(_version_flags(outline)))
 
 
 def is_gated(ranges: Iterable[LineRange], line: int) -> bool:
     return any(first <= line <= last for first, last in ranges)
 
 
-def _find(outline: Outline) -> List[LineRange]:
-    flags = _version_flags(outline)
+def _find(outline: Outline, imported_flags: FrozenSet[str]) -> List[LineRange]:
+    flags = _version_flags(outline, imported_flags)
     ranges: List[LineRange] = []
     for node in outline.nodes(ast.If) + outline.nodes(ast.IfExp):
         if _asks_for_torch_version(outline, node.test, flags):
@@ -65,12 +95,12 @@ def _find(outline: Outline) -> List[LineRange]:
     return sorted(set(ranges))
 
 
-def _version_flags(outline: Outline) -> Set[str]:
+def _version_flags(outline: Outline, imported_flags: FrozenSet[str] = frozenset()) -> Set[str]:
     """Names this file assigns from a test of the torch version, to a fixed point
-    (a flag derived from a flag is one too)."""
+    (a flag derived from a flag is one too), and the imported flags."""
     assignments = [(node.targets, node.value) for node in outline.nodes(ast.Assign)]
     assignments += [([node.target], node.value) for node in outline.nodes(ast.AnnAssign) if node.value is not None]
-    flags: Set[str] = set()
+    flags: Set[str] = set(imported_flags)
     changed = True
     while changed:
         changed = False
@@ -91,7 +121,17 @@ def _asks_for_torch_version(outline: Outline, test: ast.AST, flags: Set[str]) ->
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PROBES \
                 and node.args and _is_torch(outline, node.args[0]):
             return True
+        if isinstance(node, ast.Call) and _queries_torch_distribution(outline, node):
+            return True
     return False
+
+
+def _queries_torch_distribution(outline: Outline, call: ast.Call) -> bool:
+    first = call.args[0] if call.args else None
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)
+            and _TORCH_REQUIREMENT.match(first.value)):
+        return False
+    return any(name in _DISTRIBUTION_QUERIES for name in qualified_names(outline, call.func))
 
 
 def _is_torch(outline: Outline, expr: ast.AST) -> bool:

@@ -226,7 +226,7 @@ class Engine:
             places = locator.ranges({id(f.node): f.node for _, f in found}.values())
             noqa = noqa_index(source)
             lines = source.lines if "\x0c" in source.text else None
-            gates = _version_gates(found, tree, outline)
+            gates = _version_gates(found, tree, outline, self.project, ref)
             for rule, finding in found:
                 (line, column), (end_line, end_column) = places[finding.node]
                 if narrowed is not None and not narrowed.keeps(line):
@@ -377,12 +377,19 @@ def _libcst_levels(node: ast.AST) -> int:
     return len(node.generators) - 1  # a comprehension
 
 
-def _version_gates(found: Sequence[Tuple[Rule, object]], tree: Optional[ast.Module],
-                   outline: Optional[Outline]) -> Tuple[Tuple[int, int], ...]:
-    """The lines torch version gates protect, when some finding's rule respects them."""
+def _version_gates(found: Sequence[Tuple[Rule, object]], tree: Optional[ast.Module], outline: Optional[Outline],
+                   project: Project, ref: ModuleRef) -> Tuple[Tuple[int, int], ...]:
+    """The lines torch version gates protect, when some finding's rule respects them;
+    the gates may test flags the project's other modules derive from the torch version."""
     if tree is None or not any(rule.respects_version_gates() for rule, _ in found):
         return ()
-    return gated_ranges(outline if outline is not None else Outline(tree))
+    outline = outline if outline is not None else Outline(tree)
+    imported = frozenset(
+        alias.asname or alias.name
+        for node in outline.nodes(ast.ImportFrom)
+        for alias in node.names
+        if alias.name != "*" and project.is_version_flag(f"{'.' * node.level}{node.module or ''}.{alias.name}", ref))
+    return gated_ranges(outline, imported)
 
 
 def _parse_narrowed(narrowed: Narrowed) -> Optional[cst.Module]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -277,6 +277,30 @@ class MisspelledTorchApi(Rule):
         Example(
             """
             import torch
+
+
+            def configure(model):
+                assert torch.__version__ >= "1.0"  # a floor: the lines below run on today's torch too
+                if not hasattr(model, "training"):  # a probe, but not of torch.set_num_threds
+                    return model
+                torch.set_num_threds(4)
+                return model
+            """,
+            """
+            import torch
+
+
+            def configure(model):
+                assert torch.__version__ >= "1.0"  # a floor: the lines below run on today's torch too
+                if not hasattr(model, "training"):  # a probe, but not of torch.set_num_threds
+                    return model
+                torch.set_num_threads(4)
+                return model
+            """,
+        ),
+        Example(
+            """
+            import torch
             opt = torch.optim.SGD(params, lr=0.1, momentom=0.9)
             z = torch.zeros(3, require_grad=True)
             """,
@@ -357,6 +381,21 @@ class MisspelledTorchApi(Rule):
         def DataLoader(ds, num_worker=0):
             return ds
         loader = DataLoader([], num_worker=2)
+        """,
+        """
+        import torch
+
+
+        def export(model, x, path):  # the torch 2.1-2.8 exporter, screened by the assert
+            assert hasattr(torch.onnx, "dynamo_export"), "Dynamo ONNX export requires PyTorch >= 2.1"
+            options = torch.onnx.ExportOptions(dynamic_shapes=True)
+            torch.onnx.dynamo_export(model, x, export_options=options).save(path)
+
+
+        def stateful_loader(ds):
+            if not hasattr(torch.utils.data, "StatefulDataLoader"):
+                raise RuntimeError("needs a newer torch")
+            return torch.utils.data.StatefulDataLoader(ds, snapshot_every_n_steps=10)
         """,
         """
         import torch
@@ -793,9 +832,14 @@ class _FileFacts:
     def guarded(self, node: cst.CSTNode, exceptions: FrozenSet[str], name: str) -> bool:
         """Inside version- or platform-compatibility code: a ``try`` catching
         ``exceptions``, or a branch whose condition asks ``hasattr``/``getattr``,
-        a version, or mentions ``name`` (``if is_torch_npu_available():``)."""
+        a version, or mentions ``name`` (``if is_torch_npu_available():``), or
+        a block that an earlier line screened with a probe of the name or of
+        its namespace (``assert hasattr(torch.onnx, "dynamo_export")``,
+        ``if not hasattr(...): raise``)."""
         child, parent = node, self.parents.get(node)
         while parent is not None:
+            if isinstance(parent, (cst.IndentedBlock, cst.Module)) and _screened_earlier(parent.body, child, node, name):
+                return True
             if isinstance(parent, cst.Try) and child is parent.body and any(
                 _catches(handler, exceptions) for handler in parent.handlers
             ):
@@ -808,6 +852,60 @@ class _FileFacts:
                 return True
             child, parent = parent, self.parents.get(parent)
         return False
+
+
+def _screened_earlier(body: Sequence[cst.BaseStatement], statement: cst.CSTNode,
+                      node: cst.CSTNode, name: str) -> bool:
+    """Does a statement before ``statement`` in ``body`` stop the block unless
+    a ``hasattr``/``getattr`` probe of ``name`` or of its namespace passes? An
+    ``assert`` of the probe, or an ``if`` on it whose branch always leaves
+    (``raise``, ``return``, ``continue``, ``break``): the lines after it run
+    only on a torch that has the name. A version floor (``assert
+    torch.__version__ >= "1.0"``) is no such screen: the lines after it also
+    run on today's torch."""
+    namespace = cst.helpers.get_full_name_for_node(node.value) if isinstance(node, cst.Attribute) else None
+    for earlier in body:
+        if earlier is statement:
+            return False
+        if isinstance(earlier, cst.SimpleStatementLine):
+            tests = [small.test for small in earlier.body if isinstance(small, cst.Assert)]
+        elif isinstance(earlier, cst.If) and earlier.orelse is None and _always_leaves(earlier.body):
+            tests = [earlier.test]
+        else:
+            continue
+        if any(_probes(test, namespace, name) for test in tests):
+            return True
+    return False
+
+
+def _probes(test: cst.BaseExpression, namespace: Optional[str], name: str) -> bool:
+    """Does ``test`` call ``hasattr``/``getattr`` on ``namespace`` or for ``name``?"""
+    finder = _ProbeFinder()
+    test.visit(finder)
+    for obj, attr in finder.probes:
+        if attr == name or (namespace is not None and cst.helpers.get_full_name_for_node(obj) == namespace):
+            return True
+    return False
+
+
+class _ProbeFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.probes: List[Tuple[cst.BaseExpression, Optional[str]]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in ("hasattr", "getattr") and len(node.args) >= 2:
+            attr = node.args[1].value
+            text = attr.evaluated_value if isinstance(attr, cst.SimpleString) else None
+            self.probes.append((node.args[0].value, text if isinstance(text, str) else None))
+
+
+def _always_leaves(block: cst.BaseSuite) -> bool:
+    """Does the block end in ``raise``, ``return``, ``continue`` or ``break``?"""
+    last = block.body[-1] if block.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    return isinstance(last, (cst.Raise, cst.Return, cst.Continue, cst.Break))
 
 
 def _catches(handler: cst.ExceptHandler, exceptions: FrozenSet[str]) -> bool:
