@@ -106,12 +106,14 @@ class Engine:
         return [r for r in self.rules if id(r) in sharp or r in textual], outline
 
     def check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False,
-              module: ModuleRef = STANDALONE) -> CheckResult:
+              module: ModuleRef = STANDALONE, screened: Optional[Sequence[Rule]] = None) -> CheckResult:
         """Find problems in ``source`` (see ``_check``), and unused ``# noqa`` codes if asked.
 
-        ``module`` says which module of the project ``source`` is."""
+        ``module`` says which module of the project ``source`` is. ``screened``:
+        the rules that may flag the part of ``source`` the caller wants findings
+        for, screened by the caller (``engine/incremental.py``)."""
         source = SourceFile.of(source)
-        result = self._check(source, syntax_checked, whole, module)
+        result = self._check(source, syntax_checked, whole, module, screened)
         if self.report_unused_noqa and not file_is_exempt(source):
             running = [rule.code for rule in self.rules]
             for line, column, code in unused_noqa(source, result.suppressed, running):
@@ -121,7 +123,7 @@ class Engine:
         return result
 
     def _check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False,
-               module: ModuleRef = STANDALONE) -> CheckResult:
+               module: ModuleRef = STANDALONE, screened: Optional[Sequence[Rule]] = None) -> CheckResult:
         """Find problems in ``source``; raises ParseError for invalid Python.
 
         ``syntax_checked`` says the caller already compiled the text with
@@ -148,7 +150,10 @@ class Engine:
         if source.parsed or not self.screens or any(r.may_match(source.text) for r in self.rules):
             tree = source.tree  # a rewritten text in the fix loop: its tree sharpens the screen
         self.project.register(module, source)
-        active, outline = self._screen(source.text, tree, module)
+        if screened is None:
+            active, outline = self._screen(source.text, tree, module)
+        else:
+            active, outline = list(screened), Outline(tree, star_exports=self.project.link(module).star_exports)
         if not active:
             return CheckResult([])
         if len(source.text) > MAX_DEPTH:  # shorter sources cannot nest that deep
