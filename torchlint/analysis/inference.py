@@ -167,6 +167,8 @@ class FileFacts:
     guarded: Dict[cst.Name, Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]] = field(default_factory=dict)
     # Every name (read or bound) -> the block it is in, linked to the enclosing blocks.
     block_of: Dict[cst.Name, Optional["Block"]] = field(default_factory=dict)
+    # Every name -> the small statement it is in (``x = x.data[0]`` binds after it reads).
+    statement_of: Dict[cst.Name, cst.CSTNode] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -524,10 +526,15 @@ class Inference:
         enclosing it (so every run reaching ``read`` passed it: earlier
         bindings are overwritten). An augmented assignment keeps a tensor's
         shape (it works in place), so it goes on to the binding before it."""
-        ordered = sorted((a for a in assignments if isinstance(getattr(a, "node", None), cst.Name)),
+        statement = self._facts.statement_of.get(read)
+        ordered = sorted((a for a in assignments if isinstance(getattr(a, "node", None), cst.Name)
+                          and (statement is None or self._facts.statement_of.get(a.node) is not statement)),
                          key=lambda a: a.index)
-        if len(ordered) < 2 or len(ordered) != len(assignments) or len({a.scope for a in ordered}) != 1:
+        if not ordered or len({a.scope for a in ordered}) != 1 or not all(
+                isinstance(getattr(a, "node", None), cst.Name) for a in assignments):
             return None
+        if len(ordered) == 1 and len(assignments) == 1:
+            return None  # one binding: the plain agreement says the same
         return self._last_value(read, ordered)
 
     def _last_value(self, read: cst.Name, ordered) -> Optional[Value]:

@@ -200,6 +200,9 @@ TENSOR_FACTORIES: FrozenSet[str] = frozenset(
         "einsum", "where", "exp", "log", "sqrt", "abs", "sigmoid", "tanh", "relu", "softmax",
         "log_softmax", "clamp", "flatten", "squeeze", "unsqueeze", "reshape", "transpose",
         "permute", "sum", "mean", "prod", "std", "var", "norm", "argmax", "argmin", "cumsum",
+        "pow", "mul", "add", "sub", "div", "neg", "sign", "floor", "ceil", "log1p", "expm1", "sin", "cos",
+        "rsqrt", "reciprocal", "square", "masked_select", "index_select", "gather", "eq", "ne", "gt", "lt",
+        "ge", "le", "logical_not", "logical_and", "logical_or", "mv", "outer",
         "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
         "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
     )
