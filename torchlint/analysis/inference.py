@@ -676,7 +676,8 @@ class Inference:
             if method in ("max", "min") and call.args:
                 return UNKNOWN  # with a dim these return (values, indices)
             scalar = receiver.kind is Kind.TENSOR and (
-                receiver.scalar or (method in api.FULL_REDUCTIONS and not call.args))
+                (receiver.scalar and method not in api.SHAPE_CHANGING_METHODS)
+                or (method in api.FULL_REDUCTIONS and not call.args))
             return Value(receiver.kind, scalar=scalar, cuda=_device_after(method, call, receiver.cuda),
                          dtype=self._dtype_after(method, call, receiver.dtype),
                          loss=receiver.loss and method not in api.NON_DIFFERENTIABLE_METHODS)

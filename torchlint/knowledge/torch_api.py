@@ -21,6 +21,13 @@ TENSOR_ONLY_METHODS = frozenset({
     "detach", "detach_", "requires_grad_", "index_select", "expand_as", "type_as", "view_as", "narrow",
     "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
 })
+# Tensor methods whose result may have more dimensions than the receiver
+# (``x.view(1)`` of a 0-dim tensor has one).
+SHAPE_CHANGING_METHODS = frozenset({
+    "view", "reshape", "unsqueeze", "unsqueeze_", "expand", "expand_as", "repeat", "flatten", "view_as",
+    "reshape_as", "resize_", "resize_as_", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
+    "repeat_interleave", "tile", "atleast_1d", "atleast_2d", "unfold", "broadcast_to",
+})
 # Functions returning a tuple of gradient tensors, one per input.
 GRADIENT_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.functional.vjp"})
 # ``isinstance(x, C)`` with one of these proves ``x`` a tensor.
