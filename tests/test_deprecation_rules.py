@@ -106,8 +106,125 @@ def test_aliased_from_import_of_a_rename() -> None:
         """) == "from torch.cuda import memory_reserved as cached\nused = cached()\n"
 
 
-def test_from_import_of_a_call_rewrite_is_flagged_without_fix() -> None:
+def test_unused_from_import_of_a_call_rewrite_is_flagged_without_fix() -> None:
+    # Nothing to rewrite; removing the import would change what the module exports.
     assert _check("from torch import lu_solve, chain_matmul\n") == [(1, "TL109", False), (1, "TL109", False)]
+
+
+def test_from_import_of_a_call_rewrite_rewrites_every_use_and_drops_the_import() -> None:
+    assert _fix("""
+        import os
+        from torch import qr, chain_matmul as chain, lu_solve
+
+
+        def solve(b, lu, piv):
+            return lu_solve(b, lu, piv)
+
+
+        q, r = qr(a, some=False)
+        p = chain(a, b, qr(a)[0])
+        """) == textwrap.dedent("""
+        import torch
+        import os
+
+
+        def solve(b, lu, piv):
+            return torch.linalg.lu_solve(lu, piv, b)
+
+
+        q, r = torch.linalg.qr(a, mode='complete')
+        p = torch.linalg.multi_dot([a, b, torch.linalg.qr(a)[0]])
+        """).lstrip()
+
+
+def test_from_import_fix_spells_through_the_files_torch_and_keeps_other_names() -> None:
+    assert _fix("""
+        import torch as th
+        from torch.cuda.amp import autocast, GradScaler
+        from torch import has_cuda, is_tensor
+        with autocast(enabled=False):
+            s = GradScaler(enabled=has_cuda)
+        ok = is_tensor(s)
+        """) == textwrap.dedent("""
+        import torch as th
+        from torch import is_tensor
+        with th.amp.autocast('cuda', enabled=False):
+            s = th.amp.GradScaler('cuda', enabled=th.backends.cuda.is_built())
+        ok = is_tensor(s)
+        """).lstrip()
+
+
+def test_from_import_of_a_decorator() -> None:
+    assert _fix("""
+        import torch
+        from torch.cuda.amp import custom_fwd, custom_bwd
+
+
+        class Double(torch.autograd.Function):
+            @staticmethod
+            @custom_fwd
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            @custom_bwd
+            def backward(ctx, grad):
+                return grad * 2
+        """) == textwrap.dedent("""
+        import torch
+
+
+        class Double(torch.autograd.Function):
+            @staticmethod
+            @torch.amp.custom_fwd(device_type='cuda')
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            @torch.amp.custom_bwd(device_type='cuda')
+            def backward(ctx, grad):
+                return grad * 2
+        """).lstrip()
+
+
+def test_from_import_inside_a_function() -> None:
+    assert _fix("""
+        def grid():
+            from torch import range
+            return range(0, 3)
+        """) == "import torch\ndef grid():\n    return torch.arange(0.0, 4.0)\n"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from torch import qr\nf = qr\n",  # a use that is not a call: no rewrite for it
+        "from torch import qr\ny = qr(a, some=flag)\n",  # one use cannot be rewritten
+        "from torch import qr\ny = qr(a)\nz = qr(a, some=flag)\n",  # all uses or none
+        "from torch import qr\nif cond:\n    qr = other\ny = qr(a)\n",  # rebound: a use may not be torch's
+        "from torch.cuda.amp import custom_fwd\nfwd = custom_fwd\n",  # not a decorator, not called
+        "from torch import has_cuda\nhas_cuda()\n",  # fails anyway: left to a human
+        "torch = 1\nfrom torch import qr\ny = qr(a)\n",  # `torch` is bound to something else
+    ],
+)
+def test_no_fix_for_from_import(source: str) -> None:
+    findings = _check(source)
+    assert findings and not any(fixable for _, _, fixable in findings), findings
+
+
+def test_from_import_kept_while_the_module_exports_it() -> None:
+    # `__all__` names it: the uses are rewritten, the import stays (other modules may import it).
+    source = "from torch import qr\n__all__ = ['qr']\ny = qr(a)\n"
+    fixed = _fix(source)
+    assert fixed == "import torch\nfrom torch import qr\n__all__ = ['qr']\ny = torch.linalg.qr(a)\n"
+    assert _check(fixed) == [(2, "TL109", False)]
+
+
+def test_from_import_fix_follows_the_oldest_torch() -> None:
+    # linalg.cholesky's upper= exists from torch 1.10: flagged, not fixed, for 1.9.
+    source = "from torch import cholesky\nu = cholesky(a, True)\n"
+    assert _check(source, torch_version="1.9") == [(1, "TL109", False)]
+    assert _check(source, torch_version="1.10") == [(1, "TL109", True)]
 
 
 # --- where no fix may be offered -----------------------------------------------------------
@@ -264,3 +381,36 @@ def test_legacy_function_subclass_chain_and_static_methods() -> None:
         z = Base()(1)
         """
     assert _check(source, "TL111") == [(10, "TL111", False), (13, "TL111", False)]
+
+
+# --- opt-in entries (TL117) ----------------------------------------------------------------
+
+
+def test_documented_only_deprecations_are_tl117_not_tl109() -> None:
+    source = "import torch\nn = torch.norm(x, dim=1)\nu, s, v = torch.svd(a)\nq, r = torch.qr(a)\n"
+    assert _check(source) == [(4, "TL109", True)]
+    assert _check(source, codes="TL117") == [(2, "TL117", False), (3, "TL117", False)]
+    engine = _engine("TL117")
+    messages = [d.message for d in engine.check(source).diagnostics]
+    assert "`torch.linalg.vector_norm` or `torch.linalg.matrix_norm`" in messages[0]
+
+
+def test_tl117_is_opt_in() -> None:
+    from torchlint.run.selection import select_rules
+    from torchlint.rules import all_rules
+
+    assert "TL117" not in {rule.code for rule in select_rules(all_rules(), "TL", None)}
+    assert "TL117" in {rule.code for rule in select_rules(all_rules(), "TL,TL117", None)}
+
+
+def test_norm_of_one_argument_gets_an_unsafe_fix() -> None:
+    source = "from torch import norm\nimport torch\na = norm(x)\nb = torch.norm(x)\nc = torch.norm(x, 1)\n"
+    assert _check(source, codes="TL117") == [(1, "TL117", True), (4, "TL117", True), (5, "TL117", False)]
+    assert _fix(source, codes="TL117") == source  # unsafe: not applied by --fix alone
+    assert _fix("import torch\nb = torch.norm(x)\n", codes="TL117", unsafe=True) == (
+        "import torch\nb = torch.linalg.vector_norm(x)\n")
+    assert _fix("from torch import norm\nb = norm(x)\n", codes="TL117", unsafe=True) == (
+        "import torch\nb = torch.linalg.vector_norm(x)\n")
+    engine = _engine("TL117")
+    fixes = [d.fix for d in engine.check("import torch\nb = torch.norm(x)\n").diagnostics]
+    assert fixes and not fixes[0].safe

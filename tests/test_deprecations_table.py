@@ -47,6 +47,7 @@ from torchlint.knowledge.deprecations import (  # noqa: E402
     RenameKeyword,
     Status,
     entries,
+    reported_entries,
 )
 from torchlint.knowledge.torch_api import (  # noqa: E402
     AUTOGRAD_FUNCTION_BASES,
@@ -145,11 +146,13 @@ def test_entries_are_unique_and_consistent() -> None:
             assert parse_version(fix_since) >= parse_version(entry.since), "a fix cannot predate its replacement"
 
 
-@pytest.mark.parametrize("status, code", [(Status.REMOVED, "TL108"), (Status.DEPRECATED, "TL109")])
-def test_every_entry_belongs_to_its_rule(status: Status, code: str) -> None:
+@pytest.mark.parametrize("status, code, opt_in", [
+    (Status.REMOVED, "TL108", False), (Status.DEPRECATED, "TL109", False), (Status.DEPRECATED, "TL117", True)])
+def test_every_entry_belongs_to_its_rule(status: Status, code: str, opt_in: bool) -> None:
     rule = rule_by_code(code)
-    assert tuple(rule.ENTRIES) == entries(status)
-    for entry in entries(status):
+    assert tuple(rule.ENTRIES) == reported_entries(status, opt_in)
+    assert rule.enabled_by_default is not opt_in
+    for entry in reported_entries(status, opt_in):
         # The rule's textual screen must let a file using the entry through.
         use = f"f(x, {entry.name}=y)" if entry.kind is Kind.KEYWORD else f"y = torch.{entry.name}(x)"
         assert rule.may_match(use), f"{entry.display} cannot trigger {code}"
@@ -472,6 +475,22 @@ def test_dtype_factory_takes_dtype(name: str) -> None:
 def test_autograd_function_base(qualified: str) -> None:
     base = lookup(qualified)
     assert isinstance(base, type) and issubclass(base, torch.autograd.Function), qualified
+
+
+# Entries torch warns about only once per process from Python (a module-level set of shown
+# warnings that ``set_warn_always`` cannot reset), so ``warns`` is False for the table test.
+WARNS_ONCE_PER_PROCESS = {"torch.nn.attention.flex_attention.flex_attention(return_lse=)"}
+
+
+def test_opt_in_entries_follow_the_policy() -> None:
+    """Default findings need a signal from torch (it raises or warns) or an exact fix; a
+    deprecation torch only documents, without an exact fix, is opt-in (TL117), and every
+    opt-in entry says why in the table."""
+    for entry in ENTRIES:
+        silent = entry.status is Status.DEPRECATED and not entry.warns and entry.key not in WARNS_ONCE_PER_PROCESS
+        assert bool(entry.opt_in) is (silent and not entry.exact_fix), (entry.key, entry.reporting)
+        assert entry.reporting.startswith("opt-in: " if entry.opt_in else "default: ")
+    assert {e.key for e in ENTRIES if e.opt_in} >= {"torch.norm", "torch.svd"}
 
 
 # --- rewrites compute what the old APIs compute ------------------------------------------

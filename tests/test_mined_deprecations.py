@@ -99,19 +99,31 @@ def test_every_name_entry_is_flagged_in_every_import_spelling() -> None:
     assert not missed, missed
 
 
-def test_exact_renames_are_fixed_in_every_import_spelling() -> None:
+def test_exact_rewrites_are_fixed_in_every_import_spelling() -> None:
+    """The fixer, run on a snippet of each entry in each spelling (``measure_table``), fixes
+    at least 95 % of the exact rewrites per spelling, and every rename in all of them."""
     from torchlint.knowledge.deprecations import Rename
 
     results = _script().measure_table()
+    exact = [e.key for e in ENTRIES if e.exact_fix and e.key in results]
+    assert len(exact) > 50
+    for spelling in _script().SPELLINGS:
+        unfixed = sorted(key for key in exact if results[key][spelling] != "fixed")
+        assert len(unfixed) <= 0.05 * len(exact), f"{spelling}: {len(unfixed)} of {len(exact)} unfixed: {unfixed}"
     renames = [e.key for e in ENTRIES if isinstance(e.rewrite, Rename) and e.key in results]
-    assert renames
-    unfixed = {key: results[key] for key in renames if set(results[key].values()) != {"fixed"}}
-    assert not unfixed, unfixed
-    calls = [e.key for e in ENTRIES if e.exact_fix and e.key in results and e.key not in renames]
-    # Call rewrites are fixed where the call is spelled through a module.
-    unfixed = {key: results[key] for key in calls
-               if results[key]["attribute"] != "fixed" or results[key]["import-as"] != "fixed"}
-    assert not unfixed, unfixed
+    unfixed_renames = {key: results[key] for key in renames if set(results[key].values()) != {"fixed"}}
+    assert not unfixed_renames, unfixed_renames
+
+
+def test_report_only_prints_fixes_by_spelling_without_mining() -> None:
+    result = subprocess.run([sys.executable, str(SCRIPT), "--report-only"], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    rows = {line.split()[0]: line.split() for line in result.stderr.splitlines() if line.startswith(
+        tuple(_script().SPELLINGS))}
+    assert sorted(rows) == sorted(_script().SPELLINGS)
+    for spelling, row in rows.items():
+        assert float(row[-1]) >= 95.0, row
 
 
 def test_generator_prints_the_report(tmp_path: Path) -> None:
@@ -142,4 +154,5 @@ def test_torchfix_deprecated_symbol_is_flagged(qualified: str) -> None:
     engine = Engine(all_rules())
     for source in (f"import {module}\ny = {qualified}(a, b)\n", f"from {module} import {name}\ny = {name}(a, b)\n"):
         codes = {d.code for d in engine.check(source).diagnostics}
-        assert codes & {"TL108", "TL109"}, f"{qualified} is not flagged:\n{source}"
+        # TL117 (opt-in) has torch.norm and torch.svd: deprecated in the docs only, no exact fix.
+        assert codes & {"TL108", "TL109", "TL117"}, f"{qualified} is not flagged:\n{source}"

@@ -84,3 +84,20 @@ def test_the_command_line_and_isolated_runs_win_over_the_metadata(tmp_path):
     project = _project(tmp_path, "torch>=2.0")
     assert "TL104" in run_torchlint(["--no-cache", "--torch-version", "1.12", "model.py"], cwd=project).stdout
     assert "TL104" in run_torchlint(["--no-cache", "--isolated", "model.py"], cwd=project).stdout
+
+
+def test_an_unpacked_wheel_and_a_source_distribution_declare_it_too(tmp_path):
+    wheel = tmp_path / "wheel"
+    (wheel / "pkg-1.0.dist-info").mkdir(parents=True)
+    (wheel / "pkg-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: pkg\nRequires-Dist: torch (>=1.12); extra == 'gpu'\n"
+        "Requires-Dist: torch<4.0,>=2.1.0\n\nRequires-Dist: torch>=9.0 is the long description, not a header\n")
+    floor = declared_torch_floor(str(wheel))
+    assert floor is not None and floor.version == (2, 1, 0) and "METADATA" in floor.where
+    sdist = tmp_path / "sdist"
+    (sdist / "requirements").mkdir(parents=True)
+    (sdist / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: pkg\n")
+    (sdist / "requirements" / "test.txt").write_text("torch>=2.5\n")
+    (sdist / "requirements" / "base.txt").write_text("torch>=2.2,<3\n")
+    floor = declared_torch_floor(str(sdist))
+    assert floor is not None and floor.version == (2, 2, 0) and floor.where.startswith("requirements/base.txt")

@@ -338,3 +338,33 @@ def test_members_come_from_base_classes_and_either_class_of_an_if():
                 net = B()
             return net.rpn.loss_cls.data[0]
         """) == [(30, "TL101")]
+
+
+def test_gradient_penalties_and_builtin_min_max_stay_scalar():
+    assert _codes("""
+        import torch
+        from torch.autograd import grad
+
+        def penalty(critic, x, real_err, fake_err, k):
+            out = critic(x)
+            gradients = grad(outputs=out, inputs=x, grad_outputs=torch.ones(3))[0]
+            gp = 10 * ((gradients.norm(2, dim=1) - 1) ** 2).mean()
+            weight = min(max(k, 0), 1)
+            loss = real_err.mean() - weight * gp
+            return gp.data[0], loss.data[0]
+        """) == [(11, "TL101")]
+
+
+def test_packages_a_script_puts_on_sys_path_are_found(tmp_path):
+    (tmp_path / "lib" / "model").mkdir(parents=True)
+    (tmp_path / "lib" / "model" / "__init__.py").write_text("")
+    (tmp_path / "lib" / "model" / "losses.py").write_text(
+        "import torch.nn.functional as F\n\ndef detection_loss(a, b):\n    return F.cross_entropy(a, b)\n")
+    (tmp_path / "_init_paths.py").write_text(
+        "import os.path as osp\nimport sys\n\ndef add_path(path):\n    if path not in sys.path:\n"
+        "        sys.path.insert(0, path)\n\nthis_dir = osp.dirname(__file__)\nadd_path(osp.join(this_dir, 'lib'))\n")
+    (tmp_path / "train.py").write_text(
+        "import _init_paths\nfrom model.losses import detection_loss\n\n"
+        "def step(a, b):\n    return detection_loss(a, b).data[0]\n")
+    result = _cli(tmp_path, "--isolated", "--no-cache", "--output-format", "json", "train.py")
+    assert _json_findings(result.stdout) == {("train.py", 5, "TL101")}, result.stderr

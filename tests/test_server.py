@@ -262,7 +262,7 @@ def test_a_rule_bug_does_not_take_the_server_down(project):
         original = linter.Engine.check
 
         def check(self, source, *args, **kwargs):
-            if "crash_the_engine" in source:
+            if "crash_the_engine" in getattr(source, "text", source):  # a str or a SourceFile
                 raise RuntimeError("engine bug")
             return original(self, source, *args, **kwargs)
 
@@ -594,3 +594,77 @@ def test_engines_and_results_are_reused_until_the_configuration_changes(project)
     (project / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL103"]\n')
     assert bench.project_for(path)[0] != key
     assert [d.code for d in bench.check(path, SOURCE).diagnostics] == ["TL104"]
+
+
+# --- memory -------------------------------------------------------------------------------------
+
+
+def test_memory_stays_flat_over_hundreds_of_edits(project):
+    """What the warm server keeps per document and per text is bounded: once the
+    caches are full (32 texts), 150 more edits (taken incrementally, with whole
+    checks between) allocate nothing that stays."""
+    import gc
+    import tracemalloc
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from server_latency import edit, make_module
+
+    from torchlint.frontends.cli import build_parser
+    from torchlint.frontends.server import RESULTS_KEPT, Workbench
+
+    workbench = Workbench(build_parser().parse_args([]))
+    path, text = str(project / "model.py"), make_module(150)
+
+    def edits(first: int, count: int) -> None:
+        for round_ in range(first, first + count):
+            changed = edit(text, round_)
+            if round_ % 10 == 0:  # now and then a change that is checked whole
+                changed = changed.replace("import torch\n", f"import torch  # {round_}\n", 1)
+            assert workbench.check(path, changed).diagnostics
+
+    tracemalloc.start()
+    try:
+        edits(0, RESULTS_KEPT + 20)  # fill the caches
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        edits(RESULTS_KEPT + 20, 150)
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert (after - before) / 150 < 100, f"{(after - before) / 150:.0f} bytes per edit"
+
+
+def test_typing_in_one_function_publishes_what_the_cli_reports(client, project):
+    """Keystrokes inside a def of a larger file (taken incrementally by the
+    server), then a change to an import (checked whole): after each, the
+    published findings are the CLI's for the buffer's text."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from server_latency import make_module
+
+    text = make_module(150, dense=True)
+    path = project / "model.py"
+    uri = client.open(path, text)
+    client.diagnostics(uri, version=1)
+    lines = text.split("\n")
+    row = next(i for i, line in enumerate(lines) if "total += value * 2" in line)
+    column = lines[row].index("2")
+    steps = [((row, column), (row, column + 1), "7"),       # a number
+             ((row, column), (row, column + 1), "71"),
+             ((row + 1, 0), (row + 1, 0), "\n"),             # a blank line: what follows moves down
+             ((row - 1, 0), (row - 1, 0), "    x = F.tanh(batch)\n"),  # a new finding (new names: whole)
+             ((2, 0), (2, len(lines[2])), "import torch.nn.functional as G")]  # an import
+    for version, (start, end, new) in enumerate(steps, start=2):
+        client.change_range(uri, version, start, end, new)
+        text = _replace_range(text, start, end, new)
+        published = found(client.diagnostics(uri, version=version))
+        path.write_text(text)
+        assert published == cli_findings(path, project), version
+
+
+def _replace_range(text: str, start: Tuple[int, int], end: Tuple[int, int], new: str) -> str:
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    return text[:offsets[start[0]] + start[1]] + new + text[offsets[end[0]] + end[1]:]

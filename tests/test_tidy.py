@@ -128,6 +128,21 @@ CASES = {
         print('%f %f' % (loss.item(), other.item())); total = loss.item() + other.item()
         """,
     ),
+    "an attribute or keyword of the same name is not a use of the import": (
+        """
+        import torch
+        from torch import qr
+        q = qr(torch.eye(3))[0]
+        method = config.qr
+        build(qr=True)
+        """,
+        """
+        import torch
+        q = torch.linalg.qr(torch.eye(3))[0]
+        method = config.qr
+        build(qr=True)
+        """,
+    ),
     "a statement of several parts loses only the self-assignment": (
         """
         import torch

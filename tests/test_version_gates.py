@@ -203,3 +203,21 @@ def test_cli_and_flake8_agree_on_gated_code(tmp_path):
     assert "gated.py:8:" in cli.stdout
     flake8 = run_flake8([str(path), "--select", "TL"])
     assert [line.split(": ")[1].split()[0] for line in flake8.stdout.splitlines()] == ["TL109"]
+
+
+def test_a_flag_another_module_of_the_project_derives_from_the_torch_version(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "imports.py").write_text(
+        "import operator\nfrom lightning_utilities.core.imports import compare_version\n"
+        "_TORCH_GREATER_EQUAL_2_4 = compare_version('torch', operator.ge, '2.4.0')\nOTHER = True\n")
+    body = ("import torch\n"
+            "def make(device):\n"
+            "    return torch.amp.GradScaler(device=device) if {flag} else torch.cuda.amp.GradScaler()\n")
+    (tmp_path / "pkg" / "amp.py").write_text("from pkg.imports import _TORCH_GREATER_EQUAL_2_4\n"
+                                              + body.format(flag="_TORCH_GREATER_EQUAL_2_4"))
+    (tmp_path / "pkg" / "other.py").write_text("from pkg.imports import OTHER\n" + body.format(flag="OTHER"))
+    for run in (run_torchlint(["--isolated", "--no-cache", "pkg"], cwd=tmp_path),
+                run_flake8(["--select", "TL", "pkg"], cwd=tmp_path)):
+        assert "amp.py" not in run.stdout, run.stdout  # gated by the imported flag
+        assert "other.py:4" in run.stdout  # a flag unrelated to torch's version gates nothing

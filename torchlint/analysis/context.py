@@ -147,6 +147,7 @@ class Collector(Listener):
         self.store_targets: Set[cst.CSTNode] = set()  # expressions assigned to or deleted
         self.facts = FileFacts()
         self._block: Optional[Block] = None
+        self._statement: Optional[cst.CSTNode] = None  # the small statement being walked
         self._frame: Optional[Frame] = None
         self._guards = _Guards(self.facts.guarded)
 
@@ -163,6 +164,8 @@ class Collector(Listener):
             self._note_backward(node)
         elif kind is cst.Name:
             self.facts.block_of[node] = self._block
+            if self._statement is not None:
+                self.facts.statement_of[node] = self._statement
             if self._guards.active:
                 self._guards.read(node)
         elif kind is cst.Return:
@@ -180,12 +183,16 @@ class Collector(Listener):
         elif kind is cst.SimpleStatementLine:
             for small in node.body:
                 self.line_of[small] = node
+        if isinstance(node, cst.BaseSmallStatement):
+            self._statement = node
         handler = _BINDING_HANDLERS.get(kind)
         if handler is not None:
             handler(self, node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         kind = type(original_node)
+        if original_node is self._statement:
+            self._statement = None
         if kind in _FRAME_TYPES:
             assert self._frame is not None
             self._frame = self._frame.parent

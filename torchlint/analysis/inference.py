@@ -83,7 +83,9 @@ def meet(values: Iterable[Value]) -> Value:
         if value.kind is Kind.TUPLE:
             if len(value.items) != len(result.items):
                 return UNKNOWN
-            result = Value(Kind.TUPLE, items=tuple(meet(pair) for pair in zip(result.items, value.items)))
+            element = meet((result.element, value.element)) if result.element and value.element else None
+            result = Value(Kind.TUPLE, items=tuple(meet(pair) for pair in zip(result.items, value.items)),
+                           element=element)
             continue
         if value.kind is Kind.MAPPING:
             result = Value(Kind.MAPPING, element=meet((result.element or UNKNOWN, value.element or UNKNOWN)))
@@ -165,6 +167,8 @@ class FileFacts:
     guarded: Dict[cst.Name, Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]] = field(default_factory=dict)
     # Every name (read or bound) -> the block it is in, linked to the enclosing blocks.
     block_of: Dict[cst.Name, Optional["Block"]] = field(default_factory=dict)
+    # Every name -> the small statement it is in (``x = x.data[0]`` binds after it reads).
+    statement_of: Dict[cst.Name, cst.CSTNode] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -459,6 +463,8 @@ class Inference:
                 return base.element
             if base.kind is Kind.TUPLE:
                 index = _constant_index(expr)
+                if not base.items and base.element is not None and index is not None:
+                    return base.element  # a sequence of unknown length, all alike
                 if index is not None and -len(base.items) <= index < len(base.items):
                     return base.items[index]
             return UNKNOWN
@@ -520,10 +526,15 @@ class Inference:
         enclosing it (so every run reaching ``read`` passed it: earlier
         bindings are overwritten). An augmented assignment keeps a tensor's
         shape (it works in place), so it goes on to the binding before it."""
-        ordered = sorted((a for a in assignments if isinstance(getattr(a, "node", None), cst.Name)),
+        statement = self._facts.statement_of.get(read)
+        ordered = sorted((a for a in assignments if isinstance(getattr(a, "node", None), cst.Name)
+                          and (statement is None or self._facts.statement_of.get(a.node) is not statement)),
                          key=lambda a: a.index)
-        if len(ordered) < 2 or len(ordered) != len(assignments) or len({a.scope for a in ordered}) != 1:
+        if not ordered or len({a.scope for a in ordered}) != 1 or not all(
+                isinstance(getattr(a, "node", None), cst.Name) for a in assignments):
             return None
+        if len(ordered) == 1 and len(assignments) == 1:
+            return None  # one binding: the plain agreement says the same
         return self._last_value(read, ordered)
 
     def _last_value(self, read: cst.Name, ordered) -> Optional[Value]:
@@ -665,7 +676,8 @@ class Inference:
             if method in ("max", "min") and call.args:
                 return UNKNOWN  # with a dim these return (values, indices)
             scalar = receiver.kind is Kind.TENSOR and (
-                receiver.scalar or (method in api.FULL_REDUCTIONS and not call.args))
+                (receiver.scalar and method not in api.SHAPE_CHANGING_METHODS)
+                or (method in api.FULL_REDUCTIONS and not call.args))
             return Value(receiver.kind, scalar=scalar, cuda=_device_after(method, call, receiver.cuda),
                          dtype=self._dtype_after(method, call, receiver.dtype),
                          loss=receiver.loss and method not in api.NON_DIFFERENTIABLE_METHODS)
@@ -703,6 +715,12 @@ class Inference:
             return Value(Kind.TENSOR, cuda=True, dtype=api.TENSOR_TYPE_DTYPES.get(callee))
         if callee == "builtins.len":
             return NUMBER
+        if callee in ("builtins.min", "builtins.max") and len(call.args) >= 2 and not any(a.star for a in call.args):
+            # Python compares the arguments (``bool(a < b)``): only numbers and one-element
+            # tensors get through, so the result is as good as a number in arithmetic.
+            return NUMBER
+        if callee in api.GRADIENT_FUNCTIONS:
+            return Value(Kind.TUPLE, element=TENSOR)  # one gradient tensor per input
         if callee in api.VARIABLE or callee in api.PARAMETER_CLASSES:
             wrapped = self.value(call.args[0].value) if call.args and call.args[0].keyword is None else UNKNOWN
             return Value(Kind.TENSOR, scalar=wrapped.scalar, cuda=wrapped.cuda)

@@ -23,14 +23,18 @@ torchlint never imports or runs the code: everything comes from its text.
 from __future__ import annotations
 
 import ast
+import os
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.cutting import cut_body, cuttable, first_line, last_line
 from torchlint.analysis.inference import UNKNOWN, Inference, Kind, ProjectLink, Value
+from torchlint.analysis.outline import Outline
+from torchlint.analysis.sys_path import added_folders
+from torchlint.analysis.version_gates import version_flags
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceFile
@@ -59,8 +63,9 @@ class Finder:
         """The digest of the bytes read for module ``key`` (for the result cache)."""
         return None
 
-    def find(self, name: str, importer: ModuleRef) -> Optional[ModuleRef]:
-        """The module an import of absolute ``name`` in ``importer`` reaches, if it is the project's."""
+    def find(self, name: str, importer: ModuleRef, extra: Tuple[str, ...] = ()) -> Optional[ModuleRef]:
+        """The module an import of absolute ``name`` in ``importer`` reaches, if it is the
+        project's; ``extra``: folders the importer puts on ``sys.path``."""
         return None
 
     def read(self, module: ModuleRef) -> Optional[SourceFile]:
@@ -78,7 +83,9 @@ REGISTERED_KEPT = 4
 class _Facts:
     """What a module's top level binds, from Python's tree of it."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, path: str) -> None:
+        # Folders the module puts on ``sys.path`` (``sys_path.py``), where its imports look too.
+        self.added_folders = added_folders(tree, path) if os.path.isabs(path) else []
         self.imports: Dict[str, List[Tuple[str, str]]] = {}  # name -> [(module spelled, attribute or "")]
         self.defined: Dict[str, int] = {}  # name -> how many defs, classes and assignments bind it
         self.stars: List[str] = []  # modules star-imported, as spelled
@@ -159,15 +166,25 @@ class _Module:
         self.source = source
         self._facts: Optional[_Facts] = None
         self._analyses: Dict[str, Optional[Tuple[Inference, cst.CSTNode]]] = {}  # name -> its analysis
+        self._flags: Optional[FrozenSet[str]] = None
         self.broken = False
 
     def facts(self) -> Optional[_Facts]:
         if self._facts is None and not self.broken:
             try:
-                self._facts = _Facts(self.source.tree)
+                self._facts = _Facts(self.source.tree, self.ref.key)
             except (ParseError, Unsupported, RecursionError, ValueError):
                 self.broken = True
         return self._facts
+
+    def version_flags(self) -> FrozenSet[str]:
+        """The names this module assigns from the torch version (``version_gates.py``)."""
+        if self._flags is None:
+            try:
+                self._flags = version_flags(Outline(self.source.tree))
+            except (ParseError, Unsupported, RecursionError, ValueError):
+                self._flags = frozenset()
+        return self._flags
 
     def release(self) -> None:
         """Forget the trees and the analysis (memory); the facts stay, the rest is redone when asked."""
@@ -274,9 +291,28 @@ class Project:
             elif absolute == importer.name:
                 found = importer
             else:
-                found = self.finder.find(absolute, importer)
+                found = self.finder.find(absolute, importer, self._added_folders(importer))
             self._found[question] = found
         return self._found[question]
+
+    def _added_folders(self, importer: ModuleRef) -> Tuple[str, ...]:
+        """The folders ``importer`` (or a module it imports first thing, like
+        ``import _init_paths``) puts on ``sys.path``."""
+        module = self.known(importer.key) or self.module(importer)
+        facts = module.facts() if module is not None else None
+        if facts is None:
+            return ()
+        folders = list(facts.added_folders)
+        for imports in facts.imports.values():
+            for spelled, attribute in imports:
+                if attribute or spelled.startswith(".") or "." in spelled:
+                    continue
+                helper = self.finder.find(spelled, importer)
+                helper_module = self.module(helper) if helper is not None else None
+                helper_facts = helper_module.facts() if helper_module is not None else None
+                if helper_facts is not None:
+                    folders.extend(helper_facts.added_folders)
+        return tuple(dict.fromkeys(folders))
 
     def dependencies(self, checked: ModuleRef) -> Dict[str, str]:
         """The modules the last check consulted (``consulted``), and every
@@ -360,6 +396,13 @@ class Project:
         if ref is None:
             return None
         return self._defined_in(ref, name, depth)
+
+    def is_version_flag(self, qualified: str, importer: ModuleRef) -> bool:
+        """Is ``qualified`` (as imported in ``importer``) a flag the project derives
+        from the torch version (``_TORCH_GREATER_EQUAL_2_4 = compare_version(...)``)?"""
+        found = self.definition(qualified, importer)
+        module = self.module(found[0]) if found is not None else None
+        return module is not None and found[1] in module.version_flags()
 
     def _defined_in(self, ref: ModuleRef, name: str, depth: int) -> Optional[Tuple[ModuleRef, str]]:
         module = self.module(ref)

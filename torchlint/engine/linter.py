@@ -106,12 +106,14 @@ class Engine:
         return [r for r in self.rules if id(r) in sharp or r in textual], outline
 
     def check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False,
-              module: ModuleRef = STANDALONE) -> CheckResult:
+              module: ModuleRef = STANDALONE, screened: Optional[Sequence[Rule]] = None) -> CheckResult:
         """Find problems in ``source`` (see ``_check``), and unused ``# noqa`` codes if asked.
 
-        ``module`` says which module of the project ``source`` is."""
+        ``module`` says which module of the project ``source`` is. ``screened``:
+        the rules that may flag the part of ``source`` the caller wants findings
+        for, screened by the caller (``engine/incremental.py``)."""
         source = SourceFile.of(source)
-        result = self._check(source, syntax_checked, whole, module)
+        result = self._check(source, syntax_checked, whole, module, screened)
         if self.report_unused_noqa and not file_is_exempt(source):
             running = [rule.code for rule in self.rules]
             for line, column, code in unused_noqa(source, result.suppressed, running):
@@ -121,7 +123,7 @@ class Engine:
         return result
 
     def _check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False,
-               module: ModuleRef = STANDALONE) -> CheckResult:
+               module: ModuleRef = STANDALONE, screened: Optional[Sequence[Rule]] = None) -> CheckResult:
         """Find problems in ``source``; raises ParseError for invalid Python.
 
         ``syntax_checked`` says the caller already compiled the text with
@@ -148,7 +150,10 @@ class Engine:
         if source.parsed or not self.screens or any(r.may_match(source.text) for r in self.rules):
             tree = source.tree  # a rewritten text in the fix loop: its tree sharpens the screen
         self.project.register(module, source)
-        active, outline = self._screen(source.text, tree, module)
+        if screened is None:
+            active, outline = self._screen(source.text, tree, module)
+        else:
+            active, outline = list(screened), Outline(tree, star_exports=self.project.link(module).star_exports)
         if not active:
             return CheckResult([])
         if len(source.text) > MAX_DEPTH:  # shorter sources cannot nest that deep
@@ -221,7 +226,7 @@ class Engine:
             places = locator.ranges({id(f.node): f.node for _, f in found}.values())
             noqa = noqa_index(source)
             lines = source.lines if "\x0c" in source.text else None
-            gates = _version_gates(found, tree, outline)
+            gates = _version_gates(found, tree, outline, self.project, ref)
             for rule, finding in found:
                 (line, column), (end_line, end_column) = places[finding.node]
                 if narrowed is not None and not narrowed.keeps(line):
@@ -372,12 +377,19 @@ def _libcst_levels(node: ast.AST) -> int:
     return len(node.generators) - 1  # a comprehension
 
 
-def _version_gates(found: Sequence[Tuple[Rule, object]], tree: Optional[ast.Module],
-                   outline: Optional[Outline]) -> Tuple[Tuple[int, int], ...]:
-    """The lines torch version gates protect, when some finding's rule respects them."""
+def _version_gates(found: Sequence[Tuple[Rule, object]], tree: Optional[ast.Module], outline: Optional[Outline],
+                   project: Project, ref: ModuleRef) -> Tuple[Tuple[int, int], ...]:
+    """The lines torch version gates protect, when some finding's rule respects them;
+    the gates may test flags the project's other modules derive from the torch version."""
     if tree is None or not any(rule.respects_version_gates() for rule, _ in found):
         return ()
-    return gated_ranges(outline if outline is not None else Outline(tree))
+    outline = outline if outline is not None else Outline(tree)
+    imported = frozenset(
+        alias.asname or alias.name
+        for node in outline.nodes(ast.ImportFrom)
+        for alias in node.names
+        if alias.name != "*" and project.is_version_flag(f"{'.' * node.level}{node.module or ''}.{alias.name}", ref))
+    return gated_ranges(outline, imported)
 
 
 def _parse_narrowed(narrowed: Narrowed) -> Optional[cst.Module]:

@@ -42,7 +42,7 @@ import ast
 import copy
 from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from torchlint.analysis.cutting import MIN_BODY_LINES, cut_body, cuttable, first_line, last_line  # noqa: F401
 from torchlint.analysis.outline import Outline
@@ -69,16 +69,23 @@ def narrow(source: SourceFile, tree: ast.Module, rules: Sequence[Rule], outline:
            ) -> Optional[Narrowed]:
     """``source`` with the defs, classes and methods no rule of ``rules`` can
     flag cut to their headers; None when nothing is cut. ``outline`` is the
-    outline of ``tree``, if the caller has it."""
+    outline of ``tree``, if the caller has it.
+
+    With a ``focus`` set on ``source``, every def and class but the focused
+    one is cut without asking the screens (its findings are not wanted),
+    and the focused one is narrowed as usual; None then means the whole
+    file is analysed (a rule needs the whole file, or nothing can be cut).
+    """
+    focused = source.memo(_FOCUS, lambda: None)
     if any(rule.whole_file for rule in rules):
         return None
     lines = list(source.lines)  # cut in place below
     statements = tree.body
-    outline = outline if outline is not None else Outline(tree)
-    stubs = _stubs(statements, outline)
-    # Each statement is screened with every other def and class stubbed.
-    outlined = [stubs.get(i, statement) for i, statement in enumerate(statements)]
-    if not stubs or _accepted(rules, outlined, outline):
+    stubs, screens = _prepared(source, tree, outline)
+    focus = _focused_statement(statements, focused)
+    if focused is not None and focus is None:
+        return None  # the lines are not one def or class: check the whole file
+    if focus is None and (not stubs or screens.accept(rules)):
         # A screen accepts the module with every def and class stubbed:
         # adding a body back only adds nodes, so it accepts each of them
         # too and nothing would be cut. Stopping here keeps narrowing
@@ -90,21 +97,111 @@ def narrow(source: SourceFile, tree: ast.Module, rules: Sequence[Rule], outline:
         statement = statements[index]
         if not cuttable(statement, lines):
             continue
-        outlined[index] = statement
-        if not _accepted(rules, outlined, outline):
+        if focus is not None and index != focus:
+            cut.append(statement)  # not asked about: its findings are kept from before
+        elif not screens.accept(rules, index, statement):
             cut.append(statement)
         elif isinstance(statement, ast.ClassDef):
-            cut.extend(_methods_to_cut(statement, index, outlined, rules, outline, lines))
-        outlined[index] = stubs[index]
-    if not cut:
+            cut.extend(_methods_to_cut(statement, index, rules, screens, lines))
+    if focus is not None:
+        source.memo(_FOCUS_HONOURED, lambda: True)
+    elif not cut:
         return None
     for statement in cut:
         cut_body(statement, lines)
     return Narrowed(SourceFile("".join(lines)), tuple((first_line(s), last_line(s)) for s in cut))
 
 
-def _methods_to_cut(classdef: ast.ClassDef, index: int, outlined: List[ast.stmt], rules: Sequence[Rule],
-                    outline: Outline, lines: List[str]) -> List[ast.stmt]:
+# Keys of ``SourceFile.memo``: the lines a caller wants findings for, and
+# whether ``narrow`` honoured that.
+_FOCUS = "narrowing focus"
+_FOCUS_HONOURED = "narrowing focus honoured"
+
+
+def focus(source: SourceFile, first: int, last: int) -> None:
+    """Ask ``narrow`` to keep only the top-level def or class spanning lines
+    ``first`` to ``last`` of ``source`` (from 1), cutting every other one:
+    for a caller that keeps the other statements' findings from an earlier
+    check (the language server after a change confined to one statement)."""
+    source.memo(_FOCUS, lambda: (first, last))
+
+
+def focused_rules(source: SourceFile, tree: ast.Module, rules: Sequence[Rule],
+                  star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None
+                  ) -> Optional[List[Rule]]:
+    """The rules of ``rules`` that may flag the focused statement of ``source``:
+    those whose outline screen accepts the module with every other def and
+    class stubbed (as ``narrow`` screens it), and those without one whose
+    textual screen accepts the text; None when no def or class is focused.
+    ``star_exports``: what the project's star imports bind, as the engine's
+    outline of the file knows it.
+
+    Only these can flag it: a rule the screens turn away for that module
+    cannot flag the statement there, and decides in it as in the file."""
+    statements = tree.body
+    focus = _focused_statement(statements, source.memo(_FOCUS, lambda: None))
+    if focus is None:
+        return None
+    _, screens = _prepared(source, tree, None, star_exports)
+    outline = screens.outline(focus, statements[focus])
+    return [rule for rule in rules
+            if (rule.may_match_tree(outline) if rule.has_outline_screen() else rule.may_match(source.text))]
+
+
+def _prepared(source: SourceFile, tree: ast.Module, outline: Optional[Outline], star_exports=None
+              ) -> Tuple[Dict[int, ast.stmt], "_Screens"]:
+    """The stubs of ``tree``'s defs and classes, and the screens of the module
+    with them stubbed; made once per text."""
+
+    def prepare() -> Tuple[Dict[int, ast.stmt], "_Screens"]:
+        whole_file = outline if outline is not None else Outline(tree, star_exports=star_exports)
+        stubs = _stubs(tree.body, whole_file)
+        outlined = [stubs.get(i, statement) for i, statement in enumerate(tree.body)]
+        return stubs, _Screens(outlined, whole_file)
+
+    return source.memo(_PREPARED, prepare)
+
+
+_PREPARED = "narrowing screens"
+
+
+def carry_screens(old: SourceFile, new: SourceFile, changed: Optional[int] = None) -> None:
+    """Let ``new`` re-use what ``old``'s narrowing prepared (each statement's
+    stub and outline), if it did. ``changed`` None: ``new`` is the same text.
+    Otherwise ``new``'s tree holds the same statement objects at the same
+    lines as ``old``'s but for top-level statement ``changed``, a def or
+    class whose header has the same form and holds no ``global``
+    (``engine/incremental.py``): focused screening replaces that statement's
+    slot, so the screens see exactly what preparing anew gives. Only while
+    the same statement keeps changing: another one's stub would be stale."""
+    prepared = old.memo(_PREPARED, lambda: None)
+    replaced = old.memo(_REPLACED, lambda: None)
+    if prepared is None or (changed is not None and replaced not in (None, changed)):
+        return
+    new.memo(_PREPARED, lambda: prepared)
+    new.memo(_REPLACED, lambda: replaced if changed is None else changed)
+
+
+_REPLACED = "narrowing screens: the statement changed since"
+
+
+def focus_honoured(source: SourceFile) -> bool:
+    """Did checking ``source`` analyse only its focused statement (and
+    module-level code), so that findings elsewhere are missing?"""
+    return source.memo(_FOCUS_HONOURED, lambda: False)
+
+
+def _focused_statement(statements: List[ast.stmt], lines: Optional[Tuple[int, int]]) -> Optional[int]:
+    if lines is None:
+        return None
+    for index, statement in enumerate(statements):
+        if (first_line(statement), last_line(statement)) == lines and isinstance(statement, _STUBBABLE):
+            return index
+    return None
+
+
+def _methods_to_cut(classdef: ast.ClassDef, index: int, rules: Sequence[Rule], screens: "_Screens",
+                    lines: List[str]) -> List[ast.stmt]:
     """The methods of a class that holds candidates which no rule accepts,
     screened one by one with the class's other methods stubbed: one level
     down, the same reasoning as for top-level statements (rules decide in a
@@ -114,22 +211,128 @@ def _methods_to_cut(classdef: ast.ClassDef, index: int, outlined: List[ast.stmt]
     methods = [k for k, member in enumerate(body) if isinstance(member, _FUNCTIONS)]
     shell = copy.copy(classdef)
     shell.body = [_stub(member) if k in methods else member for k, member in enumerate(body)]
-    outlined[index] = shell
+    members = _Slots([_ShellHeader(shell), *shell.body])
     cut = []
     for k in methods:
         if not cuttable(body[k], lines):
             continue
-        stub, shell.body[k] = shell.body[k], body[k]
-        if not _accepted(rules, outlined, outline):
+        shell.body[k] = body[k]
+        if not screens.accept(rules, index, shell, members.assembled(k + 1, _index(body[k]))):
             cut.append(body[k])
-        shell.body[k] = stub
+        shell.body[k] = members.pieces[k + 1].node
     return cut
 
 
-def _accepted(rules: Sequence[Rule], statements: List[ast.stmt], outline: Outline) -> bool:
-    """Does some rule's screen accept the module of ``statements``?"""
-    alone = Outline(ast.Module(body=statements, type_ignores=[]), whole_file=outline)
-    return any(rule.may_match_tree(alone) for rule in rules)
+class _Screens:
+    """Asks the rules' outline screens about the module of ``statements``
+    with one of them replaced.
+
+    Outlining each such module anew costs a walk of the whole module per
+    statement screened: quadratic, and most of the time of checking a
+    large file. Instead each statement is outlined once and the outline of
+    a module is assembled from its statements' (``_Slots``): the same nodes,
+    found by the same walk, in a different order (screens never rely on it).
+    """
+
+    def __init__(self, statements: List[ast.stmt], whole_file: Outline) -> None:
+        self._statements = statements
+        self._whole_file = whole_file
+        self._slots = _Slots(statements)
+
+    def accept(self, rules: Sequence[Rule], index: Optional[int] = None, statement: Optional[ast.stmt] = None,
+               nodes: Optional["_NodeIndex"] = None) -> bool:
+        """Does some rule's screen accept the module with statement ``index``
+        replaced by ``statement`` (whose nodes are ``nodes``, if known)?"""
+        alone = self.outline(index, statement, nodes)
+        return any(rule.may_match_tree(alone) for rule in rules)
+
+    def outline(self, index: Optional[int] = None, statement: Optional[ast.stmt] = None,
+                nodes: Optional["_NodeIndex"] = None) -> Outline:
+        """The outline of the module with statement ``index`` replaced (none: as given)."""
+        if index is None:
+            module, by_type = self._module(self._statements), self._slots.assembled()
+        else:
+            assert statement is not None
+            statements = list(self._statements)
+            statements[index] = statement
+            module = self._module(statements)
+            by_type = self._slots.assembled(index, nodes if nodes is not None else _index(statement))
+        by_type[ast.Module] = [module]
+        return _AssembledOutline(module, by_type, self._whole_file)
+
+    @staticmethod
+    def _module(statements: List[ast.stmt]) -> ast.Module:
+        return ast.Module(body=statements, type_ignores=[])
+
+
+_NodeIndex = Dict[type, List[ast.AST]]
+
+
+def _index(node: ast.AST) -> _NodeIndex:
+    """The nodes under ``node`` (itself included) by type, found as ``Outline`` finds them."""
+    return _AssembledOutline.index_of(node)
+
+
+class _ShellHeader:
+    """A class's own node and header (decorators, bases, keywords), without its body."""
+
+    def __init__(self, classdef: ast.ClassDef) -> None:
+        self.node = classdef
+        header = copy.copy(classdef)
+        header.body = []
+        index = _index(header)
+        index[ast.ClassDef] = [classdef if node is header else node for node in index[ast.ClassDef]]
+        self.index = index
+
+
+class _Piece:
+    def __init__(self, node: ast.AST) -> None:
+        self.node = node
+        self.index = _index(node)
+
+
+class _Slots:
+    """The node index of a sequence of pieces (statements, or a class's header
+    and members), outlined once each, and of the sequence with one piece
+    replaced: list slices, not walks."""
+
+    def __init__(self, parts: Sequence[object]) -> None:
+        self.pieces = [part if isinstance(part, _ShellHeader) else _Piece(part) for part in parts]  # type: ignore
+        self._base: _NodeIndex = {}
+        self._spans: List[Dict[type, Tuple[int, int]]] = []
+        for piece in self.pieces:
+            spans = {}
+            for kind, nodes in piece.index.items():
+                found = self._base.setdefault(kind, [])
+                spans[kind] = (len(found), len(found) + len(nodes))
+                found.extend(nodes)
+            self._spans.append(spans)
+
+    def assembled(self, replaced: Optional[int] = None, nodes: Optional[_NodeIndex] = None) -> _NodeIndex:
+        """The index of every piece, with piece ``replaced`` holding ``nodes`` instead (fresh lists)."""
+        by_type = {kind: list(found) for kind, found in self._base.items()}
+        if replaced is None:
+            return by_type
+        for kind, (start, end) in self._spans[replaced].items():
+            del by_type[kind][start:end]
+        for kind, found in (nodes or {}).items():
+            by_type.setdefault(kind, []).extend(found)
+        return by_type
+
+
+class _AssembledOutline(Outline):
+    """An ``Outline`` whose index of nodes by type is given, not walked."""
+
+    def __init__(self, tree: ast.AST, by_type: _NodeIndex, whole_file: Optional[Outline]) -> None:
+        self._given = by_type
+        super().__init__(tree, whole_file=whole_file)
+
+    def _file(self, tree: ast.AST) -> None:
+        self._by_type = self._given
+
+    @staticmethod
+    def index_of(node: ast.AST) -> _NodeIndex:
+        return Outline(node)._by_type
 
 
 def _stubs(statements: List[ast.stmt], outline: Outline) -> Dict[int, ast.stmt]:

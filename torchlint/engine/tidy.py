@@ -10,8 +10,9 @@ here, comparing the module before the fixes with the module after them:
   (``x = Variable(x)`` -> ``x = x``, ``a, b = a, b``): the statement goes.
 
 Uses are counted conservatively: every ``Name`` outside import statements
-and every word of a string without spaces (``__all__``, string annotations)
-counts, so an import is removed only when its name appears nowhere else in
+(attribute and keyword names aside: they never read a variable) and every
+word of a string without spaces (``__all__``, string annotations) counts,
+so an import is removed only when its name appears nowhere else in
 the file's code (prose such as docstrings aside).
 A removed line's comments above it move to the next statement; a block left
 empty gets ``pass`` (libcst renders it).
@@ -59,6 +60,16 @@ class _Uses(cst.CSTVisitor):
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        # ``A.qr`` reads ``A``, never a variable named ``qr``: a fix that
+        # rewrites ``qr(A)`` (from-imported) into ``torch.linalg.qr(A)`` orphans the import.
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)  # the keyword of ``f(qr=1)`` is not a use of ``qr``
         return False
 
     def visit_Name(self, node: cst.Name) -> None:

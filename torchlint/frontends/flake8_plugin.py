@@ -5,7 +5,7 @@ flake8 hands us the file's ``lines`` (from stdin too, when the filename is
 plugin never raises and never prints: a file libcst cannot parse, or any
 internal failure, yields nothing rather than killing the whole flake8 run.
 
-Opt-in rules (TL302-TL304 ...) run only when named: ``--torchlint-enable
+Opt-in rules (TL117, TL302-TL304) run only when named: ``--torchlint-enable
 TL302,TL303`` (``torchlint-enable`` in flake8's config), or their full code in
 ``--select`` / ``--extend-select``. flake8's own ``--select TL`` shows every
 code a plugin yields, so it cannot be what turns them on.

@@ -13,7 +13,10 @@ the closest ``pyproject.toml`` / ``setup.cfg`` at or above the document's
 folder (``run.config``), re-read when one of those files changes. The
 server stays warm: the options, the loaded rules and their engines live as
 long as that configuration does, and results are kept per text, so saving an
-unchanged buffer or undoing an edit checks nothing.
+unchanged buffer or undoing an edit checks nothing. Each document's last
+complete check is kept too: a change confined to one def or class re-checks
+only it and keeps the other statements' findings, when that is exact
+(``engine/incremental.py``); the results equal a whole check's.
 
 Changes are debounced from the leading edge: a change after a quiet spell is
 checked at once (the answer comes as fast as the check), while changes that
@@ -49,6 +52,8 @@ from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.noqa import add_noqa
 from torchlint.core.settings import SettingsError
 from torchlint.core.source import SourceFile
+from torchlint.engine.incremental import Checked, recheck
+from torchlint.engine.narrowing import carry_screens
 from torchlint.engine.textedits import TextEdit, edits_between, preview_fix, preview_on_repaired
 from torchlint.rules import rule_specs
 from torchlint.run.config import CONFIG_FILES, ConfigError, Options, resolve
@@ -66,6 +71,7 @@ FIX_ALL_COMMAND = "torchlint.applyFixAll"
 DEFAULT_DEBOUNCE_MS = 200
 RESULTS_KEPT = 32  # texts whose findings are remembered (undo, redo, saves)
 PROJECTS_KEPT = 16  # configurations whose engines stay loaded
+DOCUMENTS_KEPT = 16  # documents whose last check (text and Python's tree) is kept to re-check changes
 
 logger = logging.getLogger("torchlint.server")
 
@@ -104,6 +110,7 @@ class Workbench:
         self._projects: Dict[Tuple, Project] = {}
         self._results: "OrderedDict[Tuple, Outcome]" = OrderedDict()
         self._fixed: "OrderedDict[Tuple, Tuple[str, Any]]" = OrderedDict()  # whole checks and fix-all
+        self._checked: Dict[Tuple, Checked] = {}  # (configuration, path) -> its last complete check
 
     # -- configuration ---------------------------------------------------
 
@@ -136,18 +143,35 @@ class Workbench:
         if cached is not None:
             self._results.move_to_end(cache_key)
             return cached
-        outcome = self._check(project, path, text)
+        outcome = self._check(project, path, text, key)
         self._results[cache_key] = outcome
         while len(self._results) > RESULTS_KEPT:
             self._results.popitem(last=False)
         return outcome
 
-    def _check(self, project: Project, path: str, text: str) -> Outcome:
+    def _check(self, project: Project, path: str, text: str, key: Tuple = ()) -> Outcome:
         if project.options.is_excluded_with_parents(path):
             return Outcome(skipped="excluded by the configuration")
+        engine = project.linter.engine_for(path)
+        # The last complete check of this document: a change confined to one
+        # def or class re-checks only it (``engine.incremental``).
+        previous = self._checked.pop((key, path), None)
+        if previous is not None:
+            try:
+                rechecked = recheck(engine, previous, text, engine.module_for(path))
+            except Exception:  # not exact or not possible: the whole check below decides
+                logger.warning("incremental check of %s failed; checking it whole", path, exc_info=True)
+                rechecked = None
+            if rechecked is not None:
+                light = _light(rechecked.checked.diagnostics)
+                checked = rechecked.checked
+                kept = SourceFile(text, checked.source.encoding, tree=checked.tree)
+                carry_screens(checked.source, kept)
+                self._keep(key, path, Checked(kept, light))
+                return Outcome(light, internal_errors=list(rechecked.result.internal_errors))
+        source = SourceFile(text)
         try:
-            engine = project.linter.engine_for(path)
-            result = engine.check(text, module=engine.module_for(path))
+            result = engine.check(source, module=engine.module_for(path))
         except Unsupported as exc:
             return Outcome(skipped=f"{exc.line}:{exc.column + 1}: {exc.message}")
         except ParseError as exc:
@@ -158,8 +182,23 @@ class Workbench:
             logger.exception("checking %s failed", path)
             return Outcome(internal_errors=[f"{type(exc).__name__}: {exc}"])
         # Keep what publishing needs; the fixes hold parse trees.
-        light = [replace(d, fix=None if d.fix is None else Fix((), safe=d.fix.safe)) for d in result.diagnostics]
+        light = _light(result.diagnostics)
+        if result.repair is None and source.parsed:
+            # Only the text and Python's tree: not libcst's trees the check made.
+            kept = SourceFile(text, source.encoding, tree=source.tree)
+            carry_screens(source, kept)
+            self._keep(key, path, Checked(kept, light))
         return Outcome(light, internal_errors=list(result.internal_errors))
+
+    def _keep(self, key: Tuple, path: str, checked: Checked) -> None:
+        self._checked[(key, path)] = checked
+        while len(self._checked) > DOCUMENTS_KEPT:
+            del self._checked[next(iter(self._checked))]
+
+    def forget(self, path: str) -> None:
+        """The document at ``path`` was closed: drop what is kept to re-check it."""
+        for kept in [k for k in self._checked if k[1] == path]:
+            del self._checked[kept]
 
     # -- fixing ------------------------------------------------------------
 
@@ -351,6 +390,7 @@ class TorchlintServer(LanguageServer):
         if handle is not None:
             handle.cancel()
         self._last_check.pop(uri, None)
+        self.workbench.forget(self.document_path(uri))
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def publish(self, uri: str) -> None:
@@ -503,6 +543,11 @@ class TorchlintServer(LanguageServer):
         if fixed is None:
             return None
         return self.workspace_edit(uri, document.version, text, _edits(text, fixed))
+
+
+def _light(diagnostics: Sequence[Diagnostic]) -> List[Diagnostic]:
+    """The findings without their fixes' edits (which hold parse trees): publishing needs only whether they are safe."""
+    return [d if d.fix is None else replace(d, fix=Fix((), safe=d.fix.safe)) for d in diagnostics]
 
 
 def _edits(text: str, new_text: str) -> List[TextEdit]:

@@ -28,6 +28,7 @@ the old API computed.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Dict, Mapping, Optional, Tuple, Union
 
@@ -102,6 +103,9 @@ class CallRewrite:
     min_args: int = 0
     decorator: bool = False
     since: Optional[str] = None
+    # False: the result differs for some inputs, so the fix is offered with
+    # ``--unsafe-fixes`` only and the entry has no exact fix (``exact_fix``).
+    safe: bool = True
 
 
 ALL = "*"
@@ -157,11 +161,38 @@ class Deprecation:
     warns: bool = True  # DEPRECATED entries: current torch warns when it is used
     aliases: Tuple[str, ...] = ()  # other qualified names of the same object (``torch.ao.quantization.prepare``)
     position: Optional[int] = None  # MISSING_KEYWORD entries: the keyword's positional index
+    # Why the entry is reported only when asked for (TL117, opt-in); empty:
+    # reported by default (TL108/TL109), for the reason ``reporting`` gives.
+    opt_in: str = ""
+
+    @property
+    def reporting(self) -> str:
+        """Why the entry is reported by default, or is opt-in: how certain the
+        static match is and what the finding offers (the docs' table shows it).
+
+        The policy: a default finding needs a signal from torch itself (the
+        API raises, or warns on use) or an exact fix; a deprecation torch
+        only documents, with no exact rewrite, is opt-in.
+        """
+        if self.opt_in:
+            return f"opt-in: {self.opt_in}"
+        match = {
+            Kind.METHOD: "only where inference knows the receiver is a tensor",
+            Kind.KEYWORD: "the keyword, in a call of the resolved callable",
+            Kind.MISSING_KEYWORD: "a call of the resolved callable without the keyword",
+        }.get(self.kind, "the name, resolved through the file's imports")
+        if self.status is Status.REMOVED:
+            signal = "the code fails on current torch"
+        elif self.warns:
+            signal = "torch warns on use"
+        else:
+            signal = "torch documents it; an exact fix is offered" if self.exact_fix else "torch signals it on use"
+        return f"default: {signal}; matches {match}"
 
     @property
     def exact_fix(self) -> bool:
-        """The table knows an exact rewrite (otherwise the entry is reported only)."""
-        return self.rewrite is not None
+        """The table knows an exact rewrite: one that keeps behaviour for every input."""
+        return self.rewrite is not None and getattr(self.rewrite, "safe", True)
 
     @property
     def versions(self) -> VersionRange:
@@ -183,6 +214,9 @@ class Deprecation:
         """The replacement's first code span (``torch.linalg.qr(A)``), for the one-line message."""
         if self.replacement.startswith("nothing"):
             return ""
+        either = _EITHER.match(self.replacement)
+        if either is not None:  # two replacements a human chooses between: name both
+            return either.group(0)
         if "`" in self.replacement:
             return "`" + self.replacement.split("`")[1] + "`"
         return self.replacement
@@ -209,6 +243,7 @@ class Deprecation:
 
 
 TENSOR = "torch.Tensor"
+_EITHER = re.compile(r"`[^`]+` or `[^`]+`")
 FUNCTION_CTX = "torch.autograd.function.FunctionCtx"
 LINALG = "torch.linalg."
 
@@ -281,9 +316,18 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
       for d, device in _AUTOCAST_DEVICES if d != "gpu"),
     # linear algebra and nn (deprecated in the docs; torch does not warn)
     Deprecation("torch.norm", Kind.FUNCTION, D, "`torch.linalg.vector_norm` or `torch.linalg.matrix_norm`", "1.10",
-                new=(LINALG + "vector_norm", LINALG + "matrix_norm"), warns=False),
+                new=(LINALG + "vector_norm", LINALG + "matrix_norm"), warns=False,
+                # torch.norm(x) alone is linalg.vector_norm(x) for strided CPU/CUDA tensors (torch 2.x's
+                # torch.functional.norm calls it); sparse and MPS tensors take another path: unsafe.
+                rewrite=CallRewrite(LINALG + "vector_norm", params=("input",), args=("input",), safe=False),
+                opt_in="deprecated in its docs only (torch neither warns nor sets a removal date), and which "
+                       "replacement is right depends on the input's dimensions: no exact fix (`torch.norm(x)` "
+                       "alone gets an unsafe one). Common in working code (over a hundred findings in the old "
+                       "packages the project checks)"),
     Deprecation("torch.svd", Kind.FUNCTION, D, "`torch.linalg.svd(A, full_matrices=not some)` (returns Vh, not V)",
-                "1.8", new=(LINALG + "svd",), warns=False),
+                "1.8", new=(LINALG + "svd",), warns=False,
+                opt_in="deprecated in its docs only (torch does not warn), and the replacement returns Vh where "
+                       "svd returned V: no exact fix"),
     Deprecation("torch.nn.UpsamplingNearest2d", Kind.CLASS, D, "`torch.nn.Upsample(..., mode='nearest')`",
                 new=("torch.nn.Upsample",), warns=False,
                 rewrite=CallRewrite("torch.nn.Upsample", params=("size", "scale_factor"),
@@ -335,7 +379,9 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
     Deprecation("torch.autograd.gradcheck.vmap", Kind.FUNCTION, D, "`torch.vmap`", "2.0", new=("torch.vmap",),
                 aliases=("torch._vmap_internals.vmap",)),
     Deprecation("torch.autograd.profiler_legacy.profile", Kind.CLASS, D, "`torch.autograd.profiler.profile`",
-                new=("torch.autograd.profiler.profile",), warns=False),
+                new=("torch.autograd.profiler.profile",), warns=False,
+                opt_in="marked for type checkers only (`@deprecated(category=None)`: torch does not warn); the "
+                       "replacement's options differ: no exact fix"),
     Deprecation("torch.autograd.profiler.profile", Kind.KEYWORD, D, "`use_device='cuda'`", keyword="use_cuda"),
     Deprecation("torch.profiler.profile", Kind.KEYWORD, D, "`activities=[ProfilerActivity.CUDA, ...]`",
                 keyword="use_cuda"),
@@ -449,7 +495,9 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
                 aliases=("torch.utils.data.datapipes.iter.routeddecoder.RoutedDecoderIterDataPipe",)),
     # onnx
     Deprecation("torch.onnx.select_model_mode_for_export", Kind.FUNCTION, D,
-                "nothing (set the training mode before exporting)", warns=False),
+                "nothing (set the training mode before exporting)", warns=False,
+                opt_in="marked for type checkers only (`@deprecated(category=None)`: torch does not warn); "
+                       "nothing replaces it"),
 )
 
 
@@ -618,6 +666,11 @@ ENTRIES: Tuple[Deprecation, ...] = (
 
 def entries(status: Status) -> Tuple[Deprecation, ...]:
     return tuple(e for e in ENTRIES if e.status is status)
+
+
+def reported_entries(status: Status, opt_in: bool) -> Tuple[Deprecation, ...]:
+    """The entries one rule reports: by default (TL108, TL109) or opt-in (TL117)."""
+    return tuple(e for e in entries(status) if bool(e.opt_in) is opt_in)
 
 
 def by_old(status: Status) -> Dict[str, Deprecation]:

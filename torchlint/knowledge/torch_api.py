@@ -21,6 +21,15 @@ TENSOR_ONLY_METHODS = frozenset({
     "detach", "detach_", "requires_grad_", "index_select", "expand_as", "type_as", "view_as", "narrow",
     "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
 })
+# Tensor methods whose result may have more dimensions than the receiver
+# (``x.view(1)`` of a 0-dim tensor has one).
+SHAPE_CHANGING_METHODS = frozenset({
+    "view", "reshape", "unsqueeze", "unsqueeze_", "expand", "expand_as", "repeat", "flatten", "view_as",
+    "reshape_as", "resize_", "resize_as_", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
+    "repeat_interleave", "tile", "atleast_1d", "atleast_2d", "unfold", "broadcast_to",
+})
+# Functions returning a tuple of gradient tensors, one per input.
+GRADIENT_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.functional.vjp"})
 # ``isinstance(x, C)`` with one of these proves ``x`` a tensor.
 TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 INIT = "torch.nn.init."
@@ -198,6 +207,9 @@ TENSOR_FACTORIES: FrozenSet[str] = frozenset(
         "einsum", "where", "exp", "log", "sqrt", "abs", "sigmoid", "tanh", "relu", "softmax",
         "log_softmax", "clamp", "flatten", "squeeze", "unsqueeze", "reshape", "transpose",
         "permute", "sum", "mean", "prod", "std", "var", "norm", "argmax", "argmin", "cumsum",
+        "pow", "mul", "add", "sub", "div", "neg", "sign", "floor", "ceil", "log1p", "expm1", "sin", "cos",
+        "rsqrt", "reciprocal", "square", "masked_select", "index_select", "gather", "eq", "ne", "gt", "lt",
+        "ge", "le", "logical_not", "logical_and", "logical_or", "mv", "outer",
         "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
         "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
     )

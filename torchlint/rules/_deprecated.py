@@ -6,8 +6,10 @@ message; this class finds the entries' uses and interprets their rewrites:
 * references through imports (``torch.qr``, ``th.cuda.amp.autocast``,
   ``nn.NLLLoss2d``): every rewrite kind applies; ``Rename`` reuses the rename
   machinery of ``_renames`` (also for from-imports and their uses);
-* from-imports of an entry (``from torch.cuda.amp import autocast``): flagged,
-  fixed only for a ``Rename``;
+* from-imports of an entry (``from torch.cuda.amp import autocast``): a
+  ``Rename`` is fixed in the import (``_renames``); any other rewrite is
+  applied to every use of the imported name, all or none, and the fixer's
+  tidy step drops the import the uses no longer need;
 * ``import`` / ``from`` of a removed module (``torch._six``);
 * Tensor methods (``b.solve(A)``) where inference knows the receiver is a
   tensor; the autograd context attribute (``ctx.saved_variables``) on the
@@ -16,7 +18,9 @@ message; this class finds the entries' uses and interprets their rewrites:
 
 Entries whose replacement is newer than the oldest supported torch
 (``--torch-version``) are skipped; a rewrite that needs a newer torch than the
-message is dropped (flag only).
+message is dropped (flag only). ``OPT_IN`` picks the entries a subclass
+reports: TL108/TL109 the default ones, TL117 those torch only documents
+(``Deprecation.opt_in``).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import ClassVar, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -51,7 +55,7 @@ from torchlint.knowledge.deprecations import (
     Rename,
     RenameKeyword,
     Status,
-    entries,
+    reported_entries,
 )
 from torchlint.knowledge.torch_api import Rename as ApiRename
 from torchlint.rules import edits
@@ -61,6 +65,7 @@ from torchlint.rules.rule import MAX_MESSAGE, Finding
 
 class DeprecatedApiRule(RenamedSymbolRule):
     STATUS: ClassVar[Status]
+    OPT_IN: ClassVar[bool] = False  # the entries reported only when asked for (``Deprecation.opt_in``)
     RENAMES = {}  # the table replaces the rename mapping; see _rename_of
     # Filled from the table for each subclass:
     ENTRIES: ClassVar[Tuple[Deprecation, ...]]
@@ -74,7 +79,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        table = entries(cls.STATUS)
+        table = reported_entries(cls.STATUS, cls.OPT_IN)
         on_ctx = FUNCTION_CTX + "."
         cls.ENTRIES = table
         cls._by_old = {name: e for e in table
@@ -130,7 +135,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
         return entry.versions.applies_to(ctx.file.settings.torch_version)
 
     def _fixable(self, entry: Deprecation, ctx: NodeContext) -> bool:
-        return entry.exact_fix and entry.fix_versions.applies_to(ctx.file.settings.torch_version)
+        return entry.rewrite is not None and entry.fix_versions.applies_to(ctx.file.settings.torch_version)
 
     def detail(self, entry: Deprecation) -> str:
         """What the message leaves out (``--output-format full``)."""
@@ -169,9 +174,13 @@ class DeprecatedApiRule(RenamedSymbolRule):
                 fix = Fix([Edit(node, edits.rename_attr(entry.rewrite.new.rsplit(".", 1)[1]))])
             yield self._finding(node.attr, entry, fix)
 
-    def _reference_fix(self, node: cst.Attribute, entry: Deprecation, ctx: NodeContext) -> Optional[Fix]:
+    def _reference_fix(self, node: Union[cst.Attribute, cst.Name], entry: Deprecation,
+                       ctx: NodeContext) -> Optional[Fix]:
+        """The fix of one use of ``entry``: ``torch.qr`` spelled through a module, or ``qr`` bound by a
+        from-import (every rewrite but ``Rename``, which from-imports fix in the import itself)."""
         rewrite = entry.rewrite
         if isinstance(rewrite, Rename):
+            assert isinstance(node, cst.Attribute)
             return self._attribute_fix(node, _rename_of(entry), ctx)
         if isinstance(rewrite, ReadAs):
             if ctx.file.call_of(node) is not None or ctx.file.is_store_target(node):
@@ -216,7 +225,34 @@ class DeprecatedApiRule(RenamedSymbolRule):
             fix = None
             if self._fixable(entry, ctx) and isinstance(entry.rewrite, Rename):
                 fix = self._import_fix(node, alias, _rename_of(entry), ctx)
+            elif self._fixable(entry, ctx):
+                fix = self._imported_uses_fix(node, alias, entry, ctx)
             yield self._finding(alias.name, entry, fix)
+
+    def _imported_uses_fix(self, node: cst.ImportFrom, alias: cst.ImportAlias, entry: Deprecation,
+                           ctx: NodeContext) -> Optional[Fix]:
+        """``from torch import qr`` ... ``qr(A, False)`` -> ``torch.linalg.qr(A, mode='complete')``.
+
+        Every use of the imported name is rewritten as the qualified spelling
+        would be (the same rewrite, the new name spelled through the file's
+        imports or an added ``import torch``), all in one fix or not at all.
+        The import itself is left to the fixer's tidy step, which drops it
+        once the fix leaves it unused (and keeps it while the name is still
+        used elsewhere, e.g. in ``__all__``).
+        """
+        bound = alias.evaluated_alias or alias.evaluated_name
+        scope = ctx.resolver.scope_of(node)
+        if scope is None or len(scope.assignments[bound]) != 1:
+            return None  # rebound elsewhere: a use may not be the import's
+        references = self._references(node, bound, ctx)
+        if not references:
+            return None
+        fixes = [self._reference_fix(reference, entry, ctx) for reference in references]
+        if any(fix is None for fix in fixes):
+            return None
+        required = tuple(dict.fromkeys(name for fix in fixes for name in fix.required_imports))
+        return Fix([edit for fix in fixes for edit in fix.edits], safe=all(fix.safe for fix in fixes),
+                   required_imports=required)
 
     def _module_entry(self, name: str) -> Optional[Deprecation]:
         for entry in self._modules:
@@ -289,7 +325,9 @@ def concise_message(entry: Deprecation, *statuses: str) -> str:
     message = ""
     for keep, status in [(keep, status) for status in statuses for keep in (99, 3, 2, 1)]:
         shown_old = old if entry.kind is Kind.KEYWORD else _shorten(old, keep)
-        advice = f"use `{_shorten(new, keep)}`" if new else "remove it"
+        # ``torch.linalg.vector_norm` or `torch.linalg.matrix_norm``: both shortened alike
+        advice = "use `" + "` or `".join(_shorten(part, keep) for part in new.split("` or `")) + "`" if new \
+            else "remove it"
         if entry.short_replacement and not entry.short_replacement.startswith("`"):
             advice = entry.short_replacement
         message = f"`{shown_old}` {status}; {advice}"
@@ -298,11 +336,18 @@ def concise_message(entry: Deprecation, *statuses: str) -> str:
     return message
 
 
+def deprecated_message(entry: Deprecation) -> str:
+    """The one-line message of a deprecated (not removed) entry: TL109's and TL117's."""
+    since = f" since torch {entry.deprecated}" if entry.deprecated else ""
+    return concise_message(entry, f"is deprecated{since}", "is deprecated")
+
+
 def entry_table(table: Sequence[Deprecation]) -> str:
-    """The entries as a markdown table, for the rule docs."""
-    rows = ["| API | use instead | since torch | fix |", "| --- | --- | --- | --- |"]
+    """The entries as a markdown table, for the rule docs: with why each is reported by default or opt-in."""
+    rows = ["| API | use instead | since torch | fix | reported |", "| --- | --- | --- | --- | --- |"]
     for entry in table:
-        rows.append(f"| `{entry.display}` | {entry.replacement} | {entry.since or 'any'} | {_fix_kind(entry)} |")
+        rows.append(f"| `{entry.display}` | {entry.replacement} | {entry.since or 'any'} | {_fix_kind(entry)} "
+                    f"| {entry.reporting} |")
     return "\n".join(rows)
 
 
@@ -319,7 +364,8 @@ def _fix_kind(entry: Deprecation) -> str:
         and not rewrite.params else "rewrite",
     }[type(rewrite)]
     since = getattr(rewrite, "since", None)
-    return f"{kind} (torch >= {since})" if since else kind
+    kind = f"{kind} (torch >= {since})" if since else kind
+    return kind if getattr(rewrite, "safe", True) else f"{kind}, unsafe"
 
 
 def _rename_of(entry: Deprecation) -> ApiRename:
@@ -381,7 +427,7 @@ def _call_fix(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext) -> Optiona
     if planned is None:
         return None
     func, plan, required = planned
-    return Fix([Edit(call, _rebuild_call(func, plan))], required_imports=required)
+    return Fix([Edit(call, _rebuild_call(func, plan))], safe=rewrite.safe, required_imports=required)
 
 
 def _method_call_fix(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext) -> Optional[Fix]:
@@ -403,7 +449,7 @@ def _method_call_fix(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext) -> 
         return None
     func, plan, required = planned
     rebuild = _rebuild_call(func, plan)
-    return Fix([Edit(call, lambda node: rebuild(with_receiver(node)))], required_imports=required)
+    return Fix([Edit(call, lambda node: rebuild(with_receiver(node)))], safe=rewrite.safe, required_imports=required)
 
 
 def _plan_call(call: cst.Call, rewrite: CallRewrite, ctx: NodeContext,
@@ -581,12 +627,10 @@ def _list_of(values: Sequence[cst.BaseExpression]) -> cst.List:
     )
 
 
-def _decorator_fix(node: cst.Attribute, rewrite: CallRewrite, ctx: NodeContext) -> Optional[Fix]:
-    """``@torch.cuda.amp.custom_fwd`` -> ``@torch.amp.custom_fwd(device_type='cuda')``."""
-    frame = ctx.frame
-    if frame is None or not isinstance(frame.node, (cst.FunctionDef, cst.ClassDef)):
-        return None
-    if not any(decorator.decorator is node for decorator in frame.node.decorators):
+def _decorator_fix(node: Union[cst.Attribute, cst.Name], rewrite: CallRewrite, ctx: NodeContext) -> Optional[Fix]:
+    """``@torch.cuda.amp.custom_fwd`` -> ``@torch.amp.custom_fwd(device_type='cuda')`` (also ``@custom_fwd``
+    after ``from torch.cuda.amp import custom_fwd``)."""
+    if node not in ctx.file.memo(("deprecated", "decorators"), lambda: _decorator_expressions(ctx.file.module)):
         return None
     func = spell_qualified(rewrite.new, node, ctx)
     if func is None:
@@ -600,7 +644,20 @@ def _decorator_fix(node: cst.Attribute, rewrite: CallRewrite, ctx: NodeContext) 
         required.extend(spelled[1])
         parts.append(f"{keyword}={spelled[0]}")
     expression = f"{func[0]}({', '.join(parts)})"
-    return Fix([Edit(node, edits.replace_with_expression(expression))], required_imports=tuple(dict.fromkeys(required)))
+    return Fix([Edit(node, edits.replace_with_expression(expression))], safe=rewrite.safe,
+               required_imports=tuple(dict.fromkeys(required)))
+
+
+def _decorator_expressions(module: cst.Module) -> FrozenSet[cst.CSTNode]:
+    """Every bare decorator expression of the file (``custom_fwd`` in ``@custom_fwd``), computed once per file."""
+    found: List[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Decorator(self, node: cst.Decorator) -> None:
+            found.append(node.decorator)
+
+    module.visit(Collect())
+    return frozenset(found)
 
 
 # --- torch.range -> torch.arange ---------------------------------------------------------

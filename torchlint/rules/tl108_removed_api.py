@@ -24,7 +24,9 @@ class RemovedTorchApi(DeprecatedApiRule):
         "Rewrites only where the replacement computes exactly what the removed function did, with the old "
         "defaults spelled out where the new function's differ (`potrf` returned the upper factor). "
         "Everything else is reported with its replacement: results of a different shape or layout need a "
-        "human at the call site. From-imports are fixed for plain renames only. With `--torch-version`, "
+        "human at the call site. A from-imported name is fixed at every use (`from torch import potrf` ... "
+        "`potrf(A)` -> `torch.linalg.cholesky(A, upper=True)`, the import then dropped), or not at all when "
+        "one use cannot be rewritten. With `--torch-version`, "
         "entries whose replacement is newer than that version are not reported.\n\n"
         + entry_table(entries(Status.REMOVED))
     )
@@ -120,10 +122,19 @@ class RemovedTorchApi(DeprecatedApiRule):
         ),
         Example(
             """
-            from torch import gesv, potrf
-            U = potrf(A)  # from-imports: flagged at the import, no fix
+            from torch import gesv
+            X, LU = gesv(B, A)  # no exact rewrite: flagged at the import
             """,
-            count=2,
+        ),
+        Example(
+            """
+            from torch import potrf
+            U = potrf(A)  # every use is rewritten, then the import goes
+            """,
+            """
+            import torch
+            U = torch.linalg.cholesky(A, upper=True)  # every use is rewritten, then the import goes
+            """,
         ),
         Example(
             """

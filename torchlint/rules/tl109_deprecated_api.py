@@ -1,7 +1,7 @@
 """TL109: deprecated torch functions, classes and arguments, from the deprecation table."""
 
-from torchlint.knowledge.deprecations import Deprecation, Status, entries
-from torchlint.rules._deprecated import DeprecatedApiRule, concise_message, entry_table, split_replacement
+from torchlint.knowledge.deprecations import Deprecation, Status, reported_entries
+from torchlint.rules._deprecated import DeprecatedApiRule, deprecated_message, entry_table, split_replacement
 from torchlint.rules.rule import Example, FixSafety
 
 
@@ -26,7 +26,9 @@ class DeprecatedTorchApi(DeprecatedApiRule):
     )
     fix_safety = FixSafety.SOMETIMES
     fix_description = (
-        "Rewrites only where the result is the same: renames (also through from-imports and their uses); "
+        "Rewrites only where the result is the same, in every import spelling (a from-imported name is "
+        "rewritten at every use, and the import dropped once unused; no fix when one use cannot be "
+        "rewritten): renames; "
         "calls whose arguments map exactly (`lu_solve(B, LU, piv)` -> `linalg.lu_solve(LU, piv, B)`, "
         "`qr(A, some=False)` -> `linalg.qr(A, mode='complete')` for a literal `some`, "
         "`chain_matmul(a, b)` -> `linalg.multi_dot([a, b])`); the `torch.cuda.amp` / `torch.cpu.amp` "
@@ -35,14 +37,12 @@ class DeprecatedTorchApi(DeprecatedApiRule):
         "is given (`range` returns floating point). Calls with `*args`/`**kwargs` or comments between the "
         "arguments are not rewritten. With `--torch-version`, an API whose replacement is newer than that "
         "version is not reported, and a rewrite needing a newer torch is not offered.\n\n"
-        + entry_table(entries(Status.DEPRECATED))
+        + entry_table(reported_entries(Status.DEPRECATED, opt_in=False))
     )
     STATUS = Status.DEPRECATED
 
     def message(self, entry: Deprecation) -> str:  # type: ignore[override]
-        replacement, _ = split_replacement(entry.replacement)
-        since = f" since torch {entry.deprecated}" if entry.deprecated else ""
-        return concise_message(entry, f"is deprecated{since}", "is deprecated")
+        return deprecated_message(entry)
 
     def detail(self, entry: Deprecation) -> str:  # type: ignore[override]
         return split_replacement(entry.replacement)[1]
@@ -173,7 +173,6 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             """,
             """
             import torch
-            from torch.cuda import amp
 
 
             class Double(torch.autograd.Function):
@@ -461,11 +460,8 @@ class DeprecatedTorchApi(DeprecatedApiRule):
         Example(
             """
             import torch
-            from functorch import make_functional
-            norm = torch.norm(torch.ones(3))  # vector_norm or matrix_norm: a human decides
-            U, S, V = torch.svd(torch.eye(2))  # linalg.svd returns Vh, not V
+            from functorch import make_functional  # functional_call with the module's own parameters
             """,
-            count=3,
         ),
     )
     accepted = (

@@ -49,9 +49,9 @@ class FileFinder(Finder):
                 break
         return ModuleRef(absolute, ".".join(parts) or stem, is_package)
 
-    def find(self, name: str, importer: ModuleRef) -> Optional[ModuleRef]:
+    def find(self, name: str, importer: ModuleRef, extra: Tuple[str, ...] = ()) -> Optional[ModuleRef]:
         relative = name.replace(".", os.sep)
-        for folder in self._search_path(importer):
+        for folder in (*self._search_path(importer), *extra):
             for candidate, is_package in ((relative + ".py", False), (os.path.join(relative, "__init__.py"), True)):
                 path = os.path.join(folder, candidate)
                 if self._is_file(path):

@@ -7,8 +7,11 @@ about problems that ended before 2.0, and gets no fix that needs a newer torch.
 Read, never executed: ``[project] dependencies`` of ``pyproject.toml``,
 ``[options] install_requires`` of ``setup.cfg``, a literal
 ``install_requires=[...]`` in ``setup.py`` (parsed with ``ast``) and
-``requirements*.txt``, in that order, in the project root: the nearest
-folder at or above the start that holds one of the first three files.
+``requirements*.txt`` and ``requirements/*.txt`` (not those for tests, docs or
+development), then the ``Requires-Dist`` of a source distribution's
+``PKG-INFO`` or of an unpacked wheel's ``*.dist-info/METADATA``, in that
+order, in the project root: the nearest folder at or above the start that
+holds one of the first three files, a ``PKG-INFO`` or a ``*.dist-info``.
 Optional dependencies (extras) do not count: the package runs without them.
 Requirement strings are parsed with ``packaging`` (PEP 508), the library pip
 itself uses.
@@ -20,6 +23,7 @@ import ast
 import configparser
 import glob
 import os
+import re
 from dataclasses import dataclass
 from typing import Iterator, List, Optional
 
@@ -61,7 +65,8 @@ def declared_torch_floor(start: str) -> Optional[DeclaredFloor]:
 def project_root(start: str) -> Optional[str]:
     directory = os.path.abspath(start)
     while True:
-        if any(os.path.isfile(os.path.join(directory, name)) for name in _PROJECT_FILES):
+        if any(os.path.isfile(os.path.join(directory, name)) for name in _PROJECT_FILES) or _distribution_metadata(
+                directory):
             return directory
         parent = os.path.dirname(directory)
         if parent == directory or os.path.isdir(os.path.join(directory, ".git")):
@@ -75,6 +80,37 @@ def _declarations(root: str) -> Iterator[tuple]:
     yield "setup.py install_requires", _setup_py(os.path.join(root, "setup.py"))
     for path in sorted(glob.glob(os.path.join(root, "requirements*.txt"))):
         yield os.path.basename(path), _requirements_txt(path)
+    for path in sorted(glob.glob(os.path.join(root, "requirements", "*.txt"))):
+        if not _NOT_RUNTIME.search(os.path.basename(path)):
+            yield os.path.relpath(path, root), _requirements_txt(path)
+    for path in _distribution_metadata(root):
+        yield f"{os.path.relpath(path, root)} Requires-Dist", _requires_dist(path)
+
+
+# Requirements files for other purposes than running the package.
+_NOT_RUNTIME = re.compile(r"test|doc|dev|lint|example|bench|ci|typ", re.IGNORECASE)
+
+
+def _distribution_metadata(root: str) -> List[str]:
+    """A source distribution's ``PKG-INFO``, or the ``METADATA`` of the one wheel unpacked here."""
+    if os.path.isfile(os.path.join(root, "PKG-INFO")):
+        return [os.path.join(root, "PKG-INFO")]
+    found = glob.glob(os.path.join(root, "*.dist-info", "METADATA"))
+    return found if len(found) == 1 else []
+
+
+def _requires_dist(path: str) -> List[str]:
+    """The ``Requires-Dist`` requirements of a metadata file, extras left out."""
+    text = _read(path)
+    if text is None:
+        return []
+    found = []
+    for line in text.split("\n\n", 1)[0].splitlines():  # the headers end at the first blank line
+        if line.lower().startswith("requires-dist:"):
+            requirement = line.split(":", 1)[1].strip()
+            if "extra" not in requirement.partition(";")[2]:
+                found.append(requirement)
+    return found
 
 
 def _read(path: str) -> Optional[str]:

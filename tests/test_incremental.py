@@ -1,0 +1,318 @@
+"""The language server's incremental checking (``engine/incremental.py``): after a
+change confined to one def or class, only it is re-checked and the other
+statements' findings are kept. Every expectation is a whole check of the same
+text (a fresh ``Workbench``, and the CLI itself): the results must be equal,
+whether the change was taken incrementally or not.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import List, Tuple
+
+import pytest
+from conftest import every_rule_selector, run_torchlint
+
+from torchlint.frontends import server
+from torchlint.frontends.cli import build_parser
+from torchlint.frontends.server import Workbench
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from server_latency import edit, make_module  # noqa: E402
+
+MODEL = '''\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+_TORCH_2 = torch.__version__ >= "2"
+scale = 2
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.gate = F.sigmoid
+
+    def forward(self, x):
+        h = self.fc(x)
+        h = F.tanh(h) * scale
+        return F.sigmoid(h)
+
+
+def train(model, batch, target, optimizer):
+    optimizer.zero_grad()
+    out = model(batch)
+    loss = F.mse_loss(out, target)
+    loss.backward()
+    total = 0
+    for step in range(10):
+        total += loss
+    return total
+
+
+def helper(x):
+    flag = 1
+    other = _TORCH_2
+    if flag:
+        y = torch.nn.functional.upsample(x, scale_factor=2)
+    else:
+        y = x
+    return F.tanh(y)
+
+
+def use_net(batch):
+    net = Net()
+    value = net(batch)
+    return F.sigmoid(value).data
+
+
+@torch.no_grad()
+def evaluate(model, loader):
+    for batch in loader:
+        out = model(batch)
+        torch.nn.functional.upsample(out, scale_factor=3)
+    return out
+'''
+
+
+def findings(outcome) -> List[Tuple]:
+    assert outcome.parse_error is None and outcome.skipped is None and outcome.config_error is None, outcome
+    return [(d.line, d.column, d.end_line, d.end_column, d.code, d.message, d.fix is not None and d.fix.safe,
+             d.fix is not None) for d in outcome.diagnostics]
+
+
+@pytest.fixture(params=["default", "every rule"])
+def project(tmp_path, request):
+    if request.param == "default":
+        (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\n")
+    else:
+        select = ", ".join(f'"{code}"' for code in every_rule_selector().split(","))
+        (tmp_path / "pyproject.toml").write_text(f"[tool.torchlint]\nselect = [{select}]\n")
+    return tmp_path
+
+
+@pytest.fixture
+def taken(monkeypatch):
+    """How many checks ``recheck`` answered (the others were whole checks)."""
+    answered = []
+    original = server.recheck
+
+    def counting(*args, **kwargs):
+        result = original(*args, **kwargs)
+        answered.append(result is not None)
+        return result
+
+    monkeypatch.setattr(server, "recheck", counting)
+    return answered
+
+
+def workbench() -> Workbench:
+    return Workbench(build_parser().parse_args([]))
+
+
+def assert_same_as_whole_checks(path: Path, texts: List[str]) -> Workbench:
+    """Check ``texts`` one after the other as an editor's changes, each against a fresh whole check."""
+    editing = workbench()
+    for number, text in enumerate(texts):
+        got = editing.check(str(path), text)
+        expected = workbench().check(str(path), text)
+        if expected.parse_error is not None:
+            error, wanted = got.parse_error, expected.parse_error
+            assert error is not None and (error.message, error.line, error.column) == (
+                wanted.message, wanted.line, wanted.column), number
+            continue
+        assert findings(got) == findings(expected), f"text {number}:\n{text}"
+    return editing
+
+
+def replace_line(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+# --- changes taken incrementally ----------------------------------------------------------------
+
+
+def test_a_number_changed_in_a_function_rechecks_only_it(project, taken):
+    texts = [MODEL] + [replace_line(MODEL, "range(10)", f"range({n})") for n in (11, 12, 1234)]
+    assert_same_as_whole_checks(project / "m.py", texts)
+    assert taken == [True, True, True]
+
+
+def test_added_and_removed_lines_move_the_findings_after_them(project, taken):
+    added = replace_line(MODEL, "    total = 0\n", "    total = 0\n    total = 0\n\n    total = 0\n")
+    fewer = replace_line(MODEL, "    total = 0\n", "    total = 0\n    total = 0\n")
+    texts = [MODEL, added, fewer, added.replace("range(10)", "range(2)"), fewer.replace("range(10)", "range(3)")]
+    assert_same_as_whole_checks(project / "m.py", texts)
+    assert taken == [True] * 4
+    # Removing a line that holds the only call of a method changes the
+    # statement's shape (the attribute is no longer read): checked whole.
+    taken.clear()
+    assert_same_as_whole_checks(project / "m.py", [MODEL, replace_line(MODEL, "    optimizer.zero_grad()\n", "")])
+    assert taken == [False]
+    # Blank and comment lines after a def belong to it.
+    texts = [MODEL, replace_line(MODEL, "    return total\n", "    return total\n# trailing\n\n\n")]
+    assert_same_as_whole_checks(project / "m.py", texts)
+
+
+def test_the_last_statement_and_its_decorator(project, taken):
+    texts = [MODEL, replace_line(MODEL, "scale_factor=3", "scale_factor=4"),
+             replace_line(MODEL, "@torch.no_grad()", "@torch.no_grad(1)"),
+             MODEL + "        # appended\n"]
+    assert_same_as_whole_checks(project / "m.py", texts)
+    assert taken[0] is True
+
+
+def test_findings_inside_the_changed_statement_come_and_go(project, taken):
+    with_finding = replace_line(MODEL, "        total += loss\n", "        total += loss\n        F.tanh(loss)\n")
+    texts = [MODEL, with_finding, MODEL, with_finding.replace("F.tanh(loss)", "F.tanh(total)")]
+    assert_same_as_whole_checks(project / "m.py", texts)
+
+
+def test_edits_moving_from_one_function_to_another(project, taken):
+    """What narrowing prepared for the other statements is re-used only while
+    the same statement keeps changing: each step still equals a whole check."""
+    in_train = replace_line(MODEL, "range(10)", "range(11)")
+    in_helper = replace_line(in_train, "    flag = 1\n", "    flag = 2\n")
+    in_evaluate = replace_line(in_helper, "scale_factor=3", "scale_factor=5")
+    in_decorator = replace_line(in_evaluate, "@torch.no_grad()", "@torch.no_grad(2)")
+    texts = [MODEL, in_train, in_helper, in_evaluate, in_decorator, in_evaluate.replace("range(11)", "range(12)"),
+             in_evaluate.replace("range(11)", "range(13)")]
+    assert_same_as_whole_checks(project / "m.py", texts)
+    assert taken[:3] == [True, True, True]
+
+
+# --- changes that must re-check other statements ----------------------------------------------
+
+
+def test_an_import_change_rechecks_everything(project, taken):
+    texts = [MODEL, replace_line(MODEL, "import torch.nn.functional as F\n", "import torch.nn.functional as G\n"),
+             MODEL, replace_line(MODEL, "import torch.nn as nn\n", "import torch.nn as nn\nfrom mylib import F\n")]
+    assert_same_as_whole_checks(project / "m.py", texts)
+    assert not any(taken)
+
+
+def test_a_top_level_assignment_change_rechecks_everything(project, taken):
+    texts = [MODEL, replace_line(MODEL, "scale = 2\n", "scale = 3\n"),
+             replace_line(MODEL, '_TORCH_2 = torch.__version__ >= "2"\n', "_TORCH_2 = True\n"),
+             replace_line(MODEL, "scale = 2\n", "F = 3\n")]
+    assert_same_as_whole_checks(project / "m.py", texts)
+    assert not any(taken)
+
+
+def test_a_class_used_elsewhere(project, taken):
+    """The class's body, header and name: other statements' findings follow from a whole check."""
+    texts = [MODEL,
+             replace_line(MODEL, "nn.Linear(4, 4)", "nn.Linear(4, 8)"),
+             replace_line(MODEL, "        return F.sigmoid(h)\n", "        return h\n"),
+             replace_line(MODEL, "class Net(nn.Module):", "class Net(object):"),
+             replace_line(MODEL, "class Net(nn.Module):", "class Network(nn.Module):"),
+             replace_line(MODEL, "        self.fc = nn.Linear(4, 4)\n", "        self.fc = nn.Linear(4, 4)\n        self.data = 1\n"),
+             MODEL]
+    assert_same_as_whole_checks(project / "m.py", texts)
+
+
+def test_a_number_in_a_function_used_elsewhere(project, taken):
+    """Inference follows ``pair(a, b)`` into ``pair`` (the project model): which
+    element it returns decides ``use``'s finding, so a change of a number in a
+    def named elsewhere is checked whole."""
+    text = (
+        "import torch.nn as nn\n\ncrit = nn.MSELoss()\n\n\n"
+        "def pair(a, b):\n    out = (crit(a, b), 1.5)\n    return out[0]\n\n\n"
+        "def use(a, b):\n    return pair(a, b).data[0]\n"
+    )
+    second = text.replace("out[0]", "out[1]")
+    editing = assert_same_as_whole_checks(project / "m.py", [text, second, text, second])
+    assert [d.code for d in editing.check(str(project / "m.py"), text).diagnostics] == ["TL101"]
+    assert not any(taken)
+
+
+def test_a_function_that_binds_names_elsewhere_is_never_taken(project, taken):
+    with_global = replace_line(MODEL, "    flag = 1\n", "    global F\n    flag = 1\n")
+    texts = [MODEL, with_global, with_global.replace("flag = 1", "flag = 2"), MODEL]
+    assert_same_as_whole_checks(project / "m.py", texts)
+    assert not any(taken)
+
+
+def test_new_names_attributes_and_strings_are_not_taken(project, taken):
+    """A new name could shadow or bind what another statement reads: taken whole."""
+    texts = [MODEL, replace_line(MODEL, "    flag = 1\n", "    flag = 1\n    F = flag\n"),
+             MODEL, replace_line(MODEL, "    flag = 1\n", "    flag = 1\n    torch.my_upsample = flag\n"),
+             MODEL, replace_line(MODEL, "    flag = 1\n", "    flag = 'F'\n"),
+             MODEL, replace_line(MODEL, "    flag = 1\n", "    import torch.nn.functional as F2\n    flag = 1\n")]
+    assert_same_as_whole_checks(project / "m.py", texts)
+    assert taken == [False] * 4  # the repeated MODEL comes from the results kept per text
+
+
+def test_version_flags_moved_between_names(project, taken):
+    """Swapping which local is a torch version flag keeps the statement's shape
+    but changes which ``if`` elsewhere is a gate: results still equal whole checks."""
+    gated = MODEL + (
+        "\n\ndef probe():\n"
+        "    a = 1\n"
+        "    b = hasattr(torch, 'compile')\n"
+        "    return a, b\n"
+        "\n\ndef legacy(x):\n"
+        "    if b:\n"
+        "        return torch.nn.functional.upsample(x, scale_factor=2)\n"
+        "    if a:\n"
+        "        return torch.nn.functional.upsample(x, scale_factor=3)\n"
+    )
+    swapped = gated.replace("    a = 1\n    b = hasattr(torch, 'compile')\n", "    b = 1\n    a = hasattr(torch, 'compile')\n")
+    assert_same_as_whole_checks(project / "m.py", [gated, swapped, gated])
+
+
+def test_broken_text_in_between(project, taken):
+    broken = replace_line(MODEL, "    total = 0\n", "    total = (0\n")
+    dedented = replace_line(MODEL, "    total = 0\n", "total = 0\n")
+    texts = [MODEL, broken, MODEL, dedented, MODEL, replace_line(MODEL, "range(10)", "range(7)")]
+    assert_same_as_whole_checks(project / "m.py", texts)
+
+
+@pytest.mark.parametrize("kind", ["digit", "delete", "duplicate", "swap"])
+def test_every_line_of_every_def_mutated(project, kind, taken):
+    """Each line of the defs and classes of the model, and of the benchmark's
+    module, changed one way: every result equals the whole check's."""
+    for name, base in (("m.py", MODEL), ("bench.py", make_module(50, dense=True))):
+        lines = base.splitlines(True)
+        texts = [base]
+        for number, line in enumerate(lines):
+            if not line.startswith((" ", "\t")) or number + 1 >= len(lines):
+                continue
+            changed = list(lines)
+            if kind == "digit":
+                changed[number] = line.replace("1", "7").replace("0", "5") if any(c in line for c in "10") else line
+            elif kind == "delete":
+                del changed[number]
+            elif kind == "duplicate":
+                changed.insert(number, line)
+            else:
+                changed[number], changed[number + 1] = lines[number + 1], line
+            texts += ["".join(changed), base]
+        assert_same_as_whole_checks(project / name, texts)
+    if kind in ("digit", "swap"):  # these keep most statements' shapes: not only whole checks
+        assert any(taken)
+
+
+# --- the CLI's answer ----------------------------------------------------------------------------
+
+
+def test_incremental_results_are_the_clis(project, taken):
+    path = project / "bench.py"
+    base = make_module(400)
+    editing = workbench()
+    editing.check(str(path), base)
+    for round_ in range(3):
+        text = edit(base, round_)
+        got = editing.check(str(path), text)
+        path.write_text(text)
+        result = run_torchlint([str(path), "--no-cache", "--output-format", "json"], cwd=project)
+        assert result.returncode in (0, 1), result.stderr
+        cli = [(f["location"]["row"], f["location"]["column"] - 1, f["end_location"]["row"],
+                f["end_location"]["column"] - 1, f["code"], f["message"]) for f in json.loads(result.stdout)]
+        assert [item[:6] for item in findings(got)] == cli
+    assert taken == [True, True, True]
