@@ -244,6 +244,8 @@ class Project:
         self._busy: Set[Tuple[str, str]] = set()  # questions being answered: recursion gives "unknown"
         self.consulted: Set[str] = set()  # keys of the modules read, for the cache's dependencies
         self._found: Dict[Tuple[str, ModuleRef], Optional[ModuleRef]] = {}
+        self._answering: List[str] = []  # the modules whose answers are being worked out, innermost last
+        self._depends: Dict[str, Set[str]] = {}  # module key -> modules read to work out its answers
         # key -> what ``from it import *`` binds: torch's name for it, or None for the project's own
         self._exported: Dict[str, Optional[Dict[str, Optional[str]]]] = {}
 
@@ -272,14 +274,23 @@ class Project:
         return ModuleLink(self, ref)
 
     def module(self, ref: ModuleRef) -> Optional[_Module]:
+        self._note_use(ref.key)
         registered = self._registered.get(ref.key)
         if registered is not None:
             return registered
         if ref.key not in self._modules:
             source = self.finder.read(ref)
             self._modules[ref.key] = _Module(ref, source) if source is not None else None
-        self.consulted.add(ref.key)
         return self._modules[ref.key]
+
+    def _note_use(self, key: str) -> None:
+        """``key`` is read: by the check (``consulted``) and by every module whose
+        answer is being worked out (their answers, kept, depend on it too)."""
+        self.consulted.add(key)
+        self.consulted.update(self._depends.get(key, ()))
+        for asker in self._answering:
+            if asker != key:
+                self._depends.setdefault(asker, set()).add(key)
 
     def find(self, spelled: str, importer: ModuleRef) -> Optional[ModuleRef]:
         """The project module an import spelled ``spelled`` (maybe relative) in ``importer`` reaches."""
@@ -315,29 +326,11 @@ class Project:
         return tuple(dict.fromkeys(folders))
 
     def dependencies(self, checked: ModuleRef) -> Dict[str, str]:
-        """The modules the last check consulted (``consulted``), and every
-        project module they import, directly or not (a value found in one may
-        come from those): key -> digest of the bytes read. The checked
-        module itself is left out."""
-        pending = [key for key in self.consulted if key != checked.key]
-        closure: Set[str] = set()
-        while pending:
-            key = pending.pop()
-            if key in closure:
-                continue
-            closure.add(key)
-            module = self.known(key)
-            facts = module.facts() if module is not None else None
-            if facts is None:
-                continue
-            spelled = [m for imports in facts.imports.values() for m, _ in imports] + facts.stars
-            for name in spelled:
-                found = self.find(name, module.ref)
-                if found is not None and found.key != checked.key:
-                    self.module(found)
-                    pending.append(found.key)
+        """The modules the last check consulted (``consulted``: read directly, or
+        read while working out an answer it used): key -> digest of the bytes
+        read. The checked module itself is left out."""
         digests = {}
-        for key in sorted(closure):
+        for key in sorted(self.consulted - {checked.key}):
             digest = self.finder.digest(key)
             if digest is not None:
                 digests[key] = digest
@@ -356,7 +349,7 @@ class Project:
 
     def _exports(self, ref: ModuleRef, seen: Set[str]) -> Optional[Dict[str, Optional[str]]]:
         if ref.key in self._exported:
-            self.consulted.add(ref.key)
+            self._note_use(ref.key)
             return self._exported[ref.key]
         module = self.module(ref)
         facts = module.facts() if module is not None else None
@@ -364,9 +357,13 @@ class Project:
             return None
         seen.add(ref.key)
         exports: Dict[str, Optional[str]] = {}
-        for star in facts.stars:
-            inner = self.find(star, ref)
-            exports.update((inner is not None and self._exports(inner, seen)) or {})
+        self._answering.append(ref.key)
+        try:
+            for star in facts.stars:
+                inner = self.find(star, ref)
+                exports.update((inner is not None and self._exports(inner, seen)) or {})
+        finally:
+            self._answering.pop()
         for name in facts.public():
             exports[name] = self._export_target(ref, facts, name)
         self._exported[ref.key] = exports
@@ -437,6 +434,7 @@ class Project:
         if question in self._busy:
             return None
         self._busy.add(question)
+        self._answering.append(ref.key)
         try:
             found = self._definition_node(ref, name)
             if found is None:
@@ -454,6 +452,7 @@ class Project:
             return None
         finally:
             self._busy.discard(question)
+            self._answering.pop()
 
     def known(self, ref_key: str) -> Optional[_Module]:
         """A module already read, by key (the registered text first)."""
@@ -468,6 +467,7 @@ class Project:
         if module is None:
             return UNKNOWN
         self._busy.add(question)
+        self._answering.append(ref_key)
         try:
             found = self._definition_node(module.ref, name)
             if found is None or not isinstance(found[1], cst.ClassDef):
@@ -476,6 +476,7 @@ class Project:
             return inference.class_member(classdef, member, called, numbers)
         finally:
             self._busy.discard(question)
+            self._answering.pop()
 
     def forwarded(self, key: str) -> Mapping[str, Tuple[str, str]]:
         ref_key, name = _split_key(key)
@@ -484,6 +485,7 @@ class Project:
         if module is None or question in self._busy:
             return {}
         self._busy.add(question)
+        self._answering.append(ref_key)
         try:
             found = self._definition_node(module.ref, name)
             if found is None or not isinstance(found[1], cst.FunctionDef):
@@ -492,6 +494,7 @@ class Project:
             return inference.forwards(function)
         finally:
             self._busy.discard(question)
+            self._answering.pop()
 
     def member_forwarded(self, key: str, method: str) -> Mapping[str, Tuple[str, str]]:
         ref_key, name = _split_key(key)
@@ -500,6 +503,7 @@ class Project:
         if module is None or question in self._busy:
             return {}
         self._busy.add(question)
+        self._answering.append(ref_key)
         try:
             found = self._definition_node(module.ref, name)
             if found is None or not isinstance(found[1], cst.ClassDef):
@@ -508,6 +512,7 @@ class Project:
             return inference.method_forwards(classdef, method)
         finally:
             self._busy.discard(question)
+            self._answering.pop()
 
     def is_module_class(self, ref: ModuleRef, name: str) -> Optional[bool]:
         found = self._definition_node(ref, name)
