@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 import libcst as cst
 
@@ -384,12 +384,20 @@ def _version_gates(found: Sequence[Tuple[Rule, object]], tree: Optional[ast.Modu
     if tree is None or not any(rule.respects_version_gates() for rule, _ in found):
         return ()
     outline = outline if outline is not None else Outline(tree)
+    tested = _names_in_tests(outline)  # only a name a test reads can be a flag that gates code
     imported = frozenset(
         alias.asname or alias.name
         for node in outline.nodes(ast.ImportFrom)
         for alias in node.names
-        if alias.name != "*" and project.is_version_flag(f"{'.' * node.level}{node.module or ''}.{alias.name}", ref))
+        if alias.name != "*" and (alias.asname or alias.name) in tested
+        and project.is_version_flag(f"{'.' * node.level}{node.module or ''}.{alias.name}", ref))
     return gated_ranges(outline, imported)
+
+
+def _names_in_tests(outline: Outline) -> FrozenSet[str]:
+    """The names read in the tests of ``if``, ``while``, conditional expressions and ``assert``."""
+    tests = [node.test for kind in (ast.If, ast.While, ast.IfExp, ast.Assert) for node in outline.nodes(kind)]
+    return frozenset(node.id for test in tests for node in ast.walk(test) if isinstance(node, ast.Name))
 
 
 def _parse_narrowed(narrowed: Narrowed) -> Optional[cst.Module]:
