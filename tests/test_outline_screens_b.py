@@ -66,10 +66,11 @@ FLAGGED = [
         from torch import load as restore
         state = restore("model.pt", map_location="cpu")
     """),
-    # TL203: torch.load through an aliased module, map_location missing
+    # TL203: torch.load through an aliased module, map_location missing, in a file using CUDA
     ("TL203", """
         import torch.serialization as ser
         state = ser.load("model.pt", weights_only=True)
+        model.cuda()
     """),
     # TL204: an aliased functional softmax, dim=None, a Softmax module by a module alias
     ("TL204", """

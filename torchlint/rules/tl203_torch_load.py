@@ -1,5 +1,6 @@
 """TL203: `torch.load(...)` without `map_location=` (GPU checkpoints on CPU-only machines)."""
 
+import ast
 from typing import Iterator
 
 import libcst as cst
@@ -23,6 +24,12 @@ MAP_LOCATION = (
 
 
 
+def uses_cuda(outline: Outline) -> bool:
+    """Does the file use CUDA: ``.cuda``/``torch.cuda``, or a string naming a CUDA device?"""
+    return outline.memo("uses cuda", lambda: any(True for _ in outline.attributes("cuda")) or any(
+        isinstance(node.value, str) and node.value.startswith("cuda") for node in outline.nodes(ast.Constant)))
+
+
 class TorchLoadMapLocation(Rule):
     code = "TL203"
     name = "torch-load-map-location"
@@ -31,8 +38,10 @@ class TorchLoadMapLocation(Rule):
         "`torch.load` restores every tensor to the device it was saved from, so a checkpoint written on a "
         "GPU raises `RuntimeError: Attempting to deserialize object on a CUDA device but "
         "torch.cuda.is_available() is False` on a CPU-only machine (or lands on `cuda:0` when you wanted "
-        "another device) unless `map_location=` says where tensors go. Whether the file may be unpickled "
-        "in full (`weights_only=`) is TL214's question."
+        "another device) unless `map_location=` says where tensors go. Reported where the file itself "
+        "uses CUDA (`.cuda()`, `torch.cuda`, a `'cuda'` device): a loader in code that never touches a GPU "
+        "(a dataset cache, an in-memory buffer) has no GPU tensors to bring back. Whether the file may be "
+        "unpickled in full (`weights_only=`) is TL214's question."
     )
     fix_safety = FixSafety.NONE
     triggers = (CallWithout("load", "map_location"),)
@@ -47,6 +56,7 @@ class TorchLoadMapLocation(Rule):
             """
             import torch
             from torch import load
+            model.cuda()
             model.load_state_dict(load("checkpoint.pt", weights_only=True))
             optimizer.load_state_dict(torch.load(path, weights_only=True)["optimizer"])
             """,
@@ -56,6 +66,7 @@ class TorchLoadMapLocation(Rule):
             """
             import pickle
             import torch
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
             model = torch.load("model.pt", pickle_module=pickle)
             """,
         ),
@@ -82,6 +93,12 @@ class TorchLoadMapLocation(Rule):
             return open(path).read()
         text = load("notes.txt")
         """,
+        """
+        import torch
+        # A dataset's cache, written and read by code that never uses a GPU.
+        def read_cache(path):
+            return torch.load(path, weights_only=True)
+        """,
     )
 
     @classmethod
@@ -89,7 +106,7 @@ class TorchLoadMapLocation(Rule):
         # A call of torch.load (however imported) without ``**kwargs`` that lacks
         # ``map_location`` (by keyword or second position).
         index = TORCH_LOAD_POSITIONAL.index("map_location")
-        return any(
+        return uses_cuda(outline) and any(
             not any(k.arg is None for k in call.keywords)
             and keyword_value(call, "map_location") is None and leading_positional(call) <= index
             for call in calls_resolving_to(outline, TORCH_LOAD)
@@ -100,6 +117,8 @@ class TorchLoadMapLocation(Rule):
             return
         if any(arg.star == "**" for arg in node.args):
             return  # the keywords may be in there
+        if not uses_cuda(ctx.resolver.file_outline()):
+            return  # nothing in the file puts tensors on a GPU
         if not edits.passes_argument(node, "map_location", TORCH_LOAD_POSITIONAL):
             spelled = edits.expression_code(node.func)
             yield Finding(node, fitting(f"`{spelled}()` without `map_location=`: a GPU checkpoint fails without a GPU",
