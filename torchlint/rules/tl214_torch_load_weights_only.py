@@ -65,6 +65,10 @@ class TorchLoadWeightsOnly(Rule):
         "rest)."
     )
     fix_safety = FixSafety.UNSAFE
+    # ``weights_only=`` arrived in torch 1.13: a load in a torch-version fallback
+    # (``except TypeError:`` after a load that passes it, ``if torch.__version__ < ...``)
+    # is the spelling the older torch needs.
+    version_gated = True
     fix_description = (
         "Adds `weights_only=True` when the file saves only state dicts, tensors and plain values at that "
         "path, and `weights_only=False` when it saves a whole module or an instance of a class there. "
@@ -164,6 +168,17 @@ class TorchLoadWeightsOnly(Rule):
         ),
     )
     accepted = (
+        """
+        import torch
+
+        def load(path, weights_only=True):
+            try:
+                return torch.load(path, map_location="cpu", weights_only=weights_only)
+            except TypeError:  # a torch without the keyword (< 1.13)
+                if not weights_only:
+                    return torch.load(path, map_location="cpu")
+                raise
+        """,
         """
         import torch
         state = torch.load("checkpoint.pt", map_location="cpu", weights_only=True)
