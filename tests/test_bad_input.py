@@ -1060,8 +1060,8 @@ def test_fix_never_overwrites_an_edit_saved_while_it_worked(tmp_path, monkeypatc
 
     real_fix = Engine.fix
 
-    def fix_while_the_user_saves(self, source, unsafe=False):
-        result = real_fix(self, source, unsafe)
+    def fix_while_the_user_saves(self, source, unsafe=False, **kwargs):
+        result = real_fix(self, source, unsafe, **kwargs)
         if edited.read_text() != user_edit:
             if how == "replaced":
                 put(tmp_path, "saved.tmp", user_edit).replace(edited)  # as editors save: a new file renamed

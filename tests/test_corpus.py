@@ -20,11 +20,13 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 # Measured on torchvision 0.2.1 and kornia 0.1.4 (all true positives): TL105 x3
-# (nn.init.kaiming_normal and friends), TL203 x3 (torch.load of the MNIST and
-# PhotoTour files without map_location), TL201 x2 (kornia's `coef.to(LAF.device)` as a statement, a
+# (nn.init.kaiming_normal and friends), TL201 x2 (kornia's `coef.to(LAF.device)` as a statement, a
 # real bug). Kornia's two TL106 findings (`size_average=None, reduce=None`) are
-# false positives, so they are not required here.
-MIN_FINDINGS = {"TL105": 2, "TL203": 2, "TL201": 1}
+# false positives, so they are not required here. TL203 no longer reports the
+# torch.load of the MNIST and PhotoTour files: torchvision's own processing
+# wrote them on the CPU (files that never touch CUDA), as the judged
+# evaluation of recent releases found (bench/labels/modern.tsv).
+MIN_FINDINGS = {"TL105": 2, "TL201": 1}
 
 
 def _load_bench():

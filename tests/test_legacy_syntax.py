@@ -168,7 +168,7 @@ def test_async_parameters_and_names_are_renamed_and_the_result_runs(tmp_path: Pa
     assert found == ["TL115"] * OWN_ASYNC.count("async"), check.stdout
     assert "5:37: TL115 `async` is a reserved keyword" in check.stdout
     assert "4:18: TL115 an `async` parameter" in check.stdout
-    assert "14:59: TL115 `async=` is a syntax error since Python 3.7; the parameter it passes" in check.stdout
+    assert "14:59: TL115 `async=` is a syntax error since Python 3.7; the parameter it sets" in check.stdout
     fixed = run_torchlint([str(path), "--fix", "--no-cache"])
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert path.read_text() == OWN_ASYNC_FIXED

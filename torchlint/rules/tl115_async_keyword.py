@@ -17,9 +17,9 @@ from torchlint.core.legacy_syntax import (
 from torchlint.rules.rule import Example, FixSafety, RepairSite, Rule, SyntaxRepair
 
 TORCH_ARGUMENT = "`async=` is a syntax error since Python 3.7; torch 0.4 renamed it `non_blocking=`"
-OWN_ARGUMENT = "`async=` is a syntax error since Python 3.7; the parameter it passes becomes `non_blocking`"
+OWN_ARGUMENT = "`async=` is a syntax error since Python 3.7; the parameter it sets is now `non_blocking`"
 OTHER_ARGUMENT = "`async=` is a syntax error since Python 3.7; rename it to what the callee expects"
-PARAMETER_MESSAGE = "an `async` parameter is a syntax error since Python 3.7; rename it `non_blocking`, as torch 0.4 did"
+PARAMETER_MESSAGE = "an `async` parameter: a syntax error since Python 3.7; torch 0.4 renamed it `non_blocking`"
 NAME_MESSAGE = "`async` is a reserved keyword since Python 3.7; rename the variable (`non_blocking`)"
 ATTRIBUTE_MESSAGE = "`.async` is a syntax error since Python 3.7; read it with `getattr(obj, \"async\")`"
 
