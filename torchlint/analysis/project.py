@@ -78,6 +78,10 @@ STANDALONE = ModuleRef("<text>", "__main__")
 # (a module asked about again after being released is parsed again).
 ANALYSED_KEPT = 24
 REGISTERED_KEPT = 4
+# A definition longer than this is not analysed (its answers are unknown): a
+# 4,000-line Trainer class costs a second of parsing for every question about
+# it, and what such classes hold is rarely a tensor a rule can use.
+MAX_DEFINITION_LINES = 1500
 
 
 class _Facts:
@@ -206,6 +210,8 @@ class _Module:
 
         try:
             tree = self.source.tree
+            if _longest_definition(tree, name) > MAX_DEFINITION_LINES:
+                return None  # the cost of analysing it outweighs what it may tell: unknown
             text = _keeping(self.source, tree, name)
             kept = self.source if text == self.source.text else SourceFile(text, self.source.encoding)
             module = kept.module
@@ -216,6 +222,12 @@ class _Module:
         found = [s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name]
         # Defined twice (``if``/``else``, a redefinition): which one runs is unknown.
         return (context.inference, found[0]) if len(found) == 1 else None
+
+
+def _longest_definition(tree: ast.Module, name: str) -> int:
+    """How many lines the top-level def or class ``name`` spans (the longest, if several)."""
+    return max((last_line(s) - first_line(s) + 1 for s in tree.body
+                if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name == name), default=0)
 
 
 def _keeping(source: SourceFile, tree: ast.Module, name: str) -> str:
