@@ -26,7 +26,7 @@ import ast
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar
 
 import libcst as cst
 
@@ -71,6 +71,8 @@ class Finder:
     def read(self, module: ModuleRef) -> Optional[SourceFile]:
         return None
 
+
+T = TypeVar("T")
 
 STANDALONE = ModuleRef("<text>", "__main__")
 # How many modules keep their trees and analysis between questions, and how
@@ -471,59 +473,37 @@ class Project:
         return self._registered.get(ref_key) or self._modules.get(ref_key)
 
     def member_value(self, key: str, member: str, called: bool, numbers: bool = True) -> Value:
-        ref_key, name = _split_key(key)
-        question = (key, member + ("()" if called else "") + ("" if numbers else "!"))
-        if question in self._busy:
-            return UNKNOWN
-        module = self.known(ref_key)
-        if module is None:
-            return UNKNOWN
-        self._busy.add(question)
-        self._answering.append(ref_key)
-        try:
-            found = self._definition_node(module.ref, name)
-            if found is None or not isinstance(found[1], cst.ClassDef):
-                return UNKNOWN
-            inference, classdef = found
-            return inference.class_member(classdef, member, called, numbers)
-        finally:
-            self._busy.discard(question)
-            self._answering.pop()
+        question = member + ("()" if called else "") + ("" if numbers else "!")
+        return self._answer(key, question, cst.ClassDef, UNKNOWN,
+                            lambda inference, classdef: inference.class_member(classdef, member, called, numbers))
 
     def forwarded(self, key: str) -> Mapping[str, Tuple[str, str]]:
-        ref_key, name = _split_key(key)
-        question = (key, "forwards")
-        module = self.known(ref_key)
-        if module is None or question in self._busy:
-            return {}
-        self._busy.add(question)
-        self._answering.append(ref_key)
-        try:
-            found = self._definition_node(module.ref, name)
-            if found is None or not isinstance(found[1], cst.FunctionDef):
-                return {}
-            inference, function = found
-            return inference.forwards(function)
-        finally:
-            self._busy.discard(question)
-            self._answering.pop()
+        return self._answer(key, "forwards", cst.FunctionDef, {},
+                            lambda inference, function: inference.forwards(function))
 
     def member_forwarded(self, key: str, method: str) -> Mapping[str, Tuple[str, str]]:
+        return self._answer(key, method + "/forwards", cst.ClassDef, {},
+                            lambda inference, classdef: inference.method_forwards(classdef, method))
+
+    def _answer(self, key: str, question: str, kind: type, default: T,
+                compute: Callable[[Inference, cst.CSTNode], T]) -> T:
+        """``compute`` over the definition ``key`` names (a ``kind`` node) in the
+        inference of its module; ``default`` when it is not one, or when the same
+        question is being answered already (recursion knows nothing)."""
         ref_key, name = _split_key(key)
-        question = (key, method + "/forwards")
+        asked = (key, question)
         module = self.known(ref_key)
-        if module is None or question in self._busy:
-            return {}
-        self._busy.add(question)
+        if module is None or asked in self._busy:
+            return default
+        self._busy.add(asked)
         self._answering.append(ref_key)
         try:
             found = self._definition_node(module.ref, name)
-            if found is None or not isinstance(found[1], cst.ClassDef):
-                return {}
-            inference, classdef = found
-            return inference.method_forwards(classdef, method)
+            if found is None or not isinstance(found[1], kind):
+                return default
+            return compute(*found)
         finally:
-            self._busy.discard(question)
+            self._busy.discard(asked)
             self._answering.pop()
 
     def is_module_class(self, ref: ModuleRef, name: str) -> Optional[bool]:
