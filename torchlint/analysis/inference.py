@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -129,10 +129,6 @@ class ProjectLink:
         instance called (``forward`` for an nn.Module). Without ``numbers``,
         the attribute's assignments of Python numbers are left out."""
         return UNKNOWN
-
-    def is_module_class(self, qualified: str) -> Optional[bool]:
-        """Does the project class ``qualified`` derive from nn.Module? None: not a project class."""
-        return None
 
     def star_exports(self, spelled: str) -> Optional[Dict[str, str]]:
         """What ``from spelled import *`` binds: name -> qualified name; None when unknown."""

@@ -506,13 +506,6 @@ class Project:
             self._busy.discard(asked)
             self._answering.pop()
 
-    def is_module_class(self, ref: ModuleRef, name: str) -> Optional[bool]:
-        found = self._definition_node(ref, name)
-        if found is None or not isinstance(found[1], cst.ClassDef):
-            return None
-        inference, classdef = found
-        return inference.is_module_class(classdef)
-
 
 class ModuleLink(ProjectLink):
     """The project as seen from one of its modules (what inference there asks)."""
@@ -520,7 +513,6 @@ class ModuleLink(ProjectLink):
     def __init__(self, project: Project, ref: ModuleRef) -> None:
         self._project = project
         self.ref = ref
-        self.module = ref.name
 
     def local(self, name: str) -> Optional[str]:
         return _key(self.ref, name)
