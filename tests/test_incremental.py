@@ -316,3 +316,88 @@ def test_incremental_results_are_the_clis(project, taken):
                 f["end_location"]["column"] - 1, f["code"], f["message"]) for f in json.loads(result.stdout)]
         assert [item[:6] for item in findings(got)] == cli
     assert taken == [True, True, True]
+
+
+# --- random editing sessions ---------------------------------------------------------------------
+
+
+def random_session(base: str, seed: int, steps: int) -> List[str]:
+    """``steps`` texts an editor might send one after the other, each an edit of
+    the one before (or, now and then, back to ``base``): numbers changed, lines
+    deleted, duplicated, swapped or added (blank, comment, code), syntax broken
+    and repaired, edits in methods and at the end of the file, a function
+    added at the end. Line endings follow ``base``'s (CRLF stays CRLF)."""
+    import random
+
+    chooser = random.Random(seed)
+    newline = "\r\n" if "\r\n" in base else "\n"
+    texts, current = [], base
+    broken_from = None
+    for _ in range(steps):
+        if broken_from is not None:  # repair what the last step broke
+            current, broken_from = broken_from, None
+            texts.append(current)
+            continue
+        lines = current.splitlines(True)
+        inside = [n for n, line in enumerate(lines) if line.startswith((" ", "\t")) and line.strip()]
+        kind = chooser.choice(["digit", "digit", "digit", "delete", "duplicate", "swap", "blank", "comment",
+                               "statement", "break", "last", "append", "base"])
+        number = chooser.choice(inside) if inside else len(lines) - 1
+        line = lines[number]
+        indent = line[:len(line) - len(line.lstrip())]
+        if kind == "digit":
+            digits = [i for i, c in enumerate(line) if c.isdigit()]
+            if digits:
+                at = chooser.choice(digits)
+                line = line[:at] + str(chooser.randrange(10)) + line[at + 1:]
+            lines[number] = line
+        elif kind == "delete" and len(inside) > 10:
+            del lines[number]
+        elif kind == "duplicate":
+            lines.insert(number, line)
+        elif kind == "swap" and number + 1 < len(lines):
+            lines[number], lines[number + 1] = lines[number + 1], line
+        elif kind == "blank":
+            lines.insert(number, newline)
+        elif kind == "comment":
+            lines.insert(number, f"{indent}# note {chooser.randrange(100)}{newline}")
+        elif kind == "statement":
+            lines.insert(number, f"{indent}value_{chooser.randrange(3)} = F.sigmoid(torch.ones({chooser.randrange(9)})){newline}")
+        elif kind == "break":
+            broken_from = current
+            lines[number] = line.rstrip("\r\n") + " (" + newline
+        elif kind == "last":
+            last = max(inside) if inside else len(lines) - 1
+            lines.insert(last + 1, f"{lines[last][:len(lines[last]) - len(lines[last].lstrip())]}"
+                                   f"extra = {chooser.randrange(100)}{newline}")
+        elif kind == "append":
+            lines.append(f"{newline}{newline}def added_{chooser.randrange(5)}(x):{newline}"
+                         f"    y = x * {chooser.randrange(10)}{newline}    return F.tanh(y){newline}")
+        else:
+            lines = base.splitlines(True)
+        current = "".join(lines)
+        texts.append(current)
+    return texts
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_editing_sessions_equal_whole_checks(project, seed, taken, monkeypatch):
+    """Random sessions of edits on the model, the benchmark's module and a
+    CRLF copy of the model: after each edit the findings equal a fresh whole
+    check's (libcst's pieces are re-used across the session)."""
+    from torchlint.engine import narrowing
+
+    spliced, original = [], narrowing.spliced_module
+
+    def counting(*args):
+        module = original(*args)
+        spliced.append(module)
+        return module
+
+    monkeypatch.setattr(narrowing, "spliced_module", counting)
+    bases = [("m.py", MODEL), ("bench.py", make_module(120, dense=True)), ("crlf.py", MODEL.replace("\n", "\r\n"))]
+    for name, base in bases:
+        texts = [base] + random_session(base, seed * 10 + len(name), 40)
+        assert_same_as_whole_checks(project / name, texts)
+    assert sum(taken) >= 10  # many edits keep the shapes: the incremental path ran
+    assert len(spliced) >= 5  # and libcst's module was assembled from pieces

@@ -153,7 +153,12 @@ class SourceFile:
     def module(self) -> "cst.Module":
         """libcst's tree of the whole text, which CPython's parser must accept;
         raises ``Unsupported`` where libcst cannot parse it."""
-        return self.memo("module", lambda: libcst_tree(self.text))
+        return self.memo(MODULE, lambda: libcst_tree(self.text))
+
+
+# The memo key of ``module``: a caller that can make the same tree faster
+# (``engine/splicing.py``) sets it before anyone asks.
+MODULE = "module"
 
 
 def python_tree(text: str, top_level_await: bool = False) -> ast.Module:

@@ -58,8 +58,16 @@ from torchlint.analysis.project import STANDALONE, ModuleRef
 from torchlint.core.diagnostic import Diagnostic, ParseError
 from torchlint.core.noqa import file_is_exempt
 from torchlint.core.source import SourceFile, python_tree
-from torchlint.engine.linter import CheckResult, Engine
-from torchlint.engine.narrowing import carry_screens, focus, focus_honoured, focused_rules
+from torchlint.engine.linter import DEPTH_CHECKED, CheckResult, Engine, check_depth
+from torchlint.engine.narrowing import (
+    carry_parses,
+    carry_screens,
+    focus,
+    focus_honoured,
+    focused_rules,
+    outline_of_statements,
+    statement_index,
+)
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 LineRange = Tuple[int, int]
@@ -108,27 +116,66 @@ def recheck(engine: Engine, previous: Checked, text: str, module: ModuleRef = ST
         # project model: what a call returns, an attribute holds), where any
         # change, a number included, may change what it finds.
         return None
+    indexes = list(_statement_indexes(previous.source))
+    depth_checked = _depth_checked(previous.source)
     tree = _splice(previous.tree, index, new_statement, delta)
     checked = Checked(SourceFile(text, source.encoding, tree=tree), [])
     focus(checked.source, first, _last_line(new_statement))
+    carry_parses(previous.source, checked.source)
     if not delta:  # every other statement is where it was: its stub and outline still hold
         carry_screens(previous.source, checked.source, index)
+    # The other statements' nodes are the same objects (moved): only the new
+    # one is walked, for the outline of the file and for its depth.
+    indexes[index] = statement_index(new_statement)
+    checked.source.memo(_INDEXES, lambda: indexes)
+    if depth_checked:
+        check_depth(ast.Module(body=[new_statement], type_ignores=[]))  # raises Unsupported as a whole check would
+        checked.source.memo(DEPTH_CHECKED, lambda: True)
+    star_exports = engine.project.link(module).star_exports
+    outline = outline_of_statements(tree, indexes, star_exports)
     # The screens of the whole file need not run again: only the rules that
     # may flag the changed statement matter (``narrowing.focused_rules``).
-    star_exports = engine.project.link(module).star_exports
-    screened = focused_rules(checked.source, tree, engine.rules, star_exports)
+    screened = focused_rules(checked.source, tree, engine.rules, star_exports, outline)
     kept = [_moved(d, old_end, delta) for d in previous.diagnostics if not first <= d.line <= old_end]
     if screened is not None and not screened and not engine.report_unused_noqa:
         if not (engine.honour_noqa and file_is_exempt(checked.source)):
             checked.diagnostics = kept  # no rule can flag the changed statement
             return Rechecked(checked, CheckResult([]))
-    result = engine.check(checked.source, syntax_checked=True, module=module, screened=screened)
+    result = engine.check(checked.source, syntax_checked=True, module=module, screened=screened, outline=outline)
     if not (focus_honoured(checked.source) and result.narrowed):
         checked.diagnostics = list(result.diagnostics)  # the whole file was analysed after all
         return Rechecked(checked, result)
     found = [d for d in result.diagnostics if first <= d.line <= old_end + delta]
     checked.diagnostics = sorted(kept + found, key=Diagnostic.sort_key)
     return Rechecked(checked, result)
+
+
+def kept_for_next(source: SourceFile) -> SourceFile:
+    """``source`` with only what re-checking its next text needs: the text,
+    Python's tree and what was derived from it once (the screens' stubs,
+    libcst's pieces, each statement's node index, the depth check), not
+    libcst's trees of the check."""
+    kept = SourceFile(source.text, source.encoding, tree=source.tree)
+    carry_screens(source, kept)
+    carry_parses(source, kept)
+    indexes = source.memo(_INDEXES, lambda: None)
+    if indexes is not None:
+        kept.memo(_INDEXES, lambda: indexes)
+    if _depth_checked(source):
+        kept.memo(DEPTH_CHECKED, lambda: True)
+    return kept
+
+
+_INDEXES = "incremental: the node index of each top-level statement"
+
+
+def _statement_indexes(source: SourceFile) -> List[dict]:
+    return source.memo(_INDEXES, lambda: [statement_index(statement) for statement in source.tree.body])
+
+
+def _depth_checked(source: SourceFile) -> bool:
+    """Did the whole tree pass ``check_depth``? (Without computing it.)"""
+    return source.memo(DEPTH_CHECKED, lambda: False) is True
 
 
 def _changed_statement(tree: ast.Module, old: Sequence[str], new: Sequence[str]

@@ -30,6 +30,7 @@ from torchlint.rules.rule import Rule, SyntaxRepair
 MAX_FIX_ROUNDS = 10
 # Deepest syntax tree (in ast levels) torchlint analyses; see ``check_depth``.
 MAX_DEPTH = 2500
+DEPTH_CHECKED = "depth checked"  # SourceFile.memo key: the tree passed ``check_depth``
 
 
 @dataclass
@@ -106,14 +107,16 @@ class Engine:
         return [r for r in self.rules if id(r) in sharp or r in textual], outline
 
     def check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False,
-              module: ModuleRef = STANDALONE, screened: Optional[Sequence[Rule]] = None) -> CheckResult:
+              module: ModuleRef = STANDALONE, screened: Optional[Sequence[Rule]] = None,
+              outline: Optional[Outline] = None) -> CheckResult:
         """Find problems in ``source`` (see ``_check``), and unused ``# noqa`` codes if asked.
 
         ``module`` says which module of the project ``source`` is. ``screened``:
         the rules that may flag the part of ``source`` the caller wants findings
-        for, screened by the caller (``engine/incremental.py``)."""
+        for, screened by the caller (``engine/incremental.py``), which may also
+        give the outline of the whole file (with the project's star exports)."""
         source = SourceFile.of(source)
-        result = self._check(source, syntax_checked, whole, module, screened)
+        result = self._check(source, syntax_checked, whole, module, screened, outline)
         if self.report_unused_noqa and not file_is_exempt(source):
             running = [rule.code for rule in self.rules]
             for line, column, code in unused_noqa(source, result.suppressed, running):
@@ -123,7 +126,8 @@ class Engine:
         return result
 
     def _check(self, source: Union[str, SourceFile], syntax_checked: bool = False, whole: bool = False,
-               module: ModuleRef = STANDALONE, screened: Optional[Sequence[Rule]] = None) -> CheckResult:
+               module: ModuleRef = STANDALONE, screened: Optional[Sequence[Rule]] = None,
+               given_outline: Optional[Outline] = None) -> CheckResult:
         """Find problems in ``source``; raises ParseError for invalid Python.
 
         ``syntax_checked`` says the caller already compiled the text with
@@ -153,11 +157,13 @@ class Engine:
         if screened is None:
             active, outline = self._screen(source.text, tree, module)
         else:
-            active, outline = list(screened), Outline(tree, star_exports=self.project.link(module).star_exports)
+            active = list(screened)
+            outline = given_outline or Outline(tree, star_exports=self.project.link(module).star_exports)
         if not active:
             return CheckResult([])
         if len(source.text) > MAX_DEPTH:  # shorter sources cannot nest that deep
-            check_depth(tree)
+            # Memoized: the language server marks a text whose statements it checked one by one.
+            source.memo(DEPTH_CHECKED, lambda: check_depth(tree) or True)
         narrowed = None if whole or not self.screens else narrow(source, tree, active, outline)
         parsed = _parse_narrowed(narrowed) if narrowed is not None else None
         if parsed is None:

@@ -46,7 +46,8 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from torchlint.analysis.cutting import MIN_BODY_LINES, cut_body, cuttable, first_line, last_line  # noqa: F401
 from torchlint.analysis.outline import Outline
-from torchlint.core.source import SourceFile
+from torchlint.core.source import MODULE, SourceFile
+from torchlint.engine.splicing import spliced_module
 from torchlint.rules.rule import Rule
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -109,7 +110,33 @@ def narrow(source: SourceFile, tree: ast.Module, rules: Sequence[Rule], outline:
         return None
     for statement in cut:
         cut_body(statement, lines)
-    return Narrowed(SourceFile("".join(lines)), tuple((first_line(s), last_line(s)) for s in cut))
+    narrowed = SourceFile("".join(lines))
+    if focus is not None:
+        _splice_from_earlier(source, narrowed, lines, tree)
+    return Narrowed(narrowed, tuple((first_line(s), last_line(s)) for s in cut))
+
+
+def _splice_from_earlier(source: SourceFile, narrowed: SourceFile, lines: List[str], tree: ast.Module) -> None:
+    """Let ``narrowed``'s libcst module be assembled from the pieces the
+    last focused check of this document parsed (``splicing.py``), parsing only
+    the new ones; parsed whole when that cannot be done."""
+    cache = source.memo(_PIECES, dict)
+    try:
+        narrowed.memo(MODULE, lambda: spliced_module(narrowed.text, lines, tree, cache))
+    except Exception:  # CannotSplice, or a piece libcst refuses alone: libcst's answer on the whole text decides
+        cache.clear()
+
+
+def carry_parses(old: SourceFile, new: SourceFile) -> None:
+    """Let ``new`` (a later text of the same document) re-use the libcst
+    pieces ``old``'s focused check parsed. They are keyed by their text, so
+    any later text may use them; ``old`` must not be checked again."""
+    pieces = old.memo(_PIECES, lambda: None)
+    if pieces is not None:
+        new.memo(_PIECES, lambda: pieces)
+
+
+_PIECES = "narrowing: libcst pieces"
 
 
 # Keys of ``SourceFile.memo``: the lines a caller wants findings for, and
@@ -127,8 +154,8 @@ def focus(source: SourceFile, first: int, last: int) -> None:
 
 
 def focused_rules(source: SourceFile, tree: ast.Module, rules: Sequence[Rule],
-                  star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None
-                  ) -> Optional[List[Rule]]:
+                  star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None,
+                  whole_file: Optional[Outline] = None) -> Optional[List[Rule]]:
     """The rules of ``rules`` that may flag the focused statement of ``source``:
     those whose outline screen accepts the module with every other def and
     class stubbed (as ``narrow`` screens it), and those without one whose
@@ -142,7 +169,7 @@ def focused_rules(source: SourceFile, tree: ast.Module, rules: Sequence[Rule],
     focus = _focused_statement(statements, source.memo(_FOCUS, lambda: None))
     if focus is None:
         return None
-    _, screens = _prepared(source, tree, None, star_exports)
+    _, screens = _prepared(source, tree, whole_file, star_exports)
     outline = screens.outline(focus, statements[focus])
     return [rule for rule in rules
             if (rule.may_match_tree(outline) if rule.has_outline_screen() else rule.may_match(source.text))]
@@ -268,6 +295,27 @@ class _Screens:
 _NodeIndex = Dict[type, List[ast.AST]]
 
 
+def outline_of_statements(tree: ast.Module, indexes: Sequence[_NodeIndex],
+                          star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None) -> Outline:
+    """``Outline(tree)`` assembled from the node index of each top-level
+    statement (``statement_index``), in the order its walk finds them: the
+    module, then each statement's nodes, from the last statement to the first."""
+    by_type: _NodeIndex = {ast.Module: [tree]}
+    for index in reversed(indexes):
+        for kind, nodes in index.items():
+            found = by_type.get(kind)
+            if found is None:
+                by_type[kind] = list(nodes)
+            else:
+                found.extend(nodes)
+    return _AssembledOutline(tree, by_type, None, star_exports)
+
+
+def statement_index(statement: ast.stmt) -> _NodeIndex:
+    """The nodes of ``statement`` by type, as ``Outline`` finds them."""
+    return _index(statement)
+
+
 def _index(node: ast.AST) -> _NodeIndex:
     """The nodes under ``node`` (itself included) by type, found as ``Outline`` finds them."""
     return _AssembledOutline.index_of(node)
@@ -323,9 +371,10 @@ class _Slots:
 class _AssembledOutline(Outline):
     """An ``Outline`` whose index of nodes by type is given, not walked."""
 
-    def __init__(self, tree: ast.AST, by_type: _NodeIndex, whole_file: Optional[Outline]) -> None:
+    def __init__(self, tree: ast.AST, by_type: _NodeIndex, whole_file: Optional[Outline],
+                 star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None) -> None:
         self._given = by_type
-        super().__init__(tree, whole_file=whole_file)
+        super().__init__(tree, whole_file=whole_file, star_exports=star_exports)
 
     def _file(self, tree: ast.AST) -> None:
         self._by_type = self._given

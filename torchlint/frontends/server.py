@@ -52,8 +52,8 @@ from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.noqa import add_noqa
 from torchlint.core.settings import SettingsError
 from torchlint.core.source import SourceFile
-from torchlint.engine.incremental import Checked, recheck
-from torchlint.engine.narrowing import carry_screens
+from torchlint.engine.incremental import Checked, kept_for_next, recheck
+from torchlint.engine.narrowing import carry_parses
 from torchlint.engine.textedits import TextEdit, edits_between, preview_fix, preview_on_repaired
 from torchlint.rules import rule_specs
 from torchlint.run.config import CONFIG_FILES, ConfigError, Options, resolve
@@ -165,9 +165,7 @@ class Workbench:
             if rechecked is not None:
                 light = _light(rechecked.checked.diagnostics)
                 checked = rechecked.checked
-                kept = SourceFile(text, checked.source.encoding, tree=checked.tree)
-                carry_screens(checked.source, kept)
-                self._keep(key, path, Checked(kept, light))
+                self._keep(key, path, Checked(kept_for_next(checked.source), light))
                 return Outcome(light, internal_errors=list(rechecked.result.internal_errors))
         source = SourceFile(text)
         try:
@@ -185,8 +183,9 @@ class Workbench:
         light = _light(result.diagnostics)
         if result.repair is None and source.parsed:
             # Only the text and Python's tree: not libcst's trees the check made.
-            kept = SourceFile(text, source.encoding, tree=source.tree)
-            carry_screens(source, kept)
+            kept = kept_for_next(source)
+            if previous is not None:  # libcst's pieces of its last focused check: keyed by text, still good
+                carry_parses(previous.source, kept)
             self._keep(key, path, Checked(kept, light))
         return Outcome(light, internal_errors=list(result.internal_errors))
 
