@@ -17,15 +17,21 @@ training module with a few findings:
 - a typing burst: ``--burst`` changes 20 ms apart; how many diagnostics
   were published and that the last one is for the newest version;
 - memory: the server's RSS (from /proc) after opening, and after every
-  further 250 of ``--edits`` edits (debounce 0, each edit waits for its
-  diagnostics): flat means no growth beyond noise.
+  further 100 of ``--edits`` edits (debounce 0, each edit waits for its
+  diagnostics), and, in a process of its own, the Python memory the same
+  checks hold (tracemalloc after a full collection) after half and all of
+  the edits: flat means no growth once the bounded caches are full.
+
+``--src DIR`` (repeatable) measures the servers of other checkouts side by
+side (their changes interleaved, so the load weighs on each alike).
 
 The module has a TL104 finding in every eighth block (9 in 2,000 lines);
 ``--dense`` puts one in every block (72), which costs far more: every block
 must then be parsed and analysed with libcst.
 
-    python bench/server_latency.py [--lines 2000] [--changes 50] [--edits 1000] [--dense] [--write]
+    python bench/server_latency.py [--lines 2000] [--changes 50] [--edits 1000] [--dense] [--src DIR]... [--write]
     python bench/server_latency.py --in-process [--changes 50]  # CPU: whole vs incremental vs ast.parse
+    python bench/server_latency.py --retained [--edits 1000]    # tracemalloc only
 """
 
 from __future__ import annotations
@@ -128,6 +134,9 @@ def edit(text: str, round_: int) -> str:
     return "\n".join(lines)
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=2000)
@@ -135,9 +144,15 @@ def main() -> int:
     parser.add_argument("--burst", type=int, default=20)
     parser.add_argument("--edits", type=int, default=1000)
     parser.add_argument("--dense", action="store_true", help="a finding in every block (72 instead of 9)")
+    parser.add_argument("--src", action="append", default=[],
+                        help="a torchlint checkout whose server to measure (repeatable; default: this one); "
+                             "several are measured side by side, their changes interleaved")
     parser.add_argument("--in-process", action="store_true",
                         help="only measure, in this process, the CPU time of checking a change whole, "
                              "incrementally, and of ast.parse, side by side (no server)")
+    parser.add_argument("--retained", action="store_true",
+                        help="only measure, in this process, the Python memory the server's checks retain "
+                             "over --edits edits (tracemalloc; no server)")
     parser.add_argument("--write", action="store_true",
                         help="also write the figures into bench/RESULTS.md (its language-server section)")
     args = parser.parse_args()
@@ -145,93 +160,164 @@ def main() -> int:
     if args.in_process:
         print(json.dumps(in_process(make_module(args.lines, args.dense), args.changes), indent=2))
         return 0
+    if args.retained:
+        print(json.dumps(retained(make_module(args.lines, args.dense), args.edits)))
+        return 0
+    sources = [str(Path(src).resolve()) for src in args.src] or [str(ROOT)]
     root = Path(tempfile.mkdtemp(prefix="torchlint-lsp-bench-"))
     text = make_module(args.lines, args.dense)
     path = root / "model.py"
     path.write_text(text)
-    results = {"lines": text.count("\n"), "changes": args.changes, "edits": args.edits}
-
-    client = LspClient(cwd=str(root))
+    results = {"lines": text.count("\n"), "changes": args.changes, "edits": args.edits,
+               "servers": {src: {} for src in sources}}
+    servers = results["servers"]
+    clients = {src: LspClient(cwd=str(root), env=_env(src)) for src in sources}
     try:
-        client.initialize(root)
-        start = time.perf_counter()
-        uri = client.open(path, text, version=1)
-        first = client.diagnostics(uri, version=1)
-        results["first_diagnostics_ms"] = round((time.perf_counter() - start) * 1000, 1)
-        results["findings"] = len(first["diagnostics"])
-
-        latencies, cpu_times, wall_ratios, cpu_ratios, parse_walls, parse_cpus = [], [], [], [], [], []
+        uris = {}
+        for src, client in clients.items():
+            client.initialize(root)
+            start = time.perf_counter()
+            uris[src] = client.open(path, text, version=1)
+            first = client.diagnostics(uris[src], version=1)
+            servers[src]["first_diagnostics_ms"] = round((time.perf_counter() - start) * 1000, 1)
+            servers[src]["findings"] = len(first["diagnostics"])
+        samples = {src: {"latency": [], "cpu": [], "wall_ratio": [], "cpu_ratio": []} for src in sources}
+        parse_walls, parse_cpus = [], []
         version = 1
-        server_pid = client.process.pid
         for round_ in range(args.changes):
-            time.sleep(0.25)  # longer than the default debounce (200 ms): a quiet spell
             version += 1
             changed = edit(text, round_)
-            parse_wall, parse_cpu = timed_parse(changed)  # how busy the machine is now
-            cpu_before = cpu_ns(server_pid)
-            start = time.perf_counter()
-            client.change(uri, version, changed)
-            client.diagnostics(uri, version=version)
-            latency = (time.perf_counter() - start) * 1000
-            cpu = (cpu_ns(server_pid) - cpu_before) / 1e6
-            latencies.append(latency)
-            cpu_times.append(cpu)
-            parse_walls.append(parse_wall)
-            parse_cpus.append(parse_cpu)
-            wall_ratios.append(latency / parse_wall)
-            cpu_ratios.append(cpu / parse_cpu if parse_cpu > 0 else float("nan"))
-        latencies.sort()
+            for src, client in clients.items():  # interleaved: the load weighs on each alike
+                time.sleep(0.25)  # longer than the default debounce (200 ms): a quiet spell
+                parse_wall, parse_cpu = timed_parse(changed)  # how busy the machine is now
+                parse_walls.append(parse_wall)
+                parse_cpus.append(parse_cpu)
+                cpu_before = cpu_ns(client.process.pid)
+                start = time.perf_counter()
+                client.change(uris[src], version, changed)
+                client.diagnostics(uris[src], version=version)
+                latency = (time.perf_counter() - start) * 1000
+                cpu = (cpu_ns(client.process.pid) - cpu_before) / 1e6
+                sample = samples[src]
+                sample["latency"].append(latency)
+                sample["cpu"].append(cpu)
+                sample["wall_ratio"].append(latency / parse_wall)
+                sample["cpu_ratio"].append(cpu / parse_cpu if parse_cpu > 0 else float("nan"))
         results["ast_parse_ms"] = round(statistics.median(parse_walls), 1)
         results["ast_parse_cpu_ms"] = round(statistics.median(parse_cpus), 1)
-        results["change_latency_ms"] = {
-            "median": round(statistics.median(latencies), 1),
-            "p90": round(latencies[int(len(latencies) * 0.9) - 1], 1),
-            "min": round(latencies[0], 1),
-            "max": round(latencies[-1], 1),
-            "median_ratio_to_ast_parse": round(statistics.median(wall_ratios), 2),
-        }
-        results["change_cpu_ms"] = {
-            "median": round(statistics.median(cpu_times), 1),
-            "median_ratio_to_ast_parse": round(statistics.median(r for r in cpu_ratios if r == r), 2),
-        }
+        for src, sample in samples.items():
+            latencies = sorted(sample["latency"])
+            servers[src]["change_latency_ms"] = {
+                "median": round(statistics.median(latencies), 1),
+                "p90": round(latencies[int(len(latencies) * 0.9) - 1], 1),
+                "min": round(latencies[0], 1),
+                "max": round(latencies[-1], 1),
+                "median_ratio_to_ast_parse": round(statistics.median(sample["wall_ratio"]), 2),
+            }
+            servers[src]["change_cpu_ms"] = {
+                "median": round(statistics.median(sample["cpu"]), 1),
+                "median_ratio_to_ast_parse": round(statistics.median(r for r in sample["cpu_ratio"] if r == r), 2),
+            }
 
-        time.sleep(0.3)
-        first_version = version + 1
-        for round_ in range(args.burst):
-            version += 1
-            client.change(uri, version, edit(text, 5000 + round_))
-            time.sleep(0.02)
-        published = client.pending_diagnostics(5.0)
-        results["burst"] = {
-            "changes": args.burst,
-            "published": len(published),
-            "versions": [p.get("version") for p in published],
-            "last_is_newest": bool(published) and published[-1].get("version") == version,
-            "first_version": first_version,
-        }
+        for src, client in clients.items():
+            time.sleep(0.3)
+            first_version = version + 1
+            burst_version = version
+            for round_ in range(args.burst):
+                burst_version += 1
+                client.change(uris[src], burst_version, edit(text, 5000 + round_))
+                time.sleep(0.02)
+            published = client.pending_diagnostics(5.0)
+            servers[src]["burst"] = {
+                "changes": args.burst,
+                "published": len(published),
+                "versions": [p.get("version") for p in published],
+                "last_is_newest": bool(published) and published[-1].get("version") == burst_version,
+                "first_version": first_version,
+            }
     finally:
-        client.shutdown()
+        for client in clients.values():
+            client.shutdown()
 
-    # Memory: a server without debounce, every edit checked.
-    client = LspClient(cwd=str(root))
-    try:
-        client.initialize(root, {"debounceMs": 0})
-        uri = client.open(path, text, version=1)
-        client.diagnostics(uri, version=1)
-        memory = [("after open", rss_kb(client.process.pid))]
-        for round_ in range(args.edits):
-            client.change(uri, round_ + 2, edit(text, 10000 + round_))
-            client.diagnostics(uri, version=round_ + 2)
-            if (round_ + 1) % 250 == 0:
-                memory.append((f"after {round_ + 1} edits", rss_kb(client.process.pid)))
-        results["rss_kb"] = dict(memory)
-    finally:
-        client.shutdown()
+    for src in sources:
+        servers[src]["rss_kb"] = server_memory(src, root, path, text, args.edits)
+        if args.edits:
+            servers[src]["retained"] = retained_in(src, args.lines, args.dense, args.edits)
     results["load_average"] = round(os.getloadavg()[0], 1) if hasattr(os, "getloadavg") else None
     print(json.dumps(results, indent=2))
     if args.write:
         write_section(results, " ".join(sys.argv[1:]))
     return 0
+
+
+def _env(src: str) -> dict:
+    """The environment that makes a Python process import torchlint from checkout ``src``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+MEMORY_STEP = 100
+
+
+def server_memory(src: str, root: Path, path: Path, text: str, edits: int) -> dict:
+    """The server's RSS after opening and after every ``MEMORY_STEP`` further edits
+    (debounce 0, each edit waits for its diagnostics)."""
+    client = LspClient(cwd=str(root), env=_env(src))
+    try:
+        client.initialize(root, {"debounceMs": 0})
+        uri = client.open(path, text, version=1)
+        client.diagnostics(uri, version=1)
+        memory = {0: rss_kb(client.process.pid)}
+        for round_ in range(edits):
+            client.change(uri, round_ + 2, edit(text, 10000 + round_))
+            client.diagnostics(uri, version=round_ + 2)
+            if (round_ + 1) % MEMORY_STEP == 0:
+                memory[round_ + 1] = rss_kb(client.process.pid)
+        return memory
+    finally:
+        client.shutdown()
+
+
+def retained_in(src: str, lines: int, dense: bool, edits: int) -> dict:
+    """``retained`` run in a process that imports torchlint from ``src``."""
+    import subprocess
+
+    command = [sys.executable, __file__, "--retained", "--lines", str(lines), "--edits", str(edits)]
+    command += ["--dense"] if dense else []
+    done = subprocess.run(command, env=_env(src), capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def retained(text: str, edits: int) -> dict:
+    """The Python memory (tracemalloc, after a full collection) the server's
+    checks (``Workbench``, as the server calls it, without the protocol) hold
+    after the first and the second half of ``edits`` one-line edits: growth
+    over the second half, when the bounded caches are full, is a leak."""
+    import gc
+    import tracemalloc
+
+    from torchlint.frontends.cli import build_parser
+    from torchlint.frontends.server import Workbench
+
+    root = Path(tempfile.mkdtemp(prefix="torchlint-lsp-bench-"))
+    (root / "pyproject.toml").write_text("[tool.torchlint]\n")
+    path = str(root / "model.py")
+    workbench = Workbench(build_parser().parse_args([]))
+    workbench.check(path, text)
+    tracemalloc.start()
+    held = []
+    half = max(1, edits // 2)
+    for round_ in range(edits + 1):
+        if round_ % half == 0:
+            gc.collect()
+            held.append(tracemalloc.get_traced_memory()[0])
+        if round_ < edits:
+            workbench.check(path, edit(text, 20000 + round_))
+    tracemalloc.stop()
+    return {"edits": edits, "held_kb": [round(b / 1024, 1) for b in held],
+            "first_half_bytes_per_edit": round((held[1] - held[0]) / half, 1),
+            "second_half_bytes_per_edit": round((held[-1] - held[1]) / half, 1)}
 
 
 def in_process(text: str, changes: int) -> dict:
@@ -270,43 +356,75 @@ SECTION = "server_latency"
 def write_section(results: dict, arguments: str) -> None:
     """Replace (or add) this script's section of RESULTS.md; benchmark.py keeps it when it rewrites the file."""
     path = Path(__file__).resolve().parent / "RESULTS.md"
-    latency, burst, memory = results["change_latency_ms"], results["burst"], results["rss_kb"]
-    cpu = results["change_cpu_ms"]
-    load = results.get("load_average", float("nan"))
-    rss = ", ".join(f"{label} {kb / 1024:.1f} MB" for label, kb in memory.items())
-    sizes = list(memory.values())
-    # Growth over the second half of the edits (the first fills the caches).
-    tail = (sizes[-1] - sizes[len(sizes) // 2]) / max(1, results.get("edits", 1) // 2) if len(sizes) > 2 else 0.0
+    servers = results["servers"]
+    names = {src: _checkout_name(src) for src in servers}
+    load = results.get("load_average") or float("nan")
+    first = next(iter(servers.values()))
+
+    def row(label: str, cell, target: str = "") -> str:
+        return "| " + " | ".join([label, *(cell(s) for s in servers.values()), target]) + " |"
+
+    def rss(s: dict) -> str:
+        sizes = {int(k): v for k, v in s["rss_kb"].items()}
+        last = max(sizes)
+        middle = min(sizes, key=lambda k: abs(k - last / 2))
+        tail = (sizes[last] - sizes[middle]) / max(1, last - middle)
+        head = (sizes[middle] - sizes[0]) / max(1, middle)
+        return (f"{sizes[0] / 1024:.1f} MB after open, {sizes[last] / 1024:.1f} MB after {last} edits; "
+                f"{head:+.2f} KB/edit over the first {middle}, {tail:+.2f} KB/edit over the rest")
+
+    def held(s: dict) -> str:
+        kept = s.get("retained")
+        if not kept:
+            return ""
+        return (f"{kept['held_kb'][0]:.0f} / {kept['held_kb'][1]:.0f} / {kept['held_kb'][2]:.0f} KB: "
+                f"{kept['first_half_bytes_per_edit']:+.0f} B/edit, then {kept['second_half_bytes_per_edit']:+.0f} B/edit")
+
     body = "\n".join([
         "## Language server (`torchlint server`)",
         "",
         f"`python bench/server_latency.py {arguments}`".replace(" `", "`"),
-        f"({results['lines']}-line module, {results['findings']} findings; load average {load:.1f} at the end, "
-        f"on the 2-core machine shared with other work).",
+        f"({results['lines']}-line module, {first['findings']} findings; the servers' changes interleaved; "
+        f"load average {load:.1f} at the end, on the 2-core machine shared with other work; "
+        f"`ast.parse` of the text took {results['ast_parse_ms']:.0f} ms wall, {results['ast_parse_cpu_ms']:.0f} ms CPU "
+        f"(medians, timed just before each change)).",
         "",
-        "| measure | figure | target | met |",
-        "| --- | --- | --- | --- |",
-        f"| first diagnostics after didOpen (initialized, nothing loaded) | "
-        f"{results['first_diagnostics_ms']:.0f} ms | | |",
-        f"| diagnostics after a one-line change (median of {results.get('changes', '?')}) | "
-        f"{latency['median']:.0f} ms (p90 {latency['p90']:.0f}, min {latency['min']:.0f}) | <= 50 ms | "
-        f"{'yes' if latency['median'] <= 50 else 'no'} |",
-        f"| the same, as a ratio to `ast.parse` of the changed text timed just before each change | "
-        f"{latency['median_ratio_to_ast_parse']:.2f}x `ast.parse` (median; `ast.parse` took {results['ast_parse_ms']:.0f} ms)"
-        f" | | |",
-        f"| server CPU time per change (all threads) | {cpu['median']:.0f} ms, "
-        f"{cpu['median_ratio_to_ast_parse']:.2f}x `ast.parse`'s CPU time ({results['ast_parse_cpu_ms']:.0f} ms) | | |",
-        f"| burst: {burst['changes']} changes 20 ms apart | {burst['published']} published, "
-        f"newest last: {'yes' if burst['last_is_newest'] else 'no'} | gathered, newest last | "
-        f"{'yes' if burst['last_is_newest'] and burst['published'] < burst['changes'] else 'no'} |",
-        f"| server RSS over {results.get('edits', '?')} edits | {rss}; second half {tail:+.1f} KB/edit | flat | "
-        f"{'yes' if abs(tail) <= 1 else 'no'} |",
+        "| measure | " + " | ".join(f"`{name}`" for name in names.values()) + " | target |",
+        "| --- | " + " | ".join("---" for _ in names) + " | --- |",
+        row("first diagnostics after didOpen (initialized, nothing loaded)",
+            lambda s: f"{s['first_diagnostics_ms']:.0f} ms"),
+        row(f"diagnostics after a one-line change (median of {results['changes']}; p90, min)",
+            lambda s: f"**{s['change_latency_ms']['median']:.0f} ms** ({s['change_latency_ms']['p90']:.0f}, "
+                      f"{s['change_latency_ms']['min']:.0f})", "<= 50 ms"),
+        row("the same, as a ratio to `ast.parse` timed just before each change",
+            lambda s: f"{s['change_latency_ms']['median_ratio_to_ast_parse']:.2f}x"),
+        row("server CPU time per change (all threads; ratio to `ast.parse`'s CPU time)",
+            lambda s: f"{s['change_cpu_ms']['median']:.0f} ms ({s['change_cpu_ms']['median_ratio_to_ast_parse']:.2f}x)"),
+        row("burst: changes 20 ms apart, published; newest last",
+            lambda s: f"{s['burst']['changes']} -> {s['burst']['published']}; "
+                      f"{'yes' if s['burst']['last_is_newest'] else 'no'}", "gathered, newest last"),
+        row(f"server RSS over {results['edits']} edits (debounce 0)", rss, "flat"),
+        row("Python memory the checks hold (tracemalloc, in process, at 0 / half / all edits)", held, "flat"),
     ])
     section = f"\n<!-- begin {SECTION} -->\n{body}\n<!-- end {SECTION} -->\n"
     old = path.read_text(encoding="utf-8")
     pattern = re.compile(rf"\n<!-- begin {SECTION} -->\n.*?<!-- end {SECTION} -->\n", re.S)
     new = pattern.sub(lambda _: section, old) if pattern.search(old) else old + section
     path.write_text(new, encoding="utf-8")
+
+
+def _checkout_name(src: str) -> str:
+    """The checkout's commit (and "this checkout" for the one running the script)."""
+    import subprocess
+
+    try:
+        commit = subprocess.run(["git", "-C", src, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = Path(src).name
+    dirty = subprocess.run(["git", "-C", src, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return commit + (" + changes" if dirty else "")
 
 
 if __name__ == "__main__":

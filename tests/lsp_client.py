@@ -31,10 +31,11 @@ class ServerGone(Exception):
 
 class LspClient:
     def __init__(self, cwd: Optional[str] = None, command: Optional[List[str]] = None,
-                 apply_edit: Optional[Callable[[Dict[str, Any]], bool]] = None) -> None:
+                 apply_edit: Optional[Callable[[Dict[str, Any]], bool]] = None,
+                 env: Optional[Dict[str, str]] = None) -> None:
         command = command or [sys.executable, "-m", "torchlint", "server"]
         self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
         self._next_id = 0
         self._responses: Dict[int, "queue.Queue[Dict[str, Any]]"] = {}
         self._lock = threading.Lock()

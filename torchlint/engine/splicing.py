@@ -75,8 +75,8 @@ def spliced_module(text: str, lines: Sequence[str], tree: ast.Module, cache: Pie
 
     def parse_head() -> Piece:
         module = cst.parse_module(head_text)
-        if len(module.body) != head_end + 1 or not isinstance(getattr(module.body[-1], "body", None),
-                                                                cst.IndentedBlock):
+        last_body = getattr(module.body[-1], "body", None) if module.body else None
+        if len(module.body) != head_end + 1 or not isinstance(last_body, cst.IndentedBlock):
             raise CannotSplice("the head does not end with an indented block")
         settings = (module.default_newline, module.default_indent, module.header)
         return tuple(module.body), settings, module.has_trailing_newline  # type: ignore[return-value]
