@@ -180,6 +180,9 @@ class Collector(Listener):
             self._guards.enter(node)
             if kind is cst.IndentedBlock:
                 self._block = Block(node, self._block)
+        elif kind is cst.SimpleStatementSuite:
+            # ``if c: x = 1`` / ``for i in r: x = f(x)``: a block too, though on one line.
+            self._block = Block(node, self._block)
         elif kind is cst.SimpleStatementLine:
             for small in node.body:
                 self.line_of[small] = node
@@ -200,6 +203,8 @@ class Collector(Listener):
             self._guards.leave(original_node)
             if kind is cst.IndentedBlock and self._block is not None:
                 self._block = self._block.parent
+        elif kind is cst.SimpleStatementSuite and self._block is not None:
+            self._block = self._block.parent
 
     def _function(self) -> Optional[cst.FunctionDef]:
         """The innermost function being walked (a class body or module has none)."""

@@ -169,7 +169,7 @@ class FileFacts:
 
 @dataclass(frozen=True)
 class Block:
-    """An indented block, linked to the block around it (None: the module's top level)."""
+    """An indented block (or a one-line suite), linked to the block around it (None: the module's top level)."""
 
     node: cst.CSTNode
     parent: Optional["Block"]
@@ -287,6 +287,45 @@ class Inference:
                 return None
             values.append(binding.value)
         return tuple(values)
+
+    def dominating_value(self, read: cst.Name) -> Optional[cst.BaseExpression]:
+        """The expression ``read`` holds on every run that reaches it: that of
+        the last plain ``name = expr`` before it, in a block enclosing it
+        (earlier bindings are overwritten), when no later binding can come
+        round a loop to it first. None when unsure (another kind of binding,
+        a binding in a branch, another scope, a ``global`` rebinding)."""
+        scope = self._resolver.scope_of(read)
+        assignments = self._resolver.assignments(read)
+        if not all(isinstance(getattr(a, "node", None), cst.Name) and a.scope is scope
+                   and self._resolver.scope_of(a.node) is scope for a in assignments):
+            return None
+        statement = self._facts.statement_of.get(read)
+        if statement is None:
+            return None  # a compound statement's header, such as a ``while`` test read on every turn
+        same = [a for a in assignments if self._facts.statement_of.get(a.node) is statement]
+        if any(all(a.node is not n for n in _assigned_names(statement)) for a in same):
+            return None  # ``(x := f()) + x``: a binding inside the statement that may come first
+        before = [a for a in assignments if a not in same and any(access.node is read for access in a.references)]
+        if not before:
+            return None
+        last = max(before, key=lambda a: a.index)
+        binding = self._bindings.get(last.node)
+        if binding is None or binding.how != "assign" or binding.path:
+            return None
+        block, read_block = self._facts.block_of.get(last.node), self._facts.block_of.get(read)
+        if block is not None and not block.encloses(read_block):
+            return None
+        # A later binding reaches the read through a loop around both that ``last`` is outside of:
+        # a block enclosing both, not enclosing ``last`` (any such block counts: it may be a loop body).
+        for later in assignments:
+            if later in before:
+                continue
+            around = self._facts.block_of.get(later.node)
+            while around is not None:
+                if around.encloses(read_block) and not around.encloses(block):
+                    return None
+                around = around.parent
+        return binding.value
 
     def is_autograd_function_class(self, classdef: cst.ClassDef) -> bool:
         """Does this class derive from torch.autograd.Function (directly or via the file)?"""
@@ -911,6 +950,26 @@ def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg.value
     return None
+
+
+def _assigned_names(statement: cst.CSTNode) -> List[cst.Name]:
+    """The names an assignment statement binds after reading its value (``a, b = ...``)."""
+    if isinstance(statement, cst.Assign):
+        pending = [t.target for t in statement.targets]
+    elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)):
+        pending = [statement.target]
+    else:
+        return []
+    names = []
+    while pending:
+        target = pending.pop()
+        if isinstance(target, cst.Name):
+            names.append(target)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            pending.extend(e.value for e in target.elements)
+        elif isinstance(target, cst.StarredElement):
+            pending.append(target.value)
+    return names
 
 
 def _updates(binding: Binding, name: str) -> bool:
