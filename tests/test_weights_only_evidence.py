@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from torchlint.core.settings import Settings
@@ -106,3 +108,21 @@ def test_from_torch_2_6_only_pickled_files_are_reported() -> None:
     assert findings(state_dict, torch_version=(2, 6, 0)) == []
     [found] = findings(module, torch_version=(2, 6, 0))
     assert "UnpicklingError" in found.detail and "trust" in found.detail
+
+
+def test_the_two_questions_of_torch_load_are_silenced_apart(tmp_path) -> None:
+    # TL203 (map_location) and TL214 (weights_only) are separate codes: a user who answers one
+    # (or silences it) still hears about the other, through the real command.
+    from conftest import run_torchlint
+
+    path = tmp_path / "load.py"
+    path.write_text(
+        "import torch\n"
+        "model = torch.nn.Linear(2, 2).cuda()\n"
+        "state = torch.load('ckpt.pt')  # noqa: TL214\n"
+        "other = torch.load('other.pt', weights_only=True)\n"
+        "third = torch.load('third.pt', map_location='cpu')\n"
+    )
+    result = run_torchlint([str(path), "--no-cache", "--select", "TL203,TL214", "--output-format", "json"])
+    found = sorted((d["location"]["row"], d["code"]) for d in json.loads(result.stdout))
+    assert found == [(3, "TL203"), (4, "TL203"), (5, "TL214")], result.stdout
