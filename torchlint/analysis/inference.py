@@ -305,7 +305,8 @@ class Inference:
         same = [a for a in assignments if self._facts.statement_of.get(a.node) is statement]
         if any(all(a.node is not n for n in _assigned_names(statement)) for a in same):
             return None  # ``(x := f()) + x``: a binding inside the statement that may come first
-        before = [a for a in assignments if a not in same and any(access.node is read for access in a.references)]
+        read_at = next((access.index for a in assignments for access in a.references if access.node is read), None)
+        before = [a for a in assignments if a not in same and read_at is not None and a.index < read_at]
         if not before:
             return None
         last = max(before, key=lambda a: a.index)
