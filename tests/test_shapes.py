@@ -163,3 +163,31 @@ def test_dominating_value_is_the_binding_every_run_passes_last():
     module.visit(Others())
     assert reads["x"][-3:] == [None, None, None]  # ``while x``, ``x.view(-1)`` after it, ``h``'s ``x``
     assert reads["y"][-1] is None
+
+
+def test_a_binding_after_the_read_does_not_decide_its_value(tmp_path: Path):
+    # Inference used to take the last binding of the function for every read of the name, even
+    # one before it: ``out.data[0]`` on a batch of outputs was "fixed" (safely!) to ``out.item()``,
+    # which raises on a tensor of three elements. The same in a loop whose first turn reads the
+    # binding before the loop.
+    path = tmp_path / "report.py"
+    source = (
+        "import torch\n"
+        "def report(x):\n"
+        "    out = x * 2\n"
+        "    print(out.data[0].tolist())\n"
+        "    out = torch.ones(3).sum()\n"
+        "    return out\n"
+        "def turns(x):\n"
+        "    out = x * 2\n"
+        "    for step in range(2):\n"
+        "        print(out.data[0].tolist())\n"
+        "        out = torch.ones(3).sum()\n"
+        "        break\n"
+        "report(torch.ones(3, 2))\n"
+        "turns(torch.ones(3, 2))\n"
+    )
+    path.write_text(source)
+    assert _run(path).returncode == 0
+    check = run_torchlint([str(path), "--no-cache", "--select", "TL101"])
+    assert check.returncode == 0, check.stdout

@@ -305,7 +305,7 @@ class Inference:
         same = [a for a in assignments if self._facts.statement_of.get(a.node) is statement]
         if any(all(a.node is not n for n in _assigned_names(statement)) for a in same):
             return None  # ``(x := f()) + x``: a binding inside the statement that may come first
-        read_at = next((access.index for a in assignments for access in a.references if access.node is read), None)
+        read_at = self._read_index(read, assignments)
         before = [a for a in assignments if a not in same and read_at is not None and a.index < read_at]
         if not before:
             return None
@@ -313,19 +313,11 @@ class Inference:
         binding = self._bindings.get(last.node)
         if binding is None or binding.how != "assign" or binding.path:
             return None
-        block, read_block = self._facts.block_of.get(last.node), self._facts.block_of.get(read)
-        if block is not None and not block.encloses(read_block):
+        block = self._facts.block_of.get(last.node)
+        if block is not None and not block.encloses(self._facts.block_of.get(read)):
             return None
-        # A later binding reaches the read through a loop around both that ``last`` is outside of:
-        # a block enclosing both, not enclosing ``last`` (any such block counts: it may be a loop body).
-        for later in assignments:
-            if later in before:
-                continue
-            around = self._facts.block_of.get(later.node)
-            while around is not None:
-                if around.encloses(read_block) and not around.encloses(block):
-                    return None
-                around = around.parent
+        if self._comes_round(read, [a for a in assignments if a not in before], last):
+            return None
         return binding.value
 
     def is_autograd_function_class(self, classdef: cst.ClassDef) -> bool:
@@ -571,7 +563,31 @@ class Inference:
             return None
         if len(ordered) == 1 and len(assignments) == 1:
             return None  # one binding: the plain agreement says the same
+        read_at = self._read_index(read, assignments)
+        if read_at is not None:
+            # A binding after the read reaches it only round a loop (then nothing dominates).
+            before = [a for a in ordered if a.index < read_at]
+            if not before or self._comes_round(read, [a for a in assignments if a not in before], before[-1]):
+                return None
+            ordered = before
         return self._last_value(read, ordered)
+
+    def _read_index(self, read: cst.Name, assignments) -> Optional[int]:
+        """Where ``read`` is among its scope's bindings (None: not a read with a binding before it)."""
+        return next((access.index for a in assignments for access in a.references if access.node is read), None)
+
+    def _comes_round(self, read: cst.Name, later, last) -> bool:
+        """Can one of the ``later`` bindings reach ``read`` round a loop that ``last`` (the binding
+        before the read) is outside of? Any block enclosing both the binding and the read but not
+        ``last`` may be a loop body."""
+        read_block, block = self._facts.block_of.get(read), self._facts.block_of.get(last.node)
+        for binding in later:
+            around = self._facts.block_of.get(binding.node)
+            while around is not None:
+                if around.encloses(read_block) and not around.encloses(block):
+                    return True
+                around = around.parent
+        return False
 
     def _last_value(self, read: cst.Name, ordered) -> Optional[Value]:
         last = ordered[-1]
