@@ -235,3 +235,29 @@ def test_project_function_rearranging_whole_numbers_keeps_them_whole(project):
                             "--output-format", "json", "--stdin-filename", "model.py", "-"], cwd=project,
                            input=MODEL, capture_output=True, text=True, timeout=300)
     assert [f["location"]["row"] for f in json.loads(stdin.stdout)] == [17], stdin.stderr
+
+
+@pytest.mark.parametrize("code", [
+    pytest.param("""
+        import torch
+        def f(n, xs):
+            x = torch.arange(n)
+            return torch.stack([torch.log(1 + x) for x in xs])
+        """, id="comprehension-variable"),
+    pytest.param("""
+        import torch
+        def f(n):
+            x = torch.arange(n).float()
+            while torch.log(1 + x).sum() > 3:
+                x = x / 2
+        """, id="while-test-after-the-body"),
+    pytest.param("""
+        import torch
+        def scale(x, dim):
+            return x * dim
+        def f(n):
+            return torch.log(1 + scale(torch.arange(n), dim=0.5))
+        """, id="project-keyword-holding-a-number"),
+])
+def test_scopes_loops_and_keywords_are_respected(code):
+    assert len(tl301_lines(code)) == 1

@@ -146,7 +146,8 @@ class IntegerValues:
             return False
         local = self._local_function(func)
         if local is not None:
-            return self._arguments_whole(call, function, depth) and self._project_function_whole(local)
+            return self._arguments_whole(call, function, depth, options=False) and \
+                self._project_function_whole(local)
         return False
 
     def _known_call_whole(self, call: cst.Call, callee: str, function: Optional[cst.FunctionDef],
@@ -165,7 +166,7 @@ class IntegerValues:
         if callee.startswith(api.TORCH_PACKAGES) or callee.startswith(("builtins.", "math.", "numpy.")):
             return False
         key = self._inference.project.absolute(callee)
-        return key is not None and self._arguments_whole(call, function, depth) and \
+        return key is not None and self._arguments_whole(call, function, depth, options=False) and \
             self._inference.project.returns_integer_valued(key)
 
     def _arange_whole(self, call: cst.Call, function: Optional[cst.FunctionDef], depth: int) -> bool:
@@ -182,13 +183,13 @@ class IntegerValues:
         return start is not None and self._whole(start, function, depth) and (
             step is None or self._whole(step, function, depth))
 
-    def _arguments_whole(self, call: cst.Call, function: Optional[cst.FunctionDef], depth: int) -> bool:
-        """Every number passed in (tensors and sequences alike) whole; keyword options that
-        are no numbers (``dim=``, ``device=``, ``dtype=``, ``indexing=``) aside."""
+    def _arguments_whole(self, call: cst.Call, function: Optional[cst.FunctionDef], depth: int,
+                         options: bool = True) -> bool:
+        """Every number passed in (tensors and sequences alike) whole; with ``options``
+        (a torch callee), its keyword options that are no numbers (``dim=``, ``device=``,
+        ``dtype=``, ``indexing=``) aside."""
         for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value in ("dim", "device", "dtype", "indexing", "out",
-                                                                  "requires_grad", "keepdim", "layout",
-                                                                  "memory_format", "pin_memory", "axis"):
+            if options and arg.keyword is not None and arg.keyword.value in _OPTIONS:
                 continue
             if not self._whole(arg.value, function, depth):
                 return False
@@ -219,15 +220,27 @@ class IntegerValues:
             return known
         if depth > MAX_DEPTH or function is None or not _binds_only_plainly(function, name.value):
             return False
+        scope = self._resolver.scope_of(name)
+        if getattr(scope, "node", None) is not function:
+            return False  # a comprehension's or lambda's own variable, or a name of an enclosing scope
         self._names[name] = False  # a value depending on itself (``x = x / 2`` in a loop): unknown
         found = _Walk(self, function, name, depth).run() is True
         self._names[name] = found
         return found
 
     def parameter_whole(self, function: cst.FunctionDef, param: cst.Param) -> bool:
+        """A parameter's numbers at the start of ``function``: annotated ``int`` (or a
+        container of ints), or any parameter while ``returns_integer_valued`` assumes so."""
+        if param is function.params.star_kwarg:
+            return False
         if function is self._assume_parameters:
             return True
-        return param.annotation is not None and _int_annotation(param.annotation.annotation)
+        return param is not function.params.star_arg and param.annotation is not None and \
+            _int_annotation(param.annotation.annotation)
+
+    def whole_at(self, expr: cst.BaseExpression, function: cst.FunctionDef, depth: int) -> bool:
+        """``integer_valued`` for the walk, ``depth`` names deep."""
+        return self._whole(expr, function, depth)
 
 
 class _Walk:
@@ -250,7 +263,7 @@ class _Walk:
                 state = self._values.parameter_whole(self._function, param)
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param) and star.name.value == name:
-                state = self._function is self._values._assume_parameters and star is params.star_arg
+                state = self._values.parameter_whole(self._function, star)
         found, _ = self._block(_statements(self._function.body), state)
         return found
 
@@ -284,13 +297,14 @@ class _Walk:
                 return found, after_else
             return None, after_body and after_else
         if isinstance(statement, (cst.For, cst.While)):
-            header = statement.iter if isinstance(statement, cst.For) else statement.test
-            if _contains(header, self._read):
-                return state, state
+            if isinstance(statement, cst.For) and _contains(statement.iter, self._read):
+                return state, state  # evaluated once, before the loop
             if isinstance(statement, cst.For) and _binds(statement.target, self._read.value):
                 return None, False
             _, once = self._block(_statements(statement.body), state)
             entry = state and once  # the body may run again after itself
+            if isinstance(statement, cst.While) and _contains(statement.test, self._read):
+                return entry, entry  # tested before every round
             found, after_body = self._block(_statements(statement.body), entry)
             if found is not None:
                 return found, after_body
@@ -357,9 +371,12 @@ class _Walk:
         return state
 
     def _whole(self, expr: cst.BaseExpression) -> bool:
-        return self._values._whole(expr, self._function, self._depth + 1)
+        return self._values.whole_at(expr, self._function, self._depth + 1)
 
 
+# Keywords of torch functions that hold no numbers of the result.
+_OPTIONS = frozenset(("dim", "device", "dtype", "indexing", "out", "requires_grad", "keepdim", "layout",
+                      "memory_format", "pin_memory", "axis"))
 _AUG_WHOLE = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.FloorDivideAssign, cst.ModuloAssign)
 
 

@@ -138,7 +138,6 @@ class UncheckedNonStrictLoad(Rule):
         )
 
 
-
 # A comment that speaks of the strictness of the load: "non-strict", "strict=False", "not strict".
 _STRICTNESS = re.compile(r"strict", re.IGNORECASE)
 
