@@ -57,6 +57,11 @@ class FileContext:
         self._collector = collector
         self._memo: Dict[object, object] = {}
 
+    def release(self) -> None:
+        """Let go of the file's scopes now that its check is over (``scopes.release``)."""
+        self.resolver.release()
+        self._memo.clear()
+
     def call_of(self, callee: cst.CSTNode) -> Optional[cst.Call]:
         """The Call whose ``func`` is ``callee``, if it is called."""
         return self._collector.call_of.get(callee)

@@ -250,6 +250,7 @@ class Engine:
                                               end_line=end_line, end_column=end_column, detail=finding.detail))
         else:
             locator = None
+        file_context.release()
         diagnostics.sort(key=Diagnostic.sort_key)
         return CheckResult(_dedupe(diagnostics), file_context.module, errors, narrowed is not None,
                            file_context.top_of, locator, suppressed)
