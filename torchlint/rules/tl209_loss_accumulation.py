@@ -331,17 +331,19 @@ class LossAccumulatedAsTensor(Rule):
         if _grad_disabled(ctx) or _differentiated_later(target, ctx):
             return
         fix = None
+        # A total later used as only a tensor can be (``total.item()``, ``torch.exp(total)``)
+        # stays a tensor: ``.detach()``; else the usual ``.item()``.
+        method = "detach" if _used_as_tensor_later(target, ctx) else "item"
         if value.scalar:
-            # A total later used as only a tensor can be (``total.item()``, ``torch.exp(total)``)
-            # stays a tensor: ``.detach()``; else the usual ``.item()``.
-            method = "detach" if _used_as_tensor_later(target, ctx) else "item"
             fix = Fix([Edit(added, lambda node: _append(node, method))], safe=False)
         yield Finding(
             target,
-            fitting(f"adding a loss tensor to `{target.value}` keeps every step's graph; add `loss.item()`",
-                    "adding a loss tensor keeps every step's autograd graph; add `loss.item()`"),
+            fitting(f"adding a loss tensor to `{target.value}` keeps every step's graph; add `loss.{method}()`",
+                    f"adding a loss tensor keeps every step's autograd graph; add `loss.{method}()`"),
             fix,
-            detail="each step's autograd graph stays alive; accumulate `loss.item()` (or `loss.detach()`)",
+            detail=("each step's autograd graph stays alive; accumulate `loss.item()` (or `loss.detach()`)"
+                    if method == "item" else "each step's autograd graph stays alive; the total is used as a "
+                    "tensor later, so accumulate `loss.detach()`"),
         )
 
 
