@@ -93,11 +93,20 @@ class ZeroDimTarget(Rule):
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
-        # A call whose target (second positional or ``target=``) is a name or an
-        # index, in a file that calls or builds a torch loss (where losses come from).
+        # A call whose target (second positional or ``target=``) is what
+        # ``_element_source`` can follow: ``xs[i]`` / ``xs[0]``, or a name a
+        # ``for`` loop binds (alone, or from ``zip``); in a file that calls or
+        # builds a torch loss (where losses come from).
+        looped = outline.memo("TL216 loop names", lambda: _loop_names(outline))
+
         def element_like(node: Optional[ast.AST]) -> bool:
-            return isinstance(node, ast.Name) or (
-                isinstance(node, ast.Subscript) and not isinstance(node.slice, (ast.Slice, ast.Tuple)))
+            if isinstance(node, ast.Name):
+                return node.id in looped
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+                return False  # a size, never a tensor's element
+            return isinstance(node, ast.Subscript) and (
+                isinstance(node.slice, ast.Name)
+                or (isinstance(node.slice, ast.Constant) and type(node.slice.value) is int))
 
         return any(
             element_like(call.args[1] if len(call.args) > 1 else None)
@@ -114,6 +123,17 @@ class ZeroDimTarget(Rule):
             yield Finding(target, "loss target is one element of a 1-D tensor: 0-dim since torch 0.4, (1,) before",
                           Fix([Edit(target, _as_one_element_batch)], safe=False),
                           detail="`.view(1)` gives it torch 0.3's shape (1,) if the loss expects a batch")
+
+
+def _loop_names(outline: Outline) -> frozenset:
+    """The names ``for`` loops bind the way ``_iterated_for`` follows them."""
+    names = set()
+    for loop in outline.nodes(ast.For):
+        if isinstance(loop.target, ast.Name):
+            names.add(loop.target.id)
+        elif isinstance(loop.target, (ast.Tuple, ast.List)):
+            names.update(element.id for element in loop.target.elts if isinstance(element, ast.Name))
+    return frozenset(names)
 
 
 def _target_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
