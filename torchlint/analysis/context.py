@@ -57,6 +57,11 @@ class FileContext:
         self._collector = collector
         self._memo: Dict[object, object] = {}
 
+    def release(self) -> None:
+        """Let go of the file's scopes now that its check is over (``scopes.release``)."""
+        self.resolver.release()
+        self._memo.clear()
+
     def call_of(self, callee: cst.CSTNode) -> Optional[cst.Call]:
         """The Call whose ``func`` is ``callee``, if it is called."""
         return self._collector.call_of.get(callee)
@@ -180,6 +185,9 @@ class Collector(Listener):
             self._guards.enter(node)
             if kind is cst.IndentedBlock:
                 self._block = Block(node, self._block)
+        elif kind is cst.SimpleStatementSuite:
+            # ``if c: x = 1`` / ``for i in r: x = f(x)``: a block too, though on one line.
+            self._block = Block(node, self._block)
         elif kind is cst.SimpleStatementLine:
             for small in node.body:
                 self.line_of[small] = node
@@ -200,6 +208,8 @@ class Collector(Listener):
             self._guards.leave(original_node)
             if kind is cst.IndentedBlock and self._block is not None:
                 self._block = self._block.parent
+        elif kind is cst.SimpleStatementSuite and self._block is not None:
+            self._block = self._block.parent
 
     def _function(self) -> Optional[cst.FunctionDef]:
         """The innermost function being walked (a class body or module has none)."""

@@ -143,6 +143,11 @@ class ProjectLink:
         """``forwarded`` for the method ``method`` of the project class ``owner``."""
         return {}
 
+    def returns_integer_valued(self, qualified: str) -> bool:
+        """Given integer-valued arguments, does the project function ``qualified``
+        return integer-valued results only (``integral.py``)?"""
+        return False
+
 
 NO_PROJECT = ProjectLink()
 
@@ -169,7 +174,7 @@ class FileFacts:
 
 @dataclass(frozen=True)
 class Block:
-    """An indented block, linked to the block around it (None: the module's top level)."""
+    """An indented block (or a one-line suite), linked to the block around it (None: the module's top level)."""
 
     node: cst.CSTNode
     parent: Optional["Block"]
@@ -202,6 +207,10 @@ class Inference:
         self._returns: Dict[cst.FunctionDef, Value] = {}
         self._attributes: Optional[Dict[cst.ClassDef, Dict[str, List[Binding]]]] = None
         self._backward: Optional[Set[Tuple[object, str]]] = None
+
+    @property
+    def resolver(self) -> Resolver:
+        return self._resolver
 
     # -- the questions rules ask ------------------------------------------
 
@@ -287,6 +296,38 @@ class Inference:
                 return None
             values.append(binding.value)
         return tuple(values)
+
+    def dominating_value(self, read: cst.Name) -> Optional[cst.BaseExpression]:
+        """The expression ``read`` holds on every run that reaches it: that of
+        the last plain ``name = expr`` before it, in a block enclosing it
+        (earlier bindings are overwritten), when no later binding can come
+        round a loop to it first. None when unsure (another kind of binding,
+        a binding in a branch, another scope, a ``global`` rebinding)."""
+        scope = self._resolver.scope_of(read)
+        assignments = self._resolver.assignments(read)
+        if not all(isinstance(getattr(a, "node", None), cst.Name) and a.scope is scope
+                   and self._resolver.scope_of(a.node) is scope for a in assignments):
+            return None
+        statement = self._facts.statement_of.get(read)
+        if statement is None:
+            return None  # a compound statement's header, such as a ``while`` test read on every turn
+        same = [a for a in assignments if self._facts.statement_of.get(a.node) is statement]
+        if any(all(a.node is not n for n in _assigned_names(statement)) for a in same):
+            return None  # ``(x := f()) + x``: a binding inside the statement that may come first
+        read_at = self._read_index(read, assignments)
+        before = [a for a in assignments if a not in same and read_at is not None and a.index < read_at]
+        if not before:
+            return None
+        last = max(before, key=lambda a: a.index)
+        binding = self._bindings.get(last.node)
+        if binding is None or binding.how != "assign" or binding.path:
+            return None
+        block = self._facts.block_of.get(last.node)
+        if block is not None and not block.encloses(self._facts.block_of.get(read)):
+            return None
+        if self._comes_round(read, [a for a in assignments if a not in before], last):
+            return None
+        return binding.value
 
     def is_autograd_function_class(self, classdef: cst.ClassDef) -> bool:
         """Does this class derive from torch.autograd.Function (directly or via the file)?"""
@@ -531,7 +572,31 @@ class Inference:
             return None
         if len(ordered) == 1 and len(assignments) == 1:
             return None  # one binding: the plain agreement says the same
+        read_at = self._read_index(read, assignments)
+        if read_at is not None:
+            # A binding after the read reaches it only round a loop (then nothing dominates).
+            before = [a for a in ordered if a.index < read_at]
+            if not before or self._comes_round(read, [a for a in assignments if a not in before], before[-1]):
+                return None
+            ordered = before
         return self._last_value(read, ordered)
+
+    def _read_index(self, read: cst.Name, assignments) -> Optional[int]:
+        """Where ``read`` is among its scope's bindings (None: not a read with a binding before it)."""
+        return next((access.index for a in assignments for access in a.references if access.node is read), None)
+
+    def _comes_round(self, read: cst.Name, later, last) -> bool:
+        """Can one of the ``later`` bindings reach ``read`` round a loop that ``last`` (the binding
+        before the read) is outside of? Any block enclosing both the binding and the read but not
+        ``last`` may be a loop body."""
+        read_block, block = self._facts.block_of.get(read), self._facts.block_of.get(last.node)
+        for binding in later:
+            around = self._facts.block_of.get(binding.node)
+            while around is not None:
+                if around.encloses(read_block) and not around.encloses(block):
+                    return True
+                around = around.parent
+        return False
 
     def _last_value(self, read: cst.Name, ordered) -> Optional[Value]:
         last = ordered[-1]
@@ -911,6 +976,26 @@ def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg.value
     return None
+
+
+def _assigned_names(statement: cst.CSTNode) -> List[cst.Name]:
+    """The names an assignment statement binds after reading its value (``a, b = ...``)."""
+    if isinstance(statement, cst.Assign):
+        pending = [t.target for t in statement.targets]
+    elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)):
+        pending = [statement.target]
+    else:
+        return []
+    names = []
+    while pending:
+        target = pending.pop()
+        if isinstance(target, cst.Name):
+            names.append(target)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            pending.extend(e.value for e in target.elements)
+        elif isinstance(target, cst.StarredElement):
+            pending.append(target.value)
+    return names
 
 
 def _updates(binding: Binding, name: str) -> bool:

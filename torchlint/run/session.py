@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import multiprocessing
 import os
@@ -31,6 +32,7 @@ from typing import (
     Tuple,
 )
 
+from torchlint.core.dependencies import ABSENT, ABSENT_DIGEST
 from torchlint.core.diagnostic import Fix, ParseError, Unsupported
 from torchlint.core.noqa import add_noqa
 from torchlint.rules.rule import Rule
@@ -42,7 +44,7 @@ from torchlint.run.reporters import REPORTERS, Reporter
 if TYPE_CHECKING:  # pragma: no cover
     from torchlint.engine.linter import Engine
 from torchlint.core.settings import Settings
-from torchlint.core.source import SourceError, decode
+from torchlint.core.source import SourceError, decode, no_cycle_collection
 from torchlint.run.fileio import (
     content_digest,
     encode,
@@ -92,6 +94,10 @@ class Linter:
     def digest_of(self, path: str) -> Optional[str]:
         """The digest of ``path``'s bytes now (asked once per run), None if unreadable."""
         digests = self.__dict__.setdefault("_digests", {})
+        if path not in digests and path.startswith(ABSENT):
+            # A place a checked file's import was looked for and nothing was
+            # there: still nothing, or the check must run again.
+            digests[path] = None if os.path.exists(path[len(ABSENT):]) else ABSENT_DIGEST
         if path not in digests:
             try:
                 with open(path, "rb") as handle:
@@ -203,13 +209,35 @@ def _process_all(files: Sequence[str], options: Options, linter: Linter, preview
 
 def _compute(files: Sequence[str], options: Options, linter: Linter, previews: bool) -> Iterator[FileReport]:
     global _WORKER_STATE
-    if options.jobs <= 1 or len(files) < 2 or not _can_fork() or not _worth_workers(files):
-        return (lean(process_file(path, linter.engine_for(path), options, previews=previews)) for path in files)
-    # Load libcst and the rules once, here: the forked workers share them
+    if not files:
+        return iter(())
+    # Load libcst and the rules once, here: forked workers share them
     # instead of each paying the import.
     linter.engine_for(files[0])
+    _settle_collector()
+    if options.jobs <= 1 or len(files) < 2 or not _can_fork() or not _worth_workers(files):
+        return (_checked(path, options, linter, previews) for path in files)
     _WORKER_STATE = (options, linter, previews)
     return _in_workers(files, options.jobs)
+
+
+# Collect cyclic garbage after 20,000 new container objects, not CPython's
+# 700, and the older generations less often too: checking a file allocates
+# tens of thousands (trees, scopes, bindings), and the defaults made the
+# collector walk them again and again. The figures: bench/RESULTS.md.
+COLLECTION_THRESHOLDS = (20_000, 50, 50)
+
+
+def _settle_collector() -> None:
+    """Keep the garbage collector from re-walking what lives all run long.
+
+    What is loaded by now (libcst, the rules, the torch tables) stays until
+    the run ends: ``gc.freeze`` takes it out of every later collection (and
+    forked workers then never write to its pages), and a higher threshold
+    collects the short-lived cycles of the analyses less often.
+    """
+    gc.freeze()
+    gc.set_threshold(*COLLECTION_THRESHOLDS)
 
 
 def _in_workers(files: Sequence[str], jobs: int) -> Iterator[FileReport]:
@@ -297,7 +325,7 @@ def _work_and_send(path: str, sender) -> None:
     _quiet_worker(os.getppid())
     assert _WORKER_STATE is not None
     options, linter, previews = _WORKER_STATE
-    sender.send(portable(lean(process_file(path, linter.engine_for(path), options, previews=previews))))
+    sender.send(portable(_checked(path, options, linter, previews)))
     sender.close()
 
 
@@ -336,9 +364,20 @@ def _work(index: int) -> FileReport:
     options, linter, previews = _WORKER_STATE
     path = _WORKER_FILES[index]
     _WORKER_PROGRESS[index] = WORKING
-    report = portable(lean(process_file(path, linter.engine_for(path), options, previews=previews)))
+    report = portable(_checked(path, options, linter, previews))
     _WORKER_PROGRESS[index] = DONE
     return report
+
+
+def _checked(path: str, options: Options, linter: Linter, previews: bool) -> FileReport:
+    """``path``'s lean report, with no cyclic collection while it is checked.
+
+    Most of what checking a file allocates (its trees, scopes, bindings)
+    dies when the check ends; a collection in the middle would walk all of
+    it and free nothing. Afterwards the first collection walks only what
+    is left: the check's cyclic garbage and what the run keeps."""
+    with no_cycle_collection():
+        return lean(process_file(path, linter.engine_for(path), options, previews=previews))
 
 
 def lean(report: FileReport) -> FileReport:
