@@ -180,6 +180,13 @@ class Collector(Listener):
             self._guards.enter(node)
             if kind is cst.IndentedBlock:
                 self._block = Block(node, self._block)
+        elif kind is cst.For or kind is cst.While:
+            # The block a loop repeats. A one-line loop, or a ``while`` test (read again
+            # after the body), repeats part of the block holding it.
+            if isinstance(node.body, cst.IndentedBlock):
+                self.facts.loop_blocks.add(node.body)
+            if kind is cst.While or not isinstance(node.body, cst.IndentedBlock):
+                self.facts.loop_blocks.add(self._block.node if self._block is not None else None)
         elif kind is cst.SimpleStatementLine:
             for small in node.body:
                 self.line_of[small] = node
@@ -209,11 +216,15 @@ class Collector(Listener):
         return frame.node if frame is not None and isinstance(frame.node, cst.FunctionDef) else None
 
     def _note_backward(self, call: cst.Call) -> None:
-        """``name.backward()`` with no gradient: evidence that ``name`` is a one-element tensor."""
+        """``name.backward()`` with no gradient: evidence that ``name`` is a one-element tensor;
+        ``name.size(0)``: that it is a tensor (NumPy's ``size`` is a number, not a method)."""
         func = call.func
         if (isinstance(func, cst.Attribute) and func.attr.value == "backward" and isinstance(func.value, cst.Name)
                 and all(arg.keyword is not None and arg.keyword.value != "gradient" for arg in call.args)):
             self.facts.backward_receivers.append(func.value)
+        elif (isinstance(func, cst.Attribute) and func.attr.value == "size" and isinstance(func.value, cst.Name)
+                and len(call.args) == 1 and call.args[0].keyword is None and _is_integer(call.args[0].value)):
+            self.facts.sized_receivers.append(func.value)
 
     # -- bindings -----------------------------------------------------------
 
@@ -390,3 +401,10 @@ def analyse(
     file_context = FileContext(module, resolver, inference, collector, settings)
     file_context.top_of = tops
     return file_context, collector.collected
+
+
+def _is_integer(expr: cst.BaseExpression) -> bool:
+    """``0`` or ``-1``: a literal dimension."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    return isinstance(expr, cst.Integer)

@@ -158,6 +158,8 @@ class FileFacts:
     attribute_bindings: List[Tuple[cst.Name, str, Binding]] = field(default_factory=list)
     # ``name.backward()`` with no gradient given: only a one-element tensor accepts that.
     backward_receivers: List[cst.Name] = field(default_factory=list)
+    # ``name.size(0)`` (a literal dimension): only a tensor has that method.
+    sized_receivers: List[cst.Name] = field(default_factory=list)
     # A read of a name inside ``if isinstance(name, T):`` / ``if torch.is_tensor(name):`` (or after
     # ``if not ...: return``) -> the ``(callee, type)`` of that test, checked when asked.
     guarded: Dict[cst.Name, Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]] = field(default_factory=dict)
@@ -165,6 +167,10 @@ class FileFacts:
     block_of: Dict[cst.Name, Optional["Block"]] = field(default_factory=dict)
     # Every name -> the small statement it is in (``x = x.data[0]`` binds after it reads).
     statement_of: Dict[cst.Name, cst.CSTNode] = field(default_factory=dict)
+    # The blocks (their nodes) a ``for``/``while`` repeats; for a one-line loop, the block
+    # holding it (None: the top level). Only through them can a binding reach a read
+    # written before it in its scope.
+    loop_blocks: Set[Optional[cst.CSTNode]] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -202,6 +208,8 @@ class Inference:
         self._returns: Dict[cst.FunctionDef, Value] = {}
         self._attributes: Optional[Dict[cst.ClassDef, Dict[str, List[Binding]]]] = None
         self._backward: Optional[Set[Tuple[object, str]]] = None
+        self._order: Optional[Dict[cst.Name, int]] = None
+        self._sized_names: Optional[Set[Tuple[object, str]]] = None
 
     # -- the questions rules ask ------------------------------------------
 
@@ -234,9 +242,9 @@ class Inference:
             if known and len(known) < len(values):
                 return meet(known)
         elif isinstance(expr, cst.Attribute):
-            base = self.value(expr.value)
-            if base.instance_of is not None:
-                return self._member(base.instance_of, expr.attr.value, called=False, numbers=False)
+            owners = self._attribute_owners(expr.value, expr.attr.value)
+            if owners is not None:
+                return self._member(owners, expr.attr.value, called=False, numbers=False)
         return value
 
     def is_module(self, expr: cst.BaseExpression) -> bool:
@@ -436,8 +444,9 @@ class Inference:
             if (base.kind is Kind.TENSOR or base.cuda) and expr.attr.value in api.TENSOR_ATTRIBUTES:
                 return replace(base, scalar=base.scalar and expr.attr.value == "data",
                                loss=base.loss and expr.attr.value not in ("data", "grad"))
-            if base.instance_of is not None:
-                return self._member(base.instance_of, expr.attr.value, called=False)
+            owners = self._attribute_owners(expr.value, expr.attr.value, base)
+            if owners is not None:
+                return self._member(owners, expr.attr.value, called=False)
             return UNKNOWN
         if isinstance(expr, (cst.Integer, cst.Float)):
             return NUMBER
@@ -483,7 +492,8 @@ class Inference:
             if all(v.kind is Kind.NUMBER for v in values):
                 return NUMBER
             return UNKNOWN
-        scalar = all(v.kind is Kind.NUMBER or (v.kind is Kind.TENSOR and v.scalar) for v in values)
+        scalar = all(v.kind is Kind.NUMBER or (v.kind is Kind.TENSOR and v.scalar)
+                     or (v.kind is Kind.UNKNOWN and _full_reduction(op)) for v, op in zip(values, operands))
         cuda = True if any(v.cuda for v in tensors) else (False if all(v.cuda is False for v in tensors) else None)
         return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, loss=any(v.loss for v in tensors))
 
@@ -503,7 +513,31 @@ class Inference:
                 v.kind in (Kind.UNKNOWN, Kind.TENSOR) for v in values):
             # ``name.backward()`` in the same scope: only a one-element tensor takes that.
             return Value(Kind.TENSOR, scalar=True, loss=True)
+        if value.kind is Kind.UNKNOWN and len(values) == 1 and self._sized(name):
+            # ``name.size(0)`` in the scope of its only binding (a parameter, say): a tensor.
+            return TENSOR
         return value
+
+    def _attribute_owners(self, receiver: cst.BaseExpression, member: str,
+                          base: Optional[Value] = None) -> Optional[str]:
+        """The project classes whose attribute ``receiver.member`` reads (``Value.instance_of``).
+
+        A name also bound to ``nn.DataParallel(model)`` (``if multi_gpu: net =
+        nn.DataParallel(net)``) still reads the model's attribute: the wrapper
+        has no ``member`` of its own, so reading it there raises AttributeError
+        and no value of the wrapper's gets past the read."""
+        base = base if base is not None else self.value(receiver)
+        if base.instance_of is not None or base.kind not in (Kind.MODULE, Kind.UNKNOWN) or not isinstance(
+                receiver, cst.Name):
+            return base.instance_of
+        if member in api.PARALLEL_WRAPPER_ATTRIBUTES or member.startswith("_"):
+            return None
+        assignments = self._resolver.assignments(receiver)
+        if len(assignments) < 2 or any(isinstance(a, ImportAssignment) for a in assignments):
+            return None
+        values = [self._assignment_value(a) for a in assignments]
+        kept = [v for v in values if v.module_class not in api.PARALLEL_WRAPPERS]
+        return meet(kept).instance_of if kept and len(kept) < len(values) else None
 
     def _member(self, owners: str, member: str, called: bool, numbers: bool = True) -> Value:
         """What all the classes an instance may be of agree ``member`` gives."""
@@ -529,9 +563,32 @@ class Inference:
         if not ordered or len({a.scope for a in ordered}) != 1 or not all(
                 isinstance(getattr(a, "node", None), cst.Name) for a in assignments):
             return None
+        if ordered[0].scope is self._resolver.scope_of(read):
+            ordered = [a for a in ordered if self._may_reach(a.node, read)]
+            if not ordered:
+                return None
         if len(ordered) == 1 and len(assignments) == 1:
             return None  # one binding: the plain agreement says the same
         return self._last_value(read, ordered)
+
+    def _may_reach(self, bound: cst.Name, read: cst.Name) -> bool:
+        """Can the binding of ``bound`` reach ``read`` (both in one scope)? One
+        written after the read does only when a loop around the read repeats it
+        (``loss = out; for i in dims: loss = loss.sum(i)`` then ``loss = loss.mean()``:
+        the last binding cannot reach the read in the loop)."""
+        if self._order is None:
+            self._order = {name: index for index, name in enumerate(self._facts.block_of)}
+        if self._order.get(bound, -1) < self._order.get(read, -1):
+            return True
+        bound_block = self._facts.block_of.get(bound)
+        block = self._facts.block_of.get(read)
+        while True:  # the read's block, then those around it (None: the top level)
+            repeated = (block.node if block is not None else None) in self._facts.loop_blocks
+            if repeated and (block is None or block.encloses(bound_block)):
+                return True
+            if block is None:
+                return False
+            block = block.parent
 
     def _last_value(self, read: cst.Name, ordered) -> Optional[Value]:
         last = ordered[-1]
@@ -553,6 +610,11 @@ class Inference:
         if self._backward is None:
             self._backward = {(self._resolver.scope_of(r), r.value) for r in self._facts.backward_receivers}
         return (self._resolver.scope_of(name), name.value) in self._backward
+
+    def _sized(self, name: cst.Name) -> bool:
+        if self._sized_names is None:
+            self._sized_names = {(self._resolver.scope_of(r), r.value) for r in self._facts.sized_receivers}
+        return (self._resolver.scope_of(name), name.value) in self._sized_names
 
     def _proves_tensor(self, callee: cst.BaseExpression, kind: Optional[cst.BaseExpression]) -> bool:
         """``isinstance(x, torch.Tensor)`` or ``torch.is_tensor(x)``: a test only a tensor passes."""
@@ -851,6 +913,13 @@ def _either(one: Optional[str], other: Optional[str]) -> Optional[str]:
     if one == other:
         return one
     return _OWNERS.join(sorted(set(one.split(_OWNERS)) | set(other.split(_OWNERS))))
+
+
+def _full_reduction(expr: cst.BaseExpression) -> bool:
+    """``b.sum()``, ``b.mean()``: whatever ``b`` is (a tensor, a NumPy array), one value;
+    next to a 0-dim tensor in arithmetic (``a.sum() + b.sum()``) the result stays 0-dim."""
+    return (isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value in api.FULL_REDUCTIONS)
 
 
 def _element(value: Value, path: Tuple[int, ...]) -> Value:

@@ -273,6 +273,15 @@ MODULE_BASES: FrozenSet[str] = frozenset({NN + "Module", NN + "modules.module.Mo
 
 DATALOADERS: FrozenSet[str] = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
+# ``nn.DataParallel(model)``: a module that holds the model as ``.module``; reading
+# any other attribute of the model's through it raises AttributeError.
+PARALLEL_WRAPPERS: FrozenSet[str] = frozenset({NN + "DataParallel", NN + "parallel.DataParallel",
+                                               NN + "parallel.data_parallel.DataParallel"})
+# The attributes such a wrapper has of its own (besides nn.Module's private ones).
+PARALLEL_WRAPPER_ATTRIBUTES: FrozenSet[str] = frozenset({
+    "module", "device_ids", "dim", "output_device", "src_device_obj", "device_type", "training",
+})
+
 # Wrappers that iterate what they wrap, item by item.
 ITERATION_WRAPPERS: FrozenSet[str] = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm"})
 
