@@ -222,3 +222,39 @@ def test_backward_does_not_make_a_tensor_of_unknown_shape_0_dim():
         l.backward()
         print(l.data[0])
         """) == []
+
+
+# -- lengths and elementwise functions keep a 0-dim tensor 0-dim ---------------------------
+
+
+def test_a_length_from_size_or_shape_is_a_number_in_arithmetic_with_a_0_dim_tensor():
+    assert _codes("""
+        import torch
+
+        def pullaway(embeddings, similarity):
+            batch_size = embeddings.size()[0]
+            loss = (torch.sum(similarity) - batch_size) / (batch_size * (batch_size - 1))
+            print(loss.data[0])
+            rows = embeddings.shape[0]
+            print((torch.sum(similarity) / rows).data[0])
+            sizes = embeddings.size()[1:]
+            print((torch.sum(similarity) * sizes).data[0])
+            other = embeddings.sizes()[0]
+            print((torch.sum(similarity) * other).data[0])
+        """) == [(7, "TL101"), (9, "TL101")]
+
+
+def test_an_elementwise_function_of_a_0_dim_tensor_is_0_dim():
+    assert _codes("""
+        import torch
+
+        def began(real, fake, images):
+            real_err = torch.mean(torch.abs(real - images))
+            fake_err = torch.mean(torch.abs(fake - images))
+            measure = real_err + torch.abs(0.75 * real_err - fake_err)
+            print(measure.data[0])
+            per_pixel = torch.abs(real - images)
+            print(per_pixel.data[0])
+            clamped = torch.abs(real_err, out=images)
+            print(clamped.data[0])
+        """) == [(8, "TL101")]

@@ -466,6 +466,8 @@ class Inference:
                 return Value(Kind.TENSOR, cuda=base.cuda, dtype=base.dtype)
             if base.kind is Kind.MAPPING and base.element is not None:
                 return base.element
+            if base.kind is Kind.UNKNOWN and _is_shape(expr.value) and _constant_index(expr) is not None:
+                return NUMBER  # ``x.size()[0]``, ``x.shape[0]``: a length, of a tensor or an array
             if base.kind is Kind.TUPLE:
                 index = _constant_index(expr)
                 if not base.items and base.element is not None and index is not None:
@@ -799,7 +801,9 @@ class Inference:
             return TENSOR
         if callee in api.TENSOR_FACTORIES:
             positional = [a for a in call.args if a.keyword is None]
-            scalar = callee in api.SCALAR_FUNCTIONS and len(positional) == 1 and len(call.args) == 1
+            scalar = len(positional) == 1 and len(call.args) == 1 and (
+                callee in api.SCALAR_FUNCTIONS
+                or (callee in api.UNARY_ELEMENTWISE_FUNCTIONS and self.is_scalar_tensor(positional[0].value)))
             dtype = api.TENSOR_TYPE_DTYPES.get(callee)
             keyword = _keyword(call, "dtype")
             if keyword is not None:
@@ -913,6 +917,14 @@ def _either(one: Optional[str], other: Optional[str]) -> Optional[str]:
     if one == other:
         return one
     return _OWNERS.join(sorted(set(one.split(_OWNERS)) | set(other.split(_OWNERS))))
+
+
+def _is_shape(expr: cst.BaseExpression) -> bool:
+    """``x.size()`` or ``x.shape``: the sizes of a tensor's (or an array's) dimensions."""
+    if isinstance(expr, cst.Call) and not expr.args:
+        expr = expr.func
+        return isinstance(expr, cst.Attribute) and expr.attr.value == "size"
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "shape"
 
 
 def _full_reduction(expr: cst.BaseExpression) -> bool:

@@ -220,6 +220,15 @@ SCALAR_FUNCTIONS: FrozenSet[str] = frozenset(
     "torch." + name for name in ("sum", "mean", "prod", "std", "var", "norm", "dot", "vdot", "trace")
 )
 
+# torch functions of one tensor, element by element: the result has the input's shape
+# (``torch.abs(x)`` of a 0-dim tensor is 0-dim).
+UNARY_ELEMENTWISE_FUNCTIONS: FrozenSet[str] = frozenset(
+    "torch." + name for name in (
+        "abs", "exp", "log", "sqrt", "sigmoid", "tanh", "relu", "neg", "sign", "floor", "ceil", "log1p",
+        "expm1", "sin", "cos", "rsqrt", "reciprocal", "square",
+    )
+)
+
 CUDA_TENSOR_TYPES: FrozenSet[str] = frozenset(
     "torch.cuda." + name
     for name in (
