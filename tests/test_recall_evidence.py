@@ -70,6 +70,20 @@ def test_a_reduction_after_a_loop_of_reductions_is_0_dim_across_modules(tmp_path
     assert _cli_findings(tmp_path, "TL101") == [("train.py", 6, "TL101")]
 
 
+def test_a_later_binding_says_nothing_about_an_earlier_read():
+    # ``net`` may be a module here (``.cuda()`` moves a module in place): the tensor bound
+    # after the call is not what the call sees.
+    assert _codes("""
+        import torch
+
+        def later(load):
+            net = load()
+            net.cuda()
+            net = torch.zeros(3)
+            return net
+        """) == []
+
+
 def test_a_later_binding_in_the_same_loop_or_a_while_test_still_reaches_the_read():
     assert _codes("""
         import torch
