@@ -143,6 +143,11 @@ class ProjectLink:
         """``forwarded`` for the method ``method`` of the project class ``owner``."""
         return {}
 
+    def returns_integer_valued(self, qualified: str) -> bool:
+        """Given integer-valued arguments, does the project function ``qualified``
+        return integer-valued results only (``integral.py``)?"""
+        return False
+
 
 NO_PROJECT = ProjectLink()
 
@@ -210,6 +215,10 @@ class Inference:
         self._backward: Optional[Set[Tuple[object, str]]] = None
         self._order: Optional[Dict[cst.Name, int]] = None
         self._sized_names: Optional[Set[Tuple[object, str]]] = None
+
+    @property
+    def resolver(self) -> Resolver:
+        return self._resolver
 
     # -- the questions rules ask ------------------------------------------
 

@@ -31,6 +31,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional,
 import libcst as cst
 
 from torchlint.analysis.cutting import cut_body, cuttable, first_line, last_line
+from torchlint.analysis.integral import IntegerValues
 from torchlint.analysis.inference import UNKNOWN, Inference, Kind, ProjectLink, Value
 from torchlint.analysis.outline import Outline
 from torchlint.analysis.sys_path import added_folders
@@ -485,6 +486,11 @@ class Project:
         return self._answer(key, method + "/forwards", cst.ClassDef, {},
                             lambda inference, classdef: inference.method_forwards(classdef, method))
 
+    def returns_integer_valued(self, key: str) -> bool:
+        return self._answer(key, "integer-valued", cst.FunctionDef, False,
+                            lambda inference, function: IntegerValues(inference.resolver, inference)
+                            .returns_integer_valued(function))
+
     def _answer(self, key: str, question: str, kind: type, default: T,
                 compute: Callable[[Inference, cst.CSTNode], T]) -> T:
         """``compute`` over the definition ``key`` names (a ``kind`` node) in the
@@ -546,6 +552,12 @@ class ModuleLink(ProjectLink):
 
     def member_forwarded(self, owner: str, method: str) -> Mapping[str, Tuple[str, str]]:
         return self._project.member_forwarded(owner, method)
+
+    def returns_integer_valued(self, qualified: str) -> bool:
+        ref_key, _ = _split_key(qualified)
+        if self._project.known(ref_key) is None and ref_key == self.ref.key:
+            self._project.module(self.ref)
+        return self._project.returns_integer_valued(qualified)
 
 
 def _key(ref: ModuleRef, name: str) -> str:

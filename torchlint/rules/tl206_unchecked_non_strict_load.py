@@ -24,7 +24,9 @@ class UncheckedNonStrictLoad(Rule):
         "hides the usual mistakes: a `module.` prefix left by `nn.DataParallel`, a renamed layer, a "
         "checkpoint for another architecture; the model then silently keeps its random weights. The rule "
         "reports the call when it is a bare statement, in files that import torch; assigning or checking "
-        "the result (even `_ = ...`) is the explicit way to say the mismatch is expected."
+        "the result (even `_ = ...`) is the explicit way to say the mismatch is expected, and so is a comment "
+        "about strictness right above the call or at the end of its line (`# non-strict: the head differs`): "
+        "the author wrote down the decision."
     )
     fix_safety = FixSafety.NONE
     fix_description = (
@@ -56,6 +58,13 @@ class UncheckedNonStrictLoad(Rule):
                     self.backbone.load_state_dict(state, strict = False)
             """,
         ),
+        Example(
+            """
+            import torch
+            # load the pretrained backbone (a comment, but not about which keys may not match)
+            model.load_state_dict(torch.load("backbone.pt", map_location="cpu", weights_only=True), strict=False)
+            """,
+        ),
     )
     accepted = (
         """
@@ -72,6 +81,12 @@ class UncheckedNonStrictLoad(Rule):
         """
         import torch
         model.load_state_dict(state, strict=args.strict)  # not the literal False
+        """,
+        """
+        import torch
+        # choose non-strict loading, because the model's composition could have changed in the worker
+        model.load_state_dict(checkpoint, strict=False)
+        model.load_state_dict(checkpoint, strict=False)  # strict=False: the classifier head is new
         """,
         """
         from max import nn  # another framework's Module API, no torch in this file
@@ -96,7 +111,14 @@ class UncheckedNonStrictLoad(Rule):
                 return True
         return False
 
-    def check_Expr(self, node: cst.Expr, ctx: NodeContext) -> Iterator[Finding]:
+    def check_SimpleStatementLine(self, node: cst.SimpleStatementLine, ctx: NodeContext) -> Iterator[Finding]:
+        for statement in node.body:
+            if isinstance(statement, cst.Expr):
+                for finding in self._check_statement(statement, ctx):
+                    if not _explains_strictness(node):
+                        yield finding
+
+    def _check_statement(self, node: cst.Expr, ctx: NodeContext) -> Iterator[Finding]:
         call = node.value
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
             return
@@ -115,3 +137,19 @@ class UncheckedNonStrictLoad(Rule):
             detail="check the returned `missing_keys` and `unexpected_keys`",
         )
 
+
+# A comment that speaks of the strictness of the load: "non-strict", "strict=False", "not strict".
+_STRICTNESS = re.compile(r"strict", re.IGNORECASE)
+
+
+def _explains_strictness(line: cst.SimpleStatementLine) -> bool:
+    """Does a comment directly above ``line`` (no blank line between) or at
+    its end mention strictness? That is the author recording the decision."""
+    comments = []
+    if line.trailing_whitespace.comment is not None:
+        comments.append(line.trailing_whitespace.comment.value)
+    for leading in reversed(line.leading_lines):
+        if leading.comment is None:
+            break
+        comments.append(leading.comment.value)
+    return any(_STRICTNESS.search(comment) for comment in comments)

@@ -8,6 +8,7 @@ from typing import Callable, Iterator, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.integral import IntegerValues
 from torchlint.analysis.outline import Outline, calls_resolving_to, may_resolve_to
 from torchlint.analysis.screens import CallArgs, CallThen
 from torchlint.core.diagnostic import Edit, Fix
@@ -35,7 +36,10 @@ class ImpreciseMath(Rule):
         "inputs; `torch.logsumexp(x, dim)` subtracts the maximum first and stays finite. These patterns are "
         "everywhere in log-likelihoods, softplus-like terms and attention scores, and their failures are "
         "silent: no warning, just zeros, infs and NaN gradients. The sum must have an explicit `dim`: "
-        "`torch.logsumexp` requires one (a sum over all elements is reported without a fix)."
+        "`torch.logsumexp` requires one (a sum over all elements is reported without a fix). Where the code "
+        "shows `x` holds whole numbers only (`torch.arange(n)`, differences and absolute values of such, sizes, "
+        "`torch.floor(...)`, parameters annotated `int`), `1 + x` is exact and `x` is 0 or at least 1 in size, "
+        "so nothing is lost and the rule stays silent."
     )
     fix_safety = FixSafety.UNSAFE
     fix_description = (
@@ -103,6 +107,39 @@ class ImpreciseMath(Rule):
             total = torch.log(torch.sum(torch.exp(x)))  # no dim: logsumexp needs one
             """,
         ),
+        Example(
+            """
+            import torch
+
+
+            def scaled_log_coords(n: int):
+                coords = torch.arange(n).float()
+                if n > 1:
+                    coords /= n - 1  # now in [0, 1]: no longer whole numbers
+                return torch.log(1 + coords)
+
+
+            def shifted(n: int):
+                half = torch.arange(0.5, n)  # 0.5, 1.5, ...
+                return torch.exp(half) - 1
+            """,
+            """
+            import torch
+
+
+            def scaled_log_coords(n: int):
+                coords = torch.arange(n).float()
+                if n > 1:
+                    coords /= n - 1  # now in [0, 1]: no longer whole numbers
+                return torch.log1p(coords)
+
+
+            def shifted(n: int):
+                half = torch.arange(0.5, n)  # 0.5, 1.5, ...
+                return torch.expm1(half)
+            """,
+            count=2,
+        ),
     )
     accepted = (
         """
@@ -131,6 +168,30 @@ class ImpreciseMath(Rule):
         def log(x):
             return x
         y = log(1 + 2)
+        """,
+        """
+        from typing import Tuple
+
+        import torch
+
+
+        def log_relative_coords(window: Tuple[int, int], mode: str):
+            # whole numbers: 1 + x is exact, and log1p gains nothing
+            coords = torch.arange(-(window[0] - 1), window[0]).to(torch.float32)
+            table = torch.stack(torch.meshgrid(coords, coords, indexing="ij")).permute(1, 2, 0)
+            if mode == "scaled":
+                table[:, :, 0] /= window[0] - 1
+                table = torch.log2(1.0 + table.abs())
+            else:
+                table = torch.sign(table) * torch.log(1.0 + table.abs())
+            return table
+
+
+        def pairwise(n, positions):
+            steps = torch.arange(n, dtype=torch.float32)
+            distance = steps[:, None] - steps[None, :]
+            buckets = torch.log(1 + torch.floor(positions / n))
+            return torch.log(1 + distance.abs()), torch.exp(distance) - 1, buckets
         """,
     )
 
@@ -168,7 +229,7 @@ class ImpreciseMath(Rule):
         argument = node.args[0].value
         if isinstance(argument, cst.BinaryOperation) and isinstance(argument.operator, cst.Add):
             side = _one_side(argument)
-            if side is not None:
+            if side is not None and not _whole(argument.right if side == "left" else argument.left, ctx):
                 spelled = _spelled(node, "log1p", ctx)
                 fix = None
                 if spelled is not None:
@@ -186,7 +247,7 @@ class ImpreciseMath(Rule):
         left = node.left
         if not isinstance(left, cst.Call) or not _single_positional(left) or left.args[0].keyword is not None:
             return
-        if ctx.resolver.resolve(left.func) != EXP:
+        if ctx.resolver.resolve(left.func) != EXP or _whole(left.args[0].value, ctx):
             return
         spelled = _spelled(left, "expm1", ctx)
         fix = None
@@ -229,6 +290,14 @@ class ImpreciseMath(Rule):
                               "`log(sum(exp(x)))` overflows for large `x`; use `logsumexp(x, ...)`")
             detail = ""
         yield Finding(log, message, fix, detail=detail)
+
+
+def _whole(operand: cst.BaseExpression, ctx: NodeContext) -> bool:
+    """Is ``operand`` integer-valued? Then ``1 + x`` is exact and ``x`` is 0 or
+    at least 1 in size: ``log1p``/``expm1`` compute the same numbers."""
+    function = ctx.enclosing(cst.FunctionDef)
+    return IntegerValues(ctx.resolver, ctx.inference).integer_valued(
+        operand, function if isinstance(function, cst.FunctionDef) else None)
 
 
 def _only_argument(call: ast.Call) -> Optional[ast.AST]:

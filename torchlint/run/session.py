@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import multiprocessing
 import os
@@ -203,13 +204,35 @@ def _process_all(files: Sequence[str], options: Options, linter: Linter, preview
 
 def _compute(files: Sequence[str], options: Options, linter: Linter, previews: bool) -> Iterator[FileReport]:
     global _WORKER_STATE
-    if options.jobs <= 1 or len(files) < 2 or not _can_fork() or not _worth_workers(files):
-        return (lean(process_file(path, linter.engine_for(path), options, previews=previews)) for path in files)
-    # Load libcst and the rules once, here: the forked workers share them
+    if not files:
+        return iter(())
+    # Load libcst and the rules once, here: forked workers share them
     # instead of each paying the import.
     linter.engine_for(files[0])
+    _settle_collector()
+    if options.jobs <= 1 or len(files) < 2 or not _can_fork() or not _worth_workers(files):
+        return (lean(process_file(path, linter.engine_for(path), options, previews=previews)) for path in files)
     _WORKER_STATE = (options, linter, previews)
     return _in_workers(files, options.jobs)
+
+
+# Collect cyclic garbage after 20,000 new container objects, not CPython's
+# 700, and the older generations less often too: checking a file allocates
+# tens of thousands (trees, scopes, bindings), and the defaults made the
+# collector walk them again and again. The figures: bench/RESULTS.md.
+COLLECTION_THRESHOLDS = (20_000, 50, 50)
+
+
+def _settle_collector() -> None:
+    """Keep the garbage collector from re-walking what lives all run long.
+
+    What is loaded by now (libcst, the rules, the torch tables) stays until
+    the run ends: ``gc.freeze`` takes it out of every later collection (and
+    forked workers then never write to its pages), and a higher threshold
+    collects the short-lived cycles of the analyses less often.
+    """
+    gc.freeze()
+    gc.set_threshold(*COLLECTION_THRESHOLDS)
 
 
 def _in_workers(files: Sequence[str], jobs: int) -> Iterator[FileReport]:

@@ -1,0 +1,69 @@
+"""TL206: a comment about strictness next to ``load_state_dict(..., strict=False)`` records the decision.
+
+Lightning 2.6.6 (``strategies/launchers/multiprocessing.py``) explains in the
+two comment lines above its call why mismatched keys are expected there; the
+rule must stay silent on that, and report the same call with no comment, with
+a comment about something else, or with the comment cut off by a blank line.
+"""
+
+import textwrap
+
+import pytest
+
+from torchlint.engine.linter import Engine
+from torchlint.rules import rule_by_code
+
+
+def tl206_lines(code):
+    result = Engine([rule_by_code("TL206")]).check(textwrap.dedent(code).lstrip("\n"))
+    return [d.line for d in result.diagnostics if d.code == "TL206"]
+
+
+@pytest.mark.parametrize("code", [
+    pytest.param("""
+        import torch
+        def recover(model, ckpt):
+            # choose non-strict loading of parameters on the main process, because the model's composition
+            # could have changed in the worker process (layers added or removed)
+            model.load_state_dict(ckpt, strict=False)
+        """, id="comment-block-above"),
+    pytest.param("""
+        import torch
+        model.load_state_dict(ckpt, strict=False)  # STRICT off: the head is new
+        """, id="trailing-comment"),
+    pytest.param("""
+        import torch
+        if finetune:
+            # not strict: the classifier is replaced
+            model.load_state_dict(ckpt, strict=False)
+        """, id="first-statement-of-a-block"),
+])
+def test_a_comment_about_strictness_is_a_decision(code):
+    assert tl206_lines(code) == []
+
+
+@pytest.mark.parametrize("code, line", [
+    pytest.param("""
+        import torch
+        model.load_state_dict(ckpt, strict=False)
+        """, 2, id="no-comment"),
+    pytest.param("""
+        import torch
+        # restore the averaged weights
+        model.load_state_dict(ckpt, strict=False)
+        """, 3, id="comment-about-something-else"),
+    pytest.param("""
+        import torch
+        # non-strict loading below
+
+        model.load_state_dict(ckpt, strict=False)
+        """, 4, id="blank-line-between"),
+    pytest.param("""
+        import torch
+        # strict loading for the encoder
+        encoder.load_state_dict(ckpt)
+        model.load_state_dict(ckpt, strict=False)
+        """, 4, id="comment-of-the-statement-before"),
+])
+def test_other_comments_do_not_hide_the_finding(code, line):
+    assert tl206_lines(code) == [line]
