@@ -272,3 +272,84 @@ def test_an_elementwise_function_of_a_0_dim_tensor_is_0_dim():
             clamped = torch.abs(real_err, out=images)
             print(clamped.data[0])
         """) == [(8, "TL101")]
+
+
+# -- an attribute the base class sets from its constructor's parameter -------------------
+
+BASE_LOSS = """\
+import torch.nn as nn
+
+
+class Loss(object):
+    def __init__(self, name, criterion):
+        self.name = name
+        self.criterion = criterion
+        self.acc_loss = 0
+
+    def reset(self):
+        self.acc_loss = 0
+
+
+class Twice(object):
+    def __init__(self, criterion):
+        self.criterion = criterion
+
+    def swap(self, other):
+        self.criterion = other
+"""
+
+
+def test_an_attribute_a_subclass_hands_to_its_base_constructor(tmp_path):
+    _write(tmp_path, {
+        "base.py": BASE_LOSS,
+        "losses.py": """\
+            import torch.nn as nn
+            from base import Loss, Twice
+
+
+            class NLLLoss(Loss):
+                def __init__(self, weight=None):
+                    super(NLLLoss, self).__init__("Avg NLLLoss", nn.NLLLoss(weight=weight))
+
+                def eval_batch(self, outputs, target):
+                    self.acc_loss += self.criterion(outputs, target)
+
+                def get_loss(self):
+                    return self.acc_loss.data[0]
+
+
+            class Named(Loss):
+                def __init__(self, criterion):
+                    Loss.__init__(self, "named", criterion=nn.MSELoss())
+
+                def get_loss(self, x, y):
+                    return self.criterion(x, y).data[0]
+
+
+            class Given(Loss):
+                def __init__(self, criterion):
+                    super().__init__("given", criterion)
+
+                def get_loss(self, x, y):
+                    return self.criterion(x, y).data[0]
+
+
+            class Forwarded(Loss):
+                def __init__(self, *args):
+                    super().__init__(*args)
+
+                def get_loss(self, x, y):
+                    return self.criterion(x, y).data[0]
+
+
+            class Swapped(Twice):
+                def __init__(self):
+                    super().__init__(nn.MSELoss())
+
+                def get_loss(self, x, y):
+                    return self.criterion(x, y).data[0]
+            """,
+    })
+    # Given: the caller's criterion, unknown; Forwarded: which argument is which is unknown;
+    # Swapped: the base assigns its attribute elsewhere too.
+    assert _cli_findings(tmp_path, "TL101") == [("losses.py", 13, "TL101"), ("losses.py", 21, "TL101")]

@@ -134,6 +134,11 @@ class ProjectLink:
         """What ``from spelled import *`` binds: name -> qualified name; None when unknown."""
         return None
 
+    def member_parameter(self, owner: str, member: str) -> Optional[Tuple[int, str]]:
+        """The parameter of ``owner.__init__`` (position after ``self``, name) that is
+        all the class ever assigns to its attribute ``member``; None otherwise."""
+        return None
+
     def forwarded(self, qualified: str) -> Mapping[str, Tuple[str, str]]:
         """The parameters the project function ``qualified`` passes on to a
         torch call as a keyword: parameter -> (torch callee, keyword)."""
@@ -346,10 +351,70 @@ class Inference:
             return self.function_return(method) if "property" in decorators else UNKNOWN
         bindings = self._attribute_bindings().get(classdef, {}).get(member)
         if not bindings:
-            return self._inherited(classdef, member, called, numbers)
+            passed = self._passed_to_base(classdef, member)
+            return passed if passed is not None else self._inherited(classdef, member, called, numbers)
         values = [self._binding_value(binding) for binding in bindings]
         known = [v for v in values if numbers or v.kind is not Kind.NUMBER]
         return meet(known) if known else UNKNOWN
+
+    def init_parameter(self, classdef: cst.ClassDef, member: str) -> Optional[Tuple[int, str]]:
+        """The ``__init__`` parameter that is the only value ``classdef`` assigns to
+        ``self.member`` (``self.criterion = criterion``): (position after ``self``, name)."""
+        init = _method(classdef, "__init__")
+        bindings = self._attribute_bindings().get(classdef, {}).get(member)
+        if init is None or not bindings or len(bindings) != 1:
+            return None
+        binding = bindings[0]
+        if binding.how != "assign" or binding.path or not isinstance(binding.value, cst.Name):
+            return None
+        nodes = {getattr(a, "node", None) for a in self._resolver.assignments(binding.value)}
+        params = list(init.params.params)
+        if len(nodes) != 1 or not params or init.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
+            return None
+        (node,) = nodes
+        for index, param in enumerate(params[1:]):
+            if param is node:
+                return index, param.name.value
+        return None
+
+    def _passed_to_base(self, classdef: cst.ClassDef, member: str) -> Optional[Value]:
+        """``self.member`` of a class whose ``__init__`` hands its base class's
+        ``__init__`` the value the base stores there: ``super().__init__(name,
+        nn.NLLLoss())`` for a base's ``self.criterion = criterion``. None when unknown."""
+        init = _method(classdef, "__init__")
+        bases = [base for base in classdef.bases if base.keyword is None]
+        if init is None or len(bases) != 1:
+            return None
+        key = self._class_key(bases[0].value)
+        if key is None:
+            return None
+        calls = [call for call in _calls_within(init) if self._calls_base_init(call, bases[0].value)]
+        if len(calls) != 1:
+            return None
+        parameter = self.project.member_parameter(key, member)
+        if parameter is None:
+            return None
+        args = list(calls[0].args)
+        if isinstance(calls[0].func.value, cst.Name):  # ``Base.__init__(self, ...)``
+            args = args[1:]
+        if any(arg.star for arg in args):
+            return None
+        position, name = parameter
+        for index, arg in enumerate(args):
+            if (arg.keyword is None and index == position) or (arg.keyword is not None and arg.keyword.value == name):
+                return self.value(arg.value)
+        return None
+
+    def _calls_base_init(self, call: cst.Call, base: cst.BaseExpression) -> bool:
+        """``super().__init__(...)``, ``super(Cls, self).__init__(...)`` or ``Base.__init__(self, ...)``."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "__init__":
+            return False
+        owner = func.value
+        if isinstance(owner, cst.Call):
+            return self._resolver.resolve(owner.func) == "builtins.super"
+        return (cst.helpers.get_full_name_for_node(owner) == cst.helpers.get_full_name_for_node(base)
+                and bool(call.args) and call.args[0].keyword is None)
 
     def forwards(self, function: cst.FunctionDef) -> Dict[str, Tuple[str, str]]:
         """The parameters ``function`` passes on unchanged as a keyword of a
