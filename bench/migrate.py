@@ -153,8 +153,9 @@ OUT_OF_SCOPE: Dict[str, str] = {
     "MorvanZhou/PyTorch-Tutorial:tutorial-contents/406_conditional_GAN.py":
         "as 406_GAN.py: an optimizer step inside a retained graph; no behaviour-keeping rewrite exists",
     "kuangliu/pytorch-cifar:models/shufflenet.py":
-        "Python 2 division (`out_planes/4` is a float in Python 3; torch 0.3 truncated float sizes): porting "
-        "Python 2 to 3 is not torchlint's job, and `/` -> `//` is not exact in general",
+        "Python 2 integer division: `out_planes/4` and `C/g` are ints in Python 2, floats in Python 3, and torch "
+        "sizes must be ints (the hand migration writes `//`). Porting Python 2 to 3 is not torchlint's job, and "
+        "`/` -> `//` is not exact in general",
 }
 
 

@@ -414,3 +414,22 @@ def test_norm_of_one_argument_gets_an_unsafe_fix() -> None:
     engine = _engine("TL117")
     fixes = [d.fix for d in engine.check("import torch\nb = torch.norm(x)\n").diagnostics]
     assert fixes and not fixes[0].safe
+
+
+def test_retain_variables_is_renamed_retain_graph_by_tl116_alone() -> None:
+    # Issue 15: TL211 used to take ``retain_variables=`` for a misspelling and suggest the wrong
+    # keyword (``grad_variables``). Every rule runs here; only TL116 answers, with ``retain_graph``.
+    from torchlint.rules import all_rules
+
+    source = (
+        "import torch\n"
+        "x = torch.ones(2, requires_grad=True)\n"
+        "loss = (x * 2).sum()\n"
+        "loss.backward(retain_variables=True)\n"
+        "torch.autograd.backward([loss], retain_variables=True)\n"
+    )
+    engine = Engine(all_rules())
+    found = [(d.line, d.code) for d in engine.check(source).diagnostics]
+    assert found == [(4, "TL116"), (5, "TL116")]
+    fixed = engine.fix(source, unsafe=True).source
+    assert fixed.count("retain_graph=True") == 2 and "variables" not in fixed

@@ -122,6 +122,21 @@ def test_noqa_on_the_async_line_suppresses_it_and_leaves_the_file(tmp_path: Path
     assert ":7:" not in run.stdout and ":8:22: TL115" in run.stdout
 
 
+def test_other_rules_read_an_async_file_when_tl115_is_not_selected(tmp_path: Path):
+    # ``--select TL107`` on a file with ``async=``: the file is read through the repair (TL107's
+    # findings, not "invalid syntax"); TL115 is neither reported nor applied, so --fix writes
+    # nothing and says why.
+    script = tmp_path / "train.py"
+    script.write_text(TRAIN)
+    check = run_torchlint([str(script), "--no-cache", "--select", "TL107"])
+    assert check.returncode == 1, check.stderr
+    assert "cannot parse" not in check.stderr and "TL115" not in check.stdout
+    assert ":8:39: TL107" in check.stdout and ":9:28: TL107" in check.stdout  # columns as written
+    fix = run_torchlint([str(script), "--no-cache", "--select", "TL107", "--fix", "--unsafe-fixes"])
+    assert script.read_text() == TRAIN
+    assert "TL107 fix discarded: the file keeps syntax Python 3 cannot parse" in fix.stderr
+
+
 @pytest.mark.parametrize("source, expected", [
     ("x.cuda(async=True)", [(1, 7, "cuda", "argument")]),
     ("f(a, async=1)", [(1, 5, "f", "argument")]),

@@ -232,6 +232,14 @@ FLAGGED = [
 ]
 
 NEAR_MISSES = [
+    # TL216: the target is a plain name no loop binds, and a slice: nothing
+    # ``_element_source`` follows (transformers' loss calls look like this).
+    ("TL216", """
+        import torch.nn as nn
+        def loss_of(logits, labels):
+            loss = nn.CrossEntropyLoss()(logits, labels)
+            return loss + nn.CrossEntropyLoss()(logits, labels[:, 1:])
+        """),
     ("TL101", """
         class Dataset:
             def first(self):

@@ -171,3 +171,41 @@ def test_tidy_runs_the_result_under_torch() -> None:
     namespace: dict = {}
     exec(compile(fixed(source), "<tidy>", "exec"), namespace)
     assert torch.equal(namespace["y"], torch.full((2,), 2.0))
+
+
+def test_the_command_leaves_no_debris_and_the_result_runs(tmp_path) -> None:
+    # Through the real command on a CRLF file: the orphaned import goes, the import unused before
+    # stays, no ``data, target = data, target`` is left, both ``.data[0]`` of a line are fixed, and
+    # the fixed script prints what the original meant (no warning under torch).
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    from conftest import run_torchlint
+
+    source = dedent(
+        """
+        import torch
+        import torch.nn as nn
+        from torch.autograd import Variable
+        from torch.autograd import Function as Unused
+        criterion = nn.MSELoss()
+        def train(data, target):
+            data, target = Variable(data), Variable(target)
+            loss, other = criterion(data * 2, target), criterion(target, data)
+            print('%.4f %.4f' % (loss.data[0], other.data[0]))
+        train(torch.ones(3), torch.zeros(3))
+        """
+    )
+    path = tmp_path / "train.py"
+    path.write_bytes(source.replace("\n", "\r\n").encode())
+    result = run_torchlint([str(path), "--fix", "--unsafe-fixes", "--no-cache"])
+    assert result.returncode == 0, result.stdout + result.stderr
+    fixed = path.read_bytes().decode()
+    assert fixed.count("\r\n") == fixed.count("\n")  # line endings kept
+    assert "Variable" not in fixed and "from torch.autograd import Function as Unused" in fixed
+    assert "data, target =" not in fixed
+    assert "(loss.item(), other.item())" in fixed
+    run = subprocess.run([sys.executable, "-W", "error", str(path)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "4.0000 1.0000"

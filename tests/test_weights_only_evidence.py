@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from torchlint.core.settings import Settings
@@ -106,3 +108,47 @@ def test_from_torch_2_6_only_pickled_files_are_reported() -> None:
     assert findings(state_dict, torch_version=(2, 6, 0)) == []
     [found] = findings(module, torch_version=(2, 6, 0))
     assert "UnpicklingError" in found.detail and "trust" in found.detail
+
+
+def test_the_two_questions_of_torch_load_are_silenced_apart(tmp_path) -> None:
+    # TL203 (map_location) and TL214 (weights_only) are separate codes: a user who answers one
+    # (or silences it) still hears about the other, through the real command.
+    from conftest import run_torchlint
+
+    path = tmp_path / "load.py"
+    path.write_text(
+        "import torch\n"
+        "model = torch.nn.Linear(2, 2).cuda()\n"
+        "state = torch.load('ckpt.pt')  # noqa: TL214\n"
+        "other = torch.load('other.pt', weights_only=True)\n"
+        "third = torch.load('third.pt', map_location='cpu')\n"
+    )
+    result = run_torchlint([str(path), "--no-cache", "--select", "TL203,TL214", "--output-format", "json"])
+    found = sorted((d["location"]["row"], d["code"]) for d in json.loads(result.stdout))
+    assert found == [(3, "TL203"), (4, "TL203"), (5, "TL214")], result.stdout
+
+
+@pytest.mark.parametrize("save, load, value", [
+    ("os.path.join(out_dir, 'best.pth')", "os.path.join(ckpt_dir, 'best.pth')", "False"),
+    ("out_dir + '/best.pth'", "'%s/best.pth' % ckpt_dir", "False"),
+    ("Path(out_dir) / 'best.pth'", "f'{ckpt_dir}/best.pth'", "False"),
+    ("os.path.join(out_dir, 'best.pth')", "os.path.join(ckpt_dir, 'other.pth')", None),  # another file
+    ("'model_%d.pth' % epoch", "'model_%d.pth' % last", None),  # a name formatted per epoch
+    ("os.path.join(out_dir, 'best.pth')", "open(os.path.join(ckpt_dir, 'best.pth'), 'rb')", None),
+])
+def test_a_path_ending_in_the_same_file_name_is_evidence(save: str, load: str, value) -> None:
+    source = f"""
+    import os
+    from pathlib import Path
+    import torch
+    def train(out_dir, epoch):
+        net = torch.nn.Linear(2, 2)
+        torch.save(net, {save})
+    def evaluate(ckpt_dir, last):
+        return torch.load({load}, map_location="cpu")
+    """
+    [found] = findings(source)
+    if value is None:
+        assert found.fix is None
+    else:
+        assert f"weights_only={value})" in fixed(source)

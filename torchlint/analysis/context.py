@@ -57,6 +57,11 @@ class FileContext:
         self._collector = collector
         self._memo: Dict[object, object] = {}
 
+    def release(self) -> None:
+        """Let go of the file's scopes now that its check is over (``scopes.release``)."""
+        self.resolver.release()
+        self._memo.clear()
+
     def call_of(self, callee: cst.CSTNode) -> Optional[cst.Call]:
         """The Call whose ``func`` is ``callee``, if it is called."""
         return self._collector.call_of.get(callee)
@@ -166,6 +171,8 @@ class Collector(Listener):
             self.facts.block_of[node] = self._block
             if self._statement is not None:
                 self.facts.statement_of[node] = self._statement
+            if self._frame is not None and type(self._frame.node) is cst.While:
+                self._note_while_test(node, self._frame.node)
             if self._guards.active:
                 self._guards.read(node)
         elif kind is cst.Return:
@@ -180,13 +187,9 @@ class Collector(Listener):
             self._guards.enter(node)
             if kind is cst.IndentedBlock:
                 self._block = Block(node, self._block)
-        elif kind is cst.For or kind is cst.While:
-            # The block a loop repeats. A one-line loop, or a ``while`` test (read again
-            # after the body), repeats part of the block holding it.
-            if isinstance(node.body, cst.IndentedBlock):
-                self.facts.loop_blocks.add(node.body)
-            if kind is cst.While or not isinstance(node.body, cst.IndentedBlock):
-                self.facts.loop_blocks.add(self._block.node if self._block is not None else None)
+        elif kind is cst.SimpleStatementSuite:
+            # ``if c: x = 1`` / ``for i in r: x = f(x)``: a block too, though on one line.
+            self._block = Block(node, self._block)
         elif kind is cst.SimpleStatementLine:
             for small in node.body:
                 self.line_of[small] = node
@@ -207,6 +210,8 @@ class Collector(Listener):
             self._guards.leave(original_node)
             if kind is cst.IndentedBlock and self._block is not None:
                 self._block = self._block.parent
+        elif kind is cst.SimpleStatementSuite and self._block is not None:
+            self._block = self._block.parent
 
     def _function(self) -> Optional[cst.FunctionDef]:
         """The innermost function being walked (a class body or module has none)."""
@@ -214,6 +219,14 @@ class Collector(Listener):
         while frame is not None and not isinstance(frame.node, (cst.FunctionDef, cst.ClassDef)):
             frame = frame.parent
         return frame.node if frame is not None and isinstance(frame.node, cst.FunctionDef) else None
+
+    def _note_while_test(self, name: cst.Name, loop: cst.While) -> None:
+        """A name of ``loop``'s test (or ``else``, outside its body): read again after each pass."""
+        block = self._block
+        while block is not None and block.node is not loop.body:
+            block = block.parent
+        if block is None:
+            self.facts.while_tests[name] = loop
 
     def _note_backward(self, call: cst.Call) -> None:
         """``name.backward()`` with no gradient: evidence that ``name`` is a one-element tensor;

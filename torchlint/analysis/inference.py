@@ -170,6 +170,8 @@ class FileFacts:
     backward_receivers: List[cst.Name] = field(default_factory=list)
     # ``name.size(0)`` (a literal dimension): only a tensor has that method.
     sized_receivers: List[cst.Name] = field(default_factory=list)
+    # A name read in a ``while`` test -> the loop: its body's bindings come round to it.
+    while_tests: Dict[cst.Name, cst.While] = field(default_factory=dict)
     # A read of a name inside ``if isinstance(name, T):`` / ``if torch.is_tensor(name):`` (or after
     # ``if not ...: return``) -> the ``(callee, type)`` of that test, checked when asked.
     guarded: Dict[cst.Name, Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]] = field(default_factory=dict)
@@ -177,15 +179,11 @@ class FileFacts:
     block_of: Dict[cst.Name, Optional["Block"]] = field(default_factory=dict)
     # Every name -> the small statement it is in (``x = x.data[0]`` binds after it reads).
     statement_of: Dict[cst.Name, cst.CSTNode] = field(default_factory=dict)
-    # The blocks (their nodes) a ``for``/``while`` repeats; for a one-line loop, the block
-    # holding it (None: the top level). Only through them can a binding reach a read
-    # written before it in its scope.
-    loop_blocks: Set[Optional[cst.CSTNode]] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
 class Block:
-    """An indented block, linked to the block around it (None: the module's top level)."""
+    """An indented block (or a one-line suite), linked to the block around it (None: the module's top level)."""
 
     node: cst.CSTNode
     parent: Optional["Block"]
@@ -218,7 +216,6 @@ class Inference:
         self._returns: Dict[cst.FunctionDef, Value] = {}
         self._attributes: Optional[Dict[cst.ClassDef, Dict[str, List[Binding]]]] = None
         self._backward: Optional[Set[Tuple[object, str]]] = None
-        self._order: Optional[Dict[cst.Name, int]] = None
         self._sized_names: Optional[Set[Tuple[object, str]]] = None
 
     @property
@@ -309,6 +306,38 @@ class Inference:
                 return None
             values.append(binding.value)
         return tuple(values)
+
+    def dominating_value(self, read: cst.Name) -> Optional[cst.BaseExpression]:
+        """The expression ``read`` holds on every run that reaches it: that of
+        the last plain ``name = expr`` before it, in a block enclosing it
+        (earlier bindings are overwritten), when no later binding can come
+        round a loop to it first. None when unsure (another kind of binding,
+        a binding in a branch, another scope, a ``global`` rebinding)."""
+        scope = self._resolver.scope_of(read)
+        assignments = self._resolver.assignments(read)
+        if not all(isinstance(getattr(a, "node", None), cst.Name) and a.scope is scope
+                   and self._resolver.scope_of(a.node) is scope for a in assignments):
+            return None
+        statement = self._facts.statement_of.get(read)
+        if statement is None:
+            return None  # a compound statement's header, such as a ``while`` test read on every turn
+        same = [a for a in assignments if self._facts.statement_of.get(a.node) is statement]
+        if any(all(a.node is not n for n in _assigned_names(statement)) for a in same):
+            return None  # ``(x := f()) + x``: a binding inside the statement that may come first
+        read_at = self._read_index(read, assignments)
+        before = [a for a in assignments if a not in same and read_at is not None and a.index < read_at]
+        if not before:
+            return None
+        last = max(before, key=lambda a: a.index)
+        binding = self._bindings.get(last.node)
+        if binding is None or binding.how != "assign" or binding.path:
+            return None
+        block = self._facts.block_of.get(last.node)
+        if block is not None and not block.encloses(self._facts.block_of.get(read)):
+            return None
+        if self._comes_round(read, [a for a in assignments if a not in before], last):
+            return None
+        return binding.value
 
     def is_autograd_function_class(self, classdef: cst.ClassDef) -> bool:
         """Does this class derive from torch.autograd.Function (directly or via the file)?"""
@@ -639,32 +668,35 @@ class Inference:
         if not ordered or len({a.scope for a in ordered}) != 1 or not all(
                 isinstance(getattr(a, "node", None), cst.Name) for a in assignments):
             return None
-        if ordered[0].scope is self._resolver.scope_of(read):
-            ordered = [a for a in ordered if self._may_reach(a.node, read)]
-            if not ordered:
-                return None
         if len(ordered) == 1 and len(assignments) == 1:
             return None  # one binding: the plain agreement says the same
+        read_at = self._read_index(read, assignments)
+        if read_at is not None:
+            # A binding after the read reaches it only round a loop (then nothing dominates).
+            before = [a for a in ordered if a.index < read_at]
+            if not before or self._comes_round(read, [a for a in assignments if a not in before], before[-1]):
+                return None
+            ordered = before
         return self._last_value(read, ordered)
 
-    def _may_reach(self, bound: cst.Name, read: cst.Name) -> bool:
-        """Can the binding of ``bound`` reach ``read`` (both in one scope)? One
-        written after the read does only when a loop around the read repeats it
-        (``loss = out; for i in dims: loss = loss.sum(i)`` then ``loss = loss.mean()``:
-        the last binding cannot reach the read in the loop)."""
-        if self._order is None:
-            self._order = {name: index for index, name in enumerate(self._facts.block_of)}
-        if self._order.get(bound, -1) < self._order.get(read, -1):
-            return True
-        bound_block = self._facts.block_of.get(bound)
-        block = self._facts.block_of.get(read)
-        while True:  # the read's block, then those around it (None: the top level)
-            repeated = (block.node if block is not None else None) in self._facts.loop_blocks
-            if repeated and (block is None or block.encloses(bound_block)):
-                return True
-            if block is None:
-                return False
-            block = block.parent
+    def _read_index(self, read: cst.Name, assignments) -> Optional[int]:
+        """Where ``read`` is among its scope's bindings (None: not a read with a binding before it)."""
+        return next((access.index for a in assignments for access in a.references if access.node is read), None)
+
+    def _comes_round(self, read: cst.Name, later, last) -> bool:
+        """Can one of the ``later`` bindings reach ``read`` round a loop that ``last`` (the binding
+        before the read) is outside of? Any block enclosing both the binding and the read but not
+        ``last`` may be a loop body."""
+        read_block, block = self._facts.block_of.get(read), self._facts.block_of.get(last.node)
+        loop = self._facts.while_tests.get(read)  # a ``while`` test is read again after its body
+        for binding in later:
+            around = self._facts.block_of.get(binding.node)
+            while around is not None:
+                if (around.encloses(read_block) and not around.encloses(block)) or (
+                        loop is not None and around.node is loop.body):
+                    return True
+                around = around.parent
+        return False
 
     def _last_value(self, read: cst.Name, ordered) -> Optional[Value]:
         last = ordered[-1]
@@ -1066,6 +1098,26 @@ def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg.value
     return None
+
+
+def _assigned_names(statement: cst.CSTNode) -> List[cst.Name]:
+    """The names an assignment statement binds after reading its value (``a, b = ...``)."""
+    if isinstance(statement, cst.Assign):
+        pending = [t.target for t in statement.targets]
+    elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)):
+        pending = [statement.target]
+    else:
+        return []
+    names = []
+    while pending:
+        target = pending.pop()
+        if isinstance(target, cst.Name):
+            names.append(target)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            pending.extend(e.value for e in target.elements)
+        elif isinstance(target, cst.StarredElement):
+            pending.append(target.value)
+    return names
 
 
 def _updates(binding: Binding, name: str) -> bool:

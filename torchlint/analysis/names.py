@@ -22,6 +22,7 @@ from torchlint.analysis.scopes import (
     Scope,
     StarImportAssignment,
 )
+from torchlint.analysis.scopes import release as release_scopes
 
 
 class Resolver:
@@ -44,6 +45,12 @@ class Resolver:
 
     def scope_of(self, node: cst.CSTNode) -> Optional[Scope]:
         return self._scopes.get(node)
+
+    def release(self) -> None:
+        """Free the scopes (``scopes.release``): nothing asks this resolver again."""
+        release_scopes(self._scopes)
+        self._scopes = {}
+        self._cache.clear()
 
     def qualified_names(self, node: cst.CSTNode) -> FrozenSet[str]:
         """All names ``node`` may refer to, e.g. ``{'torch.nn.functional.relu'}``.

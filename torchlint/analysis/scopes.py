@@ -28,7 +28,7 @@ import builtins
 import inspect
 import re
 from collections import defaultdict
-from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, Union
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -235,6 +235,17 @@ class Scope:
 
     def record_access(self, access: Access) -> None:
         self._accesses_by_node[access.node].add(access)
+
+    def _release(self) -> None:
+        """Drop this scope's bindings and reads, and their links to each other."""
+        for assignments in self._assignments.values():
+            for assignment in assignments:
+                assignment.references.clear()
+        for accesses in self._accesses_by_node.values():
+            for access in accesses:
+                access.referents.clear()
+        self._assignments.clear()
+        self._accesses_by_node.clear()
 
     def visible_from_children(self, child: "Scope") -> bool:
         return True
@@ -855,6 +866,24 @@ class _Walk:
         self.deferred = []
 
 
+def release(scopes: Mapping[cst.CSTNode, Optional[Scope]]) -> None:
+    """Break the cycles ``walk``'s scopes are made of, once nothing will ask them again.
+
+    Scopes, bindings and reads refer to each other; left alone, they and
+    the tree they point into stay in memory until the garbage collector
+    walks them all. Broken, they are freed as soon as the check lets go."""
+    seen: Set[int] = set()
+    for scope in scopes.values():
+        while scope is not None and id(scope) not in seen:
+            seen.add(id(scope))
+            outer = scope.parent if scope.parent is not scope else None
+            if outer is None and scope.globals is not scope:
+                outer = scope.globals
+            scope._release()
+            scope.parent = scope.globals = None  # type: ignore[assignment]
+            scope = outer
+
+
 def walk(module: cst.Module, listener: Listener,
          tops: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None,
          star_exports: Optional[StarExports] = None) -> Dict[cst.CSTNode, Scope]:
@@ -864,4 +893,5 @@ def walk(module: cst.Module, listener: Listener,
     walker = _Walk(listener, tops, star_exports)
     walker.visit(module)
     walker.infer_accesses()
+    walker.handlers.clear()  # its bound methods refer back to the walker: a cycle
     return walker.scopes

@@ -4,7 +4,9 @@ Read from how the value was made: a torch factory with its sizes
 (``torch.randn(3, 4)``), ``.view`` / ``.reshape`` with the new sizes, a product
 of known rank (``torch.mm``), a tensor of a (nested) list of numbers
 (``torch.tensor([0, 2, 1])``, ``torch.FloatTensor([[1, 2], [3, 4]])``) or
-``torch.arange``; through a name bound only to such values. Anything else is unknown (None): rules act on known shapes only.
+``torch.arange``; through a name bound only to such values, or whose binding that
+reaches the read on every run is one (``Inference.dominating_value``). Anything
+else is unknown (None): rules act on known shapes only.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def sized_ndim(expr: cst.BaseExpression, ctx: NodeContext, depth: int = 0) -> Op
     if depth > _MAX_DEPTH:
         return None
     if isinstance(expr, cst.Name):
-        values = ctx.inference.bound_values(expr)
+        values = _values(expr, ctx)
         if not values:
             return None
         dims = {sized_ndim(v, ctx, depth + 1) for v in values}
@@ -84,6 +86,9 @@ def _data_rank(expr: cst.BaseExpression, ctx: NodeContext, depth: int) -> Option
     if depth > _MAX_DEPTH:
         return None
     if isinstance(expr, cst.Name):
+        reaching = ctx.inference.dominating_value(expr)
+        if reaching is not None:
+            return _data_rank(reaching, ctx, depth + 1)
         values = ctx.inference.bound_values(expr)
         if not values:
             return None
@@ -119,11 +124,18 @@ def _variable_data(call: cst.Call, qualified: Optional[str]) -> Optional[cst.Bas
 
 
 def _only_value(expr: cst.BaseExpression, ctx: NodeContext) -> Optional[cst.BaseExpression]:
-    """``expr``, or the one value the name ``expr`` is bound to (None: several or unknown)."""
+    """``expr``, or the one value the name ``expr`` has where it is read (None: several or unknown)."""
     if not isinstance(expr, cst.Name):
         return expr
-    values = ctx.inference.bound_values(expr)
+    values = _values(expr, ctx)
     return values[0] if values and len(values) == 1 else None
+
+
+def _values(name: cst.Name, ctx: NodeContext) -> Optional[Sequence[cst.BaseExpression]]:
+    """What ``name`` may hold where it is read: the value of the binding that reaches it on every
+    run (``tensor = torch.FloatTensor(data)`` rebinding an earlier ``tensor``), else all its values."""
+    reaching = ctx.inference.dominating_value(name)
+    return (reaching,) if reaching is not None else ctx.inference.bound_values(name)
 
 
 def _literal_rank(expr: cst.BaseExpression) -> Optional[int]:

@@ -40,12 +40,15 @@ class NoqaIndex:
     """Answers "is this code suppressed on this line?" for one source text."""
 
     def __init__(self, source: SourceFile) -> None:
-        self._source = source
+        # Only what the answers need, never ``source`` itself: the index is
+        # kept in the source's memo, and a reference back would make a cycle
+        # that holds the file's trees until the garbage collector runs.
         self._lines = source.lines
-        self._mapping: Optional[Dict[int, str]] = None
+        self._mentions_noqa = _mentions_noqa(source)
+        self._mapping = _token_line_mapping(source, self._lines) if self._mentions_noqa else {}
 
     def suppresses(self, line: int, code: str) -> bool:
-        if not _mentions_noqa(self._source):
+        if not self._mentions_noqa:
             return False
         text = self._logical_text(line)
         match = NOQA_INLINE.search(text)
@@ -58,8 +61,6 @@ class NoqaIndex:
         return code in listed or code.startswith(tuple(listed))
 
     def _logical_text(self, line: int) -> str:
-        if self._mapping is None:
-            self._mapping = _token_line_mapping(self._source, self._lines)
         text = self._mapping.get(line)
         if text is None and 1 <= line <= len(self._lines):
             text = self._lines[line - 1]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 import libcst as cst
@@ -25,6 +26,7 @@ from torchlint.core.source import SourceFile
 from torchlint.engine.fixer import apply_fixes, keep_lost_text
 from torchlint.engine.narrowing import Narrowed, narrow
 from torchlint.engine.positions import Locator
+from torchlint.rules import all_rules
 from torchlint.rules.rule import Rule, SyntaxRepair
 
 MAX_FIX_ROUNDS = 10
@@ -168,7 +170,10 @@ class Engine:
             raise Unsupported("too deeply nested to analyse", 1, 0) from None
 
     def _repair(self, source: SourceFile) -> Optional[Tuple[Rule, SyntaxRepair]]:
-        for rule in self.rules:
+        # A repair by a rule that is not selected (``--select TL101`` on a file with ``async=``)
+        # still lets the other rules read the file; its sites are then neither reported nor fixed.
+        selected = {rule.code for rule in self.rules}
+        for rule in [*self.rules, *(r for r in _repairing_rules() if r.code not in selected)]:
             repair = rule.repair_syntax(source.text)
             if repair is not None:
                 return rule, repair
@@ -193,7 +198,8 @@ class Engine:
         for diagnostic in checked.diagnostics:
             diagnostic.column = repair.original_column(diagnostic.line, diagnostic.column)
         noqa = noqa_index(source)
-        for site in repair.sites:
+        reported = any(r is rule for r in self.rules)
+        for site in repair.sites if reported else ():
             if not (self.honour_noqa and noqa.suppresses(site.line, rule.code)):
                 fix = Fix((), safe=True) if site.safe else None  # applied as text by ``fix``
                 checked.diagnostics.append(Diagnostic(rule.code, site.message, site.line, site.column, fix))
@@ -244,6 +250,7 @@ class Engine:
                                               end_line=end_line, end_column=end_column, detail=finding.detail))
         else:
             locator = None
+        file_context.release()
         diagnostics.sort(key=Diagnostic.sort_key)
         return CheckResult(_dedupe(diagnostics), file_context.module, errors, narrowed is not None,
                            file_context.top_of, locator, suppressed)
@@ -298,7 +305,8 @@ class Engine:
             result.fixed[repairs[0].code] += len(repairs)
             return repair.text
         result.diagnostics = checked.diagnostics
-        reason = "the file keeps syntax Python 3 cannot parse (see the other findings), so it cannot be rewritten"
+        reason = ("the file keeps syntax Python 3 cannot parse (see the other findings, or select the rule "
+                  "that repairs it), so it cannot be rewritten")
         result.discarded.extend((d, reason) for d in checked.diagnostics if d.fix is not None and d not in repairs)
         return None
 
@@ -432,3 +440,9 @@ def _dedupe(diagnostics: List[Diagnostic]) -> List[Diagnostic]:
             seen.add(key)
             unique.append(d)
     return unique
+
+
+@lru_cache(maxsize=1)
+def _repairing_rules() -> Tuple[Rule, ...]:
+    """Every rule with a token-level syntax repair (TL115's ``async=``), selected or not."""
+    return tuple(rule for rule in all_rules() if type(rule).repair_syntax.__func__ is not Rule.repair_syntax.__func__)

@@ -76,10 +76,11 @@ class LossAccumulatedAsTensor(Rule):
     fix_safety = FixSafety.UNSAFE
     fix_description = (
         "Appends `.item()` to the accumulated 0-dim loss (`total += loss.item()`, "
-        "`total = total + (loss * n).item()`). Unsafe: the total becomes a Python float instead of a "
-        "tensor, so later code calling tensor methods on it (`total.item()`, `total.cpu()`) must change too, "
-        "and `.item()` waits for the GPU on every step. A loss that is not known to be 0-dim is flagged "
-        "without a fix."
+        "`total = total + (loss * n).item()`): the total becomes a Python float. Where the function later "
+        "uses the total (or a value computed from it) as only a tensor can be used (`total.item()`, "
+        "`total.data`, `torch.exp(total)`), it appends `.detach()` instead, so the total stays a tensor. "
+        "Unsafe: a float prints differently from a tensor and sums in double precision, and `.item()` "
+        "waits for the GPU on every step. A loss that is not known to be 0-dim is flagged without a fix."
     )
     triggers = (_NumberAccumulator(),)  # total = 0 ... total += x
     requires = (re.compile(r"loss|cross_entropy|kl_div", re.IGNORECASE),)  # where loss values come from
@@ -113,6 +114,31 @@ class LossAccumulatedAsTensor(Rule):
                 loss = criterion(model(x), y)
                 loss.backward()
                 total_loss += loss.item()
+            """,
+            runnable=True,
+        ),
+        Example(
+            """
+            import torch
+            torch.manual_seed(0)
+            labels = torch.LongTensor([1, 0, 2])
+            out = torch.randn(3, 3, requires_grad=True)
+            criterion = torch.nn.CrossEntropyLoss()
+            loss = 0
+            for row, label in zip(out, labels):
+                loss += criterion(row.view(1, -1), label.view(1))
+            print(loss.item())  # a tensor method: the total stays a tensor
+            """,
+            """
+            import torch
+            torch.manual_seed(0)
+            labels = torch.LongTensor([1, 0, 2])
+            out = torch.randn(3, 3, requires_grad=True)
+            criterion = torch.nn.CrossEntropyLoss()
+            loss = 0
+            for row, label in zip(out, labels):
+                loss += criterion(row.view(1, -1), label.view(1)).detach()
+            print(loss.item())  # a tensor method: the total stays a tensor
             """,
             runnable=True,
         ),
@@ -304,13 +330,20 @@ class LossAccumulatedAsTensor(Rule):
             return
         if _grad_disabled(ctx) or _differentiated_later(target, ctx):
             return
-        fix = Fix([Edit(added, _append_item)], safe=False) if value.scalar else None
+        fix = None
+        # A total later used as only a tensor can be (``total.item()``, ``torch.exp(total)``)
+        # stays a tensor: ``.detach()``; else the usual ``.item()``.
+        method = "detach" if _used_as_tensor_later(target, ctx) else "item"
+        if value.scalar:
+            fix = Fix([Edit(added, lambda node: _append(node, method))], safe=False)
         yield Finding(
             target,
-            fitting(f"adding a loss tensor to `{target.value}` keeps every step's graph; add `loss.item()`",
-                    "adding a loss tensor keeps every step's autograd graph; add `loss.item()`"),
+            fitting(f"adding a loss tensor to `{target.value}` keeps every step's graph; add `loss.{method}()`",
+                    f"adding a loss tensor keeps every step's autograd graph; add `loss.{method}()`"),
             fix,
-            detail="each step's autograd graph stays alive; accumulate `loss.item()` (or `loss.detach()`)",
+            detail=("each step's autograd graph stays alive; accumulate `loss.item()` (or `loss.detach()`)"
+                    if method == "item" else "each step's autograd graph stays alive; the total is used as a "
+                    "tensor later, so accumulate `loss.detach()`"),
         )
 
 
@@ -488,8 +521,41 @@ def _differentiated_later(target: cst.Name, ctx: NodeContext) -> bool:
     return finder.found
 
 
-def _append_item(node: cst.CSTNode) -> cst.CSTNode:
+class _TensorUses(cst.CSTVisitor):
+    """Finds a read of one of ``names`` that only a tensor survives: an attribute of it
+    (``total.item()``, ``total.data``) or an argument of a torch function (``torch.exp(total)``)."""
+
+    def __init__(self, names: "set[str]", scope: object, ctx: NodeContext) -> None:
+        super().__init__()
+        self._names = names
+        self._scope = scope
+        self._ctx = ctx
+        self.found = False
+
+    def _is_ours(self, expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Name) and expr.value in self._names and self._ctx.resolver.scope_of(expr) is self._scope
+
+    def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
+        self.found = self.found or self._is_ours(node.value)
+        return not self.found
+
+    def visit_Call(self, node: cst.Call) -> Optional[bool]:
+        if self._ctx.resolver.resolve_torch(node.func) is not None:
+            self.found = self.found or any(self._is_ours(arg.value) for arg in node.args)
+        return not self.found
+
+
+def _used_as_tensor_later(target: cst.Name, ctx: NodeContext) -> bool:
+    """Is the total, or a value the function computes from it, used as only a tensor can be?"""
+    body = ctx.enclosing(cst.FunctionDef) or ctx.file.module
+    scope = ctx.resolver.scope_of(target)
+    finder = _TensorUses(_derived(target, body, scope, ctx), scope, ctx)
+    body.visit(finder)
+    return finder.found
+
+
+def _append(node: cst.CSTNode, method: str) -> cst.CSTNode:
     assert isinstance(node, cst.BaseExpression)
     if not isinstance(node, _ATOMS) and not node.lpar:
         node = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("item")))
+    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name(method)))

@@ -58,7 +58,9 @@ class TorchLoadWeightsOnly(Rule):
         "`UnpicklingError: Weights only load failed`. Saying it explicitly makes the call mean the same "
         "thing everywhere. The right value depends on what the file holds, so torchlint looks for the "
         "`torch.save` calls of the same file that write to the same path (the same string, variable or "
-        "expression): a state dict or tensors call for `weights_only=True`; a whole module or an instance "
+        "expression) or to a path ending in the same file name (`os.path.join(out_dir, 'best.pth')` "
+        "and `os.path.join(ckpt_dir, 'best.pth')`, `ckpt_dir + '/best.pth'`): a state dict or tensors "
+        "call for `weights_only=True`; a whole module or an instance "
         "of a class needs `weights_only=False`, which is only safe for files you trust. Files written "
         "elsewhere (another module, another program) are not followed. With `--torch-version` 2.6 or later "
         "only loads of files saved with pickled objects are reported (the default is already safe for the "
@@ -130,6 +132,52 @@ class TorchLoadWeightsOnly(Rule):
             buffer.seek(0)
             restored = torch.load(buffer, map_location="cpu", weights_only=False)
             out = restored(torch.ones(2))
+            """,
+            runnable=True,
+            raises="UnpicklingError",
+        ),
+        Example(
+            """
+            import os
+            import tempfile
+            import torch
+            torch.manual_seed(0)
+
+
+            def train(out_dir):
+                net = torch.nn.Linear(2, 2)
+                torch.save(net, os.path.join(out_dir, "best.pth"))
+
+
+            def evaluate(ckpt_dir):
+                net = torch.load(os.path.join(ckpt_dir, "best.pth"), map_location="cpu")
+                return net(torch.ones(2))
+
+
+            with tempfile.TemporaryDirectory() as folder:
+                train(folder)
+                out = evaluate(folder)
+            """,
+            """
+            import os
+            import tempfile
+            import torch
+            torch.manual_seed(0)
+
+
+            def train(out_dir):
+                net = torch.nn.Linear(2, 2)
+                torch.save(net, os.path.join(out_dir, "best.pth"))
+
+
+            def evaluate(ckpt_dir):
+                net = torch.load(os.path.join(ckpt_dir, "best.pth"), map_location="cpu", weights_only=False)
+                return net(torch.ones(2))
+
+
+            with tempfile.TemporaryDirectory() as folder:
+                train(folder)
+                out = evaluate(folder)
             """,
             runnable=True,
             raises="UnpicklingError",
@@ -256,8 +304,8 @@ def _evidence(load: cst.Call, ctx: NodeContext) -> Tuple[Saved, Optional[cst.Cal
     source = _path_argument(load, 0, "f")
     if source is None:
         return Saved(UNKNOWN, ""), None
-    saves = ctx.file.memo(("TL214", "saves"), lambda: _saves_by_path(ctx))
-    found = saves.get(_key(source), [])
+    by_path, by_name = ctx.file.memo(("TL214", "saves"), lambda: _saves_by_path(ctx))
+    found = by_path.get(_key(source)) or by_name.get(_file_name(source) or "", [])
     if not found:
         return Saved(UNKNOWN, ""), None
     kinds = [(_classify(obj, ctx, 0), call) for obj, call in found]
@@ -273,9 +321,14 @@ def _key(path: cst.BaseExpression) -> str:
     return " ".join(edits.expression_code(path).split())
 
 
-def _saves_by_path(ctx: NodeContext) -> Dict[str, List[Tuple[cst.BaseExpression, cst.Call]]]:
-    """Every ``torch.save(obj, path)`` of the file, by the code of ``path``."""
-    found: Dict[str, List[Tuple[cst.BaseExpression, cst.Call]]] = {}
+_Saves = Dict[str, List[Tuple[cst.BaseExpression, cst.Call]]]
+
+
+def _saves_by_path(ctx: NodeContext) -> Tuple[_Saves, _Saves]:
+    """Every ``torch.save(obj, path)`` of the file, by the code of ``path``, and by the file
+    name it spells (``os.path.join(out_dir, 'best.pth')``: ``best.pth``)."""
+    by_path: _Saves = {}
+    by_name: _Saves = {}
     resolve = ctx.resolver.resolve
 
     class Collect(cst.CSTVisitor):
@@ -284,10 +337,55 @@ def _saves_by_path(ctx: NodeContext) -> Dict[str, List[Tuple[cst.BaseExpression,
                 return
             obj, path = _path_argument(node, 0, "obj"), _path_argument(node, 1, "f")
             if obj is not None and path is not None:
-                found.setdefault(_key(path), []).append((obj, node))
+                by_path.setdefault(_key(path), []).append((obj, node))
+                name = _file_name(path)
+                if name is not None:
+                    by_name.setdefault(name, []).append((obj, node))
 
     ctx.file.module.visit(Collect())
-    return found
+    return by_path, by_name
+
+
+def _file_name(path: cst.BaseExpression) -> Optional[str]:
+    """The file name a path expression ends in, when a string literal spells it whole:
+    ``best.pth`` of ``os.path.join(out_dir, 'best.pth')``, ``out_dir + '/best.pth'``,
+    ``'%s/best.pth' % out_dir`` or ``f'{out_dir}/best.pth'``; a name with an extension
+    and nothing formatted into it (``'model_%d.pth' % epoch`` names many files)."""
+    leaf = _last_leaf(path)
+    whole = True  # the literal is the whole path, or follows a separate directory part
+    if isinstance(leaf, cst.BinaryOperation) and isinstance(leaf.operator, cst.Modulo):
+        leaf, whole = leaf.left, False
+    if isinstance(leaf, cst.SimpleString):
+        text = leaf.evaluated_value
+    elif isinstance(leaf, cst.FormattedString) and leaf.parts and isinstance(leaf.parts[-1], cst.FormattedStringText):
+        text, whole = leaf.parts[-1].value, len(leaf.parts) == 1
+    else:
+        return None
+    if not isinstance(text, str) or (not whole and "/" not in text):
+        return None
+    name = text.replace("\\", "/").rsplit("/", 1)[-1]
+    if "." not in name.strip(".") or any(mark in name for mark in "%{}*"):
+        return None
+    return name
+
+
+def _last_leaf(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The last part of a path expression: ``'best.pth'`` of ``os.path.join(d, 'best.pth')``,
+    ``d + '/best.pth'`` or ``Path(d) / 'best.pth'``."""
+    while True:
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Divide)):
+            expr = expr.right
+        elif (isinstance(expr, cst.Call) and _called_name(expr.func) == "join" and expr.args
+              and all(a.keyword is None and not a.star for a in expr.args)):
+            expr = expr.args[-1].value
+        else:
+            return expr
+
+
+def _called_name(func: cst.BaseExpression) -> Optional[str]:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else None
 
 
 _PLAIN = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)

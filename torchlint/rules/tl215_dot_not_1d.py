@@ -26,7 +26,8 @@ class DotNotOneDimensional(Rule):
         "fires when the file shows that an operand is not 1-D: made by a torch factory with two or more "
         "sizes (`torch.randn(3, 4)`), by `.view` / `.reshape` with two or more sizes, by a matrix "
         "product (`torch.mm`, `torch.outer`), or from a nested list (`torch.FloatTensor([[1, 2], [3, 4]])`), "
-        "directly or through a name bound only to such values."
+        "directly or through a name bound only to such values, or whose last binding before the call "
+        "reaches it on every run (a tutorial that rebinds `tensor` from a 1-D to a 2-D tensor)."
     )
     fix_safety = FixSafety.UNSAFE
     fix_description = (
@@ -61,6 +62,9 @@ class DotNotOneDimensional(Rule):
             """
             import numpy as np
             import torch
+            data = [-1, -2, 1, 2]
+            tensor = torch.FloatTensor(data)
+            print(torch.mean(tensor))
             data = [[1, 2], [3, 4]]
             tensor = torch.FloatTensor(data)
             data = np.array(data)
@@ -69,6 +73,9 @@ class DotNotOneDimensional(Rule):
             """
             import numpy as np
             import torch
+            data = [-1, -2, 1, 2]
+            tensor = torch.FloatTensor(data)
+            print(torch.mean(tensor))
             data = [[1, 2], [3, 4]]
             tensor = torch.FloatTensor(data)
             data = np.array(data)
@@ -89,6 +96,20 @@ class DotNotOneDimensional(Rule):
         import torch
         def score(u, v):
             return u.dot(v)  # shapes unknown: not flagged
+        """,
+        """
+        import torch
+        v = torch.ones(4)
+        print(v.dot(v))  # 1-D here: the 2-D binding comes later
+        v = torch.ones(2, 2)
+        for step in range(2):
+            if step:
+                print(v.dot(v))  # only a later turn gets here, after the 1-D binding below
+            v = torch.ones(4)
+        u = torch.ones(2, 2)
+        if u.sum() > 0:
+            u = torch.ones(4)
+        print(u.dot(u))  # 2-D or 1-D, depending on the branch
         """,
         """
         import torch

@@ -7,7 +7,7 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Outline, calls_matching
-from torchlint.analysis.shapes import is_1d_tensor
+from torchlint.analysis.shapes import is_1d_tensor, ndim
 from torchlint.knowledge.torch_api import is_loss_callee, may_name_loss
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.rules import edits
@@ -26,7 +26,8 @@ class ZeroDimTarget(Rule):
         "broadcasts, for regression losses). The rule fires when a loss receives, as its target, an "
         "element of a tensor the file shows is 1-D (`torch.tensor([...])`, `torch.arange(n)`, a "
         "factory with one size): by `for y in targets`, `for x, y in zip(inputs, targets)` or "
-        "`targets[i]`."
+        "`targets[i]`, unless the input is likewise one row of a 2-D tensor (an unbatched `(C,)` input, "
+        "which takes a 0-dim target)."
     )
     fix_safety = FixSafety.UNSAFE
     fix_description = (
@@ -77,15 +78,35 @@ class ZeroDimTarget(Rule):
             loss = criterion(inputs[i:i + 1], targets[i:i + 1])
         loss = criterion(inputs, targets)
         """,
+        """
+        import torch
+        import torch.nn as nn
+        criterion = nn.CrossEntropyLoss()
+        inputs = torch.randn(4, 3)
+        targets = torch.tensor([0, 2, 1, 0])
+        for x, y in zip(inputs, targets):
+            loss = criterion(x, y)  # an unbatched (C,) input: a 0-dim target is what it takes
+        for i in range(4):
+            loss = criterion(inputs[i], targets[i])
+        """,
     )
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
-        # A call whose target (second positional or ``target=``) is a name or an
-        # index, in a file that calls or builds a torch loss (where losses come from).
+        # A call whose target (second positional or ``target=``) is what
+        # ``_element_source`` can follow: ``xs[i]`` / ``xs[0]``, or a name a
+        # ``for`` loop binds (alone, or from ``zip``); in a file that calls or
+        # builds a torch loss (where losses come from).
+        looped = outline.memo("TL216 loop names", lambda: _loop_names(outline))
+
         def element_like(node: Optional[ast.AST]) -> bool:
-            return isinstance(node, ast.Name) or (
-                isinstance(node, ast.Subscript) and not isinstance(node.slice, (ast.Slice, ast.Tuple)))
+            if isinstance(node, ast.Name):
+                return node.id in looped
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+                return False  # a size, never a tensor's element
+            return isinstance(node, ast.Subscript) and (
+                isinstance(node.slice, ast.Name)
+                or (isinstance(node.slice, ast.Constant) and type(node.slice.value) is int))
 
         return any(
             element_like(call.args[1] if len(call.args) > 1 else None)
@@ -98,10 +119,21 @@ class ZeroDimTarget(Rule):
         target = _target_argument(node)
         if target is None or not isinstance(target, (cst.Name, cst.Subscript)):
             return
-        if _element_of_1d(target, ctx) and ctx.inference.value(node).loss:
+        if _element_of_1d(target, ctx) and not _unbatched_input(node, ctx) and ctx.inference.value(node).loss:
             yield Finding(target, "loss target is one element of a 1-D tensor: 0-dim since torch 0.4, (1,) before",
                           Fix([Edit(target, _as_one_element_batch)], safe=False),
                           detail="`.view(1)` gives it torch 0.3's shape (1,) if the loss expects a batch")
+
+
+def _loop_names(outline: Outline) -> frozenset:
+    """The names ``for`` loops bind the way ``_iterated_for`` follows them."""
+    names = set()
+    for loop in outline.nodes(ast.For):
+        if isinstance(loop.target, ast.Name):
+            names.add(loop.target.id)
+        elif isinstance(loop.target, (ast.Tuple, ast.List)):
+            names.update(element.id for element in loop.target.elts if isinstance(element, ast.Name))
+    return frozenset(names)
 
 
 def _target_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
@@ -115,17 +147,34 @@ def _target_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
 
 
 def _element_of_1d(target: cst.BaseExpression, ctx: NodeContext) -> bool:
-    if isinstance(target, cst.Subscript):
-        if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
-            return False
-        index = target.slice[0].slice.value
-        return isinstance(index, (cst.Name, cst.Integer)) and is_1d_tensor(target.value, ctx)
-    if isinstance(target, cst.Name):
+    whole = _element_source(target, ctx)
+    return whole is not None and is_1d_tensor(whole, ctx)
+
+
+def _unbatched_input(call: cst.Call, ctx: NodeContext) -> bool:
+    """The loss's input is one row of a 2-D tensor (``x`` of ``zip(inputs, targets)``, ``inputs[i]``):
+    an unbatched ``(C,)`` input, which takes a 0-dim target; torch 0.3's losses took no such input."""
+    positional = [a for a in call.args if a.keyword is None]
+    if not positional or positional[0].star:
+        return False
+    whole = _element_source(positional[0].value, ctx)
+    return whole is not None and ndim(whole, ctx) == 2
+
+
+def _element_source(element: cst.BaseExpression, ctx: NodeContext) -> Optional[cst.BaseExpression]:
+    """The tensor ``element`` is one element of: ``xs`` of ``xs[i]``, or of ``for x in xs`` /
+    ``for x, y in zip(xs, ys)`` around it."""
+    if isinstance(element, cst.Subscript):
+        if len(element.slice) != 1 or not isinstance(element.slice[0].slice, cst.Index):
+            return None
+        index = element.slice[0].slice.value
+        return element.value if isinstance(index, (cst.Name, cst.Integer)) else None
+    if isinstance(element, cst.Name):
         for loop in ctx.enclosing_in_function(cst.For):
-            iterated = _iterated_for(loop, target.value)
+            iterated = _iterated_for(loop, element.value)
             if iterated is not None:
-                return is_1d_tensor(iterated, ctx)
-    return False
+                return iterated
+    return None
 
 
 def _iterated_for(loop: cst.For, name: str) -> Optional[cst.BaseExpression]:
