@@ -133,6 +133,26 @@ def test_cache_notices_a_changed_dependency(project):
     assert _json_findings(_cli(project, *cache).stdout) == EXPECTED - {("train.py", 13, "TL101")}
 
 
+def test_cache_notices_a_module_added_where_an_import_found_nothing(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "from helpers import total_loss\n"
+        "\n"
+        "def report(out, y):\n"
+        "    loss = total_loss(out, y)\n"
+        "    print(loss.data[0])\n")
+    # Only train.py is checked: helpers.py is seen through its import alone.
+    # (The concise output: the JSON one asks for fix previews, which the cache does not hold.)
+    cache = ["--cache-dir", str(tmp_path / ".cache"), "train.py"]
+    assert "train.py:5" not in _cli(tmp_path, *cache).stdout  # helpers: nowhere to be found
+    assert "train.py:5" not in _cli(tmp_path, *cache).stdout  # from the cache
+    (tmp_path / "helpers.py").write_text(
+        "import torch.nn.functional as F\n"
+        "\n"
+        "def total_loss(out, y):\n"
+        "    return F.cross_entropy(out, y)\n")
+    assert "train.py:5:11: TL101" in _cli(tmp_path, *cache).stdout
+
+
 def test_a_broken_module_is_unknown_and_stops_nothing(project):
     (project / "model.py").write_text("def evaluate(:\n")
     result = _cli(project, "--no-cache", "--output-format", "json", ".")

@@ -36,6 +36,7 @@ from torchlint.analysis.inference import UNKNOWN, Inference, Kind, ProjectLink, 
 from torchlint.analysis.outline import Outline
 from torchlint.analysis.sys_path import added_folders
 from torchlint.analysis.version_gates import version_flags
+from torchlint.core.dependencies import ABSENT, ABSENT_DIGEST
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceFile
@@ -68,6 +69,11 @@ class Finder:
         """The module an import of absolute ``name`` in ``importer`` reaches, if it is the
         project's; ``extra``: folders the importer puts on ``sys.path``."""
         return None
+
+    def looked_at(self, name: str, importer: ModuleRef, extra: Tuple[str, ...] = ()) -> List[str]:
+        """Where ``find`` looked for ``name`` (when it found nothing, a file
+        added at one of these places would change the answer)."""
+        return []
 
     def read(self, module: ModuleRef) -> Optional[SourceFile]:
         return None
@@ -259,6 +265,7 @@ class Project:
         self._busy: Set[Tuple[str, str]] = set()  # questions being answered: recursion gives "unknown"
         self.consulted: Set[str] = set()  # keys of the modules read, for the cache's dependencies
         self._found: Dict[Tuple[str, ModuleRef], Optional[ModuleRef]] = {}
+        self._absent: Dict[Tuple[str, ModuleRef], List[str]] = {}  # question -> where nothing was found
         self._answering: List[str] = []  # the modules whose answers are being worked out, innermost last
         self._depends: Dict[str, Set[str]] = {}  # module key -> modules read to work out its answers
         # key -> what ``from it import *`` binds: torch's name for it, or None for the project's own
@@ -317,8 +324,13 @@ class Project:
             elif absolute == importer.name:
                 found = importer
             else:
-                found = self.finder.find(absolute, importer, self._added_folders(importer))
+                extra = self._added_folders(importer)
+                found = self.finder.find(absolute, importer, extra)
+                if found is None:
+                    self._absent[question] = self.finder.looked_at(absolute, importer, extra)
             self._found[question] = found
+        for path in self._absent.get(question, ()):
+            self._note_use(ABSENT + path)  # a module added there would change the answers
         return self._found[question]
 
     def _added_folders(self, importer: ModuleRef) -> Tuple[str, ...]:
@@ -346,7 +358,7 @@ class Project:
         read. The checked module itself is left out."""
         digests = {}
         for key in sorted(self.consulted - {checked.key}):
-            digest = self.finder.digest(key)
+            digest = ABSENT_DIGEST if key.startswith(ABSENT) else self.finder.digest(key)
             if digest is not None:
                 digests[key] = digest
         return digests

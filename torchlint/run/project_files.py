@@ -18,7 +18,7 @@ valid only while the modules they consulted are unchanged.
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from torchlint.analysis.project import Finder, ModuleRef
 from torchlint.core.source import SourceError, SourceFile, decode
@@ -50,13 +50,21 @@ class FileFinder(Finder):
         return ModuleRef(absolute, ".".join(parts) or stem, is_package)
 
     def find(self, name: str, importer: ModuleRef, extra: Tuple[str, ...] = ()) -> Optional[ModuleRef]:
+        for path, is_package in self._candidates(name, importer, extra):
+            if self._is_file(path):
+                return ModuleRef(path, name, is_package)
+        return None
+
+    def looked_at(self, name: str, importer: ModuleRef, extra: Tuple[str, ...] = ()) -> List[str]:
+        """The files ``find`` tried for ``name``, in its order: where a module
+        added later would be found."""
+        return [path for path, _ in self._candidates(name, importer, extra)]
+
+    def _candidates(self, name: str, importer: ModuleRef, extra: Tuple[str, ...]) -> Iterator[Tuple[str, bool]]:
         relative = name.replace(".", os.sep)
         for folder in (*self._search_path(importer), *extra):
-            for candidate, is_package in ((relative + ".py", False), (os.path.join(relative, "__init__.py"), True)):
-                path = os.path.join(folder, candidate)
-                if self._is_file(path):
-                    return ModuleRef(path, name, is_package)
-        return None
+            yield os.path.join(folder, relative + ".py"), False
+            yield os.path.join(folder, relative, "__init__.py"), True
 
     def read(self, module: ModuleRef) -> Optional[SourceFile]:
         try:

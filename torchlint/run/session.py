@@ -32,6 +32,7 @@ from typing import (
     Tuple,
 )
 
+from torchlint.core.dependencies import ABSENT, ABSENT_DIGEST
 from torchlint.core.diagnostic import Fix, ParseError, Unsupported
 from torchlint.core.noqa import add_noqa
 from torchlint.rules.rule import Rule
@@ -93,6 +94,10 @@ class Linter:
     def digest_of(self, path: str) -> Optional[str]:
         """The digest of ``path``'s bytes now (asked once per run), None if unreadable."""
         digests = self.__dict__.setdefault("_digests", {})
+        if path not in digests and path.startswith(ABSENT):
+            # A place a checked file's import was looked for and nothing was
+            # there: still nothing, or the check must run again.
+            digests[path] = None if os.path.exists(path[len(ABSENT):]) else ABSENT_DIGEST
         if path not in digests:
             try:
                 with open(path, "rb") as handle:
