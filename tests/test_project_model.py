@@ -372,7 +372,8 @@ def test_gradient_penalties_and_builtin_min_max_stay_scalar():
             weight = min(max(k, 0), 1)
             loss = real_err.mean() - weight * gp
             return gp.data[0], loss.data[0]
-        """) == [(11, "TL101")]
+        """) == [(11, "TL101"), (11, "TL101")]  # ``real_err.mean()`` is one value (a 0-dim tensor or
+    # a NumPy scalar): minus a 0-dim tensor, ``loss`` is a 0-dim tensor too
 
 
 def test_packages_a_script_puts_on_sys_path_are_found(tmp_path):

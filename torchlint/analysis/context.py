@@ -171,6 +171,8 @@ class Collector(Listener):
             self.facts.block_of[node] = self._block
             if self._statement is not None:
                 self.facts.statement_of[node] = self._statement
+            if self._frame is not None and type(self._frame.node) is cst.While:
+                self._note_while_test(node, self._frame.node)
             if self._guards.active:
                 self._guards.read(node)
         elif kind is cst.Return:
@@ -218,12 +220,24 @@ class Collector(Listener):
             frame = frame.parent
         return frame.node if frame is not None and isinstance(frame.node, cst.FunctionDef) else None
 
+    def _note_while_test(self, name: cst.Name, loop: cst.While) -> None:
+        """A name of ``loop``'s test (or ``else``, outside its body): read again after each pass."""
+        block = self._block
+        while block is not None and block.node is not loop.body:
+            block = block.parent
+        if block is None:
+            self.facts.while_tests[name] = loop
+
     def _note_backward(self, call: cst.Call) -> None:
-        """``name.backward()`` with no gradient: evidence that ``name`` is a one-element tensor."""
+        """``name.backward()`` with no gradient: evidence that ``name`` is a one-element tensor;
+        ``name.size(0)``: that it is a tensor (NumPy's ``size`` is a number, not a method)."""
         func = call.func
         if (isinstance(func, cst.Attribute) and func.attr.value == "backward" and isinstance(func.value, cst.Name)
                 and all(arg.keyword is not None and arg.keyword.value != "gradient" for arg in call.args)):
             self.facts.backward_receivers.append(func.value)
+        elif (isinstance(func, cst.Attribute) and func.attr.value == "size" and isinstance(func.value, cst.Name)
+                and len(call.args) == 1 and call.args[0].keyword is None and _is_integer(call.args[0].value)):
+            self.facts.sized_receivers.append(func.value)
 
     # -- bindings -----------------------------------------------------------
 
@@ -400,3 +414,10 @@ def analyse(
     file_context = FileContext(module, resolver, inference, collector, settings)
     file_context.top_of = tops
     return file_context, collector.collected
+
+
+def _is_integer(expr: cst.BaseExpression) -> bool:
+    """``0`` or ``-1``: a literal dimension."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    return isinstance(expr, cst.Integer)

@@ -134,6 +134,11 @@ class ProjectLink:
         """What ``from spelled import *`` binds: name -> qualified name; None when unknown."""
         return None
 
+    def member_parameter(self, owner: str, member: str) -> Optional[Tuple[int, str]]:
+        """The parameter of ``owner.__init__`` (position after ``self``, name) that is
+        all the class ever assigns to its attribute ``member``; None otherwise."""
+        return None
+
     def forwarded(self, qualified: str) -> Mapping[str, Tuple[str, str]]:
         """The parameters the project function ``qualified`` passes on to a
         torch call as a keyword: parameter -> (torch callee, keyword)."""
@@ -163,6 +168,10 @@ class FileFacts:
     attribute_bindings: List[Tuple[cst.Name, str, Binding]] = field(default_factory=list)
     # ``name.backward()`` with no gradient given: only a one-element tensor accepts that.
     backward_receivers: List[cst.Name] = field(default_factory=list)
+    # ``name.size(0)`` (a literal dimension): only a tensor has that method.
+    sized_receivers: List[cst.Name] = field(default_factory=list)
+    # A name read in a ``while`` test -> the loop: its body's bindings come round to it.
+    while_tests: Dict[cst.Name, cst.While] = field(default_factory=dict)
     # A read of a name inside ``if isinstance(name, T):`` / ``if torch.is_tensor(name):`` (or after
     # ``if not ...: return``) -> the ``(callee, type)`` of that test, checked when asked.
     guarded: Dict[cst.Name, Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]] = field(default_factory=dict)
@@ -207,6 +216,7 @@ class Inference:
         self._returns: Dict[cst.FunctionDef, Value] = {}
         self._attributes: Optional[Dict[cst.ClassDef, Dict[str, List[Binding]]]] = None
         self._backward: Optional[Set[Tuple[object, str]]] = None
+        self._sized_names: Optional[Set[Tuple[object, str]]] = None
 
     @property
     def resolver(self) -> Resolver:
@@ -243,9 +253,9 @@ class Inference:
             if known and len(known) < len(values):
                 return meet(known)
         elif isinstance(expr, cst.Attribute):
-            base = self.value(expr.value)
-            if base.instance_of is not None:
-                return self._member(base.instance_of, expr.attr.value, called=False, numbers=False)
+            owners = self._attribute_owners(expr.value, expr.attr.value)
+            if owners is not None:
+                return self._member(owners, expr.attr.value, called=False, numbers=False)
         return value
 
     def is_module(self, expr: cst.BaseExpression) -> bool:
@@ -370,10 +380,70 @@ class Inference:
             return self.function_return(method) if "property" in decorators else UNKNOWN
         bindings = self._attribute_bindings().get(classdef, {}).get(member)
         if not bindings:
-            return self._inherited(classdef, member, called, numbers)
+            passed = self._passed_to_base(classdef, member)
+            return passed if passed is not None else self._inherited(classdef, member, called, numbers)
         values = [self._binding_value(binding) for binding in bindings]
         known = [v for v in values if numbers or v.kind is not Kind.NUMBER]
         return meet(known) if known else UNKNOWN
+
+    def init_parameter(self, classdef: cst.ClassDef, member: str) -> Optional[Tuple[int, str]]:
+        """The ``__init__`` parameter that is the only value ``classdef`` assigns to
+        ``self.member`` (``self.criterion = criterion``): (position after ``self``, name)."""
+        init = _method(classdef, "__init__")
+        bindings = self._attribute_bindings().get(classdef, {}).get(member)
+        if init is None or not bindings or len(bindings) != 1:
+            return None
+        binding = bindings[0]
+        if binding.how != "assign" or binding.path or not isinstance(binding.value, cst.Name):
+            return None
+        nodes = {getattr(a, "node", None) for a in self._resolver.assignments(binding.value)}
+        params = list(init.params.params)
+        if len(nodes) != 1 or not params or init.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
+            return None
+        (node,) = nodes
+        for index, param in enumerate(params[1:]):
+            if param is node:
+                return index, param.name.value
+        return None
+
+    def _passed_to_base(self, classdef: cst.ClassDef, member: str) -> Optional[Value]:
+        """``self.member`` of a class whose ``__init__`` hands its base class's
+        ``__init__`` the value the base stores there: ``super().__init__(name,
+        nn.NLLLoss())`` for a base's ``self.criterion = criterion``. None when unknown."""
+        init = _method(classdef, "__init__")
+        bases = [base for base in classdef.bases if base.keyword is None]
+        if init is None or len(bases) != 1:
+            return None
+        key = self._class_key(bases[0].value)
+        if key is None:
+            return None
+        calls = [call for call in _calls_within(init) if self._calls_base_init(call, bases[0].value)]
+        if len(calls) != 1:
+            return None
+        parameter = self.project.member_parameter(key, member)
+        if parameter is None:
+            return None
+        args = list(calls[0].args)
+        if isinstance(calls[0].func.value, cst.Name):  # ``Base.__init__(self, ...)``
+            args = args[1:]
+        if any(arg.star for arg in args):
+            return None
+        position, name = parameter
+        for index, arg in enumerate(args):
+            if (arg.keyword is None and index == position) or (arg.keyword is not None and arg.keyword.value == name):
+                return self.value(arg.value)
+        return None
+
+    def _calls_base_init(self, call: cst.Call, base: cst.BaseExpression) -> bool:
+        """``super().__init__(...)``, ``super(Cls, self).__init__(...)`` or ``Base.__init__(self, ...)``."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "__init__":
+            return False
+        owner = func.value
+        if isinstance(owner, cst.Call):
+            return self._resolver.resolve(owner.func) == "builtins.super"
+        return (cst.helpers.get_full_name_for_node(owner) == cst.helpers.get_full_name_for_node(base)
+                and bool(call.args) and call.args[0].keyword is None)
 
     def forwards(self, function: cst.FunctionDef) -> Dict[str, Tuple[str, str]]:
         """The parameters ``function`` passes on unchanged as a keyword of a
@@ -477,8 +547,9 @@ class Inference:
             if (base.kind is Kind.TENSOR or base.cuda) and expr.attr.value in api.TENSOR_ATTRIBUTES:
                 return replace(base, scalar=base.scalar and expr.attr.value == "data",
                                loss=base.loss and expr.attr.value not in ("data", "grad"))
-            if base.instance_of is not None:
-                return self._member(base.instance_of, expr.attr.value, called=False)
+            owners = self._attribute_owners(expr.value, expr.attr.value, base)
+            if owners is not None:
+                return self._member(owners, expr.attr.value, called=False)
             return UNKNOWN
         if isinstance(expr, (cst.Integer, cst.Float)):
             return NUMBER
@@ -498,6 +569,8 @@ class Inference:
                 return Value(Kind.TENSOR, cuda=base.cuda, dtype=base.dtype)
             if base.kind is Kind.MAPPING and base.element is not None:
                 return base.element
+            if base.kind is Kind.UNKNOWN and _is_shape(expr.value) and _constant_index(expr) is not None:
+                return NUMBER  # ``x.size()[0]``, ``x.shape[0]``: a length, of a tensor or an array
             if base.kind is Kind.TUPLE:
                 index = _constant_index(expr)
                 if not base.items and base.element is not None and index is not None:
@@ -524,7 +597,8 @@ class Inference:
             if all(v.kind is Kind.NUMBER for v in values):
                 return NUMBER
             return UNKNOWN
-        scalar = all(v.kind is Kind.NUMBER or (v.kind is Kind.TENSOR and v.scalar) for v in values)
+        scalar = all(v.kind is Kind.NUMBER or (v.kind is Kind.TENSOR and v.scalar)
+                     or (v.kind is Kind.UNKNOWN and _full_reduction(op)) for v, op in zip(values, operands))
         cuda = True if any(v.cuda for v in tensors) else (False if all(v.cuda is False for v in tensors) else None)
         return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, loss=any(v.loss for v in tensors))
 
@@ -544,7 +618,31 @@ class Inference:
                 v.kind in (Kind.UNKNOWN, Kind.TENSOR) for v in values):
             # ``name.backward()`` in the same scope: only a one-element tensor takes that.
             return Value(Kind.TENSOR, scalar=True, loss=True)
+        if value.kind is Kind.UNKNOWN and len(values) == 1 and self._sized(name):
+            # ``name.size(0)`` in the scope of its only binding (a parameter, say): a tensor.
+            return TENSOR
         return value
+
+    def _attribute_owners(self, receiver: cst.BaseExpression, member: str,
+                          base: Optional[Value] = None) -> Optional[str]:
+        """The project classes whose attribute ``receiver.member`` reads (``Value.instance_of``).
+
+        A name also bound to ``nn.DataParallel(model)`` (``if multi_gpu: net =
+        nn.DataParallel(net)``) still reads the model's attribute: the wrapper
+        has no ``member`` of its own, so reading it there raises AttributeError
+        and no value of the wrapper's gets past the read."""
+        base = base if base is not None else self.value(receiver)
+        if base.instance_of is not None or base.kind not in (Kind.MODULE, Kind.UNKNOWN) or not isinstance(
+                receiver, cst.Name):
+            return base.instance_of
+        if member in api.PARALLEL_WRAPPER_ATTRIBUTES or member.startswith("_"):
+            return None
+        assignments = self._resolver.assignments(receiver)
+        if len(assignments) < 2 or any(isinstance(a, ImportAssignment) for a in assignments):
+            return None
+        values = [self._assignment_value(a) for a in assignments]
+        kept = [v for v in values if v.module_class not in api.PARALLEL_WRAPPERS]
+        return meet(kept).instance_of if kept and len(kept) < len(values) else None
 
     def _member(self, owners: str, member: str, called: bool, numbers: bool = True) -> Value:
         """What all the classes an instance may be of agree ``member`` gives."""
@@ -590,10 +688,12 @@ class Inference:
         before the read) is outside of? Any block enclosing both the binding and the read but not
         ``last`` may be a loop body."""
         read_block, block = self._facts.block_of.get(read), self._facts.block_of.get(last.node)
+        loop = self._facts.while_tests.get(read)  # a ``while`` test is read again after its body
         for binding in later:
             around = self._facts.block_of.get(binding.node)
             while around is not None:
-                if around.encloses(read_block) and not around.encloses(block):
+                if (around.encloses(read_block) and not around.encloses(block)) or (
+                        loop is not None and around.node is loop.body):
                     return True
                 around = around.parent
         return False
@@ -618,6 +718,11 @@ class Inference:
         if self._backward is None:
             self._backward = {(self._resolver.scope_of(r), r.value) for r in self._facts.backward_receivers}
         return (self._resolver.scope_of(name), name.value) in self._backward
+
+    def _sized(self, name: cst.Name) -> bool:
+        if self._sized_names is None:
+            self._sized_names = {(self._resolver.scope_of(r), r.value) for r in self._facts.sized_receivers}
+        return (self._resolver.scope_of(name), name.value) in self._sized_names
 
     def _proves_tensor(self, callee: cst.BaseExpression, kind: Optional[cst.BaseExpression]) -> bool:
         """``isinstance(x, torch.Tensor)`` or ``torch.is_tensor(x)``: a test only a tensor passes."""
@@ -802,7 +907,9 @@ class Inference:
             return TENSOR
         if callee in api.TENSOR_FACTORIES:
             positional = [a for a in call.args if a.keyword is None]
-            scalar = callee in api.SCALAR_FUNCTIONS and len(positional) == 1 and len(call.args) == 1
+            scalar = len(positional) == 1 and len(call.args) == 1 and (
+                callee in api.SCALAR_FUNCTIONS
+                or (callee in api.UNARY_ELEMENTWISE_FUNCTIONS and self.is_scalar_tensor(positional[0].value)))
             dtype = api.TENSOR_TYPE_DTYPES.get(callee)
             keyword = _keyword(call, "dtype")
             if keyword is not None:
@@ -916,6 +1023,21 @@ def _either(one: Optional[str], other: Optional[str]) -> Optional[str]:
     if one == other:
         return one
     return _OWNERS.join(sorted(set(one.split(_OWNERS)) | set(other.split(_OWNERS))))
+
+
+def _is_shape(expr: cst.BaseExpression) -> bool:
+    """``x.size()`` or ``x.shape``: the sizes of a tensor's (or an array's) dimensions."""
+    if isinstance(expr, cst.Call) and not expr.args:
+        expr = expr.func
+        return isinstance(expr, cst.Attribute) and expr.attr.value == "size"
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "shape"
+
+
+def _full_reduction(expr: cst.BaseExpression) -> bool:
+    """``b.sum()``, ``b.mean()``: whatever ``b`` is (a tensor, a NumPy array), one value;
+    next to a 0-dim tensor in arithmetic (``a.sum() + b.sum()``) the result stays 0-dim."""
+    return (isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value in api.FULL_REDUCTIONS)
 
 
 def _element(value: Value, path: Tuple[int, ...]) -> Value:

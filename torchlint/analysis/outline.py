@@ -698,12 +698,16 @@ def names_where(outline: Outline, key: str, holds: Callable[[ast.AST, "set"], bo
 
 def evidence_names(outline: Outline) -> FrozenSet[str]:
     """Names the file proves tensors whatever their bindings: ``x.backward()``
-    is called on them, or they are tested by ``isinstance(x, ...)`` /
+    or ``x.size(0)`` is called on them, or they are tested by ``isinstance(x, ...)`` /
     ``torch.is_tensor(x)``."""
     def compute() -> FrozenSet[str]:
         found = set()
         for call in outline.calls("backward"):
             if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+                found.add(call.func.value.id)
+        for call in outline.calls("size"):  # ``x.size(0)``: only a tensor has that method
+            if (isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+                    and len(call.args) == 1 and not call.keywords and _is_integer(call.args[0])):
                 found.add(call.func.value.id)
         for call in outline.calls("isinstance", "is_tensor"):
             if call.args and isinstance(call.args[0], ast.Name):
@@ -814,3 +818,10 @@ def _may_be_tensor(outline: Outline, expr: ast.AST, any_name: bool, depth: int, 
         return _may_be_tensor(outline, expr.body, any_name, depth + 1, names) or _may_be_tensor(
             outline, expr.orelse, any_name, depth + 1, names)
     return False
+
+
+def _is_integer(expr: ast.AST) -> bool:
+    """``0`` or ``-1``: a literal dimension."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        expr = expr.operand
+    return isinstance(expr, ast.Constant) and type(expr.value) is int

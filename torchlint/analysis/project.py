@@ -490,6 +490,10 @@ class Project:
         return self._answer(key, question, cst.ClassDef, UNKNOWN,
                             lambda inference, classdef: inference.class_member(classdef, member, called, numbers))
 
+    def member_parameter(self, key: str, member: str) -> Optional[Tuple[int, str]]:
+        return self._answer(key, member + "/parameter", cst.ClassDef, None,
+                            lambda inference, classdef: inference.init_parameter(classdef, member))
+
     def forwarded(self, key: str) -> Mapping[str, Tuple[str, str]]:
         return self._answer(key, "forwards", cst.FunctionDef, {},
                             lambda inference, function: inference.forwards(function))
@@ -564,6 +568,9 @@ class ModuleLink(ProjectLink):
 
     def member_forwarded(self, owner: str, method: str) -> Mapping[str, Tuple[str, str]]:
         return self._project.member_forwarded(owner, method)
+
+    def member_parameter(self, owner: str, member: str) -> Optional[Tuple[int, str]]:
+        return self._project.member_parameter(owner, member)
 
     def returns_integer_valued(self, qualified: str) -> bool:
         ref_key, _ = _split_key(qualified)

@@ -20,7 +20,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 
 from torchlint import __version__
 from torchlint.core.settings import Settings, SettingsError, Version, parse_version
-from torchlint.core.source import SourceFile
+from torchlint.core.source import SourceFile, no_cycle_collection
 from torchlint.analysis.project import Project
 from torchlint.engine.linter import Engine
 from torchlint.rules import all_rules
@@ -124,7 +124,11 @@ class TorchlintChecker:
         source = SourceFile("".join(self._lines), tree=self._tree)
         try:
             engine = self.engine()
-            result = engine.check(source, syntax_checked=not self._repaired, module=engine.module_for(self._filename))
+            # What the check allocates dies with it: collections in between
+            # would walk it all and free nothing (``run/session.py``).
+            with no_cycle_collection():
+                result = engine.check(source, syntax_checked=not self._repaired,
+                                      module=engine.module_for(self._filename))
         except Exception:  # parse failures and anything unforeseen: stay silent
             return []
         return [(d.line, d.column, f"{d.code} {d.message}") for d in result.diagnostics]

@@ -220,6 +220,15 @@ SCALAR_FUNCTIONS: FrozenSet[str] = frozenset(
     "torch." + name for name in ("sum", "mean", "prod", "std", "var", "norm", "dot", "vdot", "trace")
 )
 
+# torch functions of one tensor, element by element: the result has the input's shape
+# (``torch.abs(x)`` of a 0-dim tensor is 0-dim).
+UNARY_ELEMENTWISE_FUNCTIONS: FrozenSet[str] = frozenset(
+    "torch." + name for name in (
+        "abs", "exp", "log", "sqrt", "sigmoid", "tanh", "relu", "neg", "sign", "floor", "ceil", "log1p",
+        "expm1", "sin", "cos", "rsqrt", "reciprocal", "square",
+    )
+)
+
 CUDA_TENSOR_TYPES: FrozenSet[str] = frozenset(
     "torch.cuda." + name
     for name in (
@@ -272,6 +281,15 @@ PARAMETER_CLASSES: FrozenSet[str] = frozenset({
 MODULE_BASES: FrozenSet[str] = frozenset({NN + "Module", NN + "modules.module.Module"})
 
 DATALOADERS: FrozenSet[str] = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+
+# ``nn.DataParallel(model)``: a module that holds the model as ``.module``; reading
+# any other attribute of the model's through it raises AttributeError.
+PARALLEL_WRAPPERS: FrozenSet[str] = frozenset({NN + "DataParallel", NN + "parallel.DataParallel",
+                                               NN + "parallel.data_parallel.DataParallel"})
+# The attributes such a wrapper has of its own (besides nn.Module's private ones).
+PARALLEL_WRAPPER_ATTRIBUTES: FrozenSet[str] = frozenset({
+    "module", "device_ids", "dim", "output_device", "src_device_obj", "device_type", "training",
+})
 
 # Wrappers that iterate what they wrap, item by item.
 ITERATION_WRAPPERS: FrozenSet[str] = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm"})
