@@ -197,12 +197,29 @@ class FixPreviewer:
             if tidied is None:
                 raise _Unplaceable
             before, after = module.code_for_node(statement), module.code_for_node(tidied)
-            row = tops.rows[index]
-            if not self._text_starts_with(before, row, 0):
-                raise _Unplaceable  # the statement's text is not where the module's rendering puts it
+            row = self._statement_row(index, before)
             for edit in edits_between(SourceFile(before), SourceFile(after)):
                 edits.append(TextEdit(_shift(edit.start, row, 0), _shift(edit.end, row, 0), edit.content))
         return edits
+
+    def _statement_row(self, index: int, text: str) -> int:
+        """The row where top-level statement ``index``, whose code is ``text``,
+        starts; checked against the source and the locator (the same statement
+        text may be repeated elsewhere in the file)."""
+        import libcst as cst
+
+        assert self.module is not None and self.locator is not None
+        statement = self.module.body[index]
+        row = self._module_facts().rows[index]
+        place = self.locator.range(statement)
+        if place is None or not self._text_starts_with(text, row, 0):
+            raise _Unplaceable  # the statement's text is not where the module's rendering puts it
+        own_row = place[0][0]  # after its leading comments (for a def: maybe after its decorators)
+        exact = isinstance(statement, cst.SimpleStatementLine)
+        if (exact and own_row != row + len(statement.leading_lines)) or \
+                not row <= own_row < row + max(1, len(_LINE_BREAK.findall(text))):
+            raise _Unplaceable
+        return row
 
     def _module_facts(self) -> "_ModuleFacts":
         """What the tidy step counts in the module before any fix, counted once."""
