@@ -199,6 +199,17 @@ def test_local_fix_previews_equal_whole_module_previews_on_every_example():
     assert compared > 100
 
 
+def test_previews_of_repeated_statements_that_drop_a_name_are_on_their_own_rows(tmp_path):
+    lines = ["import torch", "import torch.nn.functional as F", "x = torch.zeros(1)"]
+    lines += ["y = F.sigmoid(x)"] * 4 + ["@torch.no_grad()", "def f(x):", "    return F.sigmoid(x)"]
+    (tmp_path / "a.py").write_text("\n".join(lines) + "\n")
+    result = run_torchlint(["--isolated", "--no-cache", "--output-format", "json", "a.py"], cwd=tmp_path)
+    findings = json.loads(result.stdout)
+    assert [f["fix"]["edits"] for f in findings] == [
+        [{"content": "torch", "location": {"row": row, "column": column}, "end_location": {"row": row, "column": column + 1}}]
+        for row, column in [(4, 5), (5, 5), (6, 5), (7, 5), (10, 12)]]
+
+
 def test_previews_of_fixes_that_drop_a_name_are_the_whole_module_previews(monkeypatch):
     """A fix that drops a name is previewed on its top-level statements (the tidy
     step's self-assignment removal included) unless it orphans an import: the
