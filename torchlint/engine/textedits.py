@@ -90,10 +90,12 @@ class FixPreviewer:
     A fix is applied to the outermost nodes it edits only; each one's text
     before and after is diffed and shifted to where the node starts (the
     ``locator`` of the check knows, generating only the top-level statements
-    involved). A rewritten expression must still parse. What that cannot
-    place (an edit that removes or splits a statement, a node whose text
-    starts before its position, an import added anywhere but before a plain
-    statement) takes ``preview_fix``'s whole-module route.
+    involved). A rewritten expression must still parse. A fix that drops a
+    name is diffed on its whole top-level statements instead, tidied there
+    as the fixer would (``_statement_edits``). What that cannot place (an
+    edit that removes or splits a statement, a node whose text starts before
+    its position, an import added anywhere but before a plain statement, an
+    import the fix orphans) takes ``preview_fix``'s whole-module route.
     """
 
     def __init__(self, module: Optional[cst.Module], locator: Optional[Locator]) -> None:
