@@ -199,6 +199,47 @@ def test_local_fix_previews_equal_whole_module_previews_on_every_example():
     assert compared > 100
 
 
+def test_previews_of_repeated_statements_that_drop_a_name_are_on_their_own_rows(tmp_path):
+    lines = ["import torch", "import torch.nn.functional as F", "x = torch.zeros(1)"]
+    lines += ["y = F.sigmoid(x)"] * 4 + ["@torch.no_grad()", "def f(x):", "    return F.sigmoid(x)"]
+    (tmp_path / "a.py").write_text("\n".join(lines) + "\n")
+    result = run_torchlint(["--isolated", "--no-cache", "--output-format", "json", "a.py"], cwd=tmp_path)
+    findings = json.loads(result.stdout)
+    assert [f["fix"]["edits"] for f in findings] == [
+        [{"content": "torch", "location": {"row": row, "column": column}, "end_location": {"row": row, "column": column + 1}}]
+        for row, column in [(4, 5), (5, 5), (6, 5), (7, 5), (10, 12)]]
+
+
+def test_previews_of_fixes_that_drop_a_name_are_the_whole_module_previews(monkeypatch):
+    """A fix that drops a name is previewed on its top-level statements (the tidy
+    step's self-assignment removal included) unless it orphans an import: the
+    edits are exactly those of the whole-module route, on every example."""
+    from torchlint.engine import textedits
+    from torchlint.engine.linter import Engine
+
+    on_statements = []
+    real = textedits.FixPreviewer._statement_edits
+
+    def counted(self, *args):
+        edits = real(self, *args)
+        on_statements.append(1)
+        return edits
+
+    monkeypatch.setattr(textedits.FixPreviewer, "_statement_edits", counted)
+    for rule, index, example in _every_flagged_example():
+        checked = Engine([rule]).check(example.code, whole=True)
+        if checked.module is None:
+            continue
+        previewer = textedits.FixPreviewer(checked.module, checked.locator)
+        for d in checked.diagnostics:
+            if d.fix is not None:
+                before = len(on_statements)
+                local = previewer.preview(d.fix)
+                if len(on_statements) > before:
+                    assert local == textedits.preview_fix(checked.module, d.fix), (rule.code, index)
+    assert len(on_statements) > 30
+
+
 def test_previews_do_not_reparse_the_file_for_every_finding(monkeypatch, tmp_path):
     import io
 
@@ -221,6 +262,76 @@ def test_previews_do_not_reparse_the_file_for_every_finding(monkeypatch, tmp_pat
         {"content": "interpolate", "location": {"row": 9, "column": 8}, "end_location": {"row": 9, "column": 16}}
     ]
     assert len(parses) <= 3  # the check's own parse(s), not one per finding
+
+
+def _findings_heavy_file(functions: int) -> str:
+    """``functions`` functions, each with a fix that drops a name (``F.sigmoid`` ->
+    ``torch.sigmoid``: ``F`` goes), one that does not (``F.upsample``) and one
+    that makes a self-assignment the tidy step removes (``x = Variable(x)``)."""
+    lines = ["import torch", "import torch.nn.functional as F", "from torch.autograd import Variable", ""]
+    for index in range(functions):
+        lines += [f"def f{index}(x):", "    x = Variable(x)", "    a = F.sigmoid(x)",
+                  "    b = F.upsample(x, scale_factor=2)", "    return a, b", ""]
+    return "\n".join(lines)
+
+
+def _json_output_counting_whole_module_work(monkeypatch, tmp_path, functions: int):
+    """json findings of ``_findings_heavy_file(functions)`` through the real CLI, with
+    the count of whole-module parses, renderings and fix applications it made."""
+    import io
+
+    import libcst
+
+    from torchlint.engine import fixer
+    from torchlint.frontends import cli
+
+    (tmp_path / "many.py").write_text(_findings_heavy_file(functions))
+    counts = {"parse": 0, "render": 0, "apply_fixes": 0}
+
+    def counting(name, real):
+        def counted(*args, **kwargs):
+            counts[name] += 1
+            return real(*args, **kwargs)
+        return counted
+
+    monkeypatch.setattr(libcst, "parse_module", counting("parse", libcst.parse_module))
+    monkeypatch.setattr(fixer, "apply_fixes", counting("apply_fixes", fixer.apply_fixes))
+    monkeypatch.setattr(libcst.Module, "code", property(counting("render", libcst.Module.code.fget)))
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    assert cli.main(["--isolated", "--no-cache", "--output-format", "json", "many.py"], stdout=out) == 1
+    monkeypatch.undo()
+    return json.loads(out.getvalue()), counts
+
+
+def test_json_previews_cost_about_linear_time_in_the_findings(monkeypatch, tmp_path):
+    """Issue 17, edge 5: a fix that drops a name was previewed by rendering, tidying
+    and re-parsing the whole module once per finding: quadratic in the findings.
+    Now such a fix is previewed on its own top-level statement, with the module's
+    name uses counted once; the whole module is rendered a fixed number of times."""
+    from torchlint.core.source import SourceFile
+    from torchlint.engine.linter import Engine
+    from torchlint.engine.textedits import preview_fix
+    from torchlint.rules import all_rules
+
+    small, small_counts = _json_output_counting_whole_module_work(monkeypatch, tmp_path, 50)
+    large, large_counts = _json_output_counting_whole_module_work(monkeypatch, tmp_path, 100)
+    assert len(small) == 150 and len(large) == 300 and all(f["fix"]["edits"] for f in large)
+    assert large_counts == small_counts, (small_counts, large_counts)  # not one per finding
+    assert large_counts["apply_fixes"] == 0 and large_counts["parse"] <= 3
+    # The same previews as the whole-module route gives, finding by finding.
+    code = _findings_heavy_file(3)
+    checked = Engine(all_rules()).check(code, whole=True)
+    whole = [preview_fix(checked.module, d.fix) for d in checked.diagnostics]
+    local = [f["fix"]["edits"] for f in large[:len(whole)]]
+    as_json = [[{"content": e.content, "location": {"row": e.start[0], "column": e.start[1]},
+                 "end_location": {"row": e.end[0], "column": e.end[1]}} for e in edits] for edits in whole]
+    assert local == as_json
+    assert len(whole) == 9 and all(whole)
+    # ``x = Variable(x)`` becomes ``x = x``, which the tidy step removes: its line goes.
+    assert SourceFile(code).lines[5] == "    x = Variable(x)\n"
+    assert {"content": "", "location": {"row": 6, "column": 1}, "end_location": {"row": 7, "column": 1}} \
+        in [edit for edits in local for edit in edits]
 
 
 # --- 4. end positions, parse errors in every format, full output ------------------------------

@@ -9,8 +9,10 @@ with 1-based rows and columns counted in characters, like the diagnostics.
 from __future__ import annotations
 
 import difflib
+import re
+from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from torchlint.core.diagnostic import Fix
 from torchlint.core.source import SourceFile
@@ -88,16 +90,19 @@ class FixPreviewer:
     A fix is applied to the outermost nodes it edits only; each one's text
     before and after is diffed and shifted to where the node starts (the
     ``locator`` of the check knows, generating only the top-level statements
-    involved). A rewritten expression must still parse. What that cannot
-    place (an edit that removes or splits a statement, a node whose text
-    starts before its position, an import added anywhere but before a plain
-    statement) takes ``preview_fix``'s whole-module route.
+    involved). A rewritten expression must still parse. A fix that drops a
+    name is diffed on its whole top-level statements instead, tidied there
+    as the fixer would (``_statement_edits``). What that cannot place (an
+    edit that removes or splits a statement, a node whose text starts before
+    its position, an import added anywhere but before a plain statement, an
+    import the fix orphans) takes ``preview_fix``'s whole-module route.
     """
 
     def __init__(self, module: Optional[cst.Module], locator: Optional[Locator]) -> None:
         self.module = module
         self.locator = locator
         self._checked: Optional[SourceFile] = None
+        self._facts: Optional[_ModuleFacts] = None
 
     def preview(self, fix: Fix) -> Optional[List[TextEdit]]:
         if self.module is None:
@@ -128,6 +133,7 @@ class FixPreviewer:
                      if not any(other is not node and _inside(place, around) for other, around in places.items())]
         transformer = _EditTransformer({edit.node: edit.apply for edit in fix.edits})
         edits: List[TextEdit] = []
+        drops_names = False
         for node in outermost:
             updated = node.visit(transformer)
             if not isinstance(updated, cst.CSTNode):
@@ -135,19 +141,103 @@ class FixPreviewer:
             before, after = self.module.code_for_node(node), self.module.code_for_node(updated)
             if isinstance(updated, cst.BaseExpression) and not _parses_as_expression(after):
                 return None  # as apply_fixes: a fix that breaks the code is not offered
-            if _root_names(node) - _root_names(updated):
-                # A name the fix dropped may leave its import unused or make a
-                # self-assignment, which the fixer's tidy step removes: only
-                # the whole module shows that.
-                raise _Unplaceable
+            drops_names = drops_names or bool(_root_names(node) - _root_names(updated))
             (line, column), _ = places[node]
             if not self._text_starts_with(before, line, column):
                 raise _Unplaceable  # the node's text does not start where its position does
             for edit in edits_between(SourceFile(before), SourceFile(after)):
                 edits.append(TextEdit(_shift(edit.start, line, column), _shift(edit.end, line, column), edit.content))
+        if drops_names:
+            # A name the fix dropped may leave its import unused or make a
+            # self-assignment, which the fixer's tidy step removes: shown on
+            # the statements the fix changes (or the whole module).
+            edits = self._statement_edits(outermost, transformer, fix.required_imports)
         if fix.required_imports:
             edits.append(self._import_edit(fix))
         return sorted(edits, key=lambda e: e.start)
+
+    def _statement_edits(self, nodes: List["cst.CSTNode"], transformer: "cst.CSTTransformer",
+                         required_imports: Sequence[str]) -> List[TextEdit]:
+        """The edits of a fix (on ``nodes``) that drops a name, as ``preview_fix``
+        makes them but on the top-level statements holding ``nodes`` only: the
+        tidy step's work there (self-assignments the fix made) is in them. A fix
+        that orphans an import, or whose statement goes, is ``_Unplaceable``:
+        only the whole module shows that. The module's name uses, imports and
+        self-assignments are counted once for all fixes, so previewing every
+        fix of a file costs about one rendering of it, not one per finding."""
+        import libcst as cst
+
+        from torchlint.engine.tidy import name_uses, tidy_statement
+
+        module = self.module
+        assert module is not None and self.locator is not None
+        tops = self._module_facts()
+        indexes = set()
+        for node in nodes:
+            top = (self.locator.top_of or {}).get(node)
+            index = tops.index.get(id(top)) if top is not None else None
+            if index is None:
+                raise _Unplaceable
+            indexes.add(index)
+        changes = []
+        delta: Counter = Counter()
+        for index in sorted(indexes):
+            statement = module.body[index]
+            updated = statement.visit(transformer)
+            if not isinstance(updated, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                raise _Unplaceable
+            delta.update(name_uses(updated))
+            delta.subtract(name_uses(statement))
+            changes.append((index, statement, updated))
+        imported = tops.imported | {name.split(".")[0] for name in required_imports}
+        if any(count < 0 and tops.uses[name] + count <= 0 < tops.uses[name] and name in imported
+               for name, count in delta.items()):
+            raise _Unplaceable  # an import the fix orphans: removed where it is, in the whole module
+        edits: List[TextEdit] = []
+        for index, statement, updated in changes:
+            tidied = tidy_statement(updated, tops.self_assignments)
+            if tidied is None:
+                raise _Unplaceable
+            before, after = module.code_for_node(statement), module.code_for_node(tidied)
+            row = self._statement_row(index, before)
+            for edit in edits_between(SourceFile(before), SourceFile(after)):
+                edits.append(TextEdit(_shift(edit.start, row, 0), _shift(edit.end, row, 0), edit.content))
+        return edits
+
+    def _statement_row(self, index: int, text: str) -> int:
+        """The row where top-level statement ``index``, whose code is ``text``,
+        starts; checked against the source and the locator (the same statement
+        text may be repeated elsewhere in the file)."""
+        import libcst as cst
+
+        assert self.module is not None and self.locator is not None
+        statement = self.module.body[index]
+        row = self._module_facts().rows[index]
+        place = self.locator.range(statement)
+        if place is None or not self._text_starts_with(text, row, 0):
+            raise _Unplaceable  # the statement's text is not where the module's rendering puts it
+        own_row = place[0][0]  # after its leading comments (for a def: maybe after its decorators)
+        exact = isinstance(statement, cst.SimpleStatementLine)
+        if (exact and own_row != row + len(statement.leading_lines)) or \
+                not row <= own_row < row + max(1, len(_LINE_BREAK.findall(text))):
+            raise _Unplaceable
+        return row
+
+    def _module_facts(self) -> "_ModuleFacts":
+        """What the tidy step counts in the module before any fix, counted once."""
+        if self._facts is None:
+            from torchlint.engine.tidy import imported_names, name_uses, self_assignments
+
+            module = self.module
+            assert module is not None
+            rows, row = [], 1 + len(module.header)
+            for statement in module.body:
+                rows.append(row)
+                row += len(_LINE_BREAK.findall(module.code_for_node(statement)))
+            self._facts = _ModuleFacts(
+                index={id(statement): i for i, statement in enumerate(module.body)}, rows=rows,
+                uses=name_uses(module), imported=imported_names(module), self_assignments=self_assignments(module))
+        return self._facts
 
     def _text_starts_with(self, text: str, line: int, column: int) -> bool:
         """Does the checked source hold ``text`` at ``line`` (1-based), ``column`` (0-based)?"""
@@ -180,6 +270,18 @@ class FixPreviewer:
         newline = self.module.default_newline
         text = "".join(f"import {name}{newline}" for name in sorted(set(fix.required_imports)))
         return TextEdit((row, 1), (row, 1), text)
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class _ModuleFacts:
+    index: Dict[int, int]  # id of a top-level statement -> its place in the body
+    rows: List[int]  # the row each top-level statement's text (leading comments included) starts on
+    uses: Counter  # ``tidy.name_uses`` of the module
+    imported: Set[str]
+    self_assignments: FrozenSet[Tuple[str, ...]]
 
 
 class _Unplaceable(Exception):

@@ -38,8 +38,8 @@ def tidy(before: cst.Module, after: cst.Module, uses_before: Optional[Counter] =
     orphaned = frozenset(name for name, count in uses_before.items() if count and not uses_after[name])
     imported = imported_names(after)
     orphaned &= imported
-    old_self_assignments = _self_assignments(before)
-    if not orphaned and not (_self_assignments(after) - old_self_assignments):
+    old_self_assignments = self_assignments(before)
+    if not orphaned and not (self_assignments(after) - old_self_assignments):
         return after
     return after.visit(_Tidy(orphaned, old_self_assignments, uses_after))
 
@@ -144,7 +144,7 @@ def _self_assigned(statement: cst.BaseSmallStatement) -> Optional[Tuple[str, ...
     return target if target is not None and target == value else None
 
 
-def _self_assignments(module: cst.Module) -> FrozenSet[Tuple[str, ...]]:
+def self_assignments(module: cst.Module) -> FrozenSet[Tuple[str, ...]]:
     found: Set[Tuple[str, ...]] = set()
 
     class Collect(cst.CSTVisitor):
@@ -155,6 +155,17 @@ def _self_assignments(module: cst.Module) -> FrozenSet[Tuple[str, ...]]:
 
     module.visit(Collect())
     return frozenset(found)
+
+
+def tidy_statement(statement: Statement, old_self_assignments: FrozenSet[Tuple[str, ...]]) -> Optional[Statement]:
+    """A top-level ``statement`` that fixes changed without orphaning any
+    import, tidied as ``tidy`` tidies it in its module: without the
+    self-assignments the fixes made (``old_self_assignments``: the module's
+    before them). None if the statement itself goes (its comments then move
+    to the next statement, which only the whole module shows)."""
+    tidier = _Tidy(frozenset(), old_self_assignments, Counter())
+    kept = tidier._statements([statement.visit(tidier)])
+    return kept[0] if kept else None
 
 
 class _Tidy(cst.CSTTransformer):
