@@ -1096,6 +1096,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     log(f"torchlint options: {tools.features}")
 
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    if "tl-fill" in skip and "tl-warm" not in skip:
+        # The warm run reads the cache the filling run writes: without it, it is a cold run.
+        log("skipping tl-warm too: it needs the cache tl-fill fills")
+        skip.add("tl-warm")
     steps = [s for s in plan(tools, corpora, half, cache, torchfix_rounds) if _kind(s.key) not in skip]
     env = dict(os.environ, PYTHONIOENCODING="utf-8", NO_COLOR="1", XDG_CACHE_HOME=str(cache / "xdg"))
     for variable in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "FLAKE8_CONFIG"):
