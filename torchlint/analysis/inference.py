@@ -484,7 +484,7 @@ class Inference:
                 return None
         key = self.project.absolute(callee) if callee is not None else None
         if key is None:
-            local = self._local_definition(call.func)
+            local = self.local_definition(call.func)
             key = self._definition_name(local) if isinstance(local, cst.FunctionDef) else None
         return self.project.forwarded(key).get(keyword) if key is not None else None
 
@@ -503,7 +503,7 @@ class Inference:
 
     def _class_key(self, expr: cst.BaseExpression) -> Optional[str]:
         """The project's key of the class ``expr`` names (defined here or imported)."""
-        local = self._local_definition(expr)
+        local = self.local_definition(expr)
         if isinstance(local, cst.ClassDef):
             return self._definition_name(local)
         qualified = self._resolver.resolve(expr)
@@ -810,7 +810,7 @@ class Inference:
             return self._module_call_value(callee)
         if callee.kind is Kind.OBJECT and callee.instance_of is not None:
             return self._member(callee.instance_of, "__call__", called=True)
-        local = self._local_definition(func)
+        local = self.local_definition(func)
         if local is not None:
             key = self._definition_name(local)
             project_value = self.project.call_value(key) if key is not None else None
@@ -953,10 +953,10 @@ class Inference:
         return None
 
     def _local_class(self, func: cst.BaseExpression) -> Optional[cst.ClassDef]:
-        local = self._local_definition(func)
+        local = self.local_definition(func)
         return local if isinstance(local, cst.ClassDef) else None
 
-    def _local_definition(self, func: cst.BaseExpression) -> Optional[cst.CSTNode]:
+    def local_definition(self, func: cst.BaseExpression) -> Optional[cst.CSTNode]:
         """The def or class of this file a name is bound to (its only binding), if any."""
         if not isinstance(func, cst.Name):
             return None

@@ -203,14 +203,8 @@ class IntegerValues:
         return False
 
     def _local_function(self, func: cst.BaseExpression) -> Optional[cst.FunctionDef]:
-        if not isinstance(func, cst.Name):
-            return None
-        nodes = {getattr(a, "node", None) for a in self._resolver.assignments(func)}
-        if len(nodes) == 1:
-            (node,) = nodes
-            if isinstance(node, cst.FunctionDef):
-                return node
-        return None
+        local = self._inference.local_definition(func)
+        return local if isinstance(local, cst.FunctionDef) else None
 
     # -- names ---------------------------------------------------------------
 
