@@ -389,3 +389,32 @@ def test_packages_a_script_puts_on_sys_path_are_found(tmp_path):
         "def step(a, b):\n    return detection_loss(a, b).data[0]\n")
     result = _cli(tmp_path, "--isolated", "--no-cache", "--output-format", "json", "train.py")
     assert _json_findings(result.stdout) == {("train.py", 5, "TL101")}, result.stderr
+
+
+def test_trees_are_kept_only_while_a_module_is_analysed(project):
+    """A module read for what its imports bind, and the file just checked,
+    keep their text and facts but not their trees: a host process (flake8)
+    would otherwise walk them in every garbage collection."""
+    from torchlint.analysis import project as model
+    from torchlint.analysis.project import Project
+    from torchlint.core.source import SourceFile
+    from torchlint.run.project_files import FileFinder, project_roots
+
+    engine = Engine(all_rules(), project=Project(FileFinder(project_roots(str(project), ()))))
+    path = str(project / "train.py")
+    result = engine.check(SourceFile(TRAIN), module=engine.module_for(path))
+    assert {("train.py", d.line, d.code) for d in result.diagnostics} == EXPECTED
+    modules = {key: module for key, module in engine.project._modules.items() if module is not None}
+    assert {os.path.basename(key) for key in modules} >= {"model.py", "__init__.py"}
+    analysed = {id(module) for module in engine.project._analysed.values()}
+    assert len(analysed) <= model.ANALYSED_KEPT
+    for module in modules.values():
+        assert module.facts() is not None
+        assert not module.source.parsed or id(module) in analysed, module.ref.key
+    checked = engine.project._registered[engine.module_for(path).key]
+    assert not checked.source.parsed and checked.facts() is not None
+    # Asked again, a released module is parsed again and gives the same answers.
+    for module in modules.values():
+        module.release()
+    again = engine.check(SourceFile(TRAIN), module=engine.module_for(path))
+    assert {("train.py", d.line, d.code) for d in again.diagnostics} == EXPECTED

@@ -85,7 +85,7 @@ STANDALONE = ModuleRef("<text>", "__main__")
 # How many modules keep their trees and analysis between questions, and how
 # many checked texts stay registered: memory stays bounded on large trees
 # (a module asked about again after being released is parsed again).
-ANALYSED_KEPT = 24
+ANALYSED_KEPT = 8
 REGISTERED_KEPT = 4
 # A definition longer than this is not analysed (its answers are unknown): a
 # 4,000-line Trainer class costs a second of parsing for every question about
@@ -185,7 +185,7 @@ class _Module:
     def facts(self) -> Optional[_Facts]:
         if self._facts is None and not self.broken:
             try:
-                self._facts = _Facts(self.source.tree, self.ref.key)
+                self._facts = self._from_tree(lambda tree: _Facts(tree, self.ref.key))
             except (ParseError, Unsupported, RecursionError, ValueError):
                 self.broken = True
         return self._facts
@@ -194,14 +194,29 @@ class _Module:
         """The names this module assigns from the torch version (``version_gates.py``)."""
         if self._flags is None:
             try:
-                self._flags = version_flags(Outline(self.source.tree))
+                self._flags = self._from_tree(lambda tree: version_flags(Outline(tree)))
             except (ParseError, Unsupported, RecursionError, ValueError):
                 self._flags = frozenset()
         return self._flags
 
+    def _from_tree(self, derive: Callable[[ast.Module], T]) -> T:
+        """``derive(tree)``; a tree parsed for it alone is not kept. Most modules
+        are read for their facts alone (what an import binds): a tree kept for
+        questions that rarely come was walked by every collection of the host
+        process until the module's own turn (flake8 on transformers)."""
+        parsed_here = not self.source.parsed
+        try:
+            return derive(self.source.tree)
+        finally:
+            if parsed_here and not self._analyses:
+                self._forget_tree()
+
     def release(self) -> None:
         """Forget the trees and the analysis (memory); the facts stay, the rest is redone when asked."""
         self._analyses = {}
+        self._forget_tree()
+
+    def _forget_tree(self) -> None:
         if self.source.parsed:
             self.source = SourceFile(self.source.text, self.source.encoding)
 
@@ -283,6 +298,16 @@ class Project:
         while len(self._registered) > REGISTERED_KEPT:
             oldest = next(iter(self._registered))
             self._registered.pop(oldest).release()
+
+    def checked(self, ref: ModuleRef) -> None:
+        """The check of ``ref``'s registered text is over: its trees and analyses
+        go now rather than when it drops out of the registered few. Kept, a big
+        file's trees were walked by every later collection of the host process
+        (flake8 spent a fifth of its time so on transformers); the text and the
+        facts stay for the questions other modules ask."""
+        registered = self._registered.get(ref.key)
+        if registered is not None:
+            registered.release()
 
     def touch(self, module: _Module) -> None:
         """``module`` is being analysed: keep its trees, releasing the least recently used beyond a bound."""

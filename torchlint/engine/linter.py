@@ -118,7 +118,10 @@ class Engine:
         for, screened by the caller (``engine/incremental.py``), which may also
         give the outline of the whole file (with the project's star exports)."""
         source = SourceFile.of(source)
-        result = self._check(source, syntax_checked, whole, module, screened, outline)
+        try:
+            result = self._check(source, syntax_checked, whole, module, screened, outline)
+        finally:
+            self.project.checked(module)
         if self.report_unused_noqa and not file_is_exempt(source):
             running = [rule.code for rule in self.rules]
             for line, column, code in unused_noqa(source, result.suppressed, running):
