@@ -343,10 +343,21 @@ def aliases_of(outline: Outline, names: Names) -> List[str]:
     """Local names imports bind directly to one of ``names`` (``from torch.nn
     import MSELoss as L2``: ``L2``), whose calls ``calls`` would not file under
     the table's last names."""
-    return [
-        local for local, reals in import_bindings(outline).items()
-        if local not in names.last and any(real in names.names for real in reals if real is not None)
-    ]
+    known: Dict[Names, List[str]] = outline.memo("aliases", dict)  # asked by several screens per table
+    found = known.get(names)
+    if found is None:
+        found = known[names] = [
+            local for local, reals in import_bindings(outline).items()
+            if local not in names.last and any(real in names.names for real in reals if real is not None)
+        ]
+    return found
+
+
+def keyword_arguments(outline: Outline) -> FrozenSet[str]:
+    """The keywords spelled in the file's calls (``f(dim=1)``: ``dim``): a
+    screen for a keyword asks this set before finding the calls."""
+    return outline.memo("keyword arguments", lambda: frozenset(
+        node.arg for node in outline.nodes(ast.keyword) if node.arg is not None))
 
 
 def calls_to(outline: Outline, names: Names) -> Iterator[ast.Call]:

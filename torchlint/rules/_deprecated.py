@@ -38,6 +38,7 @@ from torchlint.analysis.outline import (
     Outline,
     attributes_named,
     calls_to,
+    keyword_arguments,
     may_be_tensor,
     references_to,
 )
@@ -121,8 +122,9 @@ class DeprecatedApiRule(RenamedSymbolRule):
                 return True
         if cls._missing and any(True for _ in calls_to(outline, cls._screen_missing)):  # an iterator: always truthy
             return True
+        spelled = keyword_arguments(outline)
         for names, keyword in cls._screen_keywords:
-            if any(any(k.arg == keyword for k in call.keywords) for call in calls_to(outline, names)):
+            if keyword in spelled and any(any(k.arg == keyword for k in call.keywords) for call in calls_to(outline, names)):
                 return True
         return False
 

@@ -9,6 +9,7 @@ from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import (
     Names,
     import_bindings,
+    keyword_arguments,
     Outline,
     attributes_named,
     calls_to,
@@ -27,6 +28,8 @@ FORWARDED_MESSAGE = "`volatile` is passed on to `Variable`, where it has had no 
 def _may_forward_volatile(outline: Outline) -> bool:
     """A call with ``volatile=`` to a helper that may pass it on to ``Variable``:
     one imported from elsewhere, or a local one handing a ``volatile=<name>`` on."""
+    if "volatile" not in keyword_arguments(outline):
+        return False
     calls = [call for call in outline.nodes(ast.Call) if any(k.arg == "volatile" for k in call.keywords)]
     if not calls:
         return False
@@ -142,7 +145,8 @@ class VolatileVariable(Rule):
         # ``Variable(..., volatile=...)`` (a spelled keyword; the callee through an
         # import), or ``<x>.volatile = ...`` as a target of a plain assignment,
         # x something inference may know.
-        if any(any(k.arg == "volatile" for k in call.keywords) for call in calls_to(outline, _VARIABLE)):
+        if "volatile" in keyword_arguments(outline) and any(
+                any(k.arg == "volatile" for k in call.keywords) for call in calls_to(outline, _VARIABLE)):
             return True
         if _may_forward_volatile(outline):
             return True

@@ -11,6 +11,7 @@ from torchlint.analysis.outline import (
     Names,
     Outline,
     calls_to,
+    keyword_arguments,
     may_hold_value,
     resolves_to,
 )
@@ -127,6 +128,8 @@ class TensorTypeAsDtype(Rule):
     def may_match_tree(cls, outline: Outline) -> bool:
         # ``dtype=<a legacy tensor type, through an import>`` in a call of a factory
         # (through an import) or of a ``new_*`` method of something inference may know.
+        if "dtype" not in keyword_arguments(outline):
+            return False
         methods = [
             c for c in outline.calls(*DTYPE_TENSOR_METHODS)
             if isinstance(c.func, ast.Attribute) and may_hold_value(outline, c.func.value)
