@@ -229,6 +229,16 @@ FLAGGED = [
     ("TL114", """
         from torch._utils import is_compiling as compiling
         """),
+    # -- TL216: the loss through a local name, the target an element of a known tensor
+    ("TL216", """
+        import torch
+        import torch.nn as nn
+        criterion = nn.CrossEntropyLoss()
+        outputs = torch.randn(3, 5)
+        targets = torch.tensor([1, 0, 4])
+        for output, target in zip(outputs, targets):
+            loss = criterion(output.unsqueeze(0), target)
+        """),
 ]
 
 NEAR_MISSES = [
@@ -239,6 +249,20 @@ NEAR_MISSES = [
         def loss_of(logits, labels):
             loss = nn.CrossEntropyLoss()(logits, labels)
             return loss + nn.CrossEntropyLoss()(logits, labels[:, 1:])
+        """),
+    # TL216: element-like targets, but the callee is a torch function that is no
+    # loss, a builtin, or the element's tensor holds nothing inference can know.
+    ("TL216", """
+        import torch
+        import torch.nn.functional as F
+        def pick(x, index, pads, config, keys):
+            loss = F.cross_entropy(x, index)
+            rows = torch.gather(x, 1, index[0])
+            padded = F.pad(x, pads[0])
+            setting = getattr(config, keys[0])
+            for key in keys:
+                print(x, key)
+            return loss, rows, padded, setting
         """),
     ("TL101", """
         class Dataset:

@@ -61,6 +61,7 @@ class TorchlintChecker:
     _engine: Optional[Engine] = None
     _settings = Settings()
     _enable: Tuple[str, ...] = ()
+    _settled = False  # see ``_findings``
 
     @classmethod
     def add_options(cls, parser) -> None:
@@ -136,6 +137,11 @@ class TorchlintChecker:
             with no_cycle_collection():
                 result = engine.check(source, syntax_checked=not self._repaired,
                                       module=engine.module_for(self._filename))
+            if not TorchlintChecker._settled:
+                # The first check imported what the engine loads lazily and built
+                # the tables rules fill on first use: frozen too, for the same reason.
+                TorchlintChecker._settled = True
+                gc.freeze()
         except Exception:  # parse failures and anything unforeseen: stay silent
             return []
         return [(d.line, d.column, f"{d.code} {d.message}") for d in result.diagnostics]

@@ -1,12 +1,13 @@
 """TL216: a loss target taken element by element from a 1-D tensor, 0-dim since torch 0.4."""
 
 import ast
+import builtins
 from typing import Iterator, Optional
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Outline, calls_matching
+from torchlint.analysis.outline import Outline, bound_names, calls_matching, may_hold_value, resolved_names
 from torchlint.analysis.shapes import is_1d_tensor, ndim
 from torchlint.knowledge.torch_api import is_loss_callee, may_name_loss
 from torchlint.core.diagnostic import Edit, Fix
@@ -104,13 +105,30 @@ class ZeroDimTarget(Rule):
                 return node.id in looped
             if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
                 return False  # a size, never a tensor's element
+            # ``_element_of_1d`` asks inference for the shape of ``xs`` in ``xs[i]``.
             return isinstance(node, ast.Subscript) and (
                 isinstance(node.slice, ast.Name)
-                or (isinstance(node.slice, ast.Constant) and type(node.slice.value) is int))
+                or (isinstance(node.slice, ast.Constant) and type(node.slice.value) is int)
+            ) and may_hold_value(outline, node.value)
+
+        def may_be_loss(call: ast.Call) -> bool:
+            # Inference gives a loss only from a torch callee that is one (or a project's);
+            # ``torch.gather(x, 1, idx[0])``, ``F.pad(x, pads[i])``, ``getattr(c, keys[i])``
+            # never are.
+            func = call.func
+            if isinstance(func, ast.Name) and func.id in _NEVER_LOSS_BUILTINS and not rebinds_builtins():
+                return False
+            names = resolved_names(outline, func)
+            return not names or any(not _is_torch(n) or is_loss_callee(n) for n in names)
+
+        def rebinds_builtins() -> bool:
+            return outline.memo("TL216 builtins", lambda: bool(_NEVER_LOSS_BUILTINS & bound_names(outline)) or any(
+                alias.name == "*" for node in outline.nodes(ast.ImportFrom) for alias in node.names))
 
         return any(
-            element_like(call.args[1] if len(call.args) > 1 else None)
-            or any(k.arg == "target" and element_like(k.value) for k in call.keywords)
+            (element_like(call.args[1] if len(call.args) > 1 else None)
+             or any(k.arg == "target" and element_like(k.value) for k in call.keywords))
+            and may_be_loss(call)
             for call in outline.nodes(ast.Call)
         ) and bool(calls_matching(outline, may_name_loss, is_loss_callee))
 
@@ -126,14 +144,33 @@ class ZeroDimTarget(Rule):
 
 
 def _loop_names(outline: Outline) -> frozenset:
-    """The names ``for`` loops bind the way ``_iterated_for`` follows them."""
+    """The names ``for`` loops bind the way ``_iterated_for`` follows them, from
+    something whose shape inference may know (``may_hold_value``)."""
     names = set()
     for loop in outline.nodes(ast.For):
         if isinstance(loop.target, ast.Name):
-            names.add(loop.target.id)
-        elif isinstance(loop.target, (ast.Tuple, ast.List)):
-            names.update(element.id for element in loop.target.elts if isinstance(element, ast.Name))
+            if may_hold_value(outline, loop.iter):
+                names.add(loop.target.id)
+        elif isinstance(loop.target, (ast.Tuple, ast.List)) and _is_zip(loop.iter):
+            sources = [a for a in loop.iter.args if not isinstance(a, ast.Starred)]
+            if len(sources) == len(loop.target.elts):
+                names.update(element.id for element, source in zip(loop.target.elts, sources)
+                             if isinstance(element, ast.Name) and may_hold_value(outline, source))
     return frozenset(names)
+
+
+# Builtins whose calls inference never gives a value (``min``/``max`` of tensors it
+# does, ``sum`` and arithmetic ones are left in for safety).
+_NEVER_LOSS_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_")) - {
+    "min", "max", "sum", "abs", "pow", "round", "divmod"}
+
+
+def _is_torch(qualified: str) -> bool:
+    return qualified == "torch" or qualified.startswith("torch.")
+
+
+def _is_zip(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "zip"
 
 
 def _target_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
