@@ -188,7 +188,7 @@ class _Module:
     def facts(self) -> Optional[_Facts]:
         if self._facts is None and not self.broken:
             try:
-                self._facts = self._from_tree(lambda tree: _Facts(tree, self.ref.key))
+                self._facts = _Facts(self.source.tree, self.ref.key)
             except (ParseError, Unsupported, RecursionError, ValueError):
                 self.broken = True
         return self._facts
@@ -197,29 +197,17 @@ class _Module:
         """The names this module assigns from the torch version (``version_gates.py``)."""
         if self._flags is None:
             try:
-                self._flags = self._from_tree(lambda tree: version_flags(Outline(tree)))
+                self._flags = version_flags(Outline(self.source.tree))
             except (ParseError, Unsupported, RecursionError, ValueError):
                 self._flags = frozenset()
         return self._flags
 
-    def _from_tree(self, derive: Callable[[ast.Module], T]) -> T:
-        """``derive(tree)``; a tree parsed for it alone is not kept. Most modules
-        are read for their facts alone (what an import binds): a tree kept for
-        questions that rarely come was walked by every collection of the host
-        process until the module's own turn (flake8 on transformers)."""
-        parsed_here = not self.source.parsed
-        try:
-            return derive(self.source.tree)
-        finally:
-            if parsed_here and not self._analyses:
-                self._forget_tree()
-
     def release(self) -> None:
         """Forget the trees and the analysis (memory); the facts stay, the rest is redone when asked."""
         self._analyses = {}
-        self._forget_tree()
+        self.forget_tree()
 
-    def _forget_tree(self) -> None:
+    def forget_tree(self) -> None:
         if self.source.parsed:
             self.source = SourceFile(self.source.text, self.source.encoding)
 
@@ -304,13 +292,20 @@ class Project:
 
     def checked(self, ref: ModuleRef) -> None:
         """The check of ``ref``'s registered text is over: its trees and analyses
-        go now rather than when it drops out of the registered few. Kept, a big
-        file's trees were walked by every later collection of the host process
-        (flake8 spent a fifth of its time so on transformers); the text and the
-        facts stay for the questions other modules ask."""
+        go now rather than when it drops out of the registered few, and so do
+        the trees of modules read for it but not analysed. Kept, they were
+        walked by every later collection of the host process (flake8 spent a
+        fifth of its time so on transformers); texts and facts stay for the
+        questions other modules ask."""
         registered = self._registered.get(ref.key)
         if registered is not None:
             registered.release()
+        # Modules read for their facts or version flags alone: what the check
+        # asked of them is kept, their trees are not (a module is mostly read
+        # for what its imports bind, and asked nothing needing a tree again).
+        for module in self._modules.values():
+            if module is not None and id(module) not in self._analysed:
+                module.forget_tree()
 
     def touch(self, module: _Module) -> None:
         """``module`` is being analysed: keep its trees, releasing the least recently used beyond a bound."""
