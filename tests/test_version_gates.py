@@ -87,6 +87,14 @@ GATED = {
         if Version(version("torch")) < Version("2.4"):
             scaler = torch.cuda.amp.GradScaler()
         """,
+    "installed version through an alias": """
+        import torch
+        from importlib.metadata import version as installed
+        from packaging.version import Version
+        OLD_TORCH = Version(installed("torch")) < Version("2.4")
+        if OLD_TORCH:
+            scaler = torch.cuda.amp.GradScaler()
+        """,
     "import fallback": """
         import torch
         try:

@@ -40,7 +40,7 @@ import ast
 import re
 from typing import FrozenSet, Iterable, List, Optional, Set, Tuple
 
-from torchlint.analysis.outline import Outline, dotted, qualified_names
+from torchlint.analysis.outline import Names, Outline, attributes_named, calls_to, dotted, qualified_names
 
 LineRange = Tuple[int, int]
 
@@ -58,6 +58,7 @@ _DISTRIBUTION_QUERIES = frozenset({
     "importlib_metadata.version",
     "pkg_resources.get_distribution",
 })
+_DISTRIBUTION_QUERY_NAMES = Names(_DISTRIBUTION_QUERIES)
 # "torch", or a requirement on it ("torch>=2.2"); not "torchvision", "torch_xla".
 _TORCH_REQUIREMENT = re.compile(r"\s*torch\s*(?:$|[<>=!~;\[])")
 
@@ -86,7 +87,7 @@ def is_gated(ranges: Iterable[LineRange], line: int) -> bool:
 def _find(outline: Outline, imported_flags: FrozenSet[str]) -> List[LineRange]:
     flags = _version_flags(outline, imported_flags)
     ranges: List[LineRange] = []
-    for node in outline.nodes(ast.If) + outline.nodes(ast.IfExp):
+    for node in outline.nodes(ast.If) + outline.nodes(ast.IfExp) if _find_tests(outline, imported_flags) else ():
         if _asks_for_torch_version(outline, node.test, flags):
             ranges.append(_span(node))
     for node in outline.nodes(ast.Try) + outline.nodes(getattr(ast, "TryStar", ast.Try)):
@@ -95,9 +96,22 @@ def _find(outline: Outline, imported_flags: FrozenSet[str]) -> List[LineRange]:
     return sorted(set(ranges))
 
 
+def _find_tests(outline: Outline, imported_flags: FrozenSet[str]) -> bool:
+    """Can any expression of the file ask for the torch version? Each way
+    ``_asks_for_torch_version`` recognises needs a node the outline files by
+    name: without one, no assignment makes a flag and no ``if`` is a gate, and
+    the walks over every assignment and test are skipped (most files)."""
+    return bool(imported_flags) or outline.memo("may test the torch version", lambda: bool(
+        any(True for _ in attributes_named(outline, ("__version__", "version")))
+        or outline.calls(*_PROBES)
+        or any(True for _ in calls_to(outline, _DISTRIBUTION_QUERY_NAMES))))
+
+
 def _version_flags(outline: Outline, imported_flags: FrozenSet[str] = frozenset()) -> Set[str]:
     """Names this file assigns from a test of the torch version, to a fixed point
     (a flag derived from a flag is one too), and the imported flags."""
+    if not _find_tests(outline, imported_flags):
+        return set()
     assignments = [(node.targets, node.value) for node in outline.nodes(ast.Assign)]
     assignments += [([node.target], node.value) for node in outline.nodes(ast.AnnAssign) if node.value is not None]
     flags: Set[str] = set(imported_flags)
