@@ -1,12 +1,11 @@
 """TL116: keywords torch renamed and no longer accepts (`loss.backward(retain_variables=True)`)."""
 
-import ast
 from typing import Dict, Iterator, Optional
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Outline
+from torchlint.analysis.outline import Outline, keyword_arguments
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import KEYWORDS_NOW_POSITIONAL, REMOVED_KEYWORDS
 from torchlint.rules import edits
@@ -132,7 +131,7 @@ class RemovedKeyword(Rule):
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
-        return any(k.arg in _ALL_KEYWORDS for call in outline.nodes(ast.Call) for k in call.keywords)
+        return not _ALL_KEYWORDS.isdisjoint(keyword_arguments(outline))
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         given = {arg.keyword.value: arg for arg in node.args if arg.keyword is not None}

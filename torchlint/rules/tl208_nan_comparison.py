@@ -10,6 +10,7 @@ from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
 from torchlint.analysis.outline import (
     Outline,
+    attributes_named,
     bindings,
     calls_resolving_to,
     may_resolve_to,
@@ -126,7 +127,7 @@ class NanComparison(Rule):
         # a name with some binding to one.
         tails = {name.rsplit(".", 1)[1] for name in NAN_CONSTANTS}
         if not (
-            any(True for _ in outline.attributes(*tails))
+            any(True for _ in attributes_named(outline, tails))
             or any(name in NAN_CONSTANTS for names in bindings(outline).values() for name in names)
             or any(_nan_string(call) for call in (*outline.calls("float"), *calls_resolving_to(outline, ("builtins.float",))))
         ):
