@@ -94,3 +94,17 @@ def test_one_check_parses_python_and_libcst_once(monkeypatch):
     diagnostics = Engine([rule_by_code("TL104")]).check(source, whole=True).diagnostics
     assert [d.code for d in diagnostics] == ["TL104"]
     assert counts == {"python": 1, "libcst": 1}
+
+
+def test_a_generator_of_yield_statements_is_not_compiled(monkeypatch):
+    """Compiling costs about half a parse: a file whose every ``yield`` starts a
+    statement inside a function is not compiled (the compiler would accept it);
+    one with a ``yield`` the compiler may refuse still is."""
+    import torchlint.core.source as source_module
+
+    compiled = []
+    monkeypatch.setattr(source_module, "compile", lambda *args, **kwargs: compiled.append(args), raising=False)
+    SourceFile("def batches(xs):\n    for x in xs:\n        yield x\n    yield from xs\n").tree
+    assert compiled == []
+    SourceFile("def f(xs):\n    return [(yield x) for x in xs]\n").tree
+    assert len(compiled) == 1
