@@ -215,7 +215,6 @@ _BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
 # CPython refuses more than 20 nested blocks (loops, with, try); fewer than
 # this many cannot come close, wherever the count starts.
 _FEW_BLOCKS = 15
-_VALUED = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)
 _YIELDS = (ast.Yield, ast.YieldFrom)
 
 
@@ -282,28 +281,43 @@ def _doubtful_future(source: str, tree: ast.Module) -> bool:
 
 
 def _misplaced(body: List[ast.stmt], function: Optional[ast.AST], in_loop: bool, blocks: int) -> bool:
-    """A statement in ``body`` the compiler may refuse there (see ``_compiler_may_refuse``)."""
+    """A statement in ``body`` the compiler may refuse there (see ``_compiler_may_refuse``).
+
+    It runs over every statement of every file: the common simple statements
+    are dealt with first, in as few tests as they need."""
     if blocks > _FEW_BLOCKS:
         return True
     for statement in body:
         kind = type(statement)
-        if kind is ast.Return and function is None:
-            return True
-        if function is None and kind in _VALUED and type(statement.value) in _YIELDS:  # type: ignore[attr-defined]
-            return True  # ``yield x`` or ``x = yield`` outside a function
-        if kind in (ast.Break, ast.Continue) and not in_loop:
-            return True
+        if kind in _ASSIGNMENTS or kind is ast.Expr:
+            if function is None and type(statement.value) in _YIELDS:  # type: ignore[attr-defined]
+                return True  # ``yield x`` or ``x = yield`` outside a function
+            if kind is not ast.Expr and _starred(statement):
+                return True
+            continue
+        if kind in _UNCHECKED:
+            continue
+        if kind is ast.Return:
+            if function is None:
+                return True
+            continue
+        if kind is ast.Break or kind is ast.Continue:
+            if not in_loop:
+                return True
+            continue
         if kind in _DECLARATIONS or kind.__name__ in ("Match", "TryStar"):
             return True
         if kind in (ast.AsyncFor, ast.AsyncWith) and not isinstance(function, ast.AsyncFunctionDef):
             return True
-        if kind in (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For) and _starred(statement):
+        if kind is ast.For and _starred(statement):
             return True
-        if kind is ast.ImportFrom and function is not None and any(a.name == "*" for a in statement.names):
-            return True
+        if kind is ast.ImportFrom:
+            if function is not None and any(a.name == "*" for a in statement.names):
+                return True
+            continue
         if kind is ast.Try and any(h.type is None for h in statement.handlers[:-1]):
             return True
-        if isinstance(statement, _FUNCTIONS) or kind is ast.ClassDef:
+        if kind in _FUNCTIONS or kind is ast.ClassDef:
             if _repeated_names(statement):
                 return True
             if _misplaced(statement.body, statement if kind is not ast.ClassDef else None, False, blocks):
@@ -323,12 +337,23 @@ def _misplaced(body: List[ast.stmt], function: Optional[ast.AST], in_loop: bool,
     return False
 
 
+_ASSIGNMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign)
+# Simple statements the compiler accepts wherever the parser does.
+_UNCHECKED = (ast.Pass, ast.Import, ast.Raise, ast.Assert, ast.Delete)
+
+
 def _starred(statement: ast.stmt) -> bool:
     """``*a = b``, ``a = *b`` or ``a, *b, *c = d``: starred expressions the compiler refuses."""
-    targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
-    if any(isinstance(node, ast.Starred) for node in [*targets, getattr(statement, "value", None)]):
+    if type(getattr(statement, "value", None)) is ast.Starred:
         return True
-    return any(sum(isinstance(item, ast.Starred) for item in getattr(node, "elts", ())) > 1 for node in targets)
+    targets = statement.targets if type(statement) is ast.Assign else (statement.target,)  # type: ignore[attr-defined]
+    for target in targets:
+        kind = type(target)
+        if kind is ast.Starred:
+            return True
+        if (kind is ast.Tuple or kind is ast.List) and sum(type(item) is ast.Starred for item in target.elts) > 1:
+            return True
+    return False
 
 
 def _repeated_names(definition: ast.stmt) -> bool:
