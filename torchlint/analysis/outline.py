@@ -57,9 +57,18 @@ class Outline:
         stack = [tree]
         pop, push, extend = stack.pop, stack.append, stack.extend
         fields_of = _CHILD_FIELDS
+        # Names and constants are half of all nodes and have no children to visit.
+        names, constants = by_type.setdefault(ast.Name, []), by_type.setdefault(ast.Constant, [])
+        Name, Constant = ast.Name, ast.Constant
         while stack:
             node = pop()
             kind = type(node)
+            if kind is Name:
+                names.append(node)
+                continue
+            if kind is Constant:
+                constants.append(node)
+                continue
             found = by_type.get(kind)
             if found is None:
                 by_type[kind] = [node]
