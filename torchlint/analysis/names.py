@@ -23,6 +23,7 @@ from torchlint.analysis.scopes import (
     StarImportAssignment,
 )
 from torchlint.analysis.scopes import release as release_scopes
+from torchlint.knowledge.torch_api import is_torch_name
 
 
 class Resolver:
@@ -87,7 +88,7 @@ class Resolver:
 
     def resolve_torch(self, node: cst.CSTNode) -> Optional[str]:
         name = self.resolve(node)
-        if name is not None and (name == "torch" or name.startswith("torch.")):
+        if name is not None and is_torch_name(name):
             return name
         return None
 

@@ -41,6 +41,7 @@ import re
 from typing import FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from torchlint.analysis.outline import Names, Outline, attributes_named, calls_to, dotted, qualified_names
+from torchlint.knowledge.torch_api import is_torch_name
 
 LineRange = Tuple[int, int]
 
@@ -149,7 +150,7 @@ def _queries_torch_distribution(outline: Outline, call: ast.Call) -> bool:
 
 
 def _is_torch(outline: Outline, expr: ast.AST) -> bool:
-    return any(name == "torch" or name.startswith("torch.") for name in qualified_names(outline, expr))
+    return any(is_torch_name(name) for name in qualified_names(outline, expr))
 
 
 def _is_torch_fallback(outline: Outline, node: ast.Try) -> bool:

@@ -318,6 +318,11 @@ def is_loss_class(qualified: str) -> bool:
 _LOSS_FUNCTION_TAILS = frozenset(name.rsplit(".", 1)[1] for name in LOSS_FUNCTION_PARAMS)
 
 
+def is_torch_name(qualified: str) -> bool:
+    """``torch`` or a name in it (``torch.nn.functional.relu``); not ``torchvision``."""
+    return qualified == "torch" or qualified.startswith("torch.")
+
+
 def is_loss_callee(qualified: str) -> bool:
     """A loss function (``torch.nn.functional.mse_loss``) or loss class (``torch.nn.MSELoss``)."""
     return (

@@ -16,7 +16,7 @@ from torchlint.analysis.outline import (
     stored_names,
 )
 from torchlint.core.diagnostic import Edit, Fix
-from torchlint.knowledge.torch_api import TENSOR_ATTRIBUTES
+from torchlint.knowledge.torch_api import TENSOR_ATTRIBUTES, is_torch_name
 from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
@@ -143,7 +143,7 @@ class CudaTensorToNumpy(Rule):
 
 
 def _torch(names: Iterable[str]) -> bool:
-    return any(name == "torch" or name.startswith("torch.") for name in names)
+    return any(is_torch_name(name) for name in names)
 
 
 def _cuda_string(node: ast.AST) -> bool:

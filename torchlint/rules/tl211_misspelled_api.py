@@ -17,7 +17,12 @@ from torchlint.analysis.screens import Screen, argument_text, top_level
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge import api_snapshot
 from torchlint.knowledge.deprecations import is_removed_api
-from torchlint.knowledge.torch_api import EXTENSION_ATTRIBUTES, KEYWORDS_NOW_POSITIONAL, REMOVED_KEYWORDS
+from torchlint.knowledge.torch_api import (
+    EXTENSION_ATTRIBUTES,
+    KEYWORDS_NOW_POSITIONAL,
+    REMOVED_KEYWORDS,
+    is_torch_name,
+)
 from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
@@ -441,7 +446,7 @@ class MisspelledTorchApi(Rule):
             if any(_missing_member(node.module, alias.name) for alias in node.names):
                 return True
         heads = {
-            name: qualified for name, qualified in bindings(outline).items() if any(_is_torch(q) for q in qualified)
+            name: qualified for name, qualified in bindings(outline).items() if any(is_torch_name(q) for q in qualified)
         }
         if not heads:
             return False
@@ -679,10 +684,6 @@ def _torch_chain(node: ast.AST, heads: Dict[str, Tuple[str, ...]]) -> Tuple[str,
     return tuple(base + suffix for base in bases)
 
 
-def _is_torch(qualified: str) -> bool:
-    return qualified == "torch" or qualified.startswith("torch.")
-
-
 @functools.lru_cache(maxsize=4096)
 def _near_requires_grad(name: str) -> bool:
     if name == REQUIRES_GRAD or name.startswith("_"):
@@ -725,7 +726,7 @@ def _missing_member(module: str, name: str) -> bool:
 @functools.lru_cache(maxsize=16384)
 def _missing_attribute(qualified: str) -> bool:
     """``torch.set_num_threds``: ``check_Attribute`` would report it."""
-    if not _is_torch(qualified) or not _reportable(qualified):
+    if not is_torch_name(qualified) or not _reportable(qualified):
         return False
     namespace, _, attr = qualified.rpartition(".")
     members = api_snapshot.namespace_members(namespace)
@@ -735,7 +736,7 @@ def _missing_attribute(qualified: str) -> bool:
 @functools.lru_cache(maxsize=16384)
 def _unknown_keyword(qualified: str, keyword: str) -> bool:
     """``DataLoader(num_worker=2)``: ``check_Call`` would report it."""
-    if not _is_torch(qualified) or not _reportable(qualified):
+    if not is_torch_name(qualified) or not _reportable(qualified):
         return False
     params = api_snapshot.signature(qualified)
     return (params is not None and not params.var_keyword and keyword not in params.keywords

@@ -9,7 +9,7 @@ import libcst as cst
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Outline, bound_names, calls_matching, may_hold_value, resolved_names
 from torchlint.analysis.shapes import is_1d_tensor, ndim
-from torchlint.knowledge.torch_api import is_loss_callee, may_name_loss
+from torchlint.knowledge.torch_api import is_loss_callee, is_torch_name, may_name_loss
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
@@ -119,7 +119,7 @@ class ZeroDimTarget(Rule):
             if isinstance(func, ast.Name) and func.id in _NEVER_LOSS_BUILTINS and not rebinds_builtins():
                 return False
             names = resolved_names(outline, func)
-            return not names or any(not _is_torch(n) or is_loss_callee(n) for n in names)
+            return not names or any(not is_torch_name(n) or is_loss_callee(n) for n in names)
 
         def rebinds_builtins() -> bool:
             return outline.memo("TL216 builtins", lambda: bool(_NEVER_LOSS_BUILTINS & bound_names(outline)) or any(
@@ -163,10 +163,6 @@ def _loop_names(outline: Outline) -> frozenset:
 # does, ``sum`` and arithmetic ones are left in for safety).
 _NEVER_LOSS_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_")) - {
     "min", "max", "sum", "abs", "pow", "round", "divmod"}
-
-
-def _is_torch(qualified: str) -> bool:
-    return qualified == "torch" or qualified.startswith("torch.")
 
 
 def _is_zip(node: ast.AST) -> bool:
