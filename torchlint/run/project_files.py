@@ -76,6 +76,13 @@ class FileFinder(Finder):
         return source
 
     def digest(self, key: str) -> Optional[str]:
+        """The digest of ``key``'s bytes: those read for the project model, else
+        (a module the run checked, whose text the model was handed) the file's now."""
+        if key not in self.digests and os.path.isabs(key):
+            try:
+                self.digests[key] = content_digest(read_bytes(key, MAX_SOURCE_BYTES))
+            except (SourceError, OSError, ValueError):
+                return None
         return self.digests.get(key)
 
     def _search_path(self, importer: ModuleRef) -> List[str]:
