@@ -618,8 +618,17 @@ def plan(tools: Tools, corpora: Sequence[Corpus], half: Optional[Corpus], cache:
         if tools.flake8 is not None:
             steps.append(Tool(f"flake8:{c}", "flake8 (default checks)", [tools.flake8.bin("flake8"), "--isolated", path], c))
         if tools.torchlint is not None:
+            # The plugin keeps module summaries in the cache folder of the
+            # project flake8 runs in (here the working directory): the first
+            # run starts without them, the second reads what the first kept.
+            def no_summaries(directory: Path = cache / "corpora" / ".torchlint_cache") -> None:
+                shutil.rmtree(directory, ignore_errors=True)
+
             steps.append(Tool(f"flake8-tl:{c}", "flake8 + TL plugin (default checks + TL)",
-                              [tools.torchlint.bin("flake8"), "--isolated", path], c))
+                              [tools.torchlint.bin("flake8"), "--isolated", path], c,
+                              before=no_summaries, group=f"flake8-tl:{c}"))
+            steps.append(Tool(f"flake8-tl-kept:{c}", "flake8 + TL plugin, module summaries of the run before",
+                              [tools.torchlint.bin("flake8"), "--isolated", path], c, group=f"flake8-tl:{c}"))
             steps.append(Tool(f"flake8-tl-only:{c}", "flake8 --select TL",
                               [tools.torchlint.bin("flake8"), "--isolated", "--select", "TL", path], c))
     if half is not None and tools.torchlint is not None:
@@ -667,7 +676,7 @@ def run_rounds(steps: List[Tool], rounds: int, cache: Path, env: Dict[str, str],
 
 OK_EXIT = {
     "ast": {0}, "tl-cold": {0, 1, 2}, "tl-j1": {0, 1, 2}, "tl-fill": {0, 1, 2}, "tl-warm": {0, 1, 2},
-    "torchfix": {0, 1}, "flake8": {0, 1}, "flake8-tl": {0, 1}, "flake8-tl-only": {0, 1},
+    "torchfix": {0, 1}, "flake8": {0, 1}, "flake8-tl": {0, 1}, "flake8-tl-kept": {0, 1}, "flake8-tl-only": {0, 1},
 }
 # Exit statuses whose run still counts, but which say that some files could
 # not be checked (torchlint: 2; TorchFix: 1, files it failed on): reported.
@@ -877,6 +886,11 @@ def ratios(rows: Sequence[Row], corpora: Sequence[Corpus], half: Optional[Corpus
                     mark(r <= 1.10 if r and target else None)])
         r = _ratio(get("flake8-tl", c, "cpu"), get("flake8", c, "cpu"))
         out.append([c, "flake8 + TL / flake8 (CPU)", _fmt(r, 2, "x"), "", ""])
+        if get("flake8-tl-kept", c):
+            r = _ratio(get("flake8-tl-kept", c), get("flake8", c))
+            out.append([c, "flake8 + TL, summaries kept / flake8 (wall)", _fmt(r, 2, "x"), "", ""])
+            r = _ratio(get("flake8-tl-kept", c, "cpu"), get("flake8", c, "cpu"))
+            out.append([c, "flake8 + TL, summaries kept / flake8 (CPU)", _fmt(r, 2, "x"), "", ""])
     if half is not None and corpora:
         full = corpora[0]
         kind = "tl-j1" if features.get("jobs") else "tl-cold"

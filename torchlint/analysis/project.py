@@ -26,7 +26,7 @@ import ast
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar
 
 import libcst as cst
 
@@ -34,9 +34,10 @@ from torchlint.analysis.cutting import cut_body, cuttable, first_line, last_line
 from torchlint.analysis.integral import IntegerValues
 from torchlint.analysis.inference import UNKNOWN, Inference, Kind, ProjectLink, Value
 from torchlint.analysis.outline import Outline
+from torchlint.analysis.summaries import SummaryStore, decode, encode
 from torchlint.analysis.sys_path import added_folders
 from torchlint.analysis.version_gates import version_flags
-from torchlint.core.dependencies import ABSENT, ABSENT_DIGEST
+from torchlint.core.dependencies import ABSENT, ABSENT_DIGEST, content_digest
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceFile
@@ -62,7 +63,8 @@ class Finder:
         return ModuleRef(path, stem or "__main__")
 
     def digest(self, key: str) -> Optional[str]:
-        """The digest of the bytes read for module ``key`` (for the result cache)."""
+        """The digest of the bytes read for module ``key`` (for the result cache);
+        for ``ABSENT`` + a path, ``ABSENT_DIGEST`` while nothing is there."""
         return None
 
     def find(self, name: str, importer: ModuleRef, extra: Tuple[str, ...] = ()) -> Optional[ModuleRef]:
@@ -134,11 +136,39 @@ class _Facts:
                     if name == "__all__":
                         self.all = _string_list(statement.value) if isinstance(statement, ast.Assign) else None
 
+    def to_json(self) -> Dict[str, Any]:
+        return {"added_folders": self.added_folders, "imports": self.imports, "defined": self.defined,
+                "stars": self.stars, "all": self.all}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "_Facts":
+        """The facts ``to_json`` kept; ``ValueError`` for anything else."""
+        facts = cls.__new__(cls)
+        try:
+            facts.added_folders = _strings(data["added_folders"])
+            facts.imports = {name: [(module, attribute) for module, attribute in pairs]
+                             for name, pairs in data["imports"].items()}
+            facts.defined = {name: count for name, count in data["defined"].items() if type(count) is int}
+            facts.stars = _strings(data["stars"])
+            facts.all = None if data["all"] is None else _strings(data["all"])
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"not the facts of a module: {exc}") from None
+        if len(facts.defined) != len(data["defined"]) or not all(
+                isinstance(part, str) for pairs in facts.imports.values() for pair in pairs for part in pair):
+            raise ValueError("not the facts of a module")
+        return facts
+
     def public(self) -> List[str]:
         """The names ``from this import *`` binds (star-imported ones aside)."""
         if self.all is not None:
             return list(self.all)
         return [name for name in (*self.imports, *self.defined) if not name.startswith("_")]
+
+
+def _strings(data: Any) -> List[str]:
+    if not isinstance(data, list) or not all(isinstance(item, str) for item in data):
+        raise ValueError("not a list of names")
+    return data
 
 
 def _top_level(body: List[ast.stmt]) -> Iterator[ast.stmt]:
@@ -177,29 +207,68 @@ def _string_list(value: ast.AST) -> Optional[List[str]]:
 class _Module:
     """A module of the project, read once; analysed with libcst when first asked a value."""
 
-    def __init__(self, ref: ModuleRef, source: SourceFile) -> None:
+    def __init__(self, ref: ModuleRef, source: SourceFile, digest: Optional[str] = None,
+                 store: SummaryStore = SummaryStore()) -> None:
         self.ref = ref
         self.source = source
+        # The digest of the bytes ``source`` was decoded from (None: a text
+        # handed over without them, an editor's buffer): what its summary is kept for.
+        self.digest = digest
+        self._store = store
+        self._summary: Optional[Dict[str, Any]] = None  # see ``summary``
+        self.changed = False  # the summary learnt something to keep
         self._facts: Optional[_Facts] = None
         self._analyses: Dict[str, Optional[Tuple[Inference, cst.CSTNode]]] = {}  # name -> its analysis
         self._flags: Optional[FrozenSet[str]] = None
         self.broken = False
 
+    @property
+    def summary(self) -> Dict[str, Any]:
+        """What earlier runs learnt about these bytes (``summaries.py``), read when first needed."""
+        if self._summary is None:
+            self._summary = self._store.load(self.ref.key, self.digest) if self.digest is not None else {}
+        return self._summary
+
+    def remember(self, field: str, data: Any) -> None:
+        if self.digest is not None:
+            self.summary[field] = data
+            self.changed = True
+
     def facts(self) -> Optional[_Facts]:
         if self._facts is None and not self.broken:
+            # A module read only for its facts is not parsed when a summary has them;
+            # a checked one, already parsed, is quicker to read from its tree.
+            if not self.source.parsed and self.summary.get("broken"):
+                self.broken = True
+                return None
+            kept = self.summary.get("facts") if not self.source.parsed else None
+            if kept is not None:
+                try:
+                    self._facts = _Facts.from_json(kept)
+                    return self._facts
+                except ValueError:
+                    pass
             try:
                 self._facts = _Facts(self.source.tree, self.ref.key)
             except (ParseError, Unsupported, RecursionError, ValueError):
                 self.broken = True
+                self.remember("broken", True)
+            else:
+                self.remember("facts", self._facts.to_json())
         return self._facts
 
     def version_flags(self) -> FrozenSet[str]:
         """The names this module assigns from the torch version (``version_gates.py``)."""
         if self._flags is None:
+            kept = self.summary.get("flags") if not self.source.parsed else None
+            if isinstance(kept, list) and all(isinstance(name, str) for name in kept):
+                self._flags = frozenset(kept)
+                return self._flags
             try:
                 self._flags = version_flags(Outline(self.source.tree))
             except (ParseError, Unsupported, RecursionError, ValueError):
                 self._flags = frozenset()
+            self.remember("flags", sorted(self._flags))
         return self._flags
 
     def release(self) -> None:
@@ -262,9 +331,15 @@ def _keeping(source: SourceFile, tree: ast.Module, name: str) -> str:
 class Project:
     """The project's modules, known lazily through ``finder``; one per run (or per editor)."""
 
-    def __init__(self, finder: Finder = Finder(), settings: Settings = Settings()) -> None:
+    def __init__(self, finder: Finder = Finder(), settings: Settings = Settings(),
+                 store: SummaryStore = SummaryStore()) -> None:
         self.finder = finder
         self.settings = settings
+        # Where what is learnt about a module is kept for later runs
+        # (``summaries.py``): its facts, version flags and answers.
+        self.store = store
+        self._cut_short = 0  # questions answered "unknown" for recursion: their askers' answers are not kept
+        self._named: Dict[str, ModuleRef] = {}  # key -> module, for the modules kept answers read
         self._modules: Dict[str, Optional[_Module]] = {}  # key -> module (None: unreadable)
         self._registered: Dict[str, _Module] = {}  # the texts being checked (the last few)
         self._analysed: "OrderedDict[int, _Module]" = OrderedDict()  # the modules holding trees, oldest first
@@ -283,7 +358,7 @@ class Project:
         """The text of ``ref`` being checked (it wins over the file on disk)."""
         known = self._registered.pop(ref.key, None)
         if known is None or known.source.text != source.text:
-            known = _Module(ref, source)
+            known = _Module(ref, source, content_digest(source.data) if source.data else None, self.store)
             self._modules.pop(ref.key, None)  # the file on disk may differ from the text checked
         self._registered[ref.key] = known  # the newest last
         while len(self._registered) > REGISTERED_KEPT:
@@ -300,12 +375,20 @@ class Project:
         registered = self._registered.get(ref.key)
         if registered is not None:
             registered.release()
+        self._keep_summaries()
         # Modules read for their facts or version flags alone: what the check
         # asked of them is kept, their trees are not (a module is mostly read
         # for what its imports bind, and asked nothing needing a tree again).
         for module in self._modules.values():
             if module is not None and id(module) not in self._analysed:
                 module.forget_tree()
+
+    def _keep_summaries(self) -> None:
+        """Hand the summaries that learnt something to the store (each check's end)."""
+        for module in (*self._registered.values(), *self._modules.values()):
+            if module is not None and module.changed:
+                module.changed = False
+                self.store.save(module.ref.key, module.digest, module.summary)
 
     def touch(self, module: _Module) -> None:
         """``module`` is being analysed: keep its trees, releasing the least recently used beyond a bound."""
@@ -325,7 +408,8 @@ class Project:
             return registered
         if ref.key not in self._modules:
             source = self.finder.read(ref)
-            self._modules[ref.key] = _Module(ref, source) if source is not None else None
+            self._modules[ref.key] = (
+                _Module(ref, source, self.finder.digest(ref.key), self.store) if source is not None else None)
         return self._modules[ref.key]
 
     def _note_use(self, key: str) -> None:
@@ -480,8 +564,15 @@ class Project:
         return module.analysed(self, name)
 
     def call_value(self, ref: ModuleRef, name: str) -> Optional[Value]:
+        module = self.module(ref)
+        if module is None:
+            return None
+        return self._remembered(module, name + "()", lambda: self._call_value(ref, name))
+
+    def _call_value(self, ref: ModuleRef, name: str) -> Optional[Value]:
         question = (ref.key, name + "()")
         if question in self._busy:
+            self._cut_short += 1
             return None
         self._busy.add(question)
         self._answering.append(ref.key)
@@ -505,8 +596,12 @@ class Project:
             self._answering.pop()
 
     def known(self, ref_key: str) -> Optional[_Module]:
-        """A module already read, by key (the registered text first)."""
-        return self._registered.get(ref_key) or self._modules.get(ref_key)
+        """A module already read, by key (the registered text first), or one a
+        kept answer names (``instance_of``): a fresh analysis would have read it."""
+        module = self._registered.get(ref_key) or self._modules.get(ref_key)
+        if module is None and ref_key in self._named and ref_key not in self._modules:
+            module = self.module(self._named[ref_key])
+        return module
 
     def member_value(self, key: str, member: str, called: bool, numbers: bool = True) -> Value:
         question = member + ("()" if called else "") + ("" if numbers else "!")
@@ -536,9 +631,18 @@ class Project:
         inference of its module; ``default`` when it is not one, or when the same
         question is being answered already (recursion knows nothing)."""
         ref_key, name = _split_key(key)
-        asked = (key, question)
         module = self.known(ref_key)
-        if module is None or asked in self._busy:
+        if module is None:
+            return default
+        return self._remembered(module, f"{name}.{question}",
+                                lambda: self._work_out(module, key, name, question, kind, default, compute))
+
+    def _work_out(self, module: _Module, key: str, name: str, question: str, kind: type, default: T,
+                  compute: Callable[[Inference, cst.CSTNode], T]) -> T:
+        asked = (key, question)
+        ref_key = module.ref.key
+        if asked in self._busy:
+            self._cut_short += 1
             return default
         self._busy.add(asked)
         self._answering.append(ref_key)
@@ -550,6 +654,77 @@ class Project:
         finally:
             self._busy.discard(asked)
             self._answering.pop()
+
+
+    # -- answers kept between runs -------------------------------------------------
+
+    def _remembered(self, module: _Module, question: str, compute: Callable[[], T]) -> T:
+        """The answer to ``question`` about ``module``: the one its summary keeps
+        while every module read to work it out is unchanged, else ``compute()``
+        (kept in turn, unless recursion cut it short: then it depends on what
+        was being asked first)."""
+        answers = module.summary.get("answers")
+        kept = answers.get(question) if isinstance(answers, dict) else None
+        if kept is not None:
+            answer = self._still_valid(kept)
+            if answer is not _STALE:
+                self._note_use(module.ref.key)
+                return answer  # type: ignore[return-value]
+        cut_short = self._cut_short
+        answer = compute()
+        if cut_short == self._cut_short and module.digest is not None:
+            self._keep(module, question, answer)
+        return answer
+
+    def _still_valid(self, kept: Any) -> Any:
+        if not (isinstance(kept, list) and len(kept) == 3 and isinstance(kept[1], dict)
+                and isinstance(kept[2], dict)):
+            return _STALE
+        encoded, read, names = kept
+        if any(self._digest_now(key) != digest for key, digest in read.items()):
+            return _STALE
+        try:
+            answer = decode(encoded)
+            refs = [ModuleRef(key, name, is_package) for key, (name, is_package) in names.items()
+                    if isinstance(name, str) and isinstance(is_package, bool)]
+        except (ValueError, TypeError, RecursionError):
+            return _STALE
+        for ref in refs:
+            # The answer may name their classes (``instance_of``): the next
+            # question about one must find its module as a fresh analysis would.
+            self._named.setdefault(ref.key, ref)
+        for key in read:
+            self._note_use(key)  # the check depends on them as if it had read them
+        return answer
+
+    def _keep(self, module: _Module, question: str, answer: Any) -> None:
+        read = {key: self._digest_now(key) for key in sorted(self._depends.get(module.ref.key, ()))}
+        if any(digest is None for digest in read.values()):
+            return  # it read a text without known bytes (an editor's buffer)
+        try:
+            encoded = encode(answer)
+        except TypeError:
+            return
+        if _PENDING_NAME in repr(encoded):
+            return  # an answer in the middle of a cycle
+        answers = module.summary.get("answers")
+        if not isinstance(answers, dict):
+            answers = {}
+        names = {key: [known.ref.name, known.ref.is_package] for key in read
+                 for known in [self._registered.get(key) or self._modules.get(key)] if known is not None}
+        answers[question] = [encoded, read, names]
+        module.remember("answers", answers)
+
+    def _digest_now(self, key: str) -> Optional[str]:
+        """The digest of module ``key``'s bytes as this run knows them."""
+        module = self.known(key)
+        if module is not None:
+            return module.digest
+        return self.finder.digest(key)
+
+
+_STALE = object()
+_PENDING_NAME = "<pending>"  # ``inference._PENDING``'s mark: a binding still being worked out
 
 
 class ModuleLink(ProjectLink):

@@ -8,5 +8,12 @@ that records them and the run that checks them, so that a warm run, which
 only checks them, never loads the analysis.
 """
 
+import hashlib
+
 ABSENT = "absent:"
 ABSENT_DIGEST = ""
+
+
+def content_digest(data: bytes) -> str:
+    """The hash of a file's bytes: results and module summaries are keyed by what was read."""
+    return hashlib.blake2b(data, digest_size=20).hexdigest()

@@ -21,11 +21,14 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 
 from torchlint import __version__
 from torchlint.core.settings import Settings, SettingsError, Version, parse_version
-from torchlint.core.source import SourceFile, no_cycle_collection
+from torchlint.core.source import SourceError, SourceFile, decode, no_cycle_collection
 from torchlint.analysis.project import Project
+from torchlint.analysis.summaries import SummaryStore
 from torchlint.engine.linter import Engine
 from torchlint.rules import all_rules
+from torchlint.run.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
 from torchlint.run.config import find_config, project_root
+from torchlint.run.fileio import MAX_SOURCE_BYTES, read_bytes
 from torchlint.run.project_files import FileFinder, project_roots
 from torchlint.run.project_metadata import declared_torch_floor
 from torchlint.run.selection import (
@@ -34,6 +37,7 @@ from torchlint.run.selection import (
     parse_codes,
     parse_enable,
 )
+from torchlint.run.summaries import DiskSummaries
 
 
 def _declared_floor() -> Optional[Version]:
@@ -43,16 +47,23 @@ def _declared_floor() -> Optional[Version]:
     return declared.version if declared else None
 
 
-def _project(settings: Settings) -> Project:
+def _project(settings: Settings, keep_summaries: bool) -> Project:
     """The project model over the project flake8 runs in, as the command finds
     it (the configuration file's folder, else the git work tree): the same
-    modules the command would consult, so the findings are the same."""
+    modules the command would consult, so the findings are the same. What it
+    learns about them is kept in the command's cache directory, shared with
+    the command and between flake8's workers (``run/summaries.py``)."""
     cwd = os.getcwd()
     try:
         config = find_config(cwd, all_rules())
     except Exception:  # a broken configuration is the command's to report
         config = None
-    return Project(FileFinder(project_roots(project_root(cwd, config), ())), settings)
+    root = project_root(cwd, config)
+    store = SummaryStore()
+    if keep_summaries:
+        store = DiskSummaries(os.environ.get("TORCHLINT_CACHE_DIR") or os.path.join(root, DEFAULT_CACHE_DIRECTORY),
+                              settings)
+    return Project(FileFinder(project_roots(root, ())), settings, store)
 
 
 class TorchlintChecker:
@@ -61,6 +72,7 @@ class TorchlintChecker:
     _engine: Optional[Engine] = None
     _settings = Settings()
     _enable: Tuple[str, ...] = ()
+    _keep_summaries = True
     _settled = False  # see ``_findings``
 
     @classmethod
@@ -78,6 +90,14 @@ class TorchlintChecker:
             default=None,
             parse_from_config=True,
             help="torchlint: comma-separated opt-in rules to run, by full code (e.g. TL302,TL303)",
+        )
+        parser.add_option(
+            "--torchlint-no-cache",
+            action="store_true",
+            default=False,
+            parse_from_config=True,
+            help="torchlint: do not read or write module summaries in the cache directory "
+                 "(default: $TORCHLINT_CACHE_DIR, else .torchlint_cache at the project root)",
         )
 
     @classmethod
@@ -97,6 +117,7 @@ class TorchlintChecker:
         for option in ("select", "extend_select"):
             enable.extend(parse_codes(_text(getattr(options, option, None))))
         cls._enable = tuple(enable)
+        cls._keep_summaries = not getattr(options, "torchlint_no_cache", False)
         cls._engine = None
 
         _parse_torch_era_syntax(_selected_in_flake8(options, "TL115"))
@@ -105,7 +126,7 @@ class TorchlintChecker:
     def engine(cls) -> Engine:
         if cls._engine is None:
             cls._engine = Engine(enabled_rules(all_rules(), cls._enable), cls._settings, honour_noqa=False,
-                                 project=_project(cls._settings))
+                                 project=_project(cls._settings, cls._keep_summaries))
             # libcst, the rules and the torch tables now live as long as the
             # process: left to the collector, every collection flake8's own
             # checks trigger would walk them again (measured on transformers:
@@ -129,7 +150,9 @@ class TorchlintChecker:
             yield line, column, text, type(self)
 
     def _findings(self) -> List[Tuple[int, int, str]]:
-        source = SourceFile("".join(self._lines), tree=self._tree)
+        text = "".join(self._lines)
+        data = _bytes_of(self._filename, text) if TorchlintChecker._keep_summaries else b""
+        source = SourceFile(text, tree=self._tree, data=data)
         try:
             engine = self.engine()
             # What the check allocates dies with it: collections in between
@@ -145,6 +168,19 @@ class TorchlintChecker:
         except Exception:  # parse failures and anything unforeseen: stay silent
             return []
         return [(d.line, d.column, f"{d.code} {d.message}") for d in result.diagnostics]
+
+
+def _bytes_of(filename: str, text: str) -> bytes:
+    """The bytes of the file flake8 read ``text`` from, when they decode to it:
+    with them the project model keeps what it learns about this module for
+    the other workers and runs, as the command does (``run/summaries.py``)."""
+    if not filename or filename in ("-", "stdin") or not filename.endswith(".py"):
+        return b""
+    try:
+        data = read_bytes(filename, MAX_SOURCE_BYTES)
+        return data if decode(data).text == text else b""
+    except (SourceError, OSError, ValueError):
+        return b""
 
 
 def _text(value) -> Optional[str]:

@@ -124,7 +124,7 @@ class Workbench:
             # what ``resolve`` takes from the folder itself (the default
             # exclusions) are names, the same in every folder.
             options = resolve(self._defaults, rule_specs(), cwd=directory)
-            project = Project(options, Linter(options))
+            project = Project(options, Linter(options, keep_summaries=False))
             self._projects[key] = project
             while len(self._projects) > PROJECTS_KEPT:  # old states of edited configuration files
                 del self._projects[next(iter(self._projects))]

@@ -43,19 +43,19 @@ _APPLICABILITIES = (None, "safe", "unsafe")
 
 def content_key(digest: str, context: str) -> str:
     """The key of a result: ``digest`` is the hash of the bytes that were
-    checked (``fileio.content_digest``), ``context`` what else decides it."""
+    checked (``core.dependencies.content_digest``), ``context`` what else decides it."""
     return hashlib.blake2b(f"{digest}\0{context}".encode(), digest_size=20).hexdigest()
 
 
 def context_key(rule_codes: Sequence[str], settings: object) -> str:
     """What besides the bytes decides a file's findings."""
-    return f"{__version__}|{_installation()}|{','.join(rule_codes)}|{settings!r}"
+    return f"{__version__}|{installation()}|{','.join(rule_codes)}|{settings!r}"
 
 
 _INSTALLATION: Optional[str] = None
 
 
-def _installation() -> str:
+def installation() -> str:
     """A fingerprint of torchlint's own files (names, sizes, modification
     times): an edited checkout (``pip install -e``) or a reinstall of the
     same version number never reuses results of other code."""
@@ -78,7 +78,7 @@ class ResultCache:
         self.directory = directory
         self._entries: Dict[str, dict] = {}
         self._dirty = False
-        data = _read_bounded(os.path.join(directory, _FILE))
+        data = read_bounded(os.path.join(directory, _FILE))
         if data is None:
             return  # no cache yet, or not one we can read: start afresh
         try:
@@ -106,7 +106,7 @@ class ResultCache:
             return None
         records = entry.get("diagnostics")
         dependencies = entry.get("dependencies", {})
-        if entry.get("check") != _checksum(absolute, key, [records, dependencies]):
+        if entry.get("check") != checksum(absolute, key, [records, dependencies]):
             return None
         if not isinstance(dependencies, dict) or any(
                 digest_of(dependency) != digest for dependency, digest in dependencies.items()):
@@ -121,7 +121,7 @@ class ResultCache:
         records = [_record(d) for d in diagnostics]
         dependencies = dict(dependencies or {})
         self._entries[absolute] = {"key": key, "diagnostics": records, "dependencies": dependencies,
-                                   "check": _checksum(absolute, key, [records, dependencies])}
+                                   "check": checksum(absolute, key, [records, dependencies])}
         self._dirty = True
 
     def save(self) -> None:
@@ -129,7 +129,7 @@ class ResultCache:
             return
         try:
             os.makedirs(self.directory, exist_ok=True)
-            _mark_directory(self.directory)
+            mark_directory(self.directory)
             fd, temp = tempfile.mkstemp(prefix=".results-", dir=self.directory)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump({"version": __version__, "entries": self._entries}, handle)
@@ -138,7 +138,7 @@ class ResultCache:
             pass  # a cache that cannot be written only costs speed
 
 
-def _read_bounded(path: str) -> Optional[bytes]:
+def read_bounded(path: str) -> Optional[bytes]:
     """The bytes of ``path`` if it is a regular file of at most ``MAX_CACHE_BYTES``.
 
     Opened without blocking, so a FIFO in its place cannot hang the run; a
@@ -161,7 +161,7 @@ def _read_bounded(path: str) -> Optional[bytes]:
         os.close(fd)
 
 
-def _checksum(path: str, key: str, records: object) -> str:
+def checksum(path: str, key: str, records: object) -> str:
     """Integrity of one entry: a flipped bit anywhere in it (even one that keeps
     the JSON valid) or an entry moved to another path no longer matches."""
     try:
@@ -203,7 +203,7 @@ def _diagnostic(item: list) -> Diagnostic:
     return Diagnostic(code, message, line, column, fix, cell=cell)
 
 
-def _mark_directory(directory: str) -> None:
+def mark_directory(directory: str) -> None:
     tag = os.path.join(directory, "CACHEDIR.TAG")
     if not os.path.exists(tag):
         with open(tag, "w", encoding="ascii") as handle:

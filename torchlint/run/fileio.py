@@ -8,7 +8,6 @@ until it is done), and keeps the file's permissions and owner.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import signal
@@ -73,11 +72,6 @@ def _kind(mode: int) -> str:
 
 def _megabytes(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
-
-
-def content_digest(data: bytes) -> str:
-    """The hash of a file's bytes: the cache keys results by what was checked."""
-    return hashlib.blake2b(data, digest_size=20).hexdigest()
 
 
 class ChangedOnDisk(SourceError):

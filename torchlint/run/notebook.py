@@ -31,9 +31,10 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from torchlint.core.dependencies import content_digest
 from torchlint.core.diagnostic import Diagnostic, ParseError, Unsupported
 from torchlint.core.source import SourceError, SourceFile
-from torchlint.run.fileio import MAX_NOTEBOOK_BYTES, content_digest, read_bytes, write_atomically
+from torchlint.run.fileio import MAX_NOTEBOOK_BYTES, read_bytes, write_atomically
 from torchlint.run.report import FileReport, format_location, report_internal, skip
 
 if TYPE_CHECKING:  # pragma: no cover - the engine loads libcst, which a cached run never needs

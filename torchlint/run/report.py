@@ -37,7 +37,7 @@ class FileReport:
     # Notebooks with ``previews``: each cell's text by cell number (the
     # diagnostics' lines and the previews' edits are within their cell).
     cell_sources: Dict[int, str] = field(default_factory=dict)
-    # The hash of the bytes that were checked (``fileio.content_digest``):
+    # The hash of the bytes that were checked (``core.dependencies.content_digest``):
     # the result cache keys the findings by it, never by a second read.
     content_digest: Optional[str] = None
     # The other modules of the project the check consulted (path -> digest of

@@ -11,10 +11,11 @@ import difflib
 from collections import Counter
 from typing import TYPE_CHECKING, Optional
 
+from torchlint.core.dependencies import content_digest
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.source import SourceError, SourceFile
 from torchlint.engine.textedits import FixPreviewer, preview_on_repaired
-from torchlint.run.fileio import content_digest, encode, read_source, write_atomically
+from torchlint.run.fileio import encode, read_source, write_atomically
 from torchlint.run.notebook import process_notebook
 from torchlint.run.report import FileReport, report_internal, skip
 

@@ -32,7 +32,7 @@ from typing import (
     Tuple,
 )
 
-from torchlint.core.dependencies import ABSENT, ABSENT_DIGEST
+from torchlint.core.dependencies import ABSENT, ABSENT_DIGEST, content_digest
 from torchlint.core.diagnostic import Fix, ParseError, Unsupported
 from torchlint.core.noqa import add_noqa
 from torchlint.rules.rule import Rule
@@ -46,7 +46,6 @@ if TYPE_CHECKING:  # pragma: no cover
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceError, decode, no_cycle_collection
 from torchlint.run.fileio import (
-    content_digest,
     encode,
     read_source,
     remove_stale_temporaries,
@@ -61,22 +60,30 @@ from torchlint.run.runner import process_file
 class Linter:
     """The engines of one run: one per set of rules (per-file-ignores differ)."""
 
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: Options, keep_summaries: bool = True) -> None:
         self.options = options
         self.settings = Settings(torch_version=options.torch_version)
         self._engines: Dict[Tuple[str, ...], "Engine"] = {}
         self._project = None
+        # The project model's module summaries go to the cache directory
+        # (``run/summaries.py``) when checking files; not when fixing them
+        # (the files change under it), nor for a language server's buffers.
+        self._keep_summaries = keep_summaries and not (options.fix or options.diff)
 
     @property
     def project(self):
         """The project model of this run: every engine shares it (``analysis/project.py``)."""
         if self._project is None:
             from torchlint.analysis.project import Project
+            from torchlint.analysis.summaries import SummaryStore
             from torchlint.run.project_files import FileFinder, project_roots
+            from torchlint.run.summaries import DiskSummaries
 
             root = self.options.project_root or os.getcwd()
             finder = FileFinder(project_roots(root, self.options.paths))
-            self._project = Project(finder, self.settings)
+            cache = self.options.cache_dir
+            store = DiskSummaries(cache, self.settings) if cache and self._keep_summaries else SummaryStore()
+            self._project = Project(finder, self.settings, store)
         return self._project
 
     def engine_for(self, path: str) -> "Engine":
@@ -300,6 +307,13 @@ def _stop(executor: ProcessPoolExecutor) -> None:
     for process in list((getattr(executor, "_processes", None) or {}).values()):
         if process.is_alive():
             process.terminate()
+    # The pool's manager thread closes its wake-up pipe once it sees the
+    # workers gone; left running, it can close the pipe while the
+    # interpreter's exit writes to it (a CPython 3.11 race) and Python
+    # prints "OSError: Bad file descriptor" after the report.
+    manager = getattr(executor, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(timeout=10)
 
 
 def _alone(path: str) -> FileReport:
