@@ -428,3 +428,26 @@ def test_trees_are_kept_only_while_a_module_is_analysed(project):
         module.release()
     again = engine.check(SourceFile(TRAIN), module=engine.module_for(path))
     assert {("train.py", d.line, d.code) for d in again.diagnostics} == EXPECTED
+
+
+def test_nothing_the_model_keeps_holds_the_checked_tree(project):
+    """The checked text's tree dies with the check, even while the model keeps
+    the module registered (and can still work out the digest of its bytes)."""
+    import gc
+    import weakref
+
+    from torchlint.analysis.project import Project
+    from torchlint.core.source import SourceFile
+    from torchlint.run.project_files import FileFinder, project_roots
+
+    engine = Engine(all_rules(), project=Project(FileFinder(project_roots(str(project), ()))))
+    for text in (TRAIN, "import torch\n\nx = torch.ones(2)\n"):  # analysed, and screened out
+        path = str(project / "train.py")
+        source = SourceFile(text)
+        tree = weakref.ref(source.tree)
+        engine.check(source, module=engine.module_for(path))
+        del source
+        gc.collect()
+        assert tree() is None
+        # The digest of the bytes, asked only now: train.py's bytes decode to TRAIN alone.
+        assert (engine.project._registered[path].digest is not None) == (text == TRAIN)

@@ -67,6 +67,11 @@ class Finder:
         for ``ABSENT`` + a path, ``ABSENT_DIGEST`` while nothing is there."""
         return None
 
+    def digest_of_text(self, key: str, text: str) -> Optional[str]:
+        """The digest of module ``key``'s bytes if they decode to ``text`` (a
+        text handed over without its bytes, flake8's), else None."""
+        return None
+
     def find(self, name: str, importer: ModuleRef, extra: Tuple[str, ...] = ()) -> Optional[ModuleRef]:
         """The module an import of absolute ``name`` in ``importer`` reaches, if it is the
         project's; ``extra``: folders the importer puts on ``sys.path``."""
@@ -207,13 +212,12 @@ def _string_list(value: ast.AST) -> Optional[List[str]]:
 class _Module:
     """A module of the project, read once; analysed with libcst when first asked a value."""
 
-    def __init__(self, ref: ModuleRef, source: SourceFile, digest: Optional[str] = None,
+    def __init__(self, ref: ModuleRef, source: SourceFile, digest: Callable[[], Optional[str]] = lambda: None,
                  store: SummaryStore = SummaryStore()) -> None:
         self.ref = ref
         self.source = source
-        # The digest of the bytes ``source`` was decoded from (None: a text
-        # handed over without them, an editor's buffer): what its summary is kept for.
-        self.digest = digest
+        self._digest_of: Optional[Callable[[], Optional[str]]] = digest  # asked when first needed
+        self._digest: Optional[str] = None
         self._store = store
         self._summary: Optional[Dict[str, Any]] = None  # see ``summary``
         self.changed = False  # the summary learnt something to keep
@@ -221,6 +225,15 @@ class _Module:
         self._analyses: Dict[str, Optional[Tuple[Inference, cst.CSTNode]]] = {}  # name -> its analysis
         self._flags: Optional[FrozenSet[str]] = None
         self.broken = False
+
+    @property
+    def digest(self) -> Optional[str]:
+        """The digest of the bytes ``source`` was decoded from (None: a text
+        handed over without them, an editor's buffer): what its summary is
+        kept for. Worked out when first needed: most checked texts never need it."""
+        if self._digest_of is not None:
+            self._digest, self._digest_of = self._digest_of(), None
+        return self._digest
 
     @property
     def summary(self) -> Dict[str, Any]:
@@ -358,12 +371,19 @@ class Project:
         """The text of ``ref`` being checked (it wins over the file on disk)."""
         known = self._registered.pop(ref.key, None)
         if known is None or known.source.text != source.text:
-            known = _Module(ref, source, content_digest(source.data) if source.data else None, self.store)
+            known = _Module(ref, source, self._digest_of_text(ref, source), self.store)
             self._modules.pop(ref.key, None)  # the file on disk may differ from the text checked
         self._registered[ref.key] = known  # the newest last
         while len(self._registered) > REGISTERED_KEPT:
             oldest = next(iter(self._registered))
             self._registered.pop(oldest).release()
+
+    def _digest_of_text(self, ref: ModuleRef, source: SourceFile) -> Callable[[], Optional[str]]:
+        # The closures hold the bytes or the text, never ``source``: its trees must go with the check.
+        data, text, finder = source.data, source.text, self.finder
+        if data:
+            return lambda: content_digest(data)
+        return lambda: finder.digest_of_text(ref.key, text)
 
     def checked(self, ref: ModuleRef) -> None:
         """The check of ``ref``'s registered text is over: its trees and analyses
@@ -409,7 +429,7 @@ class Project:
         if ref.key not in self._modules:
             source = self.finder.read(ref)
             self._modules[ref.key] = (
-                _Module(ref, source, self.finder.digest(ref.key), self.store) if source is not None else None)
+                _Module(ref, source, lambda: self.finder.digest(ref.key), self.store) if source is not None else None)
         return self._modules[ref.key]
 
     def _note_use(self, key: str) -> None:

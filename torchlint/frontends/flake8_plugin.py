@@ -21,14 +21,13 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 
 from torchlint import __version__
 from torchlint.core.settings import Settings, SettingsError, Version, parse_version
-from torchlint.core.source import SourceError, SourceFile, decode, no_cycle_collection
+from torchlint.core.source import SourceFile, no_cycle_collection
 from torchlint.analysis.project import Project
 from torchlint.analysis.summaries import SummaryStore
 from torchlint.engine.linter import Engine
 from torchlint.rules import all_rules
 from torchlint.run.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
 from torchlint.run.config import find_config, project_root
-from torchlint.run.fileio import MAX_SOURCE_BYTES, read_bytes
 from torchlint.run.project_files import FileFinder, project_roots
 from torchlint.run.project_metadata import declared_torch_floor
 from torchlint.run.selection import (
@@ -150,9 +149,7 @@ class TorchlintChecker:
             yield line, column, text, type(self)
 
     def _findings(self) -> List[Tuple[int, int, str]]:
-        text = "".join(self._lines)
-        data = _bytes_of(self._filename, text) if TorchlintChecker._keep_summaries else b""
-        source = SourceFile(text, tree=self._tree, data=data)
+        source = SourceFile("".join(self._lines), tree=self._tree)
         try:
             engine = self.engine()
             # What the check allocates dies with it: collections in between
@@ -168,19 +165,6 @@ class TorchlintChecker:
         except Exception:  # parse failures and anything unforeseen: stay silent
             return []
         return [(d.line, d.column, f"{d.code} {d.message}") for d in result.diagnostics]
-
-
-def _bytes_of(filename: str, text: str) -> bytes:
-    """The bytes of the file flake8 read ``text`` from, when they decode to it:
-    with them the project model keeps what it learns about this module for
-    the other workers and runs, as the command does (``run/summaries.py``)."""
-    if not filename or filename in ("-", "stdin") or not filename.endswith(".py"):
-        return b""
-    try:
-        data = read_bytes(filename, MAX_SOURCE_BYTES)
-        return data if decode(data).text == text else b""
-    except (SourceError, OSError, ValueError):
-        return b""
 
 
 def _text(value) -> Optional[str]:

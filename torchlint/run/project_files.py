@@ -88,6 +88,15 @@ class FileFinder(Finder):
                 return None
         return self.digests.get(key)
 
+    def digest_of_text(self, key: str, text: str) -> Optional[str]:
+        if not os.path.isabs(key) or not key.endswith(".py"):
+            return None
+        try:
+            data = read_bytes(key, MAX_SOURCE_BYTES)
+            return content_digest(data) if decode(data).text == text else None
+        except (SourceError, OSError, ValueError):
+            return None
+
     def _search_path(self, importer: ModuleRef) -> List[str]:
         folders: List[str] = []
         if os.path.isabs(importer.key):
