@@ -8,8 +8,11 @@ model): ``torchlint --output-format json .``, ``flake8 --select TL .``, and
 per file is slow, so ``--stdin-sample`` of them, spread over the tree), and
 ``torchlint server`` driven by the tests' LSP client (tests/lsp_client.py),
 which opens each file of a sample (``--server-sample``; 0: every file with a
-finding) and reads its published diagnostics. Prints the counts and every finding one front end reports and another does
-not; exit status 1 when they differ.
+finding) and reads its published diagnostics. The command and flake8 also
+run twice more with a fresh cache folder: the first run writes the project
+model's module summaries, the second reads them; both must agree with the
+run without a cache. Prints the counts and every finding one front end
+reports and another does not; exit status 1 when they differ.
 
     python bench/parity.py /path/to/corpus [--stdin-sample 60] [--server-sample 0]
 """
@@ -22,15 +25,17 @@ import os
 import re
 import subprocess
 import sys
-from typing import List, Set, Tuple
+import tempfile
+from typing import List, Optional, Set, Tuple
 
 Finding = Tuple[str, int, int, str]  # path, line, column (from 1), code
 
 _FLAKE8_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<column>\d+): (?P<code>TL\d{3}) ")
 
 
-def command_findings(root: str, extra: List[str]) -> Set[Finding]:
-    result = subprocess.run([sys.executable, "-m", "torchlint.frontends.cli", "--no-cache", "--output-format", "json",
+def command_findings(root: str, extra: List[str], cache: Optional[str] = None) -> Set[Finding]:
+    caching = ["--cache-dir", cache] if cache else ["--no-cache"]
+    result = subprocess.run([sys.executable, "-m", "torchlint.frontends.cli", *caching, "--output-format", "json",
                              *extra], cwd=root, capture_output=True, text=True)
     found = set()
     for item in json.loads(result.stdout or "[]"):
@@ -40,9 +45,11 @@ def command_findings(root: str, extra: List[str]) -> Set[Finding]:
     return found
 
 
-def flake8_findings(root: str) -> Set[Finding]:
-    result = subprocess.run([sys.executable, "-m", "flake8", "--select", "TL", "."], cwd=root,
-                            capture_output=True, text=True)
+def flake8_findings(root: str, cache: Optional[str] = None) -> Set[Finding]:
+    keep = [] if cache else ["--torchlint-no-cache"]
+    env = dict(os.environ, TORCHLINT_CACHE_DIR=cache) if cache else None
+    result = subprocess.run([sys.executable, "-m", "flake8", "--select", "TL", *keep, "."], cwd=root,
+                            capture_output=True, text=True, env=env)
     found = set()
     for line in result.stdout.splitlines():
         match = _FLAKE8_LINE.match(line)
@@ -116,6 +123,12 @@ def main() -> int:
     root = os.path.abspath(args.corpus)
     command = command_findings(root, ["."])
     flake8 = flake8_findings(root)
+    kept = {}
+    for name, run in (("command", command_findings), ("flake8", flake8_findings)):
+        with tempfile.TemporaryDirectory() as cache:
+            arguments = ([root, ["."], cache] if name == "command" else [root, cache])
+            kept[f"{name}, writing summaries"] = run(*arguments)
+            kept[f"{name}, reading them"] = run(*arguments)
     files = sorted({path for path, _, _, _ in command})
     step = max(1, len(files) // max(1, args.stdin_sample))
     sample = files[::step][: args.stdin_sample]
@@ -127,7 +140,13 @@ def main() -> int:
     through_server = server_findings(root, served)
     of_served = {f for f in command if f[0] in set(served)}
     print(f"  server: {len(served)} files opened: command {len(of_served)}, server {len(through_server)}")
+    print("  with module summaries: " + ", ".join(f"{name} {len(found)}" for name, found in kept.items()))
     differ = False
+    for name, found in kept.items():
+        for finding in sorted(command ^ found):
+            differ = True
+            side = "command without cache only" if finding in command else f"{name} only"
+            print(f"  {side}: {finding[0]}:{finding[1]}:{finding[2]}: {finding[3]}")
     for name, one, other in (("command only", command, flake8), ("flake8 only", flake8, command),
                              ("command only (sample)", of_sample, through_stdin),
                              ("stdin only (sample)", through_stdin, of_sample),
