@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from typing import (
     Callable,
     Dict,
@@ -317,13 +318,25 @@ def star_bindings(outline: Outline, module: str) -> Mapping[str, str]:
     return {name: target for name, target in exports.items() if name in free}
 
 
+def names_by_context(outline: Outline) -> Dict[type, FrozenSet[str]]:
+    """The ids of the file's names by their context (``ast.Load``, ``ast.Store``,
+    ``ast.Del``): one pass over the names for every screen that asks."""
+    def compute() -> Dict[type, FrozenSet[str]]:
+        found: Dict[type, set] = {ast.Load: set(), ast.Store: set(), ast.Del: set()}
+        for node in outline.nodes(ast.Name):
+            kind = node.ctx.__class__
+            (found[kind] if kind in found else found.setdefault(kind, set())).add(node.id)
+        return {kind: frozenset(ids) for kind, ids in found.items()}
+
+    return outline.memo("names by context", compute)
+
+
 def free_names(outline: Outline) -> FrozenSet[str]:
     """Names the file reads but never binds itself, builtins aside."""
     whole = outline._whole_file if outline._whole_file is not None else outline
 
     def compute() -> FrozenSet[str]:
-        read = {node.id for node in whole.nodes(ast.Name) if isinstance(node.ctx, ast.Load)}
-        return frozenset(read - _plain_bound_names(whole) - _BUILTIN_NAMES)
+        return names_by_context(whole)[ast.Load] - _plain_bound_names(whole) - _BUILTIN_NAMES
 
     return whole.memo("free_names", compute)
 
@@ -428,9 +441,9 @@ def may_hold_value(outline: Outline, expr: ast.AST) -> bool:
         expr = expr.value
     if not isinstance(expr, ast.Name):
         return True
-    return expr.id in outline.memo("names holding values", lambda: frozenset(
-        [node.id for node in outline.nodes(ast.Name) if not isinstance(node.ctx, ast.Load)])
-        | evidence_names(outline) | self_names(outline))
+    return expr.id in outline.memo("names holding values", lambda: (
+        names_by_context(outline)[ast.Store] | names_by_context(outline)[ast.Del]
+        | evidence_names(outline) | self_names(outline)))
 
 
 # --- the same, as sets of qualified names, and facts about local names ---
@@ -468,9 +481,15 @@ def calls_resolving_to(outline: Outline, qualified: Iterable[str]) -> List[ast.C
     found = bindings(outline)
     if not found:
         return []
-    tails = {name.rsplit(".", 1)[-1] for name in wanted}
+    tails = _tails(wanted)
     aliases = {bound for bound, names in found.items() if any(n in wanted for n in names)} - tails
     return [call for call in outline.calls(*tails, *aliases) if may_resolve_to(outline, call.func, wanted)]
+
+
+@functools.lru_cache(maxsize=64)
+def _tails(qualified: FrozenSet[str]) -> FrozenSet[str]:
+    """The last parts of ``qualified`` (a rule's table, asked for every file)."""
+    return frozenset(name.rsplit(".", 1)[-1] for name in qualified)
 
 
 def calls_matching(outline: Outline, tail: Callable[[str], bool], qualified: Callable[[str], bool]) -> List[ast.Call]:
@@ -491,8 +510,7 @@ def calls_matching(outline: Outline, tail: Callable[[str], bool], qualified: Cal
 
 def stored_names(outline: Outline) -> FrozenSet[str]:
     """Every name the file assigns somewhere (a Name in a store context)."""
-    return outline.memo("stored_names", lambda: frozenset(  # type: ignore[return-value]
-        node.id for node in outline.nodes(ast.Name) if isinstance(node.ctx, ast.Store)))
+    return names_by_context(outline)[ast.Store]
 
 
 def _plain_bound_names(outline: Outline) -> FrozenSet[str]:

@@ -353,6 +353,7 @@ class Project:
         self.store = store
         self._cut_short = 0  # questions answered "unknown" for recursion: their askers' answers are not kept
         self._named: Dict[str, ModuleRef] = {}  # key -> module, for the modules kept answers read
+        self._touched: Dict[str, _Module] = {}  # the modules read since the last check ended
         self._modules: Dict[str, Optional[_Module]] = {}  # key -> module (None: unreadable)
         self._registered: Dict[str, _Module] = {}  # the texts being checked (the last few)
         self._analysed: "OrderedDict[int, _Module]" = OrderedDict()  # the modules holding trees, oldest first
@@ -395,20 +396,19 @@ class Project:
         registered = self._registered.get(ref.key)
         if registered is not None:
             registered.release()
-        self._keep_summaries()
+        # Only the modules this check reached can hold a tree or news for
+        # their summary (a run reaches thousands, a check a few).
+        touched, self._touched = self._touched, {}
+        for module in (*self._registered.values(), *touched.values()):
+            if module.changed:  # what it learnt goes to the store for later runs and other workers
+                module.changed = False
+                self.store.save(module.ref.key, module.digest, module.summary)
         # Modules read for their facts or version flags alone: what the check
         # asked of them is kept, their trees are not (a module is mostly read
         # for what its imports bind, and asked nothing needing a tree again).
-        for module in self._modules.values():
-            if module is not None and id(module) not in self._analysed:
+        for module in touched.values():
+            if id(module) not in self._analysed and module.ref.key not in self._registered:
                 module.forget_tree()
-
-    def _keep_summaries(self) -> None:
-        """Hand the summaries that learnt something to the store (each check's end)."""
-        for module in (*self._registered.values(), *self._modules.values()):
-            if module is not None and module.changed:
-                module.changed = False
-                self.store.save(module.ref.key, module.digest, module.summary)
 
     def touch(self, module: _Module) -> None:
         """``module`` is being analysed: keep its trees, releasing the least recently used beyond a bound."""
@@ -430,7 +430,10 @@ class Project:
             source = self.finder.read(ref)
             self._modules[ref.key] = (
                 _Module(ref, source, lambda: self.finder.digest(ref.key), self.store) if source is not None else None)
-        return self._modules[ref.key]
+        module = self._modules[ref.key]
+        if module is not None:
+            self._touched[ref.key] = module
+        return module
 
     def _note_use(self, key: str) -> None:
         """``key`` is read: by the check (``consulted``) and by every module whose
@@ -621,6 +624,8 @@ class Project:
         module = self._registered.get(ref_key) or self._modules.get(ref_key)
         if module is None and ref_key in self._named and ref_key not in self._modules:
             module = self.module(self._named[ref_key])
+        if module is not None:
+            self._touched[ref_key] = module
         return module
 
     def member_value(self, key: str, member: str, called: bool, numbers: bool = True) -> Value:

@@ -239,7 +239,7 @@ class Engine:
             parsed = narrowed.source if narrowed is not None else source
             locator = Locator(module, parsed, tree, file_context.top_of)
             places = locator.ranges({id(f.node): f.node for _, f in found}.values())
-            noqa = noqa_index(source)
+            noqa = noqa_index(source) if self.honour_noqa else None  # flake8 applies `# noqa` itself
             lines = source.lines if "\x0c" in source.text else None
             gates = _version_gates(found, tree, outline, self.project, ref)
             for rule, finding in found:
@@ -248,7 +248,7 @@ class Engine:
                     continue  # in a stub's header: the real statement was screened out
                 if gates and rule.respects_version_gates() and is_gated(gates, line):
                     continue  # compatibility code a torch version gate chooses
-                if self.honour_noqa and noqa.suppresses(line, rule.code):
+                if noqa is not None and noqa.suppresses(line, rule.code):
                     suppressed.append((line, rule.code))
                     continue
                 if lines is not None and lines[line - 1].startswith("\x0c"):
