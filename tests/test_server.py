@@ -622,17 +622,22 @@ def test_memory_stays_flat_over_hundreds_of_edits(project):
                 changed = changed.replace("import torch\n", f"import torch  # {round_}\n", 1)
             assert workbench.check(path, changed).diagnostics
 
+    # Two windows of 150 edits: a leak grows in both, while a one-off
+    # allocation in the process (a lazily built table, the warnings registry
+    # of an earlier test) lands in one at most.
+    growth = []
     tracemalloc.start()
     try:
         edits(0, RESULTS_KEPT + 20)  # fill the caches
-        gc.collect()
-        before = tracemalloc.get_traced_memory()[0]
-        edits(RESULTS_KEPT + 20, 150)
-        gc.collect()
-        after = tracemalloc.get_traced_memory()[0]
+        for start in (RESULTS_KEPT + 20, RESULTS_KEPT + 170):
+            gc.collect()
+            before = tracemalloc.get_traced_memory()[0]
+            edits(start, 150)
+            gc.collect()
+            growth.append((tracemalloc.get_traced_memory()[0] - before) / 150)
     finally:
         tracemalloc.stop()
-    assert (after - before) / 150 < 100, f"{(after - before) / 150:.0f} bytes per edit"
+    assert min(growth) < 100, f"bytes per edit: {growth}"
 
 
 def test_typing_in_one_function_publishes_what_the_cli_reports(client, project):
