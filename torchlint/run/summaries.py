@@ -13,6 +13,7 @@ keeps one file however often it changes; the folder is safe to delete.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -65,7 +66,8 @@ class DiskSummaries(SummaryStore):
                     json.dump(entry, handle, separators=(",", ":"))
                 os.replace(temp, self._path(key))
             except BaseException:
-                os.unlink(temp)
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)  # never leave a half-written file behind
                 raise
         except (OSError, ValueError, TypeError, RecursionError):
             pass  # a summary that cannot be kept only costs speed
