@@ -26,8 +26,7 @@ from torchlint.analysis.project import Project
 from torchlint.analysis.summaries import SummaryStore
 from torchlint.engine.linter import Engine
 from torchlint.rules import all_rules
-from torchlint.run.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
-from torchlint.run.config import find_config, project_root
+from torchlint.run.config import cache_directory, find_config, project_root
 from torchlint.run.project_files import FileFinder, project_roots
 from torchlint.run.project_metadata import declared_torch_floor
 from torchlint.run.selection import (
@@ -58,10 +57,7 @@ def _project(settings: Settings, keep_summaries: bool) -> Project:
     except Exception:  # a broken configuration is the command's to report
         config = None
     root = project_root(cwd, config)
-    store = SummaryStore()
-    if keep_summaries:
-        store = DiskSummaries(os.environ.get("TORCHLINT_CACHE_DIR") or os.path.join(root, DEFAULT_CACHE_DIRECTORY),
-                              settings)
+    store = DiskSummaries(cache_directory(root), settings) if keep_summaries else SummaryStore()
     return Project(FileFinder(project_roots(root, ())), settings, store)
 
 

@@ -355,6 +355,12 @@ def project_root(cwd: str, config: Optional[FileConfig]) -> str:
     return git_root(cwd) or cwd
 
 
+def cache_directory(root: str, given: Optional[str] = None) -> str:
+    """Where the cache lives: ``given`` (``--cache-dir``), else
+    ``$TORCHLINT_CACHE_DIR``, else ``.torchlint_cache`` at the project ``root``."""
+    return given or os.environ.get("TORCHLINT_CACHE_DIR") or os.path.join(root, DEFAULT_CACHE_DIRECTORY)
+
+
 def _display(path: str) -> str:
     relative = os.path.relpath(path)
     return relative if not relative.startswith(os.pardir) else path
@@ -525,10 +531,8 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         quiet=getattr(args, "quiet", 0) or 0,
         jobs=_jobs(getattr(args, "jobs", None)),
         project_root=project_root(cwd, config),
-        cache_dir=None if getattr(args, "no_cache", False) else (
-            getattr(args, "cache_dir", None) or os.environ.get("TORCHLINT_CACHE_DIR")
-            or os.path.join(project_root(cwd, config), DEFAULT_CACHE_DIRECTORY)
-        ),
+        cache_dir=None if getattr(args, "no_cache", False) else cache_directory(
+            project_root(cwd, config), getattr(args, "cache_dir", None)),
     )
 
 

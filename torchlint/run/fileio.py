@@ -16,6 +16,7 @@ import tempfile
 import threading
 from typing import Iterable, Iterator, List, Optional
 
+from torchlint.core.dependencies import ABSENT, ABSENT_DIGEST, content_digest
 from torchlint.core.source import SourceError, SourceFile, decode
 
 
@@ -24,6 +25,18 @@ from torchlint.core.source import SourceError, SourceFile, decode
 # may be larger.
 MAX_SOURCE_BYTES = 10 * 1024 * 1024
 MAX_NOTEBOOK_BYTES = 100 * 1024 * 1024
+
+
+def current_digest(key: str) -> Optional[str]:
+    """The digest of the file ``key`` now (None if it cannot be read); for
+    ``ABSENT`` + a path, ``ABSENT_DIGEST`` while nothing is there: what a
+    dependency recorded by the project model is compared against."""
+    if key.startswith(ABSENT):
+        return None if os.path.exists(key[len(ABSENT):]) else ABSENT_DIGEST
+    try:
+        return content_digest(read_bytes(key, MAX_SOURCE_BYTES))
+    except (SourceError, OSError, ValueError):
+        return None
 
 
 def read_source(path: str) -> SourceFile:

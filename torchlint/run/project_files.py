@@ -21,9 +21,9 @@ import os
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from torchlint.analysis.project import Finder, ModuleRef
-from torchlint.core.dependencies import ABSENT, ABSENT_DIGEST, content_digest
+from torchlint.core.dependencies import ABSENT, content_digest
 from torchlint.core.source import SourceError, SourceFile, decode
-from torchlint.run.fileio import MAX_SOURCE_BYTES, read_bytes
+from torchlint.run.fileio import MAX_SOURCE_BYTES, current_digest, read_bytes
 
 
 class FileFinder(Finder):
@@ -80,12 +80,12 @@ class FileFinder(Finder):
         """The digest of ``key``'s bytes: those read for the project model, else
         (a module the run checked, whose text the model was handed) the file's now."""
         if key.startswith(ABSENT):
-            return None if os.path.exists(key[len(ABSENT):]) else ABSENT_DIGEST
+            return current_digest(key)  # a place an import found nothing: still nothing?
         if key not in self.digests and os.path.isabs(key):
-            try:
-                self.digests[key] = content_digest(read_bytes(key, MAX_SOURCE_BYTES))
-            except (SourceError, OSError, ValueError):
+            digest = current_digest(key)
+            if digest is None:
                 return None
+            self.digests[key] = digest
         return self.digests.get(key)
 
     def digest_of_text(self, key: str, text: str) -> Optional[str]:

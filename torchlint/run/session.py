@@ -32,7 +32,7 @@ from typing import (
     Tuple,
 )
 
-from torchlint.core.dependencies import ABSENT, ABSENT_DIGEST, content_digest
+from torchlint.core.dependencies import content_digest
 from torchlint.core.diagnostic import Fix, ParseError, Unsupported
 from torchlint.core.noqa import add_noqa
 from torchlint.rules.rule import Rule
@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceError, decode, no_cycle_collection
 from torchlint.run.fileio import (
+    current_digest,
     encode,
     read_source,
     remove_stale_temporaries,
@@ -101,16 +102,8 @@ class Linter:
     def digest_of(self, path: str) -> Optional[str]:
         """The digest of ``path``'s bytes now (asked once per run), None if unreadable."""
         digests = self.__dict__.setdefault("_digests", {})
-        if path not in digests and path.startswith(ABSENT):
-            # A place a checked file's import was looked for and nothing was
-            # there: still nothing, or the check must run again.
-            digests[path] = None if os.path.exists(path[len(ABSENT):]) else ABSENT_DIGEST
         if path not in digests:
-            try:
-                with open(path, "rb") as handle:
-                    digests[path] = content_digest(handle.read())
-            except OSError:
-                digests[path] = None
+            digests[path] = current_digest(path)
         return digests[path]
 
     def codes_for(self, path: str) -> List[str]:
