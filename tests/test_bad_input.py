@@ -1179,3 +1179,29 @@ def test_temporary_files_of_a_killed_fix_are_removed_by_the_next_one(tmp_path):
     no_traceback(result)
     assert path.read_text() == UPSAMPLE_FIXED
     assert leftovers(tmp_path) == sorted(str(p) for p in [live, *users])
+
+
+def test_a_deep_expression_in_a_def_no_rule_can_flag_does_not_hide_the_other_findings(tmp_path):
+    """The depth limit guards what libcst parses: a check parses only the defs
+    some rule may flag (``narrowing.py``), so a generated ``and`` chain in an
+    unrelated function no longer makes the whole file "too deep"; ``--fix``,
+    which parses the whole file, still skips it with the warning."""
+    chain = " and ".join(["a"] * 8000)
+    body = "".join(f"    x{i} = {i}\n" for i in range(4))  # long enough to be cut (``cutting.MIN_BODY_LINES``)
+    text = (f"import torch.nn.functional as F\n\n\ndef table(a):\n{body}    return {chain}\n\n\n"
+            "def scale(x):\n    return F.upsample(x, scale_factor=2)\n")
+    put(tmp_path, "mixed.py", text)
+    checked = run_torchlint(["--isolated", "--no-cache", "mixed.py"], cwd=tmp_path, timeout=300)
+    no_traceback(checked)
+    assert checked.returncode == 1 and [d.split(" ")[:2] for d in diagnostics(checked)] == [["mixed.py:13:14:", "TL103"]], checked
+    assert not stderr_about(checked, "mixed.py"), checked.stderr
+    from conftest import run_flake8
+
+    flake8 = run_flake8(["--select", "TL", "mixed.py"], cwd=tmp_path, timeout=300)
+    no_traceback(flake8)
+    assert [line.split(" ")[:2] for line in flake8.stdout.splitlines()] == [["mixed.py:13:14:", "TL103"]], flake8
+    fixed = run_torchlint(["--isolated", "--no-cache", "--fix", "mixed.py"], cwd=tmp_path, timeout=300)
+    no_traceback(fixed)
+    lines = stderr_about(fixed, "mixed.py")
+    assert len(lines) == 1 and f"nested more than {MAX_DEPTH} levels deep" in lines[0], fixed.stderr
+    assert (tmp_path / "mixed.py").read_text() == text

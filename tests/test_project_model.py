@@ -451,3 +451,34 @@ def test_nothing_the_model_keeps_holds_the_checked_tree(project):
         assert tree() is None
         # The digest of the bytes, asked only now: train.py's bytes decode to TRAIN alone.
         assert (engine.project._registered[path].digest is not None) == (text == TRAIN)
+
+
+def test_calling_a_class_reads_only_the_headers_of_its_module(tmp_path, monkeypatch):
+    """What calling a class makes (a module, another object) is in its header:
+    one libcst parse of the module with every body cut answers it for every
+    class there, even one too long to analyse whole."""
+    import torchlint.core.source as source_module
+    from torchlint.analysis.inference import Kind
+    from torchlint.analysis.project import MAX_DEFINITION_LINES, Project
+    from torchlint.core.settings import Settings
+    from torchlint.run.project_files import FileFinder
+
+    methods = "".join(f"    def m{i}(self):\n        return {i}\n\n" for i in range(MAX_DEFINITION_LINES // 3 + 1))
+    (tmp_path / "models.py").write_text(
+        "import torch.nn as nn\n\n\nclass Base(nn.Module):\n    pass\n\n\n"
+        f"class Big(Base):\n{methods}\n\nclass Plain:\n    def go(self):\n        return 1\n")
+    parsed = []
+    real = source_module.libcst_tree
+
+    def counting(text, *args, **kwargs):
+        parsed.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(source_module, "libcst_tree", counting)
+    finder = FileFinder([str(tmp_path)])
+    project = Project(finder, Settings())
+    ref = finder.module_for(str(tmp_path / "models.py"))
+    assert project.call_value(ref, "Big").kind is Kind.MODULE
+    assert project.call_value(ref, "Base").kind is Kind.MODULE
+    assert project.call_value(ref, "Plain").kind is Kind.OBJECT
+    assert len(parsed) == 1 and "def m1(" not in parsed[0]

@@ -628,6 +628,12 @@ def is_literal(node: Optional[ast.AST], *values: object) -> bool:
 from torchlint.knowledge import torch_api as _api  # noqa: E402
 
 
+def loss_calls(outline: Outline) -> List[ast.Call]:
+    """Calls of a torch loss function or constructions of a torch loss module
+    (however imported): where the file's loss values come from."""
+    return outline.memo("loss calls", lambda: calls_matching(outline, _api.may_name_loss, _api.is_loss_callee))
+
+
 def _tensor_callee(qualified: str) -> bool:
     """Does inference give a call of ``qualified`` a tensor (or data loader) value?
     (The TENSOR and LOADER cases of ``Inference._known_callee_value``.)"""

@@ -101,6 +101,8 @@ REGISTERED_KEPT = 4
 # 4,000-line Trainer class costs a second of parsing for every question about
 # it, and what such classes hold is rarely a tensor a rule can use.
 MAX_DEFINITION_LINES = 1500
+# The key of a module's analysis with every def and class cut (not a Python name).
+_HEADERS = "<headers>"
 
 
 class _Facts:
@@ -284,6 +286,14 @@ class _Module:
             self.remember("flags", sorted(self._flags))
         return self._flags
 
+    def defines_class(self, name: str) -> bool:
+        """Is a top-level statement of this module ``class name``?"""
+        try:
+            body = self.source.tree.body
+        except (ParseError, Unsupported, RecursionError, ValueError):
+            return False
+        return any(isinstance(s, ast.ClassDef) and s.name == name for s in body)
+
     def release(self) -> None:
         """Forget the trees and the analysis (memory); the facts stay, the rest is redone when asked."""
         self._analyses = {}
@@ -293,21 +303,32 @@ class _Module:
         if self.source.parsed:
             self.source = SourceFile(self.source.text, self.source.encoding)
 
-    def analysed(self, project: "Project", name: str) -> Optional[Tuple[Inference, cst.CSTNode]]:
+    def analysed(self, project: "Project", name: str, header: bool = False,
+                 ) -> Optional[Tuple[Inference, cst.CSTNode]]:
         """The inference of this module and the def or class ``name`` in it,
         from a parse of the module with every other def and class cut to its
-        header (``cutting.py``): what a question about ``name`` needs."""
+        header (``cutting.py``): what a question about ``name`` needs.
+        ``header``: ``name`` is cut too, for questions its header answers
+        (what calling a class makes); one parse serves every such question."""
         project.touch(self)
-        if name not in self._analyses and not self.broken:
-            self._analyses[name] = self._analyse(project, name)
-        return self._analyses.get(name)
+        key = _HEADERS if header else name
+        if key not in self._analyses and not self.broken:
+            self._analyses[key] = self._analyse(project, None if header else name)
+        analysis = self._analyses.get(key)
+        if analysis is None or not header:
+            return analysis
+        inference, module = analysis
+        return _only_definition(module, name, inference)
 
-    def _analyse(self, project: "Project", name: str) -> Optional[Tuple[Inference, cst.CSTNode]]:
+    def _analyse(self, project: "Project", name: Optional[str]) -> Optional[Tuple[Inference, cst.CSTNode]]:
+        """The analysis of the module kept for ``name`` (None: every def and
+        class cut to its header); with the def or class ``name``, or with the
+        module itself when ``name`` is None."""
         from torchlint.analysis.context import analyse  # context builds on this layer's inference
 
         try:
             tree = self.source.tree
-            if _longest_definition(tree, name) > MAX_DEFINITION_LINES:
+            if name is not None and _longest_definition(tree, name) > MAX_DEFINITION_LINES:
                 return None  # the cost of analysing it outweighs what it may tell: unknown
             text = _keeping(self.source, tree, name)
             kept = self.source if text == self.source.text else SourceFile(text, self.source.encoding)
@@ -316,9 +337,17 @@ class _Module:
         except (ParseError, Unsupported, RecursionError, ValueError, cst.ParserSyntaxError):
             self.broken = True
             return None
-        found = [s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name]
-        # Defined twice (``if``/``else``, a redefinition): which one runs is unknown.
-        return (context.inference, found[0]) if len(found) == 1 else None
+        if name is None:
+            return context.inference, module
+        return _only_definition(module, name, context.inference)
+
+
+def _only_definition(module: cst.Module, name: str, inference: Inference) -> Optional[Tuple[Inference, cst.CSTNode]]:
+    """``inference`` with the top-level def or class ``name`` of ``module``;
+    None when there is none, or several (``if``/``else``, a redefinition:
+    which one runs is unknown)."""
+    found = [s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name]
+    return (inference, found[0]) if len(found) == 1 else None
 
 
 def _longest_definition(tree: ast.Module, name: str) -> int:
@@ -327,9 +356,10 @@ def _longest_definition(tree: ast.Module, name: str) -> int:
                 if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name == name), default=0)
 
 
-def _keeping(source: SourceFile, tree: ast.Module, name: str) -> str:
+def _keeping(source: SourceFile, tree: ast.Module, name: Optional[str]) -> str:
     """``source`` with the bodies of its top-level defs and classes other than
-    ``name`` cut (those that hold ``global`` stay: they bind module names)."""
+    ``name`` cut (all of them when ``name`` is None; those that hold ``global``
+    stay: they bind module names)."""
     lines = list(source.lines)
     cut = False
     for statement in tree.body:
@@ -579,12 +609,15 @@ class Project:
                     return found
         return None
 
-    def _definition_node(self, ref: ModuleRef, name: str) -> Optional[Tuple[Inference, cst.CSTNode]]:
+    def _definition_node(self, ref: ModuleRef, name: str, header: bool = False,
+                         ) -> Optional[Tuple[Inference, cst.CSTNode]]:
+        """The inference of ``ref`` and the def or class ``name`` in it (see
+        ``_Module.analysed``; ``header``: a class is asked only about its header)."""
         module = self.module(ref)
         facts = module.facts() if module is not None else None
         if facts is None or facts.defined.get(name) != 1:
             return None  # not defined there, or bound more than once: which binding runs is unknown
-        return module.analysed(self, name)
+        return module.analysed(self, name, header=header and module.defines_class(name))
 
     def call_value(self, ref: ModuleRef, name: str) -> Optional[Value]:
         module = self.module(ref)
@@ -600,7 +633,8 @@ class Project:
         self._busy.add(question)
         self._answering.append(ref.key)
         try:
-            found = self._definition_node(ref, name)
+            # Calling a class makes an instance: what kind, its header says.
+            found = self._definition_node(ref, name, header=True)
             if found is None:
                 return None
             inference, node = found

@@ -85,6 +85,10 @@ class SourceFile:
             value = self._memo[key] = compute()
             return value
 
+    def memoized(self, key: str) -> Optional[object]:
+        """What ``memo`` holds for ``key``, without computing it (None: nothing yet)."""
+        return self._memo.get(key)
+
     @property
     def lines(self) -> List[str]:
         """Lines as Python counts them: broken at \\n, \\r\\n and \\r only, endings kept.

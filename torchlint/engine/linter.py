@@ -16,6 +16,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Ty
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext, analyse
+from torchlint.analysis.cutting import first_line, last_line
 from torchlint.analysis.outline import Outline, child_nodes
 from torchlint.analysis.project import STANDALONE, ModuleRef, Project
 from torchlint.analysis.version_gates import gated_ranges, is_gated
@@ -166,10 +167,13 @@ class Engine:
             outline = given_outline or Outline(tree, star_exports=self.project.link(module).star_exports)
         if not active:
             return CheckResult([])
-        if len(source.text) > MAX_DEPTH:  # shorter sources cannot nest that deep
-            # Memoized: the language server marks a text whose statements it checked one by one.
-            source.memo(DEPTH_CHECKED, lambda: check_depth(tree) or True)
         narrowed = None if whole or not self.screens else narrow(source, tree, active, outline)
+        if len(source.text) > MAX_DEPTH:  # shorter sources cannot nest that deep
+            if narrowed is not None:
+                _check_kept_depth(source, tree, narrowed)
+            else:
+                # Memoized: the language server marks a text whose statements it checked one by one.
+                source.memo(DEPTH_CHECKED, lambda: check_depth(tree) or True)
         parsed = _parse_narrowed(narrowed) if narrowed is not None else None
         if parsed is None:
             narrowed, parsed = None, source.module
@@ -359,6 +363,16 @@ def check_depth(tree: ast.AST) -> None:
         children = list(child_nodes(level))
         if children:
             pending.setdefault(depth + 1, []).extend(children)
+
+
+def _check_kept_depth(source: SourceFile, tree: ast.Module, narrowed: Narrowed) -> None:
+    """``check_depth`` over what libcst will parse of ``source`` narrowed: the
+    top-level statements it keeps (a cut one is a string literal there);
+    nothing when the whole of ``source`` passed already."""
+    if source.memoized(DEPTH_CHECKED) is True:
+        return
+    kept = [s for s in tree.body if narrowed.keeps(first_line(s)) or narrowed.keeps(last_line(s))]
+    check_depth(ast.Module(body=kept, type_ignores=[]))
 
 
 def _deepen_flat(level: List[ast.AST], depth: int, pending: Dict[int, List[ast.AST]]) -> List[ast.AST]:

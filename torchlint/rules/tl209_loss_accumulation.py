@@ -11,9 +11,9 @@ from torchlint.analysis.inference import Kind
 from torchlint.analysis.outline import (
     Outline,
     callee_name,
-    calls_matching,
     in_loop,
     iterated,
+    loss_calls,
     may_be_tensor,
     may_resolve_to,
     names_where,
@@ -26,8 +26,6 @@ from torchlint.knowledge.torch_api import (
     NO_GRAD_CONTEXTS,
     SET_GRAD_ENABLED,
     SIZE_METHODS,
-    is_loss_callee,
-    may_name_loss,
 )
 from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
@@ -296,7 +294,7 @@ class LossAccumulatedAsTensor(Rule):
             ):
                 accumulations.append((value.left.id, value.right, node))
         accumulations = [a for a in accumulations if in_loop(outline, a[2])]
-        if not accumulations or not calls_matching(outline, may_name_loss, is_loss_callee):
+        if not accumulations or not loss_calls(outline):
             return False
         numbers = names_where(outline, "TL209 numbers", lambda value, found: _may_be_number(outline, value, found))
         counters = _enumerate_indexes(outline)

@@ -1,6 +1,5 @@
 """TL215: `dot` / `vdot` on tensors known not to be 1-D (they flattened before torch 0.4; today they raise)."""
 
-import ast
 from typing import Iterator, Sequence
 
 import libcst as cst
@@ -121,11 +120,8 @@ class DotNotOneDimensional(Rule):
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
-        return any(
-            isinstance(call.func, ast.Attribute) and call.func.attr in _NAMES
-            or isinstance(call.func, ast.Name) and call.func.id in _NAMES
-            for call in outline.nodes(ast.Call)
-        )
+        # ``v.dot(w)``, ``torch.dot(v, w)``, ``dot(v, w)``: the calls filed under those names.
+        return bool(outline.calls(*_NAMES))
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         func = node.func

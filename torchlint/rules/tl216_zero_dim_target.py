@@ -7,9 +7,9 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Outline, bound_names, calls_matching, may_hold_value, resolved_names
+from torchlint.analysis.outline import Outline, bound_names, loss_calls, may_hold_value, resolved_names
 from torchlint.analysis.shapes import is_1d_tensor, ndim
-from torchlint.knowledge.torch_api import is_loss_callee, is_torch_name, may_name_loss
+from torchlint.knowledge.torch_api import is_loss_callee, is_torch_name
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
@@ -97,7 +97,9 @@ class ZeroDimTarget(Rule):
         # A call whose target (second positional or ``target=``) is what
         # ``_element_source`` can follow: ``xs[i]`` / ``xs[0]``, or a name a
         # ``for`` loop binds (alone, or from ``zip``); in a file that calls or
-        # builds a torch loss (where losses come from).
+        # builds a torch loss (where losses come from: asked first, it is cheaper).
+        if not loss_calls(outline):
+            return False
         looped = outline.memo("TL216 loop names", lambda: _loop_names(outline))
 
         def element_like(node: Optional[ast.AST]) -> bool:
@@ -130,7 +132,7 @@ class ZeroDimTarget(Rule):
              or any(k.arg == "target" and element_like(k.value) for k in call.keywords))
             and may_be_loss(call)
             for call in outline.nodes(ast.Call)
-        ) and bool(calls_matching(outline, may_name_loss, is_loss_callee))
+        )
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         # The cheap questions first: what the call is (a loss?) may take the project model.
