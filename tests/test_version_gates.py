@@ -229,3 +229,16 @@ def test_a_flag_another_module_of_the_project_derives_from_the_torch_version(tmp
                 run_flake8(["--select", "TL", "pkg"], cwd=tmp_path)):
         assert "amp.py" not in run.stdout, run.stdout  # gated by the imported flag
         assert "other.py:4" in run.stdout  # a flag unrelated to torch's version gates nothing
+
+
+@pytest.mark.parametrize("name", sorted(GATED))
+def test_the_gates_around_given_lines_are_those_of_the_whole_file_holding_them(name):
+    """The engine asks only for the gates around its findings' lines: the
+    answer must be exactly the whole file's gates that hold one of them."""
+    tree = ast.parse(textwrap.dedent(GATED[name]).lstrip())
+    every = gated_ranges(Outline(tree))
+    assert every
+    last = max(end for _, end in every) + 1
+    for lines in ([1], [last], *([line] for line in range(1, last + 1)), list(range(1, last + 1))):
+        wanted = gated_ranges(Outline(tree), lines=lines)
+        assert wanted == tuple(r for r in every if any(r[0] <= line <= r[1] for line in lines)), lines

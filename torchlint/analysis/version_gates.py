@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 from typing import FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from torchlint.analysis.outline import Names, Outline, attributes_named, calls_to, dotted, qualified_names
@@ -64,15 +65,18 @@ _DISTRIBUTION_QUERY_NAMES = Names(_DISTRIBUTION_QUERIES)
 _TORCH_REQUIREMENT = re.compile(r"\s*torch\s*(?:$|[<>=!~;\[])")
 
 
-def gated_ranges(outline: Outline, imported_flags: FrozenSet[str] = frozenset()) -> Tuple[LineRange, ...]:
+def gated_ranges(outline: Outline, imported_flags: FrozenSet[str] = frozenset(),
+                 lines: Optional[Iterable[int]] = None) -> Tuple[LineRange, ...]:
     """First and last line of every statement or expression a gate chooses between.
 
     ``imported_flags``: names this file imports that the module defining them
     assigns from a version test (its ``version_flags``), as the project model
     finds them (``from pkg.imports import _TORCH_GREATER_EQUAL_2_4``); this
-    file alone never shows that."""
-    key = "version gates " + ",".join(sorted(imported_flags))
-    return outline.memo(key, lambda: tuple(_find(outline, imported_flags)))
+    file alone never shows that. ``lines``: only the gates holding one of
+    these lines are wanted (those of a file's findings), not every one."""
+    wanted = None if lines is None else sorted(set(lines))
+    key = f"version gates {','.join(sorted(imported_flags))} at {wanted}"
+    return outline.memo(key, lambda: tuple(_find(outline, imported_flags, wanted)))
 
 
 def version_flags(outline: Outline) -> FrozenSet[str]:
@@ -85,16 +89,30 @@ def is_gated(ranges: Iterable[LineRange], line: int) -> bool:
     return any(first <= line <= last for first, last in ranges)
 
 
-def _find(outline: Outline, imported_flags: FrozenSet[str]) -> List[LineRange]:
-    flags = _version_flags(outline, imported_flags)
+def _find(outline: Outline, imported_flags: FrozenSet[str], lines: Optional[List[int]]) -> List[LineRange]:
+    def holding(nodes: List[ast.AST]) -> List[ast.AST]:
+        if lines is None:
+            return nodes
+        return [node for node in nodes if _holds_one(_span(node), lines)]
+
     ranges: List[LineRange] = []
-    for node in outline.nodes(ast.If) + outline.nodes(ast.IfExp) if _find_tests(outline, imported_flags) else ():
-        if _asks_for_torch_version(outline, node.test, flags):
-            ranges.append(_span(node))
-    for node in outline.nodes(ast.Try) + outline.nodes(getattr(ast, "TryStar", ast.Try)):
-        if _is_torch_fallback(outline, node):
+    if _find_tests(outline, imported_flags):
+        tests = holding(outline.nodes(ast.If) + outline.nodes(ast.IfExp))
+        flags = _version_flags(outline, imported_flags) if tests else set()
+        for node in tests:
+            if _asks_for_torch_version(outline, node.test, flags):  # type: ignore[attr-defined]
+                ranges.append(_span(node))
+    for node in holding(outline.nodes(ast.Try) + outline.nodes(getattr(ast, "TryStar", ast.Try))):
+        if _is_torch_fallback(outline, node):  # type: ignore[arg-type]
             ranges.append(_span(node))
     return sorted(set(ranges))
+
+
+def _holds_one(span: LineRange, lines: List[int]) -> bool:
+    """Is one of ``lines`` (sorted) within ``span``?"""
+    first, last = span
+    at = bisect_left(lines, first)
+    return at < len(lines) and lines[at] <= last
 
 
 def _find_tests(outline: Outline, imported_flags: FrozenSet[str]) -> bool:

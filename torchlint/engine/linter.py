@@ -245,7 +245,7 @@ class Engine:
             places = locator.ranges({id(f.node): f.node for _, f in found}.values())
             noqa = noqa_index(source) if self.honour_noqa else None  # flake8 applies `# noqa` itself
             lines = source.lines if "\x0c" in source.text else None
-            gates = _version_gates(found, tree, outline, self.project, ref)
+            gates = _version_gates(found, places, tree, outline, self.project, ref)
             for rule, finding in found:
                 (line, column), (end_line, end_column) = places[finding.node]
                 if narrowed is not None and not narrowed.keeps(line):
@@ -408,11 +408,15 @@ def _libcst_levels(node: ast.AST) -> int:
     return len(node.generators) - 1  # a comprehension
 
 
-def _version_gates(found: Sequence[Tuple[Rule, object]], tree: Optional[ast.Module], outline: Optional[Outline],
+def _version_gates(found: Sequence[Tuple[Rule, object]], places: Mapping[cst.CSTNode, Tuple[Tuple[int, int], ...]],
+                   tree: Optional[ast.Module], outline: Optional[Outline],
                    project: Project, ref: ModuleRef) -> Tuple[Tuple[int, int], ...]:
-    """The lines torch version gates protect, when some finding's rule respects them;
-    the gates may test flags the project's other modules derive from the torch version."""
-    if tree is None or not any(rule.respects_version_gates() for rule, _ in found):
+    """The lines torch version gates protect around the findings whose rule
+    respects them (at ``places``); the gates may test flags the project's
+    other modules derive from the torch version."""
+    lines = [places[finding.node][0][0] for rule, finding in found  # type: ignore[attr-defined]
+             if rule.respects_version_gates()]
+    if tree is None or not lines:
         return ()
     outline = outline if outline is not None else Outline(tree)
     tested = _names_in_tests(outline)  # only a name a test reads can be a flag that gates code
@@ -422,7 +426,7 @@ def _version_gates(found: Sequence[Tuple[Rule, object]], tree: Optional[ast.Modu
         for alias in node.names
         if alias.name != "*" and (alias.asname or alias.name) in tested
         and project.is_version_flag(f"{'.' * node.level}{node.module or ''}.{alias.name}", ref))
-    return gated_ranges(outline, imported)
+    return gated_ranges(outline, imported, lines)
 
 
 def _names_in_tests(outline: Outline) -> FrozenSet[str]:
