@@ -30,6 +30,20 @@ SOURCES = {
     "unicode": "ü = 'ß'\nx = torch.o(ü)  # ö\n",
 }
 
+# Top-level classes: a node in a method is placed from the method alone.
+CLASSES = {
+    "methods": "import torch\n\n\nclass C(torch.nn.Module):\n    x = torch.p\n\n    # about f\n    def f(self):\n"
+               "        return torch.q(1)\n\n    @staticmethod\n    @torch.r\n    def g(a=torch.s):\n"
+               "        def inner():\n            return torch.t\n        return inner\n",
+    "nested class": "class A:\n    class B:\n        def f(self):\n            return torch.u\n"
+                    "    def g(self):\n        return [torch.v for _ in range(2)]\n",
+    "tabs and strings": "class C:\n\tdef f(self):\n\t\ts = \"\"\"\nx\n\"\"\"\n\t\treturn torch.w(s)\n",
+    "semicolons in a method": "class C:\n    def f(self): a = torch.x; return torch.y\n    z = 1; w = torch.z\n",
+    "last, without a final newline": "class C:\n    def f(self):\n        return torch.a",
+    "crlf": "class C:\r\n    def f(self):\r\n        # c\r\n        return torch.b\r\n",
+    "async and comments after": "class C:\n    async def f(self):\n        await torch.c()\n    # trailing\n\n# end\n",
+}
+
 
 def _check(source: str):
     module = cst.parse_module(source)
@@ -39,21 +53,32 @@ def _check(source: str):
     expected = cst.metadata.MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     wanted = {node: (expected[node].start.line, expected[node].start.column) for node in nodes}
     assert positions(module, nodes, SourceFile(source), tree, file_context.top_of) == wanted
-    locator = Locator(module, SourceFile(source), tree, file_context.top_of)
     ends = {node: (expected[node].end.line, expected[node].end.column) for node in nodes}
+    locator = Locator(module, SourceFile(source), tree, file_context.top_of)
     assert {node: end for node, (_, end) in locator.ranges(nodes).items()} == ends
-    return locator._by_statement
+    by_method = Locator(module, SourceFile(source), tree, file_context.top_of, file_context.method_of)
+    assert by_method.ranges(nodes) == {node: (wanted[node], ends[node]) for node in nodes}
+    return locator._by_statement, sum(isinstance(key, tuple) and placed is not None
+                                      for key, placed in by_method._generated.items())
 
 
 @pytest.mark.parametrize("name", SOURCES)
 def test_positions_equal_libcst(name):
-    fast = _check(SOURCES[name])
+    fast, _ = _check(SOURCES[name])
     if name != "form feed":  # libcst moves a line's leading form feed: the text check falls back
         assert fast, "the per-statement way was not taken"
 
 
+@pytest.mark.parametrize("name", CLASSES)
+def test_positions_in_methods_equal_libcst(name):
+    fast, methods = _check(CLASSES[name])
+    assert fast and methods, "the per-method way was not taken"
+
+
 def test_positions_on_our_own_code_equal_libcst():
-    taken = 0
+    taken = methods = 0
     for path in sorted((REPO / "torchlint").rglob("*.py")):
-        taken += _check(path.read_text(encoding="utf-8"))
-    assert taken > 40
+        fast, by_method = _check(path.read_text(encoding="utf-8"))
+        taken += fast
+        methods += by_method
+    assert taken > 40 and methods > 100

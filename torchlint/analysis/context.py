@@ -52,6 +52,7 @@ class FileContext:
         self.module = module
         self.settings = settings
         self.top_of: Dict[cst.CSTNode, cst.CSTNode] = {}  # node -> its top-level statement
+        self.method_of: Dict[cst.CSTNode, cst.CSTNode] = {}  # node -> its method of a top-level class
         self.resolver = resolver
         self.inference = inference
         self._collector = collector
@@ -407,12 +408,14 @@ def analyse(
         exports = project.star_exports(_spelled_module(node)) or {}
         return {name: target for name, target in exports.items() if name in free}
 
-    scopes = walk(module, collector, tops, star_exports=star_exports)
+    methods: Dict[cst.CSTNode, cst.CSTNode] = {}
+    scopes = walk(module, collector, tops, star_exports=star_exports, methods=methods)
 
     resolver = Resolver(scopes, whole_file)
     inference = Inference(resolver, collector.bindings, collector.self_params, collector.facts, project)
     file_context = FileContext(module, resolver, inference, collector, settings)
     file_context.top_of = tops
+    file_context.method_of = methods
     return file_context, collector.collected
 
 

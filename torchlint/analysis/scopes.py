@@ -491,6 +491,9 @@ class _Walk:
         self.star_exports = star_exports
         self.tops = tops if tops is not None else {}  # node -> its top-level statement
         self.top: Optional[cst.CSTNode] = None
+        # node -> the method of a top-level class holding it (where findings are placed from)
+        self.methods: Dict[cst.CSTNode, cst.CSTNode] = {}
+        self.method: Optional[cst.CSTNode] = None
         self.global_scope = GlobalScope()
         self.scope: Scope = self.global_scope
         self.scopes: Dict[cst.CSTNode, Scope] = {}
@@ -533,6 +536,8 @@ class _Walk:
             self.scope.count += 1
         if self.collecting:
             self.tops[node] = self.top
+            if self.method is not None:
+                self.methods[node] = self.method
             self.listener.on_leave(node)
 
     def children(self, node: cst.CSTNode, context: str = LOAD) -> None:
@@ -555,6 +560,8 @@ class _Walk:
         self.listener.on_visit(node)
         self._silent_children(node)
         self.tops[node] = self.top
+        if self.method is not None:
+            self.methods[node] = self.method
         self.listener.on_leave(node)
 
     def in_scope(self, scope: Scope, visit: Callable[[], None]) -> None:
@@ -732,6 +739,16 @@ class _Walk:
     # -- scopes ------------------------------------------------------------------
 
     def _function(self, node: cst.FunctionDef, context: str) -> None:
+        if self.method is None and isinstance(self.scope, ClassScope) and self.scope.node is self.top:
+            self.method = node  # a method of a top-level class: what it holds is placed from it
+            try:
+                self._function_in_scope(node)
+            finally:
+                self.method = None
+        else:
+            self._function_in_scope(node)
+
+    def _function_in_scope(self, node: cst.FunctionDef) -> None:
         self.scope.record_assignment(node.name.value, node)
         self.scopes[node.name] = self.scope
         outer = self.scope
@@ -886,11 +903,15 @@ def release(scopes: Mapping[cst.CSTNode, Optional[Scope]]) -> None:
 
 def walk(module: cst.Module, listener: Listener,
          tops: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None,
-         star_exports: Optional[StarExports] = None) -> Dict[cst.CSTNode, Scope]:
+         star_exports: Optional[StarExports] = None,
+         methods: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None) -> Dict[cst.CSTNode, Scope]:
     """Visit every node of ``module`` once, in libcst's order, telling
     ``listener``; returns the scope of each node (as libcst's ScopeProvider).
-    ``tops``, if given, receives each node's top-level statement."""
+    ``tops``, if given, receives each node's top-level statement; ``methods``
+    each node's method of a top-level class, for the nodes in one."""
     walker = _Walk(listener, tops, star_exports)
+    if methods is not None:
+        walker.methods = methods
     walker.visit(module)
     walker.infer_accesses()
     walker.handlers.clear()  # its bound methods refer back to the walker: a cycle

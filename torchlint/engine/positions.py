@@ -4,8 +4,9 @@ libcst's PositionProvider generates the code of the whole module, recording
 every node's place (and its metadata wrapper then walks the whole tree once
 more for nothing). A file with one finding needs one position. Python's own
 tree (parsed anyway) says on which line each top-level statement starts, so
-only the top-level statements holding findings are generated, and their
-relative positions shifted to that line. The shift is checked: the
+only the top-level statements holding findings are generated (in a
+top-level class, only the methods holding them), and their relative
+positions shifted to that line. The shift is checked: the
 generated statement must be, character for character, the source text at
 that place; on any mismatch the whole module is generated as before, so the
 answer is always libcst's.
@@ -14,7 +15,7 @@ answer is always libcst's.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata.position_provider import (
@@ -44,18 +45,24 @@ def positions(module: cst.Module, nodes: Iterable[cst.CSTNode], source: Optional
 class Locator:
     """Ranges of nodes of one module, generating each top-level statement
     that holds one at most once (see the module's docstring), or the whole
-    module once when a statement's text does not line up with the source."""
+    module once when a statement's text does not line up with the source.
+    Given ``method_of`` (node -> the method of a top-level class holding it),
+    a node in a method is placed by generating that method alone: a large
+    class holds most of a file."""
 
     def __init__(self, module: cst.Module, source: Optional[SourceFile] = None, tree: Optional[ast.Module] = None,
-                 top_of: Optional[Mapping[cst.CSTNode, cst.CSTNode]] = None) -> None:
+                 top_of: Optional[Mapping[cst.CSTNode, cst.CSTNode]] = None,
+                 method_of: Optional[Mapping[cst.CSTNode, cst.CSTNode]] = None) -> None:
         self.module = module
         self.source = source
         self.top_of = top_of
         self._tree = tree
-        self._first_lines: Optional[List[int]] = None
+        self._method_of = method_of
+        self._python: Optional[List[ast.stmt]] = None  # Python's statement for each of libcst's top-level ones
         self._line_starts: Optional[List[int]] = None
         self._index: Optional[Dict[int, int]] = None
-        self._generated: Dict[int, Tuple[int, Mapping]] = {}  # statement index -> (line offset, ranges)
+        # statement index, or (statement index, member index) -> (line offset, ranges); None: no match
+        self._generated: Dict[object, Optional[Tuple[int, Mapping]]] = {}
         self._whole: Optional[Mapping] = None
         self._by_statement = source is not None and tree is not None and top_of is not None
 
@@ -86,57 +93,103 @@ class Locator:
         module, source = self.module, self.source
         assert source is not None and self.top_of is not None and self._tree is not None
         if self._index is None:
-            self._first_lines = _first_lines(module, self._tree)
-            if self._first_lines is None:
+            self._python = _first_statements(module.body, self._tree.body)
+            if self._python is None:
                 return None
             self._line_starts = source.line_starts
             self._index = {id(statement): i for i, statement in enumerate(module.body)}
         statement = self.top_of.get(node)
         i = self._index.get(id(statement)) if statement is not None else None
-        if i is None or self._first_lines is None or self._line_starts is None:
+        if i is None or self._python is None:
             return None
+        place = self._member_range(node, statement, i)  # type: ignore[arg-type]
+        if place is not None:
+            return place
         if i not in self._generated:
-            ranges, code = _generate(statement, module)
-            # Shifted so the statement starts on Python's line for it; then its
-            # code (leading comments included) must be the source's, right there.
-            offset = self._first_lines[i] - ranges[statement].start.line
-            if i == len(module.body) - 1 and not module.has_trailing_newline and code.endswith(module.default_newline):
-                code = code[: -len(module.default_newline)]  # the module, not the statement, leaves it out
-            if offset < 0 or offset >= len(self._line_starts) or not source.text.startswith(code, self._line_starts[offset]):
-                return None
-            self._generated[i] = (offset, ranges)
-        offset, ranges = self._generated[i]
-        place = ranges.get(node)
-        return None if place is None else _range(place, offset)
+            self._generated[i] = self._placed(statement, self._python[i].lineno)  # type: ignore[arg-type]
+        return _placed_range(self._generated[i], node)
+
+    def _member_range(self, node: cst.CSTNode, statement: cst.CSTNode, i: int) -> Optional[Range]:
+        """``node``'s range from its method alone, when it is in a method of the
+        top-level class ``statement`` and that method's text lines up."""
+        if self._method_of is None or not isinstance(statement, cst.ClassDef):
+            return None
+        method = self._method_of.get(node)
+        if method is None or not isinstance(statement.body, cst.IndentedBlock):
+            return None
+        members = statement.body.body
+        k = next((k for k, member in enumerate(members) if member is method), None)
+        if k is None:
+            return None
+        key = (i, k)
+        if key not in self._generated:
+            python = _first_statements(members, getattr(self._python[i], "body", []))  # type: ignore[index]
+            indent = statement.body.indent if statement.body.indent is not None else self.module.default_indent
+            self._generated[key] = None if python is None else self._placed(method, python[k].lineno, indent=indent)
+        return _placed_range(self._generated[key], node)
+
+    def _placed(self, statement: cst.CSTNode, line: int, indent: str = "") -> Optional[Tuple[int, Mapping]]:
+        """The ranges of ``statement`` (generated at ``indent``), shifted so it
+        starts on Python's ``line`` for it; None unless its code (leading
+        comments included) is the source's, right there."""
+        assert self.source is not None and self._line_starts is not None
+        ranges, code = _generate(statement, self.module, indent)
+        offset = line - ranges[statement].start.line
+        starts, text, newline = self._line_starts, self.source.text, self.module.default_newline
+        if offset < 0 or offset >= len(starts):
+            return None
+        start = starts[offset]
+        if text.startswith(code, start):
+            return offset, ranges
+        # The file's last statement: the module, not the statement, leaves the final newline out.
+        if code.endswith(newline) and len(text) == start + len(code) - len(newline) and text.endswith(
+                code[: -len(newline)]):
+            return offset, ranges
+        return None
+
+
+def _placed_range(placed: Optional[Tuple[int, Mapping]], node: cst.CSTNode) -> Optional[Range]:
+    if placed is None:
+        return None
+    offset, ranges = placed
+    place = ranges.get(node)
+    return None if place is None else _range(place, offset)
 
 
 def _range(place, offset: int) -> Range:
     return (place.start.line + offset, place.start.column), (place.end.line + offset, place.end.column)
 
 
-def _first_lines(module: cst.Module, tree: ast.Module) -> Optional[List[int]]:
-    """Python's line of each of libcst's top-level statements (``def``/``class``, not decorators: as libcst)."""
-    lines: List[int] = []
-    python = iter(tree.body)
-    for statement in module.body:
+def _first_statements(statements: Sequence[cst.CSTNode], python: Sequence[ast.stmt]) -> Optional[List[ast.stmt]]:
+    """Python's statement for each of libcst's ``statements`` (the first, for a
+    line of several ``;``-separated ones), from Python's ``python`` of the same
+    block; None when they do not pair up. Python places a def or class at its
+    ``def``/``class`` line, not its decorators: as libcst does."""
+    found: List[ast.stmt] = []
+    remaining = iter(python)
+    for statement in statements:
         count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
-        first = next(python, None)
+        first = next(remaining, None)
         if first is None:
             return None
         for _ in range(count - 1):
-            if next(python, None) is None:
+            if next(remaining, None) is None:
                 return None
-        lines.append(first.lineno)
-    if next(python, None) is not None:
+        found.append(first)
+    if next(remaining, None) is not None:
         return None
-    return lines
+    return found
 
 
-def _generate(node: cst.CSTNode, module: cst.Module) -> Tuple[Mapping[cst.CSTNode, "cst.metadata.CodeRange"], str]:
-    """Positions of ``node`` and everything in it, as if ``node`` started the file; and its code."""
+def _generate(node: cst.CSTNode, module: cst.Module, indent: str = "",
+              ) -> Tuple[Mapping[cst.CSTNode, "cst.metadata.CodeRange"], str]:
+    """Positions of ``node`` and everything in it, as if ``node`` started the
+    file (at ``indent``: a class's member); and its code."""
     provider = PositionProvider()
     provider._computed = {}
     state = PositionProvidingCodegenState(
         default_indent=module.default_indent, default_newline=module.default_newline, provider=provider)
+    if indent:
+        state.increase_indent(indent)
     node._codegen(state)
     return provider._computed, "".join(state.tokens)
