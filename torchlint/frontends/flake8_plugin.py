@@ -145,14 +145,13 @@ class TorchlintChecker:
             yield line, column, text, type(self)
 
     def _findings(self) -> List[Tuple[int, int, str]]:
-        source = SourceFile("".join(self._lines), tree=self._tree)
         try:
             engine = self.engine()
             # What the check allocates dies with it: collections in between
-            # would walk it all and free nothing (``run/session.py``).
+            # would walk it all and free nothing (``run/session.py``). It must
+            # be gone before collections resume too, or the first one walks it.
             with no_cycle_collection():
-                result = engine.check(source, syntax_checked=not self._repaired,
-                                      module=engine.module_for(self._filename))
+                found = self._check(engine)
             if not TorchlintChecker._settled:
                 # The first check imported what the engine loads lazily and built
                 # the tables rules fill on first use: frozen too, for the same reason.
@@ -160,6 +159,13 @@ class TorchlintChecker:
                 gc.freeze()
         except Exception:  # parse failures and anything unforeseen: stay silent
             return []
+        return found
+
+    def _check(self, engine: Engine) -> List[Tuple[int, int, str]]:
+        """The findings, as flake8 takes them: the text, its trees and the
+        check's result are freed when this returns."""
+        source = SourceFile("".join(self._lines), tree=self._tree)
+        result = engine.check(source, syntax_checked=not self._repaired, module=engine.module_for(self._filename))
         return [(d.line, d.column, f"{d.code} {d.message}") for d in result.diagnostics]
 
 
