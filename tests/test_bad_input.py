@@ -1205,3 +1205,23 @@ def test_a_deep_expression_in_a_def_no_rule_can_flag_does_not_hide_the_other_fin
     lines = stderr_about(fixed, "mixed.py")
     assert len(lines) == 1 and f"nested more than {MAX_DEPTH} levels deep" in lines[0], fixed.stderr
     assert (tmp_path / "mixed.py").read_text() == text
+
+
+def test_a_deep_file_parsed_whole_after_narrowing_fails_is_still_refused(monkeypatch):
+    """If libcst refuses the narrowed text, the whole file is parsed instead:
+    then the depth guard must look at all of it first (libcst's parser
+    crashes the interpreter near 10,000 levels)."""
+    import torchlint.engine.linter as linter_module
+    from torchlint.core.diagnostic import Unsupported
+    from torchlint.core.source import SourceFile
+    from torchlint.engine.linter import Engine
+    from torchlint.rules import all_rules
+
+    body = "".join(f"    x{i} = {i}\n" for i in range(4))
+    text = (f"import torch.nn.functional as F\n\n\ndef table(a):\n{body}    return {' and '.join(['a'] * 8000)}\n\n\n"
+            "def scale(x):\n    return F.upsample(x, scale_factor=2)\n")
+    engine = Engine(all_rules())
+    assert [d.code for d in engine.check(SourceFile(text)).diagnostics] == ["TL103"]  # narrowed: checked
+    monkeypatch.setattr(linter_module, "_parse_narrowed", lambda narrowed: None)
+    with pytest.raises(Unsupported, match=f"nested more than {MAX_DEPTH} levels deep"):
+        engine.check(SourceFile(text))

@@ -168,14 +168,11 @@ class Engine:
         if not active:
             return CheckResult([])
         narrowed = None if whole or not self.screens else narrow(source, tree, active, outline)
-        if len(source.text) > MAX_DEPTH:  # shorter sources cannot nest that deep
-            if narrowed is not None:
-                _check_kept_depth(source, tree, narrowed)
-            else:
-                # Memoized: the language server marks a text whose statements it checked one by one.
-                source.memo(DEPTH_CHECKED, lambda: check_depth(tree) or True)
+        _guard_depth(source, tree, narrowed)
         parsed = _parse_narrowed(narrowed) if narrowed is not None else None
         if parsed is None:
+            if narrowed is not None:
+                _guard_depth(source, tree, None)  # the whole text is parsed after all
             narrowed, parsed = None, source.module
         try:
             return self._check_module(parsed, source, active, tree, narrowed, outline, module)
@@ -363,6 +360,17 @@ def check_depth(tree: ast.AST) -> None:
         children = list(child_nodes(level))
         if children:
             pending.setdefault(depth + 1, []).extend(children)
+
+
+def _guard_depth(source: SourceFile, tree: ast.Module, narrowed: Optional[Narrowed]) -> None:
+    """``check_depth`` over what libcst will parse: ``narrowed``'s text, else all of ``source``."""
+    if len(source.text) <= MAX_DEPTH:
+        return  # shorter sources cannot nest that deep
+    if narrowed is not None:
+        _check_kept_depth(source, tree, narrowed)
+    else:
+        # Memoized: the language server marks a text whose statements it checked one by one.
+        source.memo(DEPTH_CHECKED, lambda: check_depth(tree) or True)
 
 
 def _check_kept_depth(source: SourceFile, tree: ast.Module, narrowed: Narrowed) -> None:
