@@ -1225,3 +1225,18 @@ def test_a_deep_file_parsed_whole_after_narrowing_fails_is_still_refused(monkeyp
     monkeypatch.setattr(linter_module, "_parse_narrowed", lambda narrowed: None)
     with pytest.raises(Unsupported, match=f"nested more than {MAX_DEPTH} levels deep"):
         engine.check(SourceFile(text))
+
+
+def test_a_deep_expression_in_the_header_of_a_cut_def_is_refused():
+    """Narrowing cuts a def's body, not its header: a deep default argument
+    reaches libcst either way, so the depth guard must see it."""
+    from torchlint.core.diagnostic import Unsupported
+    from torchlint.core.source import SourceFile
+    from torchlint.engine.linter import Engine
+    from torchlint.rules import all_rules
+
+    body = "".join(f"    x{i} = {i}\n" for i in range(4))
+    text = (f"import torch.nn.functional as F\n\n\ndef table(a={' and '.join(['a'] * 8000)}):\n{body}    return a\n\n\n"
+            "def scale(x):\n    return F.upsample(x, scale_factor=2)\n")
+    with pytest.raises(Unsupported, match=f"nested more than {MAX_DEPTH} levels deep"):
+        Engine(all_rules()).check(SourceFile(text))

@@ -16,7 +16,6 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Ty
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext, analyse
-from torchlint.analysis.cutting import first_line, last_line
 from torchlint.analysis.outline import Outline, child_nodes
 from torchlint.analysis.project import STANDALONE, ModuleRef, Project
 from torchlint.analysis.version_gates import gated_ranges, is_gated
@@ -374,13 +373,12 @@ def _guard_depth(source: SourceFile, tree: ast.Module, narrowed: Optional[Narrow
 
 
 def _check_kept_depth(source: SourceFile, tree: ast.Module, narrowed: Narrowed) -> None:
-    """``check_depth`` over what libcst will parse of ``source`` narrowed: the
-    top-level statements it keeps (a cut one is a string literal there);
-    nothing when the whole of ``source`` passed already."""
+    """``check_depth`` over what libcst will parse of ``source`` narrowed (a cut
+    body is a string literal there, its header is not cut); nothing when the
+    whole of ``source`` passed already."""
     if source.memoized(DEPTH_CHECKED) is True:
         return
-    kept = [s for s in tree.body if narrowed.keeps(first_line(s)) or narrowed.keeps(last_line(s))]
-    check_depth(ast.Module(body=kept, type_ignores=[]))
+    check_depth(narrowed.parsed_part(tree))
 
 
 def _deepen_flat(level: List[ast.AST], depth: int, pending: Dict[int, List[ast.AST]]) -> List[ast.AST]:

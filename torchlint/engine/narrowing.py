@@ -65,6 +65,15 @@ class Narrowed:
         """Is ``line`` (from 1) in a statement kept whole?"""
         return not any(first <= line <= last for first, last in self.stubbed)
 
+    def parsed_part(self, tree: ast.Module) -> ast.Module:
+        """Python's tree of what libcst parses of the narrowed text (for the
+        depth guard): the top-level statements kept whole, the cut ones as
+        their headers (decorators, parameters, bases). A class with methods
+        cut is kept whole: more than libcst parses, never less."""
+        cut = set(self.stubbed)
+        return ast.Module(body=[_stub(s) if (first_line(s), last_line(s)) in cut else s for s in tree.body],
+                          type_ignores=[])
+
 
 def narrow(source: SourceFile, tree: ast.Module, rules: Sequence[Rule], outline: Optional[Outline] = None
            ) -> Optional[Narrowed]:
