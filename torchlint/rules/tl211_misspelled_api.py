@@ -450,26 +450,19 @@ class MisspelledTorchApi(Rule):
         }
         if not heads:
             return False
-        # Each link of a chain rooted at a torch name resolved once, from its
-        # value's resolution (the outline lists a node before its children, so in
-        # reverse a value comes first; any other order still resolves, through the
-        # slower walk). Most chains (``self.x.y``) are not rooted there: left out
-        # after a look at their root, without a record.
+        # Each link of a chain resolved once, from its value's resolution (the
+        # outline lists a node before its children, so in reverse a value comes first;
+        # any other order still resolves, through the slower walk).
         resolved: Dict[int, Tuple[str, ...]] = {}
         Name, Attribute = ast.Name, ast.Attribute
         for node in reversed(outline.nodes(ast.Attribute)):
             value = node.value
             kind = value.__class__
             if kind is Name:
-                bases = heads.get(value.id)  # type: ignore[attr-defined]
+                bases = heads.get(value.id, ())  # type: ignore[attr-defined]
             elif kind is Attribute:
                 bases = resolved.get(id(value))  # type: ignore[assignment]
                 if bases is None:
-                    root = value
-                    while root.__class__ is Attribute:
-                        root = root.value  # type: ignore[attr-defined]
-                    if root.__class__ is not Name or root.id not in heads:  # type: ignore[attr-defined]
-                        continue
                     bases = resolved[id(value)] = _torch_chain(value, heads)
             else:
                 continue
@@ -477,6 +470,8 @@ class MisspelledTorchApi(Rule):
                 names = resolved[id(node)] = tuple(f"{base}.{node.attr}" for base in bases)
                 if any(_missing_attribute(q) for q in names):
                     return True
+            else:
+                resolved[id(node)] = ()
         for call in outline.nodes(ast.Call):
             if call.keywords:
                 func = call.func
