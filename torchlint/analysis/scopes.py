@@ -486,13 +486,14 @@ class Listener:
 
 class _Walk:
     def __init__(self, listener: Listener, tops: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None,
-                 star_exports: Optional[StarExports] = None) -> None:
+                 star_exports: Optional[StarExports] = None,
+                 methods: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None) -> None:
         self.listener = listener
         self.star_exports = star_exports
         self.tops = tops if tops is not None else {}  # node -> its top-level statement
         self.top: Optional[cst.CSTNode] = None
         # node -> the method of a top-level class holding it (where findings are placed from)
-        self.methods: Dict[cst.CSTNode, cst.CSTNode] = {}
+        self.methods = methods if methods is not None else {}
         self.method: Optional[cst.CSTNode] = None
         self.global_scope = GlobalScope()
         self.scope: Scope = self.global_scope
@@ -909,9 +910,7 @@ def walk(module: cst.Module, listener: Listener,
     ``listener``; returns the scope of each node (as libcst's ScopeProvider).
     ``tops``, if given, receives each node's top-level statement; ``methods``
     each node's method of a top-level class, for the nodes in one."""
-    walker = _Walk(listener, tops, star_exports)
-    if methods is not None:
-        walker.methods = methods
+    walker = _Walk(listener, tops, star_exports, methods)
     walker.visit(module)
     walker.infer_accesses()
     walker.handlers.clear()  # its bound methods refer back to the walker: a cycle
