@@ -15,6 +15,8 @@ from typing import List
 
 import pytest
 
+from torchlint.analysis.cutting import first_line, last_line
+from torchlint.analysis.outline import Outline
 from torchlint.core.source import SourceFile
 from torchlint.engine.linter import Engine
 from torchlint.engine.narrowing import MIN_BODY_LINES, narrow
@@ -131,6 +133,59 @@ def test_methods_a_kept_class_does_not_need_are_cut():
     assert (finding.line, finding.column) == (17, 17)
 
 
+def _cut_names(source: str, narrowed) -> set:
+    """The names of the defs, classes and methods ``narrowed`` cut."""
+    spans = set(narrowed.stubbed)
+    return {node.name for node in ast.walk(ast.parse(source))
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and (first_line(node), last_line(node)) in spans}
+
+
+def test_a_screen_that_locates_its_candidates_keeps_only_what_holds_them():
+    # ``act = F.sigmoid`` passes TL104's screen for every statement; its
+    # screen says where its candidates are, so the others are still cut.
+    source = _padded("import torch.nn.functional as F\nact = F.sigmoid\n"
+                     "def f(x):\n    return F.tanh(x)\n"
+                     "def g(x):\n    return x\n"
+                     "@F.sigmoid\ndef h(x):\n    return x\n"
+                     "class Net:\n    def forward(self, x):\n        return F.sigmoid(x)\n"
+                     "    def helper(self):\n" + FILLER.replace("    ", "        ") +
+                     "class Plain:\n    def forward(self, x):\n        return x\n")
+    assert BY_CODE["TL104"].screen_candidates(Outline(ast.parse(source))) is not None
+    assert _cut_names(source, _narrowed(source)) == {"g", "helper", "Plain"}
+    result = _assert_same_as_whole(Engine([BY_CODE["TL104"]]), source)
+    assert len(result.diagnostics) == 4  # act, f, h's decorator, Net.forward
+
+
+def test_a_screen_that_cannot_locate_its_candidates_keeps_the_whole_file():
+    # TL204's screen has no candidates to give: its module-level one keeps every statement.
+    source = _padded("import torch\nimport torch.nn.functional as F\np = F.softmax(torch.ones(3))\n"
+                     "def g(y):\n    return y\n")
+    assert BY_CODE["TL204"].screen_candidates(Outline(ast.parse(source))) is None
+    assert _narrowed(source, "TL204") is None
+
+
+def test_statements_without_candidates_are_cut_without_asking_the_screen(monkeypatch):
+    # TL201 is not accepted by the module-level code; its candidates (on the
+    # whole file) are the only statements its screen is asked about.
+    source = _padded("import torch\n"
+                     "def f():\n    x = torch.zeros(3)\n    x.cuda()\n"
+                     "def g(y):\n    y.cuda()\n"
+                     "def h(y):\n    return y\n")
+    rule = BY_CODE["TL201"]
+    assert [c.lineno for c in rule.screen_candidates(Outline(ast.parse(source)))] == [4]
+    asked = []
+    original = type(rule).may_match_tree.__func__
+
+    def counting(cls, outline):
+        asked.append(outline)
+        return original(cls, outline)
+
+    monkeypatch.setattr(type(rule), "may_match_tree", classmethod(counting))
+    assert _cut_names(source, _narrowed(source, "TL201")) == {"g", "h"}
+    assert len(asked) == 2  # the module with every def stubbed, then with ``f`` whole
+    _assert_same_as_whole(Engine([rule]), source)
+
+
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
 def test_line_endings_are_kept(newline):
     source = SOURCE.replace("\n", newline)
@@ -169,20 +224,30 @@ def test_no_narrowing_when_a_whole_file_rule_is_active():
 # there, an import there, a use there. Statement-local rules must not read
 # it (their narrowed and whole results agree because the facts about the
 # whole file come from Python's tree); rules declared ``whole_file`` are
-# never narrowed. The boolean says whether ``g`` is cut: not for those
-# rules, nor where the finding is in module-level code (a flagged import):
-# then every statement passes the screen.
+# never narrowed. The boolean says whether anything is cut: not for those
+# rules, nor where a candidate is in module-level code (a flagged import)
+# and the rule's screen cannot say where the others are: then every
+# statement passes the screen. The table rules (renames, deprecations) can
+# (``Rule.screen_candidates``): they keep the statements holding candidates,
+# counting for a deprecation's from-import every use of the name it binds
+# (its fix rewrites them), a string annotation included.
 CROSS_STATEMENT_CASES = [
-    ("TL103", False, "from torch.nn.functional import upsample\ndef f(x):\n    return upsample(x, scale_factor=2)\n"
-                     "def g():\n    y: 'upsample' = None\n"),
+    ("TL103", True, "from torch.nn.functional import upsample\ndef f(x):\n    return upsample(x, scale_factor=2)\n"
+                    "def g():\n    y: 'upsample' = None\n"),
     ("TL104", True, "import torch.nn.functional as F\ndef f(x):\n    return F.sigmoid(x)\n"
                     "def g():\n    torch = None\n"),
-    ("TL105", False, "from torch.nn.init import normal\ndef f(w):\n    normal(w)\ndef g():\n    y: 'normal' = None\n"),
+    ("TL105", True, "from torch.nn.init import normal\ndef f(w):\n    normal(w)\ndef g():\n    y: 'normal' = None\n"),
     ("TL108", False, "from torch import set_deterministic\ndef f():\n    set_deterministic(True)\n"
                      "def g():\n    y: 'set_deterministic' = None\n"),
     ("TL109", True, "from torch import cuda\ndef f():\n    with cuda.amp.autocast():\n        pass\n"
                     "def g():\n    torch = None\n"),
     ("TL109", False, "from torch import ger\ndef f(a, b):\n    return ger(a, b)\ndef g():\n    y: 'ger' = None\n"),
+    ("TL109", True, "from torch import ger\ndef f(a, b):\n    return ger(a, b)\ndef g():\n    torch = None\n"),
+    # a candidate in a def's header (kept by its stub) and in module-level code
+    ("TL114", True, "import torch\n@torch._dynamo.allow_in_graph\ndef f(x):\n    return x\n"
+                    "def g():\n    torch = None\n"),
+    ("TL104", True, "import torch.nn.functional as F\nact = F.sigmoid\nclass Net:\n    def forward(self, x):\n"
+                    "        return F.tanh(x)\ndef g():\n    F = None\n"),
     ("TL110", True, "from torch import zeros, FloatTensor\ndef f():\n    return zeros(3, dtype=FloatTensor)\n"
                     "def g():\n    torch = None\n"),
     ("TL114", True, "from torch.utils.data import _utils\ndef f(s):\n    return _utils.collate.default_convert(s)\n"

@@ -406,20 +406,37 @@ def references_to(outline: Outline, names: Names) -> bool:
     """Is one of ``names`` referenced the ways libcst resolves it: an attribute
     chain through an import (``F.upsample``), or a non-relative from-import
     (``from torch.nn.functional import upsample``)?"""
-    return imports_name_from(outline, names) or any_of(
-        node for node in attributes_named(outline, names.last) if resolves_to(outline, node, names)
-    )
+    return any_of(references(outline, names))
 
 
-def imports_name_from(outline: Outline, names: Names) -> bool:
-    """``from m import n`` (not relative) with ``m.n`` one of ``names``."""
+def references(outline: Outline, names: Names) -> Iterator[ast.AST]:
+    """The references ``references_to`` looks for: the from-imports first, then the attribute chains."""
+    yield from imports_of_names(outline, names)
+    for node in attributes_named(outline, names.last):
+        if resolves_to(outline, node, names):
+            yield node
+
+
+def imports_of_names(outline: Outline, names: Names) -> Iterator[ast.ImportFrom]:
+    """Every ``from m import n`` (not relative) with ``m.n`` one of ``names``."""
     for node in outline.nodes(ast.ImportFrom):
         if node.level or not node.module:
             continue
         attrs = names.by_module.get(node.module)
         if attrs and any(alias.name in attrs for alias in node.names):
-            return True
-    return False
+            yield node
+
+
+def uses_of_imported(outline: Outline, node: ast.ImportFrom) -> Iterator[ast.AST]:
+    """Where the names ``node`` binds may be used: every plain name spelled
+    like one of them, and every string holding one (a string annotation)."""
+    bound = {alias.asname or alias.name for alias in node.names}
+    for name in outline.nodes(ast.Name):
+        if name.id in bound:
+            yield name
+    for constant in outline.nodes(ast.Constant):
+        if isinstance(constant.value, str) and any(b in constant.value for b in bound):
+            yield constant
 
 
 def is_none(node: ast.AST) -> bool:

@@ -32,8 +32,12 @@ the headers of the other methods. Then:
 - findings in a cut statement's header are dropped: it was screened out.
 
 A def or class holding ``global`` is never stubbed: it binds module names.
-A finding in module-level code passes every statement's screen, so such a
-file is parsed whole for that rule.
+A candidate in module-level code (or in a def's header, which stubs keep)
+passes every statement's screen. Such a file is parsed whole, unless the
+rule's screen can say where its candidates are (``Rule.screen_candidates``):
+then the defs, classes and methods spanning a candidate's line are kept, and
+the others are screened by the other rules. A cut one holds no candidate, so
+no finding of that rule.
 """
 
 from __future__ import annotations
@@ -95,13 +99,21 @@ def narrow(source: SourceFile, tree: ast.Module, rules: Sequence[Rule], outline:
     focus = _focused_statement(statements, focused)
     if focused is not None and focus is None:
         return None  # the lines are not one def or class: check the whole file
-    if focus is None and (not stubs or screens.accept(rules)):
-        # A screen accepts the module with every def and class stubbed:
-        # adding a body back only adds nodes, so it accepts each of them
-        # too and nothing would be cut. Stopping here keeps narrowing
-        # linear: screening every def with the rest of a large module
-        # (thousands of module-level candidates) is quadratic.
-        return None
+    candidates = _Candidates(screens.whole_file)
+    broad: List[Rule] = []
+    if focus is None:
+        if not stubs:
+            return None
+        broad = screens.accepting(rules)
+        if not all(candidates.located(rule) for rule in broad):
+            # A screen accepts the module with every def and class stubbed:
+            # adding a body back only adds nodes, so it accepts each of them
+            # too, and cannot say which one holds findings. Stopping here keeps
+            # narrowing linear: screening every def with the rest of a large
+            # module (thousands of module-level candidates) is quadratic.
+            return None
+        rules = [rule for rule in rules if rule not in broad]
+    wanted = _Wanted(broad, rules, candidates, screens)
     cut: List[ast.stmt] = []
     for index in stubs:
         statement = statements[index]
@@ -109,10 +121,10 @@ def narrow(source: SourceFile, tree: ast.Module, rules: Sequence[Rule], outline:
             continue
         if focus is not None and index != focus:
             cut.append(statement)  # not asked about: its findings are kept from before
-        elif not screens.accept(rules, index, statement):
+        elif not wanted.by(statement, index):
             cut.append(statement)
         elif isinstance(statement, ast.ClassDef):
-            cut.extend(_methods_to_cut(statement, index, rules, screens, lines))
+            cut.extend(_methods_to_cut(statement, index, wanted, lines))
     if focus is not None:
         source.memo(_FOCUS_HONOURED, lambda: True)
     elif not cut:
@@ -236,8 +248,7 @@ def _focused_statement(statements: List[ast.stmt], lines: Optional[Tuple[int, in
     return None
 
 
-def _methods_to_cut(classdef: ast.ClassDef, index: int, rules: Sequence[Rule], screens: "_Screens",
-                    lines: List[str]) -> List[ast.stmt]:
+def _methods_to_cut(classdef: ast.ClassDef, index: int, wanted: "_Wanted", lines: List[str]) -> List[ast.stmt]:
     """The methods of a class that holds candidates which no rule accepts,
     screened one by one with the class's other methods stubbed: one level
     down, the same reasoning as for top-level statements (rules decide in a
@@ -253,10 +264,71 @@ def _methods_to_cut(classdef: ast.ClassDef, index: int, rules: Sequence[Rule], s
         if not cuttable(body[k], lines):
             continue
         shell.body[k] = body[k]
-        if not screens.accept(rules, index, shell, members.assembled(k + 1, _index(body[k]))):
+        if not wanted.by(body[k], index, shell, lambda: members.assembled(k + 1, _index(body[k]))):
             cut.append(body[k])
         shell.body[k] = members.pieces[k + 1].node
     return cut
+
+
+class _Candidates:
+    """Each rule's candidates in the whole file (``Rule.screen_candidates``), by line, asked once per rule.
+
+    A rule with candidates flags nothing inside a def, class or method that
+    spans none of their lines; a rule without them may flag anything."""
+
+    def __init__(self, whole_file: Outline) -> None:
+        self._whole_file = whole_file
+        self._lines: Dict[int, Optional[List[int]]] = {}
+
+    def located(self, rule: Rule) -> bool:
+        return self._lines_of(rule) is not None
+
+    def within(self, rule: Rule, statement: ast.stmt) -> bool:
+        """May ``rule`` flag something inside ``statement`` (decorators included)?"""
+        lines = self._lines_of(rule)
+        if lines is None:
+            return True
+        at = bisect_left(lines, first_line(statement))
+        return at < len(lines) and lines[at] <= last_line(statement)
+
+    def _lines_of(self, rule: Rule) -> Optional[List[int]]:
+        key = id(rule)
+        if key not in self._lines:
+            found = rule.screen_candidates(self._whole_file)
+            self._lines[key] = None if found is None else sorted({node.lineno for node in found})
+        return self._lines[key]
+
+
+class _Wanted:
+    """Which defs, classes and methods a check needs whole.
+
+    ``broad``: rules whose screens accept the module with every def and
+    class stubbed; each says where its candidates are, and a statement
+    spanning one is kept. ``rules``: the others, asked about a statement only
+    if it spans one of their candidates (or they cannot say), then by their
+    screens, on the module with that statement whole: sharper, and costlier."""
+
+    def __init__(self, broad: Sequence[Rule], rules: Sequence[Rule], candidates: _Candidates,
+                 screens: "_Screens") -> None:
+        self._broad = broad
+        self._rules = rules
+        self._candidates = candidates
+        self._screens = screens
+
+    def by(self, statement: ast.stmt, index: int, replacement: Optional[ast.stmt] = None,
+           nodes: Optional[Callable[[], "_NodeIndex"]] = None) -> bool:
+        """Is ``statement`` (top-level statement ``index``, or a method of it:
+        then ``replacement`` is that statement with only this method whole,
+        whose nodes ``nodes`` gives) wanted?"""
+        within = self._candidates.within
+        if any(within(rule, statement) for rule in self._broad):
+            return True
+        asked = [rule for rule in self._rules if within(rule, statement)]
+        if not asked:
+            return False
+        if replacement is None:
+            return self._screens.accept(asked, index, statement)
+        return self._screens.accept(asked, index, replacement, nodes() if nodes is not None else None)
 
 
 class _Screens:
@@ -275,12 +347,23 @@ class _Screens:
         self._whole_file = whole_file
         self._slots = _Slots(statements)
 
+    @property
+    def whole_file(self) -> Outline:
+        return self._whole_file
+
     def accept(self, rules: Sequence[Rule], index: Optional[int] = None, statement: Optional[ast.stmt] = None,
                nodes: Optional["_NodeIndex"] = None) -> bool:
         """Does some rule's screen accept the module with statement ``index``
         replaced by ``statement`` (whose nodes are ``nodes``, if known)?"""
+        if not rules:
+            return False
         alone = self.outline(index, statement, nodes)
         return any(rule.may_match_tree(alone) for rule in rules)
+
+    def accepting(self, rules: Sequence[Rule]) -> List[Rule]:
+        """The rules whose screens accept the module as given (every def and class stubbed)."""
+        alone = self.outline()
+        return [rule for rule in rules if rule.may_match_tree(alone)]
 
     def outline(self, index: Optional[int] = None, statement: Optional[ast.stmt] = None,
                 nodes: Optional["_NodeIndex"] = None) -> Outline:

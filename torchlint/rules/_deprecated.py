@@ -36,11 +36,13 @@ from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import (
     Names,
     Outline,
+    any_of,
     attributes_named,
     calls_to,
     keyword_arguments,
     may_be_tensor,
-    references_to,
+    references,
+    uses_of_imported,
 )
 from torchlint.analysis.screens import referenced
 from torchlint.core.diagnostic import Edit, Fix
@@ -103,30 +105,34 @@ class DeprecatedApiRule(RenamedSymbolRule):
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
+        return any_of(cls.screen_candidates(outline))
+
+    @classmethod
+    def screen_candidates(cls, outline: Outline) -> Iterator[ast.AST]:
         # What a finding needs (see the check_* methods): a reference to an
         # entry through an import; an import of a removed module; a Tensor
         # method on a receiver inference may know (whether it is a tensor is
         # left to the rule); an autograd ctx attribute on a name; a deprecated
-        # keyword spelled in a call of its callable.
-        if references_to(outline, cls._screen_by_old):
-            return True
-        if any(may_be_tensor(outline, node.value) for node in attributes_named(outline, cls._methods)):
-            return True
-        if any(isinstance(node.value, ast.Name) for node in attributes_named(outline, cls._ctx_attrs)):
-            return True
+        # keyword spelled in a call of its callable. The fix of a from-import
+        # rewrites the uses of the name it binds: they count as candidates too.
+        for node in references(outline, cls._screen_by_old):
+            yield node
+            if isinstance(node, ast.ImportFrom):
+                yield from uses_of_imported(outline, node)
+        for node in attributes_named(outline, cls._methods):
+            if may_be_tensor(outline, node.value):
+                yield node
+        for node in attributes_named(outline, cls._ctx_attrs):
+            if isinstance(node.value, ast.Name):
+                yield node
         if cls._modules:
-            modules = [e.old for e in cls._modules]
-            imported = [alias.name for node in outline.nodes(ast.Import) for alias in node.names]
-            imported += [node.module for node in outline.nodes(ast.ImportFrom) if not node.level and node.module]
-            if any(name == m or name.startswith(m + ".") for name in imported for m in modules):
-                return True
-        if cls._missing and any(True for _ in calls_to(outline, cls._screen_missing)):  # an iterator: always truthy
-            return True
+            yield from _imports_of_modules(outline, [e.old for e in cls._modules])
+        if cls._missing:
+            yield from calls_to(outline, cls._screen_missing)
         spelled = keyword_arguments(outline)
         for names, keyword in cls._screen_keywords:
-            if keyword in spelled and any(any(k.arg == keyword for k in call.keywords) for call in calls_to(outline, names)):
-                return True
-        return False
+            if keyword in spelled:
+                yield from (call for call in calls_to(outline, names) if any(k.arg == keyword for k in call.keywords))
 
     def message(self, entry: Deprecation) -> str:  # type: ignore[override]
         raise NotImplementedError
@@ -300,6 +306,19 @@ class DeprecatedApiRule(RenamedSymbolRule):
 
     def _old_attrs(self) -> frozenset:
         return self._names
+
+
+def _imports_of_modules(outline: Outline, modules: Sequence[str]) -> Iterator[ast.AST]:
+    """The imports (``import m``, ``from m import n``, not relative) of one of ``modules`` or a submodule of one."""
+    def removed(name: str) -> bool:
+        return any(name == m or name.startswith(m + ".") for m in modules)
+
+    for node in outline.nodes(ast.Import):
+        if any(removed(alias.name) for alias in node.names):
+            yield node
+    for node in outline.nodes(ast.ImportFrom):
+        if not node.level and node.module and removed(node.module):
+            yield node
 
 
 MESSAGE_LIMIT = MAX_MESSAGE  # one limit for every rule's message

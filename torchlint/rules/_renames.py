@@ -21,13 +21,14 @@ table-driven rules (``_deprecated``, TL110) use them too.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import ClassVar, Iterator, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Names, Outline, references_to
+from torchlint.analysis.outline import Names, Outline, any_of, references
 from torchlint.analysis.scopes import GlobalScope, ImportAssignment
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import Rename
@@ -43,9 +44,14 @@ class RenamedSymbolRule(Rule):
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
+        return any_of(cls.screen_candidates(outline))
+
+    @classmethod
+    def screen_candidates(cls, outline: Outline) -> Iterator[ast.AST]:
         # Every finding is an attribute chain resolving through an import to
-        # an old name, or a from-import of one.
-        return references_to(outline, cls._screen_names())
+        # an old name, or a from-import of one. The fix of a from-import
+        # outside module-level code rewrites the uses in its own scope only.
+        return references(outline, cls._screen_names())
 
     @classmethod
     def _screen_names(cls) -> Names:

@@ -28,6 +28,8 @@ from torchlint.core.diagnostic import Fix
 from torchlint.core.settings import ALWAYS, VersionRange
 
 if TYPE_CHECKING:  # pragma: no cover
+    import ast
+
     import libcst as cst
 
     from torchlint.analysis.context import NodeContext
@@ -189,6 +191,18 @@ class Rule:
         Rules override it with the shapes every finding must have; like
         ``triggers`` it must never say no to a file the rule would flag."""
         return True
+
+    @classmethod
+    def screen_candidates(cls, outline: "Outline") -> Optional[Iterable["ast.AST"]]:
+        """Where the outline screen finds its evidence, for rules that can say:
+        nodes of ``outline`` such that each finding inside a def, class or
+        method lies in one that also spans the line of one of them. None (the
+        default): the screen cannot say. When such a rule's screen accepts a
+        file's module-level code, narrowing keeps the defs, classes and
+        methods holding candidates instead of analysing the whole file
+        (``engine/narrowing.py``). A rule that defines this defines its
+        ``may_match_tree`` as "some candidate exists", so the two agree."""
+        return None
 
     @classmethod
     def repair_syntax(cls, source: str) -> Optional[SyntaxRepair]:

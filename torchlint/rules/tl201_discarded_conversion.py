@@ -7,7 +7,7 @@ from typing import Iterator
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Outline, may_be_tensor
+from torchlint.analysis.outline import Outline, any_of, may_be_tensor
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import DISCARDED_RESULT_METHODS
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
@@ -118,6 +118,10 @@ class DiscardedTensorConversion(Rule):
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
+        return any_of(cls.screen_candidates(outline))
+
+    @classmethod
+    def screen_candidates(cls, outline: Outline) -> Iterator[ast.AST]:
         # A statement ``receiver.<conversion>(...)`` whose receiver can be known to be a tensor.
         for statement in outline.nodes(ast.Expr):
             call = statement.value
@@ -127,8 +131,7 @@ class DiscardedTensorConversion(Rule):
                 and call.func.attr in DISCARDED_RESULT_METHODS
                 and may_be_tensor(outline, call.func.value)
             ):
-                return True
-        return False
+                yield call
 
     def check_Expr(self, node: cst.Expr, ctx: NodeContext) -> Iterator[Finding]:
         call = node.value

@@ -7,7 +7,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Outline, bound_names, loss_calls, may_hold_value, resolved_names
+from torchlint.analysis.outline import Outline, any_of, bound_names, loss_calls, may_hold_value, resolved_names
 from torchlint.analysis.shapes import is_1d_tensor, ndim
 from torchlint.knowledge.torch_api import is_loss_callee, is_torch_name
 from torchlint.core.diagnostic import Edit, Fix
@@ -94,12 +94,16 @@ class ZeroDimTarget(Rule):
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
+        return any_of(cls.screen_candidates(outline))
+
+    @classmethod
+    def screen_candidates(cls, outline: Outline) -> Iterator[ast.AST]:
         # A call whose target (second positional or ``target=``) is what
         # ``_element_source`` can follow: ``xs[i]`` / ``xs[0]``, or a name a
         # ``for`` loop binds (alone, or from ``zip``); in a file that calls or
         # builds a torch loss (where losses come from: asked first, it is cheaper).
         if not loss_calls(outline):
-            return False
+            return
         looped = outline.memo("TL216 loop names", lambda: _loop_names(outline))
 
         def element_like(node: Optional[ast.AST]) -> bool:
@@ -127,12 +131,11 @@ class ZeroDimTarget(Rule):
             return outline.memo("TL216 builtins", lambda: bool(_NEVER_LOSS_BUILTINS & bound_names(outline)) or any(
                 alias.name == "*" for node in outline.nodes(ast.ImportFrom) for alias in node.names))
 
-        return any(
-            (element_like(call.args[1] if len(call.args) > 1 else None)
-             or any(k.arg == "target" and element_like(k.value) for k in call.keywords))
-            and may_be_loss(call)
-            for call in outline.nodes(ast.Call)
-        )
+        for call in outline.nodes(ast.Call):
+            if ((element_like(call.args[1] if len(call.args) > 1 else None)
+                 or any(k.arg == "target" and element_like(k.value) for k in call.keywords))
+                    and may_be_loss(call)):
+                yield call
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         # The cheap questions first: what the call is (a loss?) may take the project model.
