@@ -9,6 +9,7 @@ changes; an unparseable module must not stop the others; and the fixed
 project must run under real torch.
 """
 
+import ast
 import json
 import os
 import subprocess
@@ -18,6 +19,7 @@ import warnings
 
 import pytest
 
+from torchlint.analysis.outline import Outline, inherits_from_elsewhere
 from torchlint.engine.linter import Engine
 from torchlint.rules import all_rules
 
@@ -482,3 +484,21 @@ def test_calling_a_class_reads_only_the_headers_of_its_module(tmp_path, monkeypa
     assert project.call_value(ref, "Base").kind is Kind.MODULE
     assert project.call_value(ref, "Plain").kind is Kind.OBJECT
     assert len(parsed) == 1 and "def m1(" not in parsed[0]
+
+
+def test_a_member_a_base_class_in_another_module_assigns_is_followed(tmp_path):
+    # The outline screen must let ``self.w.cuda()`` through although this
+    # file never assigns ``w``: the base class's module does, with a tensor.
+    (tmp_path / "base.py").write_text(
+        "import torch\n\n\nclass Base:\n    def __init__(self):\n        self.w = torch.zeros(3)\n")
+    (tmp_path / "child.py").write_text(
+        "from base import Base\n\n\nclass Child(Base):\n    def move(self):\n        self.w.cuda()\n")
+    expected = {("child.py", 6, "TL201")}
+    assert _concise_findings(_cli(tmp_path, "--no-cache", "child.py").stdout) == expected
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "TL", "child.py"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=300)
+    assert _concise_findings(flake8.stdout) == expected, flake8.stderr
+    # a base the project model knows no members of (torch's) lets the screen stay sharp
+    assert not inherits_from_elsewhere(Outline(ast.parse(
+        "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    pass\n\n\nclass Deeper(Net, object):\n    pass\n")))
+    assert inherits_from_elsewhere(Outline(ast.parse((tmp_path / "child.py").read_text())))

@@ -804,12 +804,34 @@ def attributes_stored(outline: Outline) -> FrozenSet[str]:
 
 def may_be_member(outline: Outline, receiver: ast.AST, attribute: str) -> bool:
     """Could ``receiver.attribute`` be known through the project model? Not
-    when ``receiver`` is a method's ``self`` (and not bound otherwise) and
-    the file neither assigns nor defines ``attribute``: a class's members
-    come from its own body."""
+    when ``receiver`` is a method's ``self`` (and not bound otherwise), the
+    file neither assigns nor defines ``attribute``, and no class of the file
+    inherits from a class defined elsewhere (a class's members come from its
+    own body, or from its bases')."""
     if isinstance(receiver, ast.Name) and receiver.id in self_names(outline) and receiver.id not in stored_names(outline):
-        return attribute in attributes_stored(outline)
+        return attribute in attributes_stored(outline) or inherits_from_elsewhere(outline)
     return may_hold_value(outline, receiver)
+
+
+def inherits_from_elsewhere(outline: Outline) -> bool:
+    """Does a class of the file name a base that may be a class of another
+    module of the project: not one of the file's classes, a builtin, or a
+    torch package's class (the project model knows no members of those)?"""
+    def compute() -> bool:
+        local = {node.name for node in outline.nodes(ast.ClassDef)}
+        bound = _plain_bound_names(outline)
+        for classdef in outline.nodes(ast.ClassDef):
+            for base in classdef.bases:
+                if isinstance(base, ast.Name) and (
+                        base.id in local or (base.id in _BUILTIN_NAMES and base.id not in bound)):
+                    continue
+                names = resolved_names(outline, base)
+                if names and all(name.startswith(_api.TORCH_PACKAGES) for name in names):
+                    continue
+                return True
+        return False
+
+    return outline.memo("inherits_from_elsewhere", compute)
 
 
 # Tensor methods that give Python values: on a tensor they never give one,
