@@ -796,6 +796,33 @@ def test_killing_a_worker_from_outside_never_hangs_the_run(tmp_path):
     assert result.returncode == (2 if failed else 1)
 
 
+def test_stopping_the_pool_ends_its_workers_and_its_manager_thread():
+    """``_stop`` must end both before the interpreter's exit: a manager thread
+    left running can close its wake-up pipe while exit writes to it (CPython
+    3.11), and the run then ends with "OSError: Bad file descriptor" printed
+    after its report. ``shutdown(wait=False)`` forgets both, so they must be
+    taken first."""
+    from concurrent.futures import ProcessPoolExecutor
+    import multiprocessing
+
+    from torchlint.run.session import _stop
+
+    executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    busy = executor.submit(time.sleep, 60)
+    deadline = time.monotonic() + 30
+    while not busy.running() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    processes = list(executor._processes.values())
+    manager = executor._executor_manager_thread
+    started = time.monotonic()
+    _stop(executor)
+    assert time.monotonic() - started < 30  # the sleeping worker was not waited for
+    assert not manager.is_alive()
+    for process in processes:
+        process.join(timeout=10)
+        assert not process.is_alive()
+
+
 def _kill_a_child(pid: int, deadline: float) -> bool:
     """SIGKILL one child process of ``pid`` (a worker) once it has one."""
     while time.monotonic() < deadline:

@@ -296,15 +296,17 @@ def _worth_workers(files: Sequence[str]) -> bool:
 def _stop(executor: ProcessPoolExecutor) -> None:
     """Shut the pool down now: on an interrupt or a closed output, workers
     must not go on checking (or fixing) files nobody waits for."""
+    # Taken before ``shutdown``, which drops the executor's references to both.
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    manager = getattr(executor, "_executor_manager_thread", None)
     executor.shutdown(wait=False, cancel_futures=True)
-    for process in list((getattr(executor, "_processes", None) or {}).values()):
+    for process in processes:
         if process.is_alive():
             process.terminate()
     # The pool's manager thread closes its wake-up pipe once it sees the
     # workers gone; left running, it can close the pipe while the
     # interpreter's exit writes to it (a CPython 3.11 race) and Python
     # prints "OSError: Bad file descriptor" after the report.
-    manager = getattr(executor, "_executor_manager_thread", None)
     if manager is not None:
         manager.join(timeout=10)
 
