@@ -261,6 +261,12 @@ CROSS_STATEMENT_CASES = [
                      "        return x * 2\n    @staticmethod\n    def backward(ctx, grad):\n        y = grad * 2\n"
                      "        import torch\n        y = y + 0\n        return y\n"),
     ("TL206", True, "def f(model, sd):\n    model.load_state_dict(sd, strict=False)\ndef g():\n    import torch\n"),
+    # what ``self.scores`` holds comes from another method (the project model reads the whole class)
+    ("TL109", True, "import torch\nclass Meter:\n    def reset(self):\n        self.scores = torch.zeros(3)\n"
+                    + FILLER.replace("    ", "        ") + "    def grow(self):\n"
+                    + FILLER.replace("    ", "        ") + "        return self.scores.storage()\n"),
+    # the file's use of CUDA, which the rule asks the whole file about, is in a cut statement
+    ("TL203", True, "import torch\ndef f(path):\n    return torch.load(path)\ndef g(model):\n    model.cuda()\n"),
     ("TL208", True, "from math import nan\ndef f():\n    y = 2.0\n    return y == nan\ndef g():\n    math = None\n"),
     ("TL209", False, "import torch\nimport torch.nn.functional as F\ntotal = 0.0\n"
                      "for x, y in [(torch.ones(2), torch.ones(2))]:\n    total += F.mse_loss(x, y)\n"

@@ -133,6 +133,13 @@ class Outline:
             self._imported = found
         return self._imported
 
+    @property
+    def whole_file(self) -> "Outline":
+        """The outline of the whole file: this one, unless it outlines a part
+        of it. A rule that decides from a fact about the whole file (read
+        from ``Resolver.file_outline``) asks its screen about the same fact here."""
+        return self._whole_file if self._whole_file is not None else self
+
     def imports_from(self, *modules: str) -> bool:
         """Does any import of the file name one of ``modules`` or a submodule of one?"""
         if self._whole_file is not None:
@@ -333,7 +340,7 @@ def names_by_context(outline: Outline) -> Dict[type, FrozenSet[str]]:
 
 def free_names(outline: Outline) -> FrozenSet[str]:
     """Names the file reads but never binds itself, builtins aside."""
-    whole = outline._whole_file if outline._whole_file is not None else outline
+    whole = outline.whole_file
 
     def compute() -> FrozenSet[str]:
         return names_by_context(whole)[ast.Load] - _plain_bound_names(whole) - _BUILTIN_NAMES
@@ -807,9 +814,11 @@ def may_be_member(outline: Outline, receiver: ast.AST, attribute: str) -> bool:
     when ``receiver`` is a method's ``self`` (and not bound otherwise), the
     file neither assigns nor defines ``attribute``, and no class of the file
     inherits from a class defined elsewhere (a class's members come from its
-    own body, or from its bases')."""
+    own body, or from its bases'). Whole-file facts: the project model reads
+    the whole class, whatever part of the file narrowing screens."""
     if isinstance(receiver, ast.Name) and receiver.id in self_names(outline) and receiver.id not in stored_names(outline):
-        return attribute in attributes_stored(outline) or inherits_from_elsewhere(outline)
+        whole = outline.whole_file
+        return attribute in attributes_stored(whole) or inherits_from_elsewhere(whole)
     return may_hold_value(outline, receiver)
 
 

@@ -104,14 +104,15 @@ class TorchLoadMapLocation(Rule):
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
         # A call of torch.load (however imported) without ``**kwargs`` that lacks
-        # ``map_location`` (by keyword or second position).
+        # ``map_location`` (by keyword or second position), in a file that uses
+        # CUDA anywhere (the check asks the whole file, and so does this).
         # The calls first: few files load, every file would be scanned for CUDA.
         index = TORCH_LOAD_POSITIONAL.index("map_location")
         return any(
             not any(k.arg is None for k in call.keywords)
             and keyword_value(call, "map_location") is None and leading_positional(call) <= index
             for call in calls_resolving_to(outline, TORCH_LOAD)
-        ) and uses_cuda(outline)
+        ) and uses_cuda(outline.whole_file)
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         if ctx.resolver.resolve(node.func) not in TORCH_LOAD:
