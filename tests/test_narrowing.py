@@ -265,6 +265,12 @@ CROSS_STATEMENT_CASES = [
     ("TL109", True, "import torch\nclass Meter:\n    def reset(self):\n        self.scores = torch.zeros(3)\n"
                     + FILLER.replace("    ", "        ") + "    def grow(self):\n"
                     + FILLER.replace("    ", "        ") + "        return self.scores.storage()\n"),
+    # the loss is built in another method: ``self.criterion`` reaches it through the project model
+    ("TL216", True, "import torch\nimport torch.nn as nn\nclass Trainer:\n    def __init__(self):\n"
+                    "        self.criterion = nn.CrossEntropyLoss()\n" + FILLER.replace("    ", "        ")
+                    + "    def step(self):\n        inputs = torch.randn(4, 3)\n"
+                    "        targets = torch.tensor([0, 2, 1, 0])\n" + FILLER.replace("    ", "        ")
+                    + "        return self.criterion(inputs[0:1], targets[0])\n"),
     # the file's use of CUDA, which the rule asks the whole file about, is in a cut statement
     ("TL203", True, "import torch\ndef f(path):\n    return torch.load(path)\ndef g(model):\n    model.cuda()\n"),
     ("TL208", True, "from math import nan\ndef f():\n    y = 2.0\n    return y == nan\ndef g():\n    math = None\n"),

@@ -101,8 +101,10 @@ class ZeroDimTarget(Rule):
         # A call whose target (second positional or ``target=``) is what
         # ``_element_source`` can follow: ``xs[i]`` / ``xs[0]``, or a name a
         # ``for`` loop binds (alone, or from ``zip``); in a file that calls or
-        # builds a torch loss (where losses come from: asked first, it is cheaper).
-        if not loss_calls(outline):
+        # builds a torch loss anywhere (where losses come from: asked first, it is
+        # cheaper; a loss built in ``__init__`` reaches the method using it as
+        # ``self.criterion``, through the project model).
+        if not loss_calls(outline.whole_file):
             return
         looped = outline.memo("TL216 loop names", lambda: _loop_names(outline))
 
