@@ -211,9 +211,11 @@ def test_previews_of_repeated_statements_that_drop_a_name_are_on_their_own_rows(
 
 
 def test_previews_of_fixes_that_drop_a_name_are_the_whole_module_previews(monkeypatch):
-    """A fix that drops a name is previewed on its top-level statements (the tidy
-    step's self-assignment removal included) unless it orphans an import: the
-    edits are exactly those of the whole-module route, on every example."""
+    """A fix that may make a self-assignment is previewed on its statements (the
+    tidy step's removal included) unless it orphans an import: the edits are
+    exactly those of the whole-module route, on every example. Any other fix
+    that drops a name keeps its local edits, which give the same text."""
+    from torchlint.core.source import SourceFile
     from torchlint.engine import textedits
     from torchlint.engine.linter import Engine
 
@@ -235,9 +237,83 @@ def test_previews_of_fixes_that_drop_a_name_are_the_whole_module_previews(monkey
             if d.fix is not None:
                 before = len(on_statements)
                 local = previewer.preview(d.fix)
+                whole = textedits.preview_fix(checked.module, d.fix)
                 if len(on_statements) > before:
-                    assert local == textedits.preview_fix(checked.module, d.fix), (rule.code, index)
-    assert len(on_statements) > 30
+                    assert local == whole, (rule.code, index)
+                elif whole is not None:
+                    code = SourceFile(checked.module.code)
+                    assert textedits.apply_edits(code, local) == textedits.apply_edits(code, whole), (rule.code, index)
+    assert len(on_statements) >= 3
+
+
+# A class whose methods carry fixes that drop names: self-assignments the tidy
+# step removes (``x = Variable(x)``), around comments, decorators and blank lines.
+_METHODS = '''import torch
+from torch.autograd import Variable
+import torch.nn.functional as F
+
+
+class Trainer(object):
+    """Runs the model."""
+
+    scale = 2
+
+    def __init__(self, model):
+        self.model = model
+
+    # moves a batch
+    def step(self, x, y):
+        x = Variable(x)
+        y = Variable(y)
+        return F.sigmoid(self.model(x)) - y
+
+    @staticmethod
+    def helper(x):
+        # the input
+        x = Variable(x)
+        return F.tanh(x)
+
+    def last(self, x):
+        x, = Variable(x),
+        x = Variable(x)
+        return x
+'''
+
+
+@pytest.mark.parametrize("variant", ["plain", "no final line break", "crlf", "tabs", "narrowed"])
+def test_previews_in_the_methods_of_a_class_are_made_on_each_method(monkeypatch, variant):
+    """Issue 14 (json on old code): a fix in a method of a large class was
+    previewed on the whole class, once per finding, and in the last statement
+    of a file without a final line break on the whole module. Now each fix is
+    previewed on its method, and the edits are the whole-module route's."""
+    from torchlint.engine import fixer, textedits
+    from torchlint.engine.linter import Engine
+    from torchlint.rules import all_rules
+
+    code = _METHODS
+    if variant == "no final line break":
+        code = code.rstrip("\n")
+    elif variant == "crlf":
+        code = code.replace("\n", "\r\n")
+    elif variant == "tabs":
+        code = code.replace("    ", "\t")
+    whole_check = Engine(all_rules()).check(code, whole=True)
+    checked = Engine(all_rules()).check(code) if variant == "narrowed" else whole_check
+    expected = [textedits.preview_fix(whole_check.module, d.fix) for d in whole_check.diagnostics]
+    members, applied = [], []
+    real_member = textedits.FixPreviewer._member_unit
+    monkeypatch.setattr(textedits.FixPreviewer, "_member_unit",
+                        lambda self, *args: members.append(real_member(self, *args)) or members[-1])
+    monkeypatch.setattr(fixer, "apply_fixes", lambda *args: applied.append(1))
+    previewer = textedits.FixPreviewer(checked.module, checked.locator)
+    previews = [previewer.preview(d.fix) for d in checked.diagnostics]
+    assert [(d.line, d.code) for d in checked.diagnostics] == [(d.line, d.code) for d in whole_check.diagnostics]
+    assert previews == expected and all(previews)
+    assert [d.code for d in checked.diagnostics].count("TL107") == 5
+    assert not applied  # no whole-module route
+    assert len(members) == 3 and all(members)  # step, helper and last, each once
+    removed = [edit for edits in previews for edit in edits if edit.content == ""]
+    assert len(removed) == 5  # each ``x = Variable(x)`` (``x, = Variable(x),`` too): their lines go
 
 
 def test_previews_do_not_reparse_the_file_for_every_finding(monkeypatch, tmp_path):
@@ -275,7 +351,7 @@ def _findings_heavy_file(functions: int) -> str:
     return "\n".join(lines)
 
 
-def _json_output_counting_whole_module_work(monkeypatch, tmp_path, functions: int):
+def _json_output_counting_whole_module_work(monkeypatch, tmp_path, functions: int, final_line_break: bool = True):
     """json findings of ``_findings_heavy_file(functions)`` through the real CLI, with
     the count of whole-module parses, renderings and fix applications it made."""
     import io
@@ -285,7 +361,8 @@ def _json_output_counting_whole_module_work(monkeypatch, tmp_path, functions: in
     from torchlint.engine import fixer
     from torchlint.frontends import cli
 
-    (tmp_path / "many.py").write_text(_findings_heavy_file(functions))
+    code = _findings_heavy_file(functions)
+    (tmp_path / "many.py").write_text(code if final_line_break else code.rstrip("\n"))
     counts = {"parse": 0, "render": 0, "apply_fixes": 0}
 
     def counting(name, real):
@@ -302,6 +379,14 @@ def _json_output_counting_whole_module_work(monkeypatch, tmp_path, functions: in
     assert cli.main(["--isolated", "--no-cache", "--output-format", "json", "many.py"], stdout=out) == 1
     monkeypatch.undo()
     return json.loads(out.getvalue()), counts
+
+
+def test_json_previews_of_a_file_without_a_final_line_break_stay_local(monkeypatch, tmp_path):
+    """The last statement of such a file was previewed on the whole module, once per finding."""
+    findings, counts = _json_output_counting_whole_module_work(monkeypatch, tmp_path, 3, final_line_break=False)
+    with_break, _ = _json_output_counting_whole_module_work(monkeypatch, tmp_path, 3)
+    assert counts["apply_fixes"] == 0 and counts["parse"] <= 3
+    assert findings == with_break and len(findings) == 9
 
 
 def test_json_previews_cost_about_linear_time_in_the_findings(monkeypatch, tmp_path):

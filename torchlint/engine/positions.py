@@ -57,7 +57,7 @@ class Locator:
         self.source = source
         self.top_of = top_of
         self._tree = tree
-        self._method_of = method_of
+        self.method_of = method_of
         self._python: Optional[List[ast.stmt]] = None  # Python's statement for each of libcst's top-level ones
         self._line_starts: Optional[List[int]] = None
         self._index: Optional[Dict[int, int]] = None
@@ -112,9 +112,9 @@ class Locator:
     def _member_range(self, node: cst.CSTNode, statement: cst.CSTNode, i: int) -> Optional[Range]:
         """``node``'s range from its method alone, when it is in a method of the
         top-level class ``statement`` and that method's text lines up."""
-        if self._method_of is None or not isinstance(statement, cst.ClassDef):
+        if self.method_of is None or not isinstance(statement, cst.ClassDef):
             return None
-        method = self._method_of.get(node)
+        method = self.method_of.get(node)
         if method is None or not isinstance(statement.body, cst.IndentedBlock):
             return None
         members = statement.body.body

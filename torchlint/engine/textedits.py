@@ -12,7 +12,7 @@ import difflib
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
 from torchlint.core.diagnostic import Fix
 from torchlint.core.source import SourceFile
@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from torchlint.core.diagnostic import Diagnostic
     from torchlint.engine.positions import Locator
+    from torchlint.engine.tidy import Counts
     from torchlint.rules.rule import SyntaxRepair
 
 
@@ -65,24 +66,6 @@ def preview_on_repaired(repair: "SyntaxRepair", diagnostic: "Diagnostic",
             for e in edits]
 
 
-def _root_names(node: "cst.CSTNode") -> Set[str]:
-    """The names ``node`` reads that are not attributes of something else."""
-    import libcst as cst
-
-    names: Set[str] = set()
-
-    class Collector(cst.CSTVisitor):
-        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            attribute.value.visit(self)
-            return False  # ``attr`` is not a name read
-
-        def visit_Name(self, name: cst.Name) -> None:
-            names.add(name.value)
-
-    node.visit(Collector())
-    return names
-
-
 class FixPreviewer:
     """``preview_fix`` for the fixes of one module, without rendering, diffing
     and re-parsing the whole module for each one.
@@ -103,6 +86,8 @@ class FixPreviewer:
         self.locator = locator
         self._checked: Optional[SourceFile] = None
         self._facts: Optional[_ModuleFacts] = None
+        self._unit_cache: Dict[Tuple[int, Optional[int]], _Unit] = {}
+        self._statement_rows: Optional[List[int]] = None
 
     def preview(self, fix: Fix) -> Optional[List[TextEdit]]:
         if self.module is None:
@@ -121,6 +106,7 @@ class FixPreviewer:
         import libcst as cst
 
         from torchlint.engine.fixer import _EditTransformer
+        from torchlint.engine.tidy import name_uses
 
         assert self.locator is not None
         places = {}
@@ -133,7 +119,8 @@ class FixPreviewer:
                      if not any(other is not node and _inside(place, around) for other, around in places.items())]
         transformer = _EditTransformer({edit.node: edit.apply for edit in fix.edits})
         edits: List[TextEdit] = []
-        drops_names = False
+        uses: Counter = Counter()  # how the fix changes the name uses (``tidy.name_uses``)
+        self_assigning = False
         for node in outermost:
             updated = node.visit(transformer)
             if not isinstance(updated, cst.CSTNode):
@@ -141,16 +128,18 @@ class FixPreviewer:
             before, after = self.module.code_for_node(node), self.module.code_for_node(updated)
             if isinstance(updated, cst.BaseExpression) and not _parses_as_expression(after):
                 return None  # as apply_fixes: a fix that breaks the code is not offered
-            drops_names = drops_names or bool(_root_names(node) - _root_names(updated))
+            uses.update(name_uses(updated))
+            uses.subtract(name_uses(node))
+            self_assigning = self_assigning or _names_only(updated)
             (line, column), _ = places[node]
             if not self._text_starts_with(before, line, column):
                 raise _Unplaceable  # the node's text does not start where its position does
             for edit in edits_between(SourceFile(before), SourceFile(after)):
                 edits.append(TextEdit(_shift(edit.start, line, column), _shift(edit.end, line, column), edit.content))
-        if drops_names:
-            # A name the fix dropped may leave its import unused or make a
-            # self-assignment, which the fixer's tidy step removes: shown on
-            # the statements the fix changes (or the whole module).
+        if self_assigning or self._orphans(uses, fix.required_imports):
+            # The fix may make a self-assignment (``x = Variable(x)`` -> ``x = x``)
+            # or leave an import unused, which the fixer's tidy step removes:
+            # shown on the statements the fix changes (or the whole module).
             edits = self._statement_edits(outermost, transformer, fix.required_imports)
         if fix.required_imports:
             edits.append(self._import_edit(fix))
@@ -159,50 +148,141 @@ class FixPreviewer:
     def _statement_edits(self, nodes: List["cst.CSTNode"], transformer: "cst.CSTTransformer",
                          required_imports: Sequence[str]) -> List[TextEdit]:
         """The edits of a fix (on ``nodes``) that drops a name, as ``preview_fix``
-        makes them but on the top-level statements holding ``nodes`` only: the
+        makes them but on the statements holding ``nodes`` only (``_units``): the
         tidy step's work there (self-assignments the fix made) is in them. A fix
         that orphans an import, or whose statement goes, is ``_Unplaceable``:
         only the whole module shows that. The module's name uses, imports and
-        self-assignments are counted once for all fixes, so previewing every
-        fix of a file costs about one rendering of it, not one per finding."""
+        self-assignments are counted once for all fixes, and each statement's
+        once for all fixes in it, so previewing every fix of a file costs
+        about one rendering of it, not one per finding."""
         import libcst as cst
 
         from torchlint.engine.tidy import name_uses, tidy_statement
 
-        module = self.module
-        assert module is not None and self.locator is not None
         tops = self._module_facts()
-        indexes = set()
+        changes = []
+        delta: Counter = Counter()
+        for unit in self._units(nodes):
+            updated = unit.statement.visit(transformer)
+            if not isinstance(updated, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                raise _Unplaceable
+            delta.update(name_uses(updated))
+            delta.subtract(unit.uses)
+            changes.append((unit, updated))
+        if self._orphans(delta, required_imports):
+            raise _Unplaceable  # an import the fix orphans: removed where it is, in the whole module
+        edits: List[TextEdit] = []
+        for unit, updated in changes:
+            tidied = tidy_statement(updated, tops.counts.self_assignments)
+            if tidied is None:
+                raise _Unplaceable
+            after = self._render(tidied, unit.indent)
+            if unit.ends_file:
+                after = _without_line_break(after)
+            for edit in edits_between(SourceFile(unit.code), SourceFile(after)):
+                edits.append(TextEdit(_shift(edit.start, unit.row, 0), _shift(edit.end, unit.row, 0), edit.content))
+        return edits
+
+    def _orphans(self, delta: Counter, required_imports: Sequence[str]) -> bool:
+        """Would the change ``delta`` in the name uses leave an import unused?"""
+        dropped = [name for name, count in delta.items() if count < 0]
+        if not dropped:
+            return False
+        module = self._module_facts().counts
+        imported = module.imported | {name.split(".")[0] for name in required_imports}
+        return any(module.uses[name] + delta[name] <= 0 < module.uses[name] and name in imported for name in dropped)
+
+    def _units(self, nodes: List["cst.CSTNode"]) -> List["_Unit"]:
+        """The statements to preview ``nodes``' edits on: each node's method,
+        when the nodes of its top-level class are all in that method (a large
+        class holds most of a file, and a file's fixes are spread over its
+        methods); else its top-level statement."""
+        assert self.locator is not None
+        tops = self._module_facts()
+        by_top: Dict[int, Set[Optional[int]]] = {}
         for node in nodes:
             top = (self.locator.top_of or {}).get(node)
             index = tops.index.get(id(top)) if top is not None else None
             if index is None:
                 raise _Unplaceable
-            indexes.add(index)
-        changes = []
-        delta: Counter = Counter()
-        for index in sorted(indexes):
-            statement = module.body[index]
-            updated = statement.visit(transformer)
-            if not isinstance(updated, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-                raise _Unplaceable
-            delta.update(name_uses(updated))
-            delta.subtract(name_uses(statement))
-            changes.append((index, statement, updated))
-        imported = tops.imported | {name.split(".")[0] for name in required_imports}
-        if any(count < 0 and tops.uses[name] + count <= 0 < tops.uses[name] and name in imported
-               for name, count in delta.items()):
-            raise _Unplaceable  # an import the fix orphans: removed where it is, in the whole module
-        edits: List[TextEdit] = []
-        for index, statement, updated in changes:
-            tidied = tidy_statement(updated, tops.self_assignments)
-            if tidied is None:
-                raise _Unplaceable
-            before, after = module.code_for_node(statement), module.code_for_node(tidied)
-            row = self._statement_row(index, before)
-            for edit in edits_between(SourceFile(before), SourceFile(after)):
-                edits.append(TextEdit(_shift(edit.start, row, 0), _shift(edit.end, row, 0), edit.content))
-        return edits
+            method = (self.locator.method_of or {}).get(node)
+            by_top.setdefault(index, set()).add(id(method) if method is not None else None)
+        units = []
+        for index, methods in sorted(by_top.items()):
+            method = next(iter(methods)) if len(methods) == 1 else None
+            key = (index, method)
+            if key not in self._unit_cache:
+                self._unit_cache[key] = self._unit(index, method)
+            units.append(self._unit_cache[key])
+        return units
+
+    def _unit(self, index: int, method_id: Optional[int]) -> "_Unit":
+        """Top-level statement ``index`` (or its member whose id is ``method_id``)
+        with its code, the row it starts on and its name uses."""
+        import libcst as cst
+
+        from torchlint.engine.tidy import name_uses
+
+        assert self.module is not None
+        statement = self.module.body[index]
+        if method_id is not None and isinstance(statement, cst.ClassDef) and isinstance(
+                statement.body, cst.IndentedBlock):
+            method = next((m for m in statement.body.body if id(m) == method_id), None)
+            if method is not None:
+                unit = self._member_unit(statement, method)
+                if unit is not None:
+                    return unit
+        code = self.module.code_for_node(statement)
+        ends_file = self._ends_file(code, self._rows()[index])
+        if ends_file:
+            code = _without_line_break(code)
+        row = self._statement_row(index, code)
+        return _Unit(statement, "", code, row, ends_file, name_uses(statement))
+
+    def _member_unit(self, classdef: "cst.ClassDef", method: "cst.CSTNode") -> Optional["_Unit"]:
+        """``method`` of the top-level ``classdef``, rendered at the class body's
+        indentation, placed where the locator places it; None when its text
+        is not the source's there."""
+        from torchlint.engine.positions import _generate
+        from torchlint.engine.tidy import name_uses
+
+        assert self.module is not None and self.locator is not None
+        place = self.locator.range(method)
+        if place is None:
+            return None
+        indent = classdef.body.indent if classdef.body.indent is not None else self.module.default_indent
+        ranges, code = _generate(method, self.module, indent)
+        row = place[0][0] - (ranges[method].start.line - 1)  # its leading comments and decorators above
+        if row < 1:
+            return None
+        ends_file = self._ends_file(code, row)
+        if ends_file:
+            code = _without_line_break(code)
+        if not self._text_starts_with(code, row, 0):
+            return None
+        return _Unit(method, indent, code, row, ends_file, name_uses(method))
+
+    def _ends_file(self, code: str, row: int) -> bool:
+        """Does ``code``, at ``row``, end the file but for the line break it ends
+        with (a file without a final line break: the module's rendering leaves
+        that out, a statement's own keeps it)?"""
+        starts, text = self._source().line_starts, self._source().text
+        if row > len(starts) - 1:
+            return False
+        trimmed = _without_line_break(code)
+        return trimmed != code and len(text) == starts[row - 1] + len(trimmed) and text.endswith(trimmed)
+
+    def _render(self, node: "cst.CSTNode", indent: str) -> str:
+        """``node``'s code as the module renders it, at ``indent``."""
+        from libcst._nodes.internal import CodegenState
+
+        assert self.module is not None
+        if not indent:
+            return self.module.code_for_node(node)
+        state = CodegenState(default_indent=self.module.default_indent, default_newline=self.module.default_newline)
+        state.increase_indent(indent)
+        node._codegen(state)
+        return "".join(state.tokens)
 
     def _statement_row(self, index: int, text: str) -> int:
         """The row where top-level statement ``index``, whose code is ``text``,
@@ -212,7 +292,7 @@ class FixPreviewer:
 
         assert self.module is not None and self.locator is not None
         statement = self.module.body[index]
-        row = self._module_facts().rows[index]
+        row = self._rows()[index]
         place = self.locator.range(statement)
         if place is None or not self._text_starts_with(text, row, 0):
             raise _Unplaceable  # the statement's text is not where the module's rendering puts it
@@ -226,28 +306,39 @@ class FixPreviewer:
     def _module_facts(self) -> "_ModuleFacts":
         """What the tidy step counts in the module before any fix, counted once."""
         if self._facts is None:
-            from torchlint.engine.tidy import imported_names, name_uses, self_assignments
+            from torchlint.engine.tidy import counts
 
+            module = self.module
+            assert module is not None
+            self._facts = _ModuleFacts(index={id(statement): i for i, statement in enumerate(module.body)},
+                                       counts=counts(module))
+        return self._facts
+
+    def _rows(self) -> List[int]:
+        """The row each top-level statement's text (leading comments included) starts on."""
+        if self._statement_rows is None:
             module = self.module
             assert module is not None
             rows, row = [], 1 + len(module.header)
             for statement in module.body:
                 rows.append(row)
                 row += len(_LINE_BREAK.findall(module.code_for_node(statement)))
-            self._facts = _ModuleFacts(
-                index={id(statement): i for i, statement in enumerate(module.body)}, rows=rows,
-                uses=name_uses(module), imported=imported_names(module), self_assignments=self_assignments(module))
-        return self._facts
+            self._statement_rows = rows
+        return self._statement_rows
+
+    def _source(self) -> SourceFile:
+        """The checked source."""
+        if self._checked is None:
+            assert self.locator is not None and self.module is not None
+            self._checked = self.locator.source if self.locator.source is not None else SourceFile(self.module.code)
+        return self._checked
 
     def _text_starts_with(self, text: str, line: int, column: int) -> bool:
         """Does the checked source hold ``text`` at ``line`` (1-based), ``column`` (0-based)?"""
-        if self._checked is None:
-            assert self.locator is not None
-            self._checked = self.locator.source if self.locator.source is not None else SourceFile(self.module.code)
-        starts = self._checked.line_starts
+        starts = self._source().line_starts
         if line > len(starts) - 1:
             return False
-        return self._checked.text.startswith(text, starts[line - 1] + column)
+        return self._source().text.startswith(text, starts[line - 1] + column)
 
     def _import_edit(self, fix: Fix) -> TextEdit:
         """``import NAME`` lines where ``apply_fixes`` puts them: before the
@@ -278,14 +369,38 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 @dataclass(frozen=True)
 class _ModuleFacts:
     index: Dict[int, int]  # id of a top-level statement -> its place in the body
-    rows: List[int]  # the row each top-level statement's text (leading comments included) starts on
-    uses: Counter  # ``tidy.name_uses`` of the module
-    imported: Set[str]
-    self_assignments: FrozenSet[Tuple[str, ...]]
+    counts: "Counts"  # ``tidy.counts`` of the module
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """A statement fixes are previewed on, as the source holds it."""
+    statement: "cst.CSTNode"
+    indent: str  # the indentation it is rendered at (a class's member: the class body's)
+    code: str  # its code, as the source holds it
+    row: int  # the row its code starts on
+    ends_file: bool  # the file ends with it, without a final line break
+    uses: Counter  # ``tidy.name_uses`` of it
 
 
 class _Unplaceable(Exception):
     """A fix the local preview cannot place: use the whole-module route."""
+
+
+def _without_line_break(text: str) -> str:
+    match = _LINE_BREAK.search(text, len(text) - 2)
+    return text[:match.start()] if match is not None and match.end() == len(text) else text
+
+
+def _names_only(node: "cst.CSTNode") -> bool:
+    """Is ``node`` a name, or a tuple or list of names: what may make an
+    assignment of names to themselves (``x = Variable(x)`` -> ``x = x``)?"""
+    import libcst as cst
+
+    if isinstance(node, cst.Name):
+        return True
+    return isinstance(node, (cst.Tuple, cst.List)) and all(
+        isinstance(element, cst.Element) and isinstance(element.value, cst.Name) for element in node.elements)
 
 
 def _inside(inner: Tuple[Tuple[int, int], Tuple[int, int]], outer: Tuple[Tuple[int, int], Tuple[int, int]]) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 from typing import FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
@@ -31,23 +32,38 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
 
 
-def tidy(before: cst.Module, after: cst.Module, uses_before: Optional[Counter] = None) -> cst.Module:
+def tidy(before: cst.Module, after: cst.Module, counted_before: Optional["Counts"] = None) -> cst.Module:
     """``after`` (``before`` with fixes applied) without the debris the fixes left."""
-    uses_before = name_uses(before) if uses_before is None else uses_before
-    uses_after = name_uses(after)
+    before_counts = counts(before) if counted_before is None else counted_before
+    after_counts = counts(after)
+    uses_before, uses_after = before_counts.uses, after_counts.uses
     orphaned = frozenset(name for name, count in uses_before.items() if count and not uses_after[name])
-    imported = imported_names(after)
-    orphaned &= imported
-    old_self_assignments = self_assignments(before)
-    if not orphaned and not (self_assignments(after) - old_self_assignments):
+    orphaned &= after_counts.imported
+    old_self_assignments = before_counts.self_assignments
+    if not orphaned and not (after_counts.self_assignments - old_self_assignments):
         return after
     return after.visit(_Tidy(orphaned, old_self_assignments, uses_after))
 
 
-def name_uses(module: cst.Module) -> Counter:
-    """How often each name occurs in ``module`` outside import statements."""
+@dataclass(frozen=True)
+class Counts:
+    """What the tidy step compares in a module, counted in one walk."""
+
+    uses: Counter  # how often each name occurs outside import statements
+    imported: FrozenSet[str]  # the names its imports bind
+    self_assignments: FrozenSet[Tuple[str, ...]]  # the names of its ``x = x``, ``a, b = a, b``
+
+
+def counts(node: cst.CSTNode) -> Counts:
     visitor = _Uses()
-    module.visit(visitor)
+    node.visit(visitor)
+    return Counts(visitor.names, frozenset(visitor.imported), frozenset(visitor.self_assigned))
+
+
+def name_uses(node: cst.CSTNode) -> Counter:
+    """How often each name occurs in ``node`` outside import statements."""
+    visitor = _Uses()
+    node.visit(visitor)
     return visitor.names
 
 
@@ -55,12 +71,22 @@ class _Uses(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
         self.names: Counter = Counter()
+        self.imported: Set[str] = set()
+        self.self_assigned: Set[Tuple[str, ...]] = set()
 
     def visit_Import(self, node: cst.Import) -> bool:
+        self.imported.update(n for n in (_bound_name(a, False) for a in node.names) if n)
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if not isinstance(node.names, cst.ImportStar) and not _is_future(node):
+            self.imported.update(n for n in (_bound_name(a, True) for a in node.names) if n)
         return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        names = _self_assigned(node)
+        if names is not None:
+            self.self_assigned.add(names)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         # ``A.qr`` reads ``A``, never a variable named ``qr``: a fix that
@@ -101,23 +127,6 @@ def _bound_name(alias: cst.ImportAlias, from_import: bool) -> Optional[str]:
     return target.value if isinstance(target, cst.Name) else None
 
 
-def imported_names(module: cst.Module) -> Set[str]:
-    found: Set[str] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> bool:
-            found.update(n for n in (_bound_name(a, False) for a in node.names) if n)
-            return False
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-            if not isinstance(node.names, cst.ImportStar) and not _is_future(node):
-                found.update(n for n in (_bound_name(a, True) for a in node.names) if n)
-            return False
-
-    module.visit(Collect())
-    return found
-
-
 def _is_future(node: cst.ImportFrom) -> bool:
     return isinstance(node.module, cst.Name) and node.module.value == "__future__"
 
@@ -142,19 +151,6 @@ def _self_assigned(statement: cst.BaseSmallStatement) -> Optional[Tuple[str, ...
         return None
     target, value = _names_of(statement.targets[0].target), _names_of(statement.value)
     return target if target is not None and target == value else None
-
-
-def self_assignments(module: cst.Module) -> FrozenSet[Tuple[str, ...]]:
-    found: Set[Tuple[str, ...]] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            names = _self_assigned(node)
-            if names is not None:
-                found.add(names)
-
-    module.visit(Collect())
-    return frozenset(found)
 
 
 def tidy_statement(statement: Statement, old_self_assignments: FrozenSet[Tuple[str, ...]]) -> Optional[Statement]:
