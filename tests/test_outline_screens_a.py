@@ -239,6 +239,19 @@ FLAGGED = [
         for output, target in zip(outputs, targets):
             loss = criterion(output.unsqueeze(0), target)
         """),
+    # -- TL216: the loss a member of self, in a class whose base is torch's
+    ("TL216", """
+        import torch
+        import torch.nn as nn
+        class Trainer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.criterion = nn.CrossEntropyLoss()
+            def step(self, outputs):
+                targets = torch.tensor([1, 0, 4])
+                for i in range(3):
+                    loss = self.criterion(outputs[i].unsqueeze(0), targets[i])
+        """),
 ]
 
 NEAR_MISSES = [
@@ -263,6 +276,23 @@ NEAR_MISSES = [
             for key in keys:
                 print(x, key)
             return loss, rows, padded, setting
+        """),
+    # TL216: element-like second arguments of calls that build an instance of a
+    # class of the file, or call a method a torch base class gives ``self``.
+    ("TL216", """
+        import torch
+        import torch.nn as nn
+        class Block(nn.Module):
+            def __init__(self, channels, kernel):
+                super().__init__()
+        class Stack(nn.Module):
+            def __init__(self, channels):
+                super().__init__()
+                criterion = nn.CrossEntropyLoss()
+                kernels = torch.tensor([1, 3, 5])
+                self.blocks = [Block(channels, kernels[i]) for i in range(3)]
+                for i in range(3):
+                    self.add_module(str(i), kernels[i])
         """),
     ("TL101", """
         class Dataset:

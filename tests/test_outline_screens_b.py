@@ -23,6 +23,48 @@ OUTLINE_ONLY_ENGINE = hasattr(Rule, "has_outline_screen")
 
 # (code, snippet the rule flags)
 FLAGGED = [
+    # TL201 on a member of self: a base class of the file assigns it a tensor, or its
+    # __init__ is handed one; two classes assign it, one a tensor; a cycle of members
+    ("TL201", """
+        import torch
+        class Base:
+            def __init__(self):
+                self.w = torch.zeros(3)
+        class Child(Base):
+            def move(self):
+                self.w.cuda()
+    """),
+    ("TL201", """
+        import torch
+        class Base:
+            def __init__(self, w):
+                self.w = w
+        class Child(Base):
+            def __init__(self):
+                super().__init__(torch.zeros(3))
+            def move(self):
+                self.w.cuda()
+    """),
+    ("TL201", """
+        import torch
+        class Holder:
+            def __init__(self):
+                self.w = Holder2()
+        class Holder2:
+            def __init__(self):
+                self.w = torch.zeros(3)
+            def move(self):
+                self.w.cuda()
+    """),
+    ("TL201", """
+        import torch
+        class A:
+            def __init__(self):
+                self.b = torch.zeros(3)
+                self.a = self.b + 0
+            def move(self):
+                self.a.cuda()
+    """),
     # TL201: a tensor reached through .data, a loader's batches through enumerate
     ("TL201", """
         import torch
@@ -236,6 +278,38 @@ FLAGGED = [
 
 # (code, snippet the rule cannot flag and its screen must reject)
 NEAR_MISSES = [
+    # TL201: what the file's own classes make is never a tensor, in a class whose
+    # base is another module's too (its members are the class's own)
+    ("TL201", """
+        import torch
+        class Trie:
+            def add(self, word):
+                return word
+        class Tokenizer:
+            def __init__(self):
+                self.trie = Trie()
+            def grow(self, word):
+                self.trie.add(word)
+    """),
+    ("TL201", """
+        import torch
+        from .base import Base
+        class Embedding:
+            def to(self, device):
+                return self
+        class Model(Base):
+            def __init__(self):
+                self.embedding = Embedding()
+            def move(self, device):
+                self.embedding.to(device)
+    """),
+    ("TL201", """
+        import torch.nn as nn
+        class Net(nn.Module):
+            pass
+        net = Net()
+        net.cuda()
+    """),
     ("TL201", """
         seen = set()
         seen.add(1)

@@ -822,6 +822,128 @@ def may_be_member(outline: Outline, receiver: ast.AST, attribute: str) -> bool:
     return may_hold_value(outline, receiver)
 
 
+def _may_be_tensor_member(outline: Outline, receiver: ast.AST, attribute: str) -> bool:
+    """``may_be_member`` for the value of the attribute itself. Of a method's
+    ``self``, the project model reads the attribute where the method's class
+    (``_ClassFacts``) assigns it, or its property of that name; only when the
+    class does neither, its base classes."""
+    if isinstance(receiver, ast.Name) and receiver.id in self_names(outline) and receiver.id not in stored_names(outline):
+        whole = outline.whole_file
+        facts = _class_at(whole, getattr(receiver, "lineno", 0))
+        if facts is None:
+            return attribute in attributes_stored(whole) or inherits_from_elsewhere(whole)
+        if attribute in facts.defs:
+            return True
+        values = facts.stores.get(attribute)
+        if values is None:
+            return facts.has_bases  # from a base class, or passed to its ``__init__``
+        asking = whole.memo("members being asked", set)
+        question = (id(facts), attribute)
+        if question in asking:
+            return True  # ``self.a = self.b + 1`` and ``self.b = self.a * 2``: never too few
+        asking.add(question)
+        try:
+            return any(value is None or isinstance(value, (ast.Name, ast.Attribute))
+                       or _may_be_tensor(whole, value, False, 0, None) for value in values)
+        finally:
+            asking.discard(question)
+    return may_hold_value(outline, receiver)
+
+
+def self_member_known(outline: Outline, receiver: ast.AST, attribute: str) -> Optional[bool]:
+    """For ``self.attribute`` in a method of a class of the file: can the
+    project model know anything of it (the class assigns it or defines it,
+    or has a base other than a builtin or a torch class)? None when
+    ``receiver`` is not such a ``self``."""
+    if not (isinstance(receiver, ast.Name) and receiver.id in self_names(outline)
+            and receiver.id not in stored_names(outline)):
+        return None
+    facts = _class_at(outline.whole_file, getattr(receiver, "lineno", 0))
+    if facts is None:
+        return None
+    return attribute in facts.defs or attribute in facts.stores or facts.has_bases
+
+
+class _ClassFacts:
+    """What a class's own code says of its instances' attributes: the names of
+    its defs, and for each attribute its methods assign (``self.w = ...``),
+    the values assigned (None: bound another way, unpacked or augmented).
+    Nested classes have their own."""
+
+    def __init__(self, classdef: ast.ClassDef, outline: Outline) -> None:
+        selves = self_names(outline)
+        self.span = (classdef.lineno, classdef.end_lineno or classdef.lineno)
+        self.defs = {s.name for s in classdef.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.has_bases = any(not _builtin_or_torch_base(outline, base) for base in classdef.bases) or bool(
+            classdef.keywords)
+        self.stores: Dict[str, List[Optional[ast.AST]]] = {}
+        pending: List[ast.AST] = list(classdef.body)
+        while pending:
+            node = pending.pop()
+            if isinstance(node, ast.ClassDef):
+                continue  # a nested class: its methods' ``self`` is another instance
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if _of_self(target, selves) and node.value is not None:
+                        self.stores.setdefault(target.attr, []).append(node.value)  # type: ignore[attr-defined]
+                    else:
+                        pending.append(target)
+                if node.value is not None:
+                    pending.append(node.value)
+                continue
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _of_self(node, selves):
+                self.stores.setdefault(node.attr, []).append(None)
+            pending.extend(ast.iter_child_nodes(node))
+
+
+def _of_self(target: ast.AST, selves: FrozenSet[str]) -> bool:
+    """``self.attr`` (a method's first parameter's attribute)?"""
+    return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id in selves
+
+
+def _builtin_or_torch_base(outline: Outline, base: ast.AST) -> bool:
+    """A base the project model knows no members of: a builtin (``object``) or a torch class."""
+    if isinstance(base, ast.Name) and base.id in _BUILTIN_NAMES and base.id not in _plain_bound_names(outline):
+        return True
+    names = resolved_names(outline, base)
+    return bool(names) and all(name.startswith(_api.TORCH_PACKAGES) for name in names)
+
+
+def _class_at(outline: Outline, line: int) -> Optional[_ClassFacts]:
+    """The innermost class of the (whole-file) ``outline`` whose lines hold ``line``."""
+    classes: List[_ClassFacts] = outline.memo(
+        "class facts", lambda: [_ClassFacts(node, outline) for node in outline.nodes(ast.ClassDef)])
+    holding = [facts for facts in classes if facts.span[0] <= line <= facts.span[1]]
+    return max(holding, key=lambda facts: facts.span[0]) if holding else None
+
+
+def classes_only(outline: Outline) -> FrozenSet[str]:
+    """Names the file binds only as classes (no assignment, import, def or
+    parameter anywhere binds them too): calling one makes an instance of the
+    file's class, which inference never takes for a tensor."""
+    def compute() -> FrozenSet[str]:
+        classes = {node.name for node in outline.nodes(ast.ClassDef)}
+        if not classes:
+            return frozenset()
+        other = set(stored_names(outline)) | deleted_names(outline)
+        other.update(node.arg for node in outline.nodes(ast.arg))
+        for kind in _NAMED_BINDERS:
+            if kind is not ast.ClassDef:
+                other.update(node.name for node in outline.nodes(kind) if node.name)  # type: ignore[attr-defined]
+        for node in outline.nodes(ast.Import):
+            other.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        for node in outline.nodes(ast.ImportFrom):
+            other.update(alias.asname or alias.name for alias in node.names)
+            if any(alias.name == "*" for alias in node.names):
+                other.update(star_bindings(outline, "." * node.level + (node.module or "")))
+        for node in outline.nodes(ast.Global) + outline.nodes(ast.Nonlocal):
+            other.update(node.names)
+        return frozenset(classes - other)
+
+    return outline.memo("classes_only", compute)
+
+
 def inherits_from_elsewhere(outline: Outline) -> bool:
     """Does a class of the file name a base that may be a class of another
     module of the project: not one of the file's classes, a builtin, or a
@@ -881,7 +1003,7 @@ def _may_be_tensor(outline: Outline, expr: ast.AST, any_name: bool, depth: int, 
     if isinstance(expr, ast.Attribute):
         if expr.attr in _api.TENSOR_ATTRIBUTES:
             return _may_be_tensor(outline, expr.value, any_name, depth + 1, names)
-        return may_be_member(outline, expr.value, expr.attr)  # an attribute of a project class's instance
+        return _may_be_tensor_member(outline, expr.value, expr.attr)  # an attribute of a project class's instance
     if isinstance(expr, ast.Subscript):
         return _may_be_tensor(outline, expr.value, any_name, depth + 1, names)
     if isinstance(expr, ast.Call):
@@ -896,8 +1018,10 @@ def _may_be_tensor(outline: Outline, expr: ast.AST, any_name: bool, depth: int, 
             tensor_method = func.attr in _api.TENSOR_RETURNING_METHODS or func.attr.endswith("_")
             return tensor_method and _may_be_tensor(outline, func.value, any_name, depth + 1, names)
         if isinstance(func, ast.Name):
-            # a torch function, a module called (bound by an assignment), a project function or class
-            return any_name or _torch_tensor_call(outline, func) or func.id in bound_names(outline)
+            # a torch function, a module called (bound by an assignment), a project function or
+            # another module's class; calling a class of this file makes an instance, never a tensor
+            return any_name or _torch_tensor_call(outline, func) or (
+                func.id in bound_names(outline) and func.id not in classes_only(outline.whole_file))
         return not isinstance(func, (ast.Subscript, ast.Constant))
     if isinstance(expr, ast.UnaryOp):
         return not isinstance(expr.op, ast.Not) and _may_be_tensor(outline, expr.operand, any_name, depth + 1, names)

@@ -7,7 +7,9 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Outline, any_of, bound_names, loss_calls, may_hold_value, resolved_names
+from torchlint.analysis.outline import (
+    Outline, any_of, bound_names, classes_only, loss_calls, may_hold_value, resolved_names, self_member_known,
+)
 from torchlint.analysis.shapes import is_1d_tensor, ndim
 from torchlint.knowledge.torch_api import is_loss_callee, is_torch_name
 from torchlint.core.diagnostic import Edit, Fix
@@ -126,6 +128,10 @@ class ZeroDimTarget(Rule):
             func = call.func
             if isinstance(func, ast.Name) and func.id in _NEVER_LOSS_BUILTINS and not rebinds_builtins():
                 return False
+            if isinstance(func, ast.Name) and func.id in classes_only(outline.whole_file):
+                return False  # builds an instance of the file's class
+            if isinstance(func, ast.Attribute) and self_member_known(outline, func.value, func.attr) is False:
+                return False  # ``self.add_module(...)``: a method of torch's base class
             names = resolved_names(outline, func)
             return not names or any(not is_torch_name(n) or is_loss_callee(n) for n in names)
 
