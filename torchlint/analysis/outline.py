@@ -868,33 +868,42 @@ class _ClassFacts:
     """What a class's own code says of its instances' attributes: the names of
     its defs, and for each attribute its methods assign (``self.w = ...``),
     the values assigned (None: bound another way, unpacked or augmented).
-    Nested classes have their own."""
+    An assignment belongs to the innermost class around it: a nested class
+    has its own."""
 
     def __init__(self, classdef: ast.ClassDef, outline: Outline) -> None:
-        selves = self_names(outline)
         self.span = (classdef.lineno, classdef.end_lineno or classdef.lineno)
         self.defs = {s.name for s in classdef.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.has_bases = any(not _builtin_or_torch_base(outline, base) for base in classdef.bases) or bool(
             classdef.keywords)
         self.stores: Dict[str, List[Optional[ast.AST]]] = {}
-        pending: List[ast.AST] = list(classdef.body)
-        while pending:
-            node = pending.pop()
-            if isinstance(node, ast.ClassDef):
-                continue  # a nested class: its methods' ``self`` is another instance
-            if isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    if _of_self(target, selves) and node.value is not None:
-                        self.stores.setdefault(target.attr, []).append(node.value)  # type: ignore[attr-defined]
-                    else:
-                        pending.append(target)
-                if node.value is not None:
-                    pending.append(node.value)
-                continue
-            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _of_self(node, selves):
-                self.stores.setdefault(node.attr, []).append(None)
-            pending.extend(ast.iter_child_nodes(node))
+
+
+def _class_facts(outline: Outline) -> List[_ClassFacts]:
+    """The facts of every class of the (whole-file) ``outline``, from its indexes."""
+    classes = [_ClassFacts(node, outline) for node in outline.nodes(ast.ClassDef)]
+    if not classes:
+        return classes
+    values: Dict[int, ast.AST] = {}  # id of an assigned attribute -> the value assigned
+    for node in outline.nodes(ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Attribute):
+                values[id(target)] = node.value
+    for node in outline.nodes(ast.AnnAssign):
+        if node.value is not None and isinstance(node.target, ast.Attribute):
+            values[id(node.target)] = node.value
+    selves = self_names(outline)
+    for node in outline.nodes(ast.Attribute):
+        if isinstance(node.ctx, ast.Store) and _of_self(node, selves):
+            facts = _innermost(classes, node.lineno)
+            if facts is not None:
+                facts.stores.setdefault(node.attr, []).append(values.get(id(node)))
+    return classes
+
+
+def _innermost(classes: List[_ClassFacts], line: int) -> Optional[_ClassFacts]:
+    holding = [facts for facts in classes if facts.span[0] <= line <= facts.span[1]]
+    return max(holding, key=lambda facts: facts.span[0]) if holding else None
 
 
 def _of_self(target: ast.AST, selves: FrozenSet[str]) -> bool:
@@ -912,10 +921,7 @@ def _builtin_or_torch_base(outline: Outline, base: ast.AST) -> bool:
 
 def _class_at(outline: Outline, line: int) -> Optional[_ClassFacts]:
     """The innermost class of the (whole-file) ``outline`` whose lines hold ``line``."""
-    classes: List[_ClassFacts] = outline.memo(
-        "class facts", lambda: [_ClassFacts(node, outline) for node in outline.nodes(ast.ClassDef)])
-    holding = [facts for facts in classes if facts.span[0] <= line <= facts.span[1]]
-    return max(holding, key=lambda facts: facts.span[0]) if holding else None
+    return _innermost(outline.memo("class facts", lambda: _class_facts(outline)), line)
 
 
 def classes_only(outline: Outline) -> FrozenSet[str]:
