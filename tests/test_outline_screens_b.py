@@ -500,3 +500,18 @@ def test_a_fixed_point_asked_again_while_computed_answers_every_name() -> None:
 
     assert names_where(outline, "key", holds) == frozenset()
     assert seen and all(seen)
+
+
+def test_only_names_of_ten_to_seventeen_letters_can_be_close_to_requires_grad():
+    # TL211's screen skips the similarity measure outside these lengths: the
+    # closest name of each length (``requires_grad`` cut short, or padded)
+    # reaches the rule's 0.85 exactly inside them.
+    from torchlint.knowledge import api_snapshot
+    from torchlint.rules.tl211_misspelled_api import _NEAR_LENGTHS, REQUIRES_GRAD, _near_requires_grad
+
+    for length in range(1, 30):
+        closest = (REQUIRES_GRAD + "x" * length)[:length]
+        close = api_snapshot.similarity(closest, REQUIRES_GRAD) >= 0.85
+        assert close == (_NEAR_LENGTHS[0] <= length <= _NEAR_LENGTHS[1]), length
+    assert _near_requires_grad("require_grad") and _near_requires_grad("requires_grads")
+    assert not _near_requires_grad("requires") and not _near_requires_grad("requires_gradient_of")

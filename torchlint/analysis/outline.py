@@ -398,15 +398,24 @@ def calls_to(outline: Outline, names: Names) -> Iterator[ast.Call]:
 
 def attributes_named(outline: Outline, names: Iterable[str]) -> Iterator[ast.Attribute]:
     """Attribute nodes whose attribute is one of ``names`` (an index built once per file)."""
+    index = _attributes_by_name(outline)
+    for name in names:
+        yield from index.get(name, ())
+
+
+def attribute_names(outline: Outline) -> Iterable[str]:
+    """The names spelled after a dot in the file (``x.shape``: ``shape``), each once."""
+    return _attributes_by_name(outline).keys()
+
+
+def _attributes_by_name(outline: Outline) -> Dict[str, List[ast.Attribute]]:
     def compute() -> Dict[str, List[ast.Attribute]]:
         index: Dict[str, List[ast.Attribute]] = {}
         for node in outline.nodes(ast.Attribute):
             index.setdefault(node.attr, []).append(node)
         return index
 
-    index = outline.memo("attributes by name", compute)
-    for name in names:
-        yield from index.get(name, ())
+    return outline.memo("attributes by name", compute)
 
 
 def references_to(outline: Outline, names: Names) -> bool:

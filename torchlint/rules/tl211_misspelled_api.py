@@ -11,7 +11,7 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
-from torchlint.analysis.outline import Outline, bindings, qualified_names
+from torchlint.analysis.outline import Outline, attribute_names, bindings, qualified_names
 from torchlint.analysis.scopes import ImportAssignment
 from torchlint.analysis.screens import Screen, argument_text, top_level
 from torchlint.core.diagnostic import Edit, Fix
@@ -431,10 +431,10 @@ class MisspelledTorchApi(Rule):
         # Each needs an import of torch somewhere in the file.
         if not outline.imports_from("torch"):
             return False
-        for node in outline.nodes(ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Attribute) and _near_requires_grad(target.attr):
-                    return True
+        near = [name for name in attribute_names(outline) if _near_requires_grad(name)]
+        if near and any(isinstance(target, ast.Attribute) and target.attr in near
+                        for node in outline.nodes(ast.Assign) for target in node.targets):
+            return True
         for node in outline.nodes(ast.Import):
             if any(_missing_module_path(alias.name) for alias in node.names):
                 return True
@@ -450,19 +450,20 @@ class MisspelledTorchApi(Rule):
         }
         if not heads:
             return False
-        # Each link of a chain resolved once, from its value's resolution (the
-        # outline lists a node before its children, so in reverse a value comes first;
-        # any other order still resolves, through the slower walk).
+        # Each link of a chain rooted at a head resolved once, from its value's
+        # resolution (the outline lists a node before its children, so in reverse
+        # a value comes first; in any other order the slower walk resolves it).
+        # Most chains start elsewhere (``self.x``): they are passed over unstored.
         resolved: Dict[int, Tuple[str, ...]] = {}
         Name, Attribute = ast.Name, ast.Attribute
         for node in reversed(outline.nodes(ast.Attribute)):
             value = node.value
             kind = value.__class__
             if kind is Name:
-                bases = heads.get(value.id, ())  # type: ignore[attr-defined]
+                bases = heads.get(value.id)  # type: ignore[attr-defined]
             elif kind is Attribute:
                 bases = resolved.get(id(value))  # type: ignore[assignment]
-                if bases is None:
+                if bases is None and _rooted_at(value, heads):
                     bases = resolved[id(value)] = _torch_chain(value, heads)
             else:
                 continue
@@ -470,8 +471,6 @@ class MisspelledTorchApi(Rule):
                 names = resolved[id(node)] = tuple(f"{base}.{node.attr}" for base in bases)
                 if any(_missing_attribute(q) for q in names):
                     return True
-            else:
-                resolved[id(node)] = ()
         for call in outline.nodes(ast.Call):
             if call.keywords:
                 func = call.func
@@ -664,6 +663,13 @@ class MisspelledTorchApi(Rule):
 # --- helpers -----------------------------------------------------------------------
 
 
+def _rooted_at(node: ast.AST, heads: Dict[str, Tuple[str, ...]]) -> bool:
+    """Is the attribute chain ``node`` rooted at a name of ``heads``?"""
+    while node.__class__ is ast.Attribute:
+        node = node.value  # type: ignore[attr-defined]
+    return node.__class__ is ast.Name and node.id in heads  # type: ignore[attr-defined]
+
+
 def _torch_chain(node: ast.AST, heads: Dict[str, Tuple[str, ...]]) -> Tuple[str, ...]:
     """``F.softmax`` -> ``("torch.nn.functional.softmax",)`` when ``F`` is in ``heads``."""
     root = node
@@ -685,8 +691,9 @@ def _torch_chain(node: ast.AST, heads: Dict[str, Tuple[str, ...]]) -> Tuple[str,
 
 
 @functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096)
 def _near_requires_grad(name: str) -> bool:
-    if name == REQUIRES_GRAD or name.startswith("_"):
+    if name == REQUIRES_GRAD or name.startswith("_") or not _NEAR_LENGTHS[0] <= len(name) <= _NEAR_LENGTHS[1]:
         return False
     # difflib's ratio is 2 * matches / total length, and there are no more matches
     # than letters the two names share (case ignored)
@@ -698,6 +705,12 @@ def _near_requires_grad(name: str) -> bool:
 
 
 _REQUIRES_GRAD_LETTERS = tuple((letter, REQUIRES_GRAD.count(letter)) for letter in sorted(set(REQUIRES_GRAD)))
+# The lengths a name close enough can have: with m matches, at most the shorter
+# length, 2 * m >= 0.85 * (len(name) + 13) holds only for 10 to 17 letters.
+_NEAR_LENGTHS = (
+    next(n for n in range(1, 100) if 2 * min(n, len(REQUIRES_GRAD)) >= 0.85 * (n + len(REQUIRES_GRAD))),
+    max(n for n in range(1, 100) if 2 * min(n, len(REQUIRES_GRAD)) >= 0.85 * (n + len(REQUIRES_GRAD))),
+)
 
 
 @functools.lru_cache(maxsize=4096)
