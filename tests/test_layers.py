@@ -173,3 +173,39 @@ def test_rule_modules_do_not_import_each_other():
     rule_modules = {name for name in modules if name.split(".")[-1].startswith("tl") and ".rules." in name}
     crossing = {name: sorted(imports_of(name, modules[name], known) & rule_modules) for name in sorted(rule_modules)}
     assert {name: found for name, found in crossing.items() if found} == {}
+
+
+# A whole-module walk a rule may still make, and why it is not the traversal's.
+WHOLE_MODULE_WALKS = {
+    # Parents of every node, needed only once a misspelling is found (four files
+    # of transformers): recording them in every traversal would cost more.
+    "torchlint.rules.tl211_misspelled_api": "__init__",  # of _FileFacts
+}
+
+
+def _whole_module_walks(path: Path) -> List[str]:
+    """Functions of ``path`` that call ``<...>.module.visit(...)`` or ``module.visit(...)``."""
+    found = []
+    for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for call in ast.walk(function):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "visit"):
+                continue
+            receiver = call.func.value
+            if (isinstance(receiver, ast.Name) and receiver.id == "module") or (
+                    isinstance(receiver, ast.Attribute) and receiver.attr == "module"):
+                found.append(function.name)
+    return found
+
+
+def test_rules_read_the_single_traversal_instead_of_walking_the_module_again():
+    """One traversal per file: a rule that needs every node of a type declares it
+    in ``gathers`` and reads ``ctx.file.nodes(...)``; it does not visit the tree again."""
+    modules = all_modules()
+    walks = {}
+    for name in sorted(modules):
+        if ".rules." in name:
+            for function in _whole_module_walks(modules[name]):
+                walks[name] = f"{walks[name]}, {function}" if name in walks else function
+    assert walks == WHOLE_MODULE_WALKS

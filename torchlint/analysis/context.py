@@ -70,6 +70,12 @@ class FileContext:
     def statement_line_of(self, small: cst.CSTNode) -> Optional[cst.SimpleStatementLine]:
         return self._collector.line_of.get(small)
 
+    def nodes(self, kind: Type[cst.CSTNode]) -> List[cst.CSTNode]:
+        """Every node of exactly type ``kind`` in the analysed module, in the
+        order of the traversal: for a rule that ``gathers`` that type, or
+        handles it with a ``check_`` method."""
+        return [node for node, _ in self._collector.collected.get(kind, ())]
+
     def is_store_target(self, expr: cst.CSTNode) -> bool:
         """Is ``expr`` assigned to or deleted (``x.a = 1``, ``x.a += 1``, ``del x.a``)?"""
         return expr in self._collector.store_targets

@@ -82,6 +82,11 @@ class Engine:
         for rule in self.rules:
             for node_type, method in rule.node_handlers():
                 self._handlers.setdefault(node_type, []).append((rule, getattr(rule, method)))
+        # node type -> the rules that read every node of that type (``Rule.gathers``)
+        self._gathered: Dict[Type[cst.CSTNode], List[Rule]] = {}
+        for rule in self.rules:
+            for node_type in rule.gathered_types():
+                self._gathered.setdefault(node_type, []).append(rule)
 
     def module_for(self, path: Optional[str]) -> ModuleRef:
         """Which module of the project the file ``path`` is (None: a text alone)."""
@@ -221,7 +226,10 @@ class Engine:
                       outline: Optional[Outline] = None, ref: ModuleRef = STANDALONE) -> CheckResult:
         active_ids = {id(rule) for rule in active}
         wanted = [t for t, handlers in self._handlers.items() if any(id(r) in active_ids for r, _ in handlers)]
-        file_context, collected = analyse(module, wanted, self.settings, tree, outline, self.project.link(ref))
+        gathered = [t for t, rules in self._gathered.items()
+                    if t not in wanted and any(id(r) in active_ids for r in rules)]
+        file_context, collected = analyse(module, [*wanted, *gathered], self.settings, tree, outline,
+                                          self.project.link(ref))
         found: List[Tuple[Rule, object]] = []
         errors: List[str] = []
         for node_type in wanted:
@@ -242,12 +250,15 @@ class Engine:
             noqa = noqa_index(source) if self.honour_noqa else None  # flake8 applies `# noqa` itself
             lines = source.lines if "\x0c" in source.text else None
             gates = _version_gates(found, places, tree, outline, self.project, ref)
+            moot = _moot_ranges(found, places, tree, outline)
             for rule, finding in found:
                 (line, column), (end_line, end_column) = places[finding.node]
                 if narrowed is not None and not narrowed.keeps(line):
                     continue  # in a stub's header: the real statement was screened out
                 if gates and rule.respects_version_gates() and is_gated(gates, line):
                     continue  # compatibility code a torch version gate chooses
+                if id(rule) in moot and is_gated(moot[id(rule)], line):
+                    continue  # code that runs only where the problem cannot arise
                 if noqa is not None and noqa.suppresses(line, rule.code):
                     suppressed.append((line, rule.code))
                     continue
@@ -433,6 +444,21 @@ def _version_gates(found: Sequence[Tuple[Rule, object]], places: Mapping[cst.CST
         if alias.name != "*" and (alias.asname or alias.name) in tested
         and project.is_version_flag(f"{'.' * node.level}{node.module or ''}.{alias.name}", ref))
     return gated_ranges(outline, imported, lines)
+
+
+def _moot_ranges(found: Sequence[Tuple[Rule, object]], places: Mapping[cst.CSTNode, Tuple[Tuple[int, int], ...]],
+                 tree: Optional[ast.Module], outline: Optional[Outline]) -> Dict[int, Sequence[Tuple[int, int]]]:
+    """Each rule's ``moot_ranges`` in the file, for the rules with findings that have them."""
+    lines: Dict[int, List[int]] = {}
+    rules: Dict[int, Rule] = {}
+    for rule, finding in found:
+        if rule.has_moot_ranges():
+            lines.setdefault(id(rule), []).append(places[finding.node][0][0])  # type: ignore[attr-defined]
+            rules[id(rule)] = rule
+    if not lines or tree is None:
+        return {}
+    outline = outline if outline is not None else Outline(tree)
+    return {key: rules[key].moot_ranges(outline.whole_file, found_at) for key, found_at in lines.items()}
 
 
 def _names_in_tests(outline: Outline) -> FrozenSet[str]:

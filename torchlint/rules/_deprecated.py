@@ -69,6 +69,7 @@ from torchlint.rules.rule import MAX_MESSAGE, Finding
 class DeprecatedApiRule(RenamedSymbolRule):
     STATUS: ClassVar[Status]
     OPT_IN: ClassVar[bool] = False  # the entries reported only when asked for (``Deprecation.opt_in``)
+    gathers = ("Decorator",)  # a decorator's rewrite differs from a call's (``_decorator_fix``)
     RENAMES = {}  # the table replaces the rename mapping; see _rename_of
     # Filled from the table for each subclass:
     ENTRIES: ClassVar[Tuple[Deprecation, ...]]
@@ -651,7 +652,7 @@ def _list_of(values: Sequence[cst.BaseExpression]) -> cst.List:
 def _decorator_fix(node: Union[cst.Attribute, cst.Name], rewrite: CallRewrite, ctx: NodeContext) -> Optional[Fix]:
     """``@torch.cuda.amp.custom_fwd`` -> ``@torch.amp.custom_fwd(device_type='cuda')`` (also ``@custom_fwd``
     after ``from torch.cuda.amp import custom_fwd``)."""
-    if node not in ctx.file.memo(("deprecated", "decorators"), lambda: _decorator_expressions(ctx.file.module)):
+    if node not in ctx.file.memo(("deprecated", "decorators"), lambda: _decorator_expressions(ctx)):
         return None
     func = spell_qualified(rewrite.new, node, ctx)
     if func is None:
@@ -669,16 +670,9 @@ def _decorator_fix(node: Union[cst.Attribute, cst.Name], rewrite: CallRewrite, c
                required_imports=tuple(dict.fromkeys(required)))
 
 
-def _decorator_expressions(module: cst.Module) -> FrozenSet[cst.CSTNode]:
+def _decorator_expressions(ctx: NodeContext) -> FrozenSet[cst.CSTNode]:
     """Every bare decorator expression of the file (``custom_fwd`` in ``@custom_fwd``), computed once per file."""
-    found: List[cst.CSTNode] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Decorator(self, node: cst.Decorator) -> None:
-            found.append(node.decorator)
-
-    module.visit(Collect())
-    return frozenset(found)
+    return frozenset(decorator.decorator for decorator in ctx.file.nodes(cst.Decorator))  # type: ignore[attr-defined]
 
 
 # --- torch.range -> torch.arange ---------------------------------------------------------

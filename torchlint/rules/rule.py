@@ -172,6 +172,10 @@ class Rule:
     # what the gate handles. None means: the deprecation family (TL1xx) does,
     # the others (bugs and performance hints hold on every version) do not.
     version_gated: ClassVar[Optional[bool]] = None
+    # libcst node types (by class name, e.g. "Decorator") of which the rule
+    # reads every node of the analysed module through ``ctx.file.nodes(...)``:
+    # the single traversal gathers them, no rule walks the tree again.
+    gathers: ClassVar[Tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -215,6 +219,19 @@ class Rule:
         return cls.code.startswith("TL1") if cls.version_gated is None else cls.version_gated
 
     @classmethod
+    def moot_ranges(cls, outline: "Outline", lines: Sequence[int]) -> Sequence[Tuple[int, int]]:
+        """First and last line of the parts of ``outline``'s file where this
+        rule's findings cannot happen: code that runs only under a condition
+        ruling the problem out (TL203: only where CUDA is available). The
+        engine drops the findings there. ``lines``: the lines of the rule's
+        findings in the file. Most rules have none."""
+        return ()
+
+    @classmethod
+    def has_moot_ranges(cls) -> bool:
+        return getattr(cls.moot_ranges, "__func__", None) is not Rule.moot_ranges.__func__
+
+    @classmethod
     def has_outline_screen(cls) -> bool:
         return getattr(cls.may_match_tree, "__func__", None) is not Rule.may_match_tree.__func__
 
@@ -228,6 +245,16 @@ class Rule:
                 node_type = getattr(cst, attr[len("check_"):], None)
                 if isinstance(node_type, type) and issubclass(node_type, cst.CSTNode):
                     yield node_type, attr
+
+    @classmethod
+    def gathered_types(cls) -> Iterator[Type[cst.CSTNode]]:
+        """The libcst node types named by ``gathers``."""
+        import libcst as cst
+
+        for name in cls.gathers:
+            node_type = getattr(cst, name)
+            assert isinstance(node_type, type) and issubclass(node_type, cst.CSTNode), name
+            yield node_type
 
     def __repr__(self) -> str:
         return f"<{self.code} {self.name}>"

@@ -18,6 +18,7 @@ _BASES = Names(AUTOGRAD_FUNCTION_BASES)
 
 class LegacyAutogradFunction(Rule):
     code = "TL111"
+    gathers = ("Name", "Assign")  # where the file instantiates and calls a legacy Function
     name = "legacy-autograd-function"
     summary = "autograd `Function`s with non-static `forward`/`backward`, or called as `MyFn()(x)`"
     why = (
@@ -408,11 +409,10 @@ def _instance_calls(classdef: cst.ClassDef, ctx: NodeContext) -> Optional[List[c
     """The instantiations to rewrite: ``Cls()(...)`` calls, and ``Cls()`` in
     ``fn = Cls()`` where ``fn`` is only ever called; None if the class's name
     is used any other way."""
-    uses = _Uses()
-    ctx.file.module.visit(uses)
     assigned = _assigned_values(ctx)
     calls: List[cst.Call] = []
-    for name in uses.names:
+    names: List[cst.Name] = ctx.file.nodes(cst.Name)  # type: ignore[assignment]
+    for name in names:
         if name.value != classdef.name.value or name is classdef.name:
             continue
         made = ctx.file.call_of(name)
@@ -421,7 +421,7 @@ def _instance_calls(classdef: cst.ClassDef, ctx: NodeContext) -> Optional[List[c
         called = ctx.file.call_of(made)
         if called is not None:
             calls.append(called)
-        elif made in assigned and _only_called(assigned[made], uses, ctx):
+        elif made in assigned and _only_called(assigned[made], names, ctx):
             calls.append(made)
         else:
             return None
@@ -432,21 +432,17 @@ def _assigned_values(ctx: NodeContext) -> "dict":
     """Value node -> the one ``Name`` it is assigned to (``fn = Cls()``), for the file."""
     def compute() -> dict:
         found: dict = {}
-
-        class Collect(cst.CSTVisitor):
-            def visit_Assign(self, node: cst.Assign) -> None:
-                if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-                    found[node.value] = node.targets[0].target
-
-        ctx.file.module.visit(Collect())
+        for node in ctx.file.nodes(cst.Assign):
+            if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):  # type: ignore[attr-defined]
+                found[node.value] = node.targets[0].target  # type: ignore[attr-defined]
         return found
 
     return ctx.file.memo(("TL111", "assigned"), compute)
 
 
-def _only_called(target: cst.Name, uses: "_Uses", ctx: NodeContext) -> bool:
-    """Is every other occurrence of ``target``'s name in the file a call of it (``fn(x)``)?"""
-    return all(ctx.file.call_of(n) is not None for n in uses.names if n.value == target.value and n is not target)
+def _only_called(target: cst.Name, names: List[cst.Name], ctx: NodeContext) -> bool:
+    """Is every other occurrence of ``target``'s name in the file (``names``) a call of it (``fn(x)``)?"""
+    return all(ctx.file.call_of(n) is not None for n in names if n.value == target.value and n is not target)
 
 
 def _to_static(first: str):

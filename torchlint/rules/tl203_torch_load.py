@@ -1,11 +1,12 @@
 """TL203: `torch.load(...)` without `map_location=` (GPU checkpoints on CPU-only machines)."""
 
 import ast
-from typing import Iterator
+from typing import Iterator, Sequence, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.device_gates import cuda_only_ranges
 from torchlint.analysis.outline import (
     Outline,
     calls_resolving_to,
@@ -40,7 +41,8 @@ class TorchLoadMapLocation(Rule):
         "torch.cuda.is_available() is False` on a CPU-only machine (or lands on `cuda:0` when you wanted "
         "another device) unless `map_location=` says where tensors go. Reported where the file itself "
         "uses CUDA (`.cuda()`, `torch.cuda`, a `'cuda'` device): a loader in code that never touches a GPU "
-        "(a dataset cache, an in-memory buffer) has no GPU tensors to bring back. Whether the file may be "
+        "(a dataset cache, an in-memory buffer) has no GPU tensors to bring back, and neither is a load that "
+        "runs only where `torch.cuda.is_available()` is true. Whether the file may be "
         "unpickled in full (`weights_only=`) is TL214's question."
     )
     fix_safety = FixSafety.NONE
@@ -68,6 +70,16 @@ class TorchLoadMapLocation(Rule):
             import torch
             device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
             model = torch.load("model.pt", pickle_module=pickle)
+            """,
+        ),
+        Example(
+            """
+            import torch
+            def restore(model, path, use_gpu):
+                if use_gpu:  # the caller's flag: no proof that this machine has CUDA
+                    model.cuda()
+                    return torch.load(path, weights_only=True)
+                return torch.load(path, map_location="cpu", weights_only=True)
             """,
         ),
     )
@@ -99,6 +111,23 @@ class TorchLoadMapLocation(Rule):
         def read_cache(path):
             return torch.load(path, weights_only=True)
         """,
+        """
+        import torch
+        # Code that runs only where CUDA is available cannot meet a machine without it.
+        if torch.cuda.is_available():
+            state = torch.load("checkpoint.pt", weights_only=True)
+        else:
+            state = torch.load("checkpoint.pt", map_location="cpu", weights_only=True)
+        """,
+        """
+        import sys
+        import torch
+        use_cuda = torch.cuda.is_available()
+        def restore(path):
+            if not use_cuda:
+                sys.exit("this script needs a GPU")
+            return torch.load(path, weights_only=True)
+        """,
     )
 
     @classmethod
@@ -113,6 +142,11 @@ class TorchLoadMapLocation(Rule):
             and keyword_value(call, "map_location") is None and leading_positional(call) <= index
             for call in calls_resolving_to(outline, TORCH_LOAD)
         ) and uses_cuda(outline.whole_file)
+
+    @classmethod
+    def moot_ranges(cls, outline: Outline, lines: Sequence[int]) -> Sequence[Tuple[int, int]]:
+        # A load that runs only where CUDA is available cannot meet a machine without it.
+        return cuda_only_ranges(outline, lines)
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         if ctx.resolver.resolve(node.func) not in TORCH_LOAD:

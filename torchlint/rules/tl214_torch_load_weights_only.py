@@ -48,6 +48,7 @@ class Saved:
 
 class TorchLoadWeightsOnly(Rule):
     code = "TL214"
+    gathers = ("Call",)  # the file's ``torch.save`` calls: what a loaded path holds
     name = "torch-load-weights-only"
     summary = "`torch.load(...)` without an explicit `weights_only=`; the value follows what the file saves"
     why = (
@@ -331,18 +332,15 @@ def _saves_by_path(ctx: NodeContext) -> Tuple[_Saves, _Saves]:
     by_name: _Saves = {}
     resolve = ctx.resolver.resolve
 
-    class Collect(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if resolve(node.func) not in TORCH_SAVE:
-                return
-            obj, path = _path_argument(node, 0, "obj"), _path_argument(node, 1, "f")
-            if obj is not None and path is not None:
-                by_path.setdefault(_key(path), []).append((obj, node))
-                name = _file_name(path)
-                if name is not None:
-                    by_name.setdefault(name, []).append((obj, node))
-
-    ctx.file.module.visit(Collect())
+    for node in ctx.file.nodes(cst.Call):
+        if resolve(node.func) not in TORCH_SAVE:  # type: ignore[attr-defined]
+            continue
+        obj, path = _path_argument(node, 0, "obj"), _path_argument(node, 1, "f")  # type: ignore[arg-type]
+        if obj is not None and path is not None:
+            by_path.setdefault(_key(path), []).append((obj, node))
+            name = _file_name(path)
+            if name is not None:
+                by_name.setdefault(name, []).append((obj, node))
     return by_path, by_name
 
 

@@ -44,6 +44,7 @@ SHORT = {
 
 class DataLoaderWorkers(Rule):
     code = "TL302"
+    gathers = ("Call", "Assign", "For")  # whether the file trains, how loaders are named and iterated
     name = "dataloader-without-workers"
     summary = (
         "A `DataLoader` in training code without `num_workers` (or with 0), or without `pin_memory` when its "
@@ -210,33 +211,24 @@ class _Facts:
 
 def _file_facts(ctx: NodeContext) -> _Facts:
     facts = _Facts()
-    ctx.file.module.visit(_FactsVisitor(facts, ctx))
-    return facts
-
-
-class _FactsVisitor(cst.CSTVisitor):
-    def __init__(self, facts: _Facts, ctx: NodeContext) -> None:
-        super().__init__()
-        self.facts = facts
-        self.ctx = ctx
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
-            self.facts.trains = True
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.value, cst.Call):
-            target = node.targets[0].target
+    for call in ctx.file.nodes(cst.Call):
+        func = call.func  # type: ignore[attr-defined]
+        if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+            facts.trains = True
+            break
+    for node in ctx.file.nodes(cst.Assign):
+        if len(node.targets) == 1 and isinstance(node.value, cst.Call):  # type: ignore[attr-defined]
+            target = node.targets[0].target  # type: ignore[attr-defined]
             if isinstance(target, (cst.Name, cst.Attribute)):
-                self.facts.assigned[node.value] = edits.expression_code(target)
-
-    def visit_For(self, node: cst.For) -> None:
-        loader = _iterated(node.iter, self.ctx)
+                facts.assigned[node.value] = edits.expression_code(target)  # type: ignore[attr-defined]
+    for loop in ctx.file.nodes(cst.For):
+        loader = _iterated(loop.iter, ctx)  # type: ignore[attr-defined]
         if loader is None:
-            return
-        names = _target_names(node.target)
-        if names and _moves_to_cuda(node.body, names, self.ctx):
-            self.facts.cuda_loops.add(loader)
+            continue
+        names = _target_names(loop.target)  # type: ignore[attr-defined]
+        if names and _moves_to_cuda(loop.body, names, ctx):  # type: ignore[attr-defined]
+            facts.cuda_loops.add(loader)
+    return facts
 
 
 def _iterated(expr: cst.BaseExpression, ctx: NodeContext) -> Optional[str]:

@@ -24,6 +24,7 @@ _LOWERCASE = {"true": "True", "false": "False"}
 
 class CudnnFlags(Rule):
     code = "TL304"
+    gathers = ("Assign", "Call")  # the flags the file sets, and whether input shapes vary
     name = "cudnn-global-flags"
     summary = (
         "`torch.backends.cudnn.enabled = False`, `benchmark = true` (an undefined name), and `benchmark = True` "
@@ -227,24 +228,14 @@ class _Facts:
 
 def _file_facts(ctx: NodeContext) -> _Facts:
     facts = _Facts()
-    ctx.file.module.visit(_FactsVisitor(facts, ctx))
+    for node in ctx.file.nodes(cst.Assign):
+        for target in node.targets:  # type: ignore[attr-defined]
+            flag = _cudnn_flag(target.target, ctx)
+            if flag is not None and _literal_bool(node.value) is True:  # type: ignore[attr-defined]
+                facts.true_flags.add(flag)
+    for call in ctx.file.nodes(cst.Call):
+        qualified = ctx.resolver.resolve(call.func)  # type: ignore[attr-defined]
+        if qualified in VARYING_SHAPES:
+            facts.varying_shapes = qualified.rsplit(".", 1)[1]
+            break
     return facts
-
-
-class _FactsVisitor(cst.CSTVisitor):
-    def __init__(self, facts: _Facts, ctx: NodeContext) -> None:
-        super().__init__()
-        self.facts = facts
-        self.ctx = ctx
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            flag = _cudnn_flag(target.target, self.ctx)
-            if flag is not None and _literal_bool(node.value) is True:
-                self.facts.true_flags.add(flag)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if not self.facts.varying_shapes:
-            qualified = self.ctx.resolver.resolve(node.func)
-            if qualified in VARYING_SHAPES:
-                self.facts.varying_shapes = qualified.rsplit(".", 1)[1]

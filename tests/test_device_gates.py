@@ -1,0 +1,141 @@
+"""Code that runs only where CUDA is available (``analysis/device_gates.py``):
+TL203's ``torch.load`` without ``map_location=`` cannot meet a machine
+without CUDA there, so it is not reported; the same load anywhere else is."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+from conftest import run_flake8, run_torchlint
+
+from torchlint.analysis.device_gates import cuda_only_ranges
+from torchlint.analysis.outline import Outline
+from torchlint.engine.linter import Engine
+from torchlint.rules import all_rules
+
+ENGINE = Engine(all_rules())
+
+
+def tl203_lines(source: str):
+    checked = ENGINE.check(textwrap.dedent(source).lstrip())
+    return [d.line for d in checked.diagnostics if d.code == "TL203"]
+
+
+# Each snippet marks the loads that must be reported with "# flagged".
+CASES = {
+    "the branch of an availability test": """
+        import torch
+        if torch.cuda.is_available():
+            state = torch.load("a.pt", weights_only=True)
+        else:
+            state = torch.load("a.pt", weights_only=True)  # flagged
+        """,
+    "the else of a negated test, and an elif chain in it": """
+        import torch
+        def restore(path, strict):
+            if not torch.cuda.is_available():
+                return torch.load(path, map_location="cpu", weights_only=True)
+            elif strict:
+                return torch.load(path, weights_only=True)
+            else:
+                return torch.load(path, weights_only=False)
+        """,
+    "an early exit": """
+        import sys
+        import torch
+        def restore(path):
+            early = torch.load(path, weights_only=True)  # flagged
+            if not torch.cuda.is_available():
+                sys.exit("needs a GPU")
+            return torch.load(path, weights_only=True)
+        def other(path):
+            if not torch.cuda.is_available():
+                raise RuntimeError("needs a GPU")
+            return torch.load(path, weights_only=True)
+        """,
+    "a test that does not leave the block": """
+        import torch
+        def restore(path):
+            if not torch.cuda.is_available():
+                print("running on the CPU")
+            return torch.load(path, weights_only=True)  # flagged
+        """,
+    "an assertion": """
+        import torch
+        assert torch.cuda.is_available(), "needs a GPU"
+        state = torch.load("a.pt", weights_only=True)
+        """,
+    "a flag assigned from the test, also inside a conjunction": """
+        import torch
+        def main(args):
+            use_cuda = args.cuda and torch.cuda.is_available()
+            if use_cuda:
+                return torch.load(args.path, weights_only=True)
+            return torch.load(args.path, weights_only=True)  # flagged
+        """,
+    "a flag bound another way too": """
+        import torch
+        use_cuda = torch.cuda.is_available()
+        def restore(path, use_cuda=True):
+            if use_cuda:
+                return torch.load(path, weights_only=True)  # flagged
+        """,
+    "a flag reassigned from elsewhere": """
+        import torch
+        use_cuda = torch.cuda.is_available()
+        use_cuda = settings.cuda
+        if use_cuda:
+            state = torch.load("a.pt", weights_only=True)  # flagged
+        """,
+    "a disjunction": """
+        import torch
+        def restore(path, force):
+            if force or torch.cuda.is_available():
+                return torch.load(path, weights_only=True)  # flagged
+        """,
+    "the test through a from-import": """
+        import torch
+        from torch.cuda import is_available
+        if is_available():
+            state = torch.load("a.pt", weights_only=True)
+        """,
+    "a name that only says cuda": """
+        import torch
+        def restore(path, args):
+            if args.cuda:
+                return torch.load(path, weights_only=True)  # flagged
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_loads_that_run_only_with_cuda_are_not_reported(name):
+    source = textwrap.dedent(CASES[name]).lstrip()
+    expected = [number for number, line in enumerate(source.splitlines(), 1) if "# flagged" in line]
+    assert tl203_lines(source) == expected
+
+
+def test_the_ranges_around_given_lines_are_those_of_the_whole_file():
+    source = textwrap.dedent(CASES["an early exit"]).lstrip()
+    outline = Outline(ast.parse(source))
+    every = cuda_only_ranges(outline)
+    assert every == ((7, 7), (11, 11))
+    assert cuda_only_ranges(outline, [11]) == ((11, 11),)
+    assert cuda_only_ranges(outline, [3]) == ()
+
+
+def test_a_file_without_the_test_has_no_ranges():
+    outline = Outline(ast.parse("import torch\nif torch.cuda.device_count():\n    x = 1\n"))
+    assert cuda_only_ranges(outline) == ()
+
+
+def test_the_command_and_flake8_agree(tmp_path):
+    path = tmp_path / "restore.py"
+    path.write_text(textwrap.dedent(CASES["the branch of an availability test"]).lstrip())
+    cli = run_torchlint([str(path), "--no-cache", "--isolated", "--select", "TL203"])
+    flake8 = run_flake8([str(path), "--select", "TL203"])
+    assert cli.returncode == 1 and flake8.returncode == 1
+    assert [line.split(":")[1] for line in cli.stdout.splitlines() if "restore.py:" in line] == ["5"]
+    assert [line.split(":")[1] for line in flake8.stdout.splitlines()] == ["5"]
