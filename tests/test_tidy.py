@@ -154,6 +154,26 @@ CASES = {
         x = torch.ones(2); y = x * 2
         """,
     ),
+    "an attribute assigned to itself by the fix goes, one written by hand stays": (
+        """
+        import torch
+        from torch.autograd import Variable
+        class Grid(torch.nn.Module):
+            def forward(self, x):
+                self.grid = x * 2
+                self.grid = Variable(self.grid)
+                self.scale = self.scale
+                return self.grid * self.scale
+        """,
+        """
+        import torch
+        class Grid(torch.nn.Module):
+            def forward(self, x):
+                self.grid = x * 2
+                self.scale = self.scale
+                return self.grid * self.scale
+        """,
+    ),
 }
 
 
@@ -209,3 +229,19 @@ def test_the_command_leaves_no_debris_and_the_result_runs(tmp_path) -> None:
     run = subprocess.run([sys.executable, "-W", "error", str(path)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "4.0000 1.0000"
+
+
+def test_the_json_preview_of_an_attribute_self_assignment_is_what_fix_writes(tmp_path) -> None:
+    import json
+
+    from conftest import run_torchlint
+    from test_output_formats import _apply
+
+    source, expected = CASES["an attribute assigned to itself by the fix goes, one written by hand stays"]
+    path = tmp_path / "grid.py"
+    path.write_text(dedent(source))
+    preview = run_torchlint([str(path), "--no-cache", "--isolated", "--unsafe-fixes", "--output-format", "json"])
+    (item,) = [i for i in json.loads(preview.stdout) if i["fix"] is not None]
+    assert _apply(dedent(source), item["fix"]["edits"]) == dedent(expected)
+    fixed_run = run_torchlint([str(path), "--no-cache", "--isolated", "--fix", "--unsafe-fixes"])
+    assert fixed_run.returncode in (0, 1) and path.read_text() == dedent(expected)

@@ -393,14 +393,20 @@ def _without_line_break(text: str) -> str:
 
 
 def _names_only(node: "cst.CSTNode") -> bool:
-    """Is ``node`` a name, or a tuple or list of names: what may make an
-    assignment of names to themselves (``x = Variable(x)`` -> ``x = x``)?"""
+    """Is ``node`` a (dotted) name, or a tuple or list of them: what may make an
+    assignment of names to themselves (``x = Variable(x)`` -> ``x = x``,
+    ``self.x = Variable(self.x)`` -> ``self.x = self.x``)?"""
     import libcst as cst
 
-    if isinstance(node, cst.Name):
+    def dotted(expr: "cst.CSTNode") -> bool:
+        while isinstance(expr, cst.Attribute):
+            expr = expr.value
+        return isinstance(expr, cst.Name)
+
+    if dotted(node):
         return True
     return isinstance(node, (cst.Tuple, cst.List)) and all(
-        isinstance(element, cst.Element) and isinstance(element.value, cst.Name) for element in node.elements)
+        isinstance(element, cst.Element) and dotted(element.value) for element in node.elements)
 
 
 def _inside(inner: Tuple[Tuple[int, int], Tuple[int, int]], outer: Tuple[Tuple[int, int], Tuple[int, int]]) -> bool:

@@ -7,7 +7,8 @@ here, comparing the module before the fixes with the module after them:
   Variable`` once no ``Variable(...)`` is left). Only imports the fixes
   orphaned: one that was unused before stays, it is not ours to judge;
 - an assignment of names to themselves that the fixes created
-  (``x = Variable(x)`` -> ``x = x``, ``a, b = a, b``): the statement goes.
+  (``x = Variable(x)`` -> ``x = x``, ``a, b = a, b``, ``self.x = self.x``):
+  the statement goes.
 
 Uses are counted conservatively: every ``Name`` outside import statements
 (attribute and keyword names aside: they never read a variable) and every
@@ -51,7 +52,7 @@ class Counts:
 
     uses: Counter  # how often each name occurs outside import statements
     imported: FrozenSet[str]  # the names its imports bind
-    self_assignments: FrozenSet[Tuple[str, ...]]  # the names of its ``x = x``, ``a, b = a, b``
+    self_assignments: FrozenSet[Tuple[str, ...]]  # the names of its ``x = x``, ``a, b = a, b``, ``o.x = o.x``
 
 
 def counts(node: cst.CSTNode) -> Counts:
@@ -132,21 +133,34 @@ def _is_future(node: cst.ImportFrom) -> bool:
 
 
 def _names_of(node: cst.BaseExpression) -> Optional[Tuple[str, ...]]:
-    """``("a", "b")`` for ``a``, ``(a, b)`` or ``a, b``; None for anything else."""
-    if isinstance(node, cst.Name):
-        return (node.value,)
+    """``("a", "b")`` for ``a``, ``(a, b)`` or ``a, b``, ``("self.x",)`` for
+    ``self.x`` (a dotted name); None for anything else."""
+    dotted = _dotted(node)
+    if dotted is not None:
+        return (dotted,)
     if isinstance(node, (cst.Tuple, cst.List)) and node.elements:
         names: List[str] = []
         for element in node.elements:
-            if not isinstance(element, cst.Element) or not isinstance(element.value, cst.Name):
+            name = _dotted(element.value) if isinstance(element, cst.Element) else None
+            if name is None:
                 return None
-            names.append(element.value.value)
+            names.append(name)
         return tuple(names)
     return None
 
 
+def _dotted(node: cst.BaseExpression) -> Optional[str]:
+    """``a`` or ``a.b.c`` spelled out; None for any other expression."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        value = _dotted(node.value)
+        return None if value is None else f"{value}.{node.attr.value}"
+    return None
+
+
 def _self_assigned(statement: cst.BaseSmallStatement) -> Optional[Tuple[str, ...]]:
-    """The names of ``x = x`` / ``a, b = a, b``; None if ``statement`` is not one."""
+    """The names of ``x = x`` / ``a, b = a, b`` / ``self.x = self.x``; None if ``statement`` is not one."""
     if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
         return None
     target, value = _names_of(statement.targets[0].target), _names_of(statement.value)
