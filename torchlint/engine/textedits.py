@@ -130,7 +130,7 @@ class FixPreviewer:
                 return None  # as apply_fixes: a fix that breaks the code is not offered
             uses.update(name_uses(updated))
             uses.subtract(name_uses(node))
-            self_assigning = self_assigning or _names_only(updated)
+            self_assigning = self_assigning or _may_assign_itself(node, updated)
             (line, column), _ = places[node]
             if not self._text_starts_with(before, line, column):
                 raise _Unplaceable  # the node's text does not start where its position does
@@ -392,21 +392,26 @@ def _without_line_break(text: str) -> str:
     return text[:match.start()] if match is not None and match.end() == len(text) else text
 
 
-def _names_only(node: "cst.CSTNode") -> bool:
-    """Is ``node`` a (dotted) name, or a tuple or list of them: what may make an
-    assignment of names to themselves (``x = Variable(x)`` -> ``x = x``,
-    ``self.x = Variable(self.x)`` -> ``self.x = self.x``)?"""
+def _may_assign_itself(node: "cst.CSTNode", updated: "cst.CSTNode") -> bool:
+    """Could ``updated``, what a fix makes of ``node``, be an assignment's value
+    equal to its target: a name or a tuple or list of names (``x = Variable(x)``
+    -> ``x = x``), or a dotted name unwrapped from a larger expression
+    (``self.x = Variable(self.x)`` -> ``self.x = self.x``; a rename such as
+    ``F.sigmoid`` -> ``torch.sigmoid`` is neither)?"""
     import libcst as cst
 
-    def dotted(expr: "cst.CSTNode") -> bool:
-        while isinstance(expr, cst.Attribute):
-            expr = expr.value
-        return isinstance(expr, cst.Name)
+    def names(expr: "cst.CSTNode", dotted: bool) -> bool:
+        def one(item: "cst.CSTNode") -> bool:
+            while dotted and isinstance(item, cst.Attribute):
+                item = item.value
+            return isinstance(item, cst.Name)
 
-    if dotted(node):
-        return True
-    return isinstance(node, (cst.Tuple, cst.List)) and all(
-        isinstance(element, cst.Element) and dotted(element.value) for element in node.elements)
+        if one(expr):
+            return True
+        return isinstance(expr, (cst.Tuple, cst.List)) and all(
+            isinstance(element, cst.Element) and one(element.value) for element in expr.elements)
+
+    return names(updated, dotted=False) or (names(updated, dotted=True) and not names(node, dotted=True))
 
 
 def _inside(inner: Tuple[Tuple[int, int], Tuple[int, int]], outer: Tuple[Tuple[int, int], Tuple[int, int]]) -> bool:
