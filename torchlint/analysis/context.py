@@ -404,7 +404,8 @@ def analyse(
     def whole_file() -> Outline:
         nonlocal outline
         if outline is None:
-            outline = Outline(tree if tree is not None else ast.parse(module.code), star_exports=project.star_exports)
+            outline = Outline(tree if tree is not None else ast.parse(module.code), star_exports=project.star_exports,
+                              function_classes=project.function_classes)
         return outline
 
     def star_exports(node: cst.ImportFrom) -> Optional[Dict[str, str]]:

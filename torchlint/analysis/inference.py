@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -147,6 +147,15 @@ class ProjectLink:
     def member_forwarded(self, owner: str, method: str) -> Mapping[str, Tuple[str, str]]:
         """``forwarded`` for the method ``method`` of the project class ``owner``."""
         return {}
+
+    def autograd_function(self, key: str) -> bool:
+        """Is the project class ``key`` a torch.autograd.Function (directly or through its bases)?"""
+        return False
+
+    def function_classes(self, spelled: str) -> FrozenSet[str]:
+        """The autograd Function classes of the project module an import spelled
+        ``spelled`` reaches (by their names there); empty when unknown."""
+        return frozenset()
 
     def returns_integer_valued(self, qualified: str) -> bool:
         """Given integer-valued arguments, does the project function ``qualified``
@@ -351,6 +360,15 @@ class Inference:
     def local_class(self, func: cst.BaseExpression) -> Optional[cst.ClassDef]:
         """The class of this file a name is bound to (its only binding), if any."""
         return self._local_class(func)
+
+    def imported_function_class(self, func: cst.BaseExpression) -> bool:
+        """Does ``func`` name an autograd Function class that another module of
+        the project defines (``from .functions.roi_pool import RoIPoolFunction``)?"""
+        if self.local_definition(func) is not None:
+            return False
+        qualified = self._resolver.resolve(func)
+        key = self.project.absolute(qualified) if qualified is not None else None
+        return key is not None and self.project.autograd_function(key)
 
     # -- what the project model asks of the module defining something -------
 

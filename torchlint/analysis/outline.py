@@ -39,7 +39,8 @@ class Outline:
     """Nodes of one module by type, and calls by the last name of their callee."""
 
     def __init__(self, tree: ast.AST, whole_file: Optional["Outline"] = None,
-                 star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None) -> None:
+                 star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None,
+                 function_classes: Optional[Callable[[str], FrozenSet[str]]] = None) -> None:
         self.tree = tree
         # When ``tree`` is part of a file (``narrowing.py``), the outline of
         # the whole file, which answers the questions about the whole file.
@@ -47,6 +48,9 @@ class Outline:
         # What ``from m import *`` binds (the project model's answer, by the
         # module as spelled), or None when unknown.
         self.star_exports = star_exports if whole_file is None else whole_file.star_exports
+        # The autograd Function classes of a project module, by the module as
+        # spelled in an import (the project model's answer; TL111's screen).
+        self.function_classes = function_classes if whole_file is None else whole_file.function_classes
         self._by_type: Dict[type, List[ast.AST]] = {}
         self._calls_by_name: Optional[Dict[str, List[ast.Call]]] = None
         self._imported: Optional[List[Tuple[str, str, str]]] = None

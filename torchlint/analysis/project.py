@@ -117,6 +117,37 @@ class _Facts:
         self.all: Optional[List[str]] = None
         for statement in _top_level(tree.body):
             self._note(statement)
+        self.function_classes = self._function_classes(tree)
+
+    def _function_classes(self, tree: ast.Module) -> List[str]:
+        """The top-level classes deriving from torch's autograd ``Function``
+        (through this module's imports) or from another of them: what an
+        importer's screen asks before instantiating one (TL111)."""
+        classes = [s for s in _top_level(tree.body) if isinstance(s, ast.ClassDef)]
+        found: List[str] = []
+        changed = True
+        while changed:
+            changed = False
+            for classdef in classes:
+                if classdef.name not in found and any(
+                        self._qualified(base) in api.AUTOGRAD_FUNCTION_BASES or _dotted(base) in found
+                        for base in classdef.bases):
+                    found.append(classdef.name)
+                    changed = True
+        return found
+
+    def _qualified(self, expr: ast.AST) -> Optional[str]:
+        """What a dotted name means through the module's imports (``F.x`` -> ``torch.nn.functional.x``)."""
+        spelled = _dotted(expr)
+        if spelled is None:
+            return None
+        root, dot, rest = spelled.partition(".")
+        imports = self.imports.get(root, ())
+        if len(imports) != 1:
+            return None
+        module, attribute = imports[0]
+        base = f"{module}.{attribute}" if attribute else module
+        return base + dot + rest
 
     def _note(self, statement: ast.AST) -> None:
         if isinstance(statement, ast.Import):
@@ -145,7 +176,7 @@ class _Facts:
 
     def to_json(self) -> Dict[str, Any]:
         return {"added_folders": self.added_folders, "imports": self.imports, "defined": self.defined,
-                "stars": self.stars, "all": self.all}
+                "stars": self.stars, "all": self.all, "function_classes": self.function_classes}
 
     @classmethod
     def from_json(cls, data: Any) -> "_Facts":
@@ -158,6 +189,7 @@ class _Facts:
             facts.defined = {name: count for name, count in data["defined"].items() if type(count) is int}
             facts.stars = _strings(data["stars"])
             facts.all = None if data["all"] is None else _strings(data["all"])
+            facts.function_classes = _strings(data["function_classes"])
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not the facts of a module: {exc}") from None
         if len(facts.defined) != len(data["defined"]) or not all(
@@ -170,6 +202,17 @@ class _Facts:
         if self.all is not None:
             return list(self.all)
         return [name for name in (*self.imports, *self.defined) if not name.startswith("_")]
+
+
+def _dotted(expr: ast.AST) -> Optional[str]:
+    """``a.b.c`` spelled out; None for anything but a dotted name."""
+    parts: List[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    return ".".join([expr.id, *reversed(parts)])
 
 
 def _strings(data: Any) -> List[str]:
@@ -556,6 +599,14 @@ class Project:
         self._exported[ref.key] = exports
         return exports
 
+    def function_classes(self, spelled: str, importer: ModuleRef) -> FrozenSet[str]:
+        """The autograd Function classes the project module ``from spelled import ...``
+        reaches defines at its top level (``_Facts.function_classes``)."""
+        ref = self.find(spelled, importer)
+        module = self.module(ref) if ref is not None else None
+        facts = module.facts() if module is not None else None
+        return frozenset(facts.function_classes) if facts is not None else frozenset()
+
     def _export_target(self, ref: ModuleRef, facts: _Facts, name: str) -> Optional[str]:
         """The outside name ``name`` was imported as (``import torch.nn as nn``:
         "torch.nn"), or None for the project's own (and anything unclear)."""
@@ -678,6 +729,10 @@ class Project:
     def member_forwarded(self, key: str, method: str) -> Mapping[str, Tuple[str, str]]:
         return self._answer(key, method + "/forwards", cst.ClassDef, {},
                             lambda inference, classdef: inference.method_forwards(classdef, method))
+
+    def autograd_function(self, key: str) -> bool:
+        return self._answer(key, "autograd Function", cst.ClassDef, False,
+                            lambda inference, classdef: inference.is_autograd_function_class(classdef))
 
     def returns_integer_valued(self, key: str) -> bool:
         return self._answer(key, "integer-valued", cst.FunctionDef, False,
@@ -828,6 +883,12 @@ class ModuleLink(ProjectLink):
 
     def member_parameter(self, owner: str, member: str) -> Optional[Tuple[int, str]]:
         return self._project.member_parameter(owner, member)
+
+    def autograd_function(self, key: str) -> bool:
+        return self._project.autograd_function(key)
+
+    def function_classes(self, spelled: str) -> FrozenSet[str]:
+        return self._project.function_classes(spelled, self.ref)
 
     def returns_integer_valued(self, qualified: str) -> bool:
         ref_key, _ = _split_key(qualified)

@@ -131,8 +131,9 @@ def recheck(engine: Engine, previous: Checked, text: str, module: ModuleRef = ST
     if depth_checked:
         check_depth(ast.Module(body=[new_statement], type_ignores=[]))  # raises Unsupported as a whole check would
         checked.source.memo(DEPTH_CHECKED, lambda: True)
-    star_exports = engine.project.link(module).star_exports
-    outline = outline_of_statements(tree, indexes, star_exports)
+    link = engine.project.link(module)
+    star_exports = link.star_exports
+    outline = outline_of_statements(tree, indexes, star_exports, link.function_classes)
     # The screens of the whole file need not run again: only the rules that
     # may flag the changed statement matter (``narrowing.focused_rules``).
     screened = focused_rules(checked.source, tree, engine.rules, star_exports, outline)

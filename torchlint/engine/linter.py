@@ -88,6 +88,11 @@ class Engine:
             for node_type in rule.gathered_types():
                 self._gathered.setdefault(node_type, []).append(rule)
 
+    def _outline(self, tree: ast.Module, module: ModuleRef) -> Outline:
+        """The outline of ``tree``, asking the project model what its imports bring."""
+        link = self.project.link(module)
+        return Outline(tree, star_exports=link.star_exports, function_classes=link.function_classes)
+
     def module_for(self, path: Optional[str]) -> ModuleRef:
         """Which module of the project the file ``path`` is (None: a text alone)."""
         return self.project.finder.module_for(path) if path else STANDALONE
@@ -109,7 +114,7 @@ class Engine:
         # than the textual one and, over the walk already paid for, cheaper
         # than scanning the text with a rule's regexes.
         textual = [r for r in self._textual_only if r.may_match(source)]
-        outline = Outline(tree, star_exports=self.project.link(module).star_exports)
+        outline = self._outline(tree, module)
         sharp = {id(r) for r in self._outlined if r.may_match_tree(outline)}
         return [r for r in self.rules if id(r) in sharp or r in textual], outline
 
@@ -168,7 +173,7 @@ class Engine:
             active, outline = self._screen(source.text, tree, module)
         else:
             active = list(screened)
-            outline = given_outline or Outline(tree, star_exports=self.project.link(module).star_exports)
+            outline = given_outline or self._outline(tree, module)
         if not active:
             return CheckResult([])
         narrowed = None if whole or not self.screens else narrow(source, tree, active, outline)

@@ -46,7 +46,7 @@ import ast
 import copy
 from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from torchlint.analysis.cutting import MIN_BODY_LINES, cut_body, cuttable, first_line, last_line  # noqa: F401
 from torchlint.analysis.outline import Outline
@@ -388,7 +388,8 @@ _NodeIndex = Dict[type, List[ast.AST]]
 
 
 def outline_of_statements(tree: ast.Module, indexes: Sequence[_NodeIndex],
-                          star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None) -> Outline:
+                          star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None,
+                          function_classes: Optional[Callable[[str], FrozenSet[str]]] = None) -> Outline:
     """``Outline(tree)`` assembled from the node index of each top-level
     statement (``statement_index``), in the order its walk finds them: the
     module, then each statement's nodes, from the last statement to the first."""
@@ -400,7 +401,7 @@ def outline_of_statements(tree: ast.Module, indexes: Sequence[_NodeIndex],
                 by_type[kind] = list(nodes)
             else:
                 found.extend(nodes)
-    return _AssembledOutline(tree, by_type, None, star_exports)
+    return _AssembledOutline(tree, by_type, None, star_exports, function_classes)
 
 
 def statement_index(statement: ast.stmt) -> _NodeIndex:
@@ -464,9 +465,10 @@ class _AssembledOutline(Outline):
     """An ``Outline`` whose index of nodes by type is given, not walked."""
 
     def __init__(self, tree: ast.AST, by_type: _NodeIndex, whole_file: Optional[Outline],
-                 star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None) -> None:
+                 star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None,
+                 function_classes: Optional[Callable[[str], FrozenSet[str]]] = None) -> None:
         self._given = by_type
-        super().__init__(tree, whole_file=whole_file, star_exports=star_exports)
+        super().__init__(tree, whole_file=whole_file, star_exports=star_exports, function_classes=function_classes)
 
     def _file(self, tree: ast.AST) -> None:
         self._by_type = self._given

@@ -1,14 +1,15 @@
 """TL111: legacy autograd Functions (non-static forward/backward, instantiated and called)."""
 
 import ast
-from typing import Iterator, List, Optional
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Names, Outline, resolves_to
+from torchlint.analysis.outline import Names, Outline, dotted, resolves_to
 from torchlint.core.diagnostic import Edit, Fix
-from torchlint.knowledge.torch_api import AUTOGRAD_FUNCTION_BASES
+from torchlint.knowledge.torch_api import AUTOGRAD_FUNCTION_BASES, is_torch_name
+from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 _METHODS = ("forward", "backward")
@@ -39,7 +40,10 @@ class LegacyAutogradFunction(Rule):
         "the class's name is used only in `MyFn()(...)` calls or `fn = MyFn()` with `fn` only ever called "
         "(it becomes `fn = MyFn.apply`): state from an `__init__`, an instance used otherwise or a "
         "subclass need a hand rewrite, so they are flagged only. The "
-        "legacy form raises on current torch, so the rewrite cannot break working code."
+        "legacy form raises on current torch, so the rewrite cannot break working code. An instance of a "
+        "Function class another module of the project defines, called at once (`RoIPool(7, 7)(x, rois)`), "
+        "is flagged where it is called, without a fix: `.apply` fits there only once that module's class "
+        "is rewritten."
     )
     triggers = ("Function",)
     whole_file = True  # whether the fix is exact depends on every use of the class in the file
@@ -285,7 +289,7 @@ class LegacyAutogradFunction(Rule):
             functions.update(c.name for c in found)
             pending = [c for c in pending if c.name not in functions]
         if not functions:
-            return False
+            return _calls_imported_function_instance(outline)
         for classdef in classes:
             if classdef.name not in functions:
                 continue
@@ -319,19 +323,52 @@ class LegacyAutogradFunction(Rule):
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         classdef = ctx.inference.local_class(node.func)
-        if classdef is None or not ctx.inference.is_autograd_function_class(classdef):
+        if classdef is not None and ctx.inference.is_autograd_function_class(classdef):
+            name, fix = classdef.name.value, _class_fix(classdef, ctx)
+        elif (isinstance(node.func, (cst.Name, cst.Attribute)) and ctx.file.call_of(node) is not None
+              and ctx.inference.imported_function_class(node.func)):
+            # ``RoIPool(7, 7)(features, rois)`` with the class from another module of
+            # the project: its rewrite is made there; this call is rewritten by hand
+            # (``.apply`` fits only once the class is static).
+            name, fix = edits.expression_code(node.func), None
+        else:
             return
-        name = classdef.name.value
         yield Finding(
             node,
             fitting(f"autograd Function `{name}` is instantiated (legacy style); use `{name}.apply(...)`",
                     "autograd Function instantiated (legacy style); call its `.apply(...)`"),
             detail="calling the instance raises RuntimeError in current torch",
-            fix=_class_fix(classdef, ctx),
+            fix=fix,
         )
 
 
 _CTX = "ctx"
+
+
+def _calls_imported_function_instance(outline: Outline) -> bool:
+    """``RoIPool(7, 7)(x, rois)``: an instance of a class imported from a project
+    module that the project model knows to define it as an autograd Function."""
+    ask = outline.function_classes
+    called = [call.func for call in outline.nodes(ast.Call) if isinstance(call.func, ast.Call)]
+    if ask is None or not called:
+        return False
+    imported: Dict[str, List[Tuple[str, str]]] = {}
+    for module, name, bound in outline.imported():
+        imported.setdefault(bound, []).append((module, name))
+    for instance in called:
+        spelled = dotted(instance.func)
+        if spelled is None:
+            continue
+        root, dot, rest = spelled.partition(".")
+        for module, name in imported.get(root, ()):
+            if name:  # from module import name
+                full = f"{module}.{name}{dot}{rest}"
+            else:  # import a.b (binding a: the chain spells the module) / import a.b as c
+                full = spelled if module.split(".")[0] == root else f"{module}{dot}{rest}"
+            owner, _, cls = full.rpartition(".")
+            if owner.strip(".") and not is_torch_name(owner) and cls in ask(owner):
+                return True
+    return False
 
 
 def _class_fix(classdef: cst.ClassDef, ctx: NodeContext) -> Optional[Fix]:
