@@ -55,6 +55,14 @@ CASES = {
                 raise RuntimeError("needs a GPU")
             return torch.load(path, weights_only=True)
         """,
+    "an early exit through an imported exit": """
+        from sys import exit as leave
+        import torch
+        def restore(path):
+            if not torch.cuda.is_available():
+                leave(1)
+            return torch.load(path, weights_only=True)
+        """,
     "a test that does not leave the block": """
         import torch
         def restore(path):

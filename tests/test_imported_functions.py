@@ -160,3 +160,26 @@ def test_a_class_called_at_once_that_is_no_function_keeps_the_screen_closed(tmp_
     assert asked == ["ops.functions"]  # Helper(2)(pooled): asked, and not a Function
     full = Outline(ast.parse(MODULES), function_classes=function_classes)
     assert LegacyAutogradFunction.may_match_tree(full)
+
+
+def test_a_file_with_its_own_static_function_still_screens_the_imported_one():
+    import ast
+
+    from torchlint.analysis.outline import Outline
+    from torchlint.rules.tl111_legacy_autograd_function import LegacyAutogradFunction
+
+    own = textwrap.dedent('''
+        from torch.autograd import Function
+
+        class Double(Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+    ''')
+    tree = ast.parse(MODULES + own)
+    outline = Outline(tree, function_classes=lambda spelled: frozenset({"RoIPoolFunction"}))
+    assert LegacyAutogradFunction.may_match_tree(outline)

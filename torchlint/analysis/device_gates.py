@@ -76,7 +76,7 @@ def _gated_in(outline: Outline, block: Sequence[ast.stmt], flags: FrozenSet[str]
             elif _denies_cuda(outline, statement.test, flags):
                 if statement.orelse:
                     yield _span(statement.orelse)
-                elif _always_leaves(statement.body) and index + 1 < len(block):
+                elif _always_leaves(outline, statement.body) and index + 1 < len(block):
                     yield _span(block[index + 1:])
         elif isinstance(statement, ast.Assert) and _implies_cuda(outline, statement.test, flags):
             if index + 1 < len(block):
@@ -138,7 +138,7 @@ def _bound_without_store(outline: Outline) -> FrozenSet[str]:
     return frozenset(found)
 
 
-def _always_leaves(body: List[ast.stmt]) -> bool:
+def _always_leaves(outline: Outline, body: List[ast.stmt]) -> bool:
     """Does ``body`` end with a statement that never falls through?"""
     last = body[-1]
     if isinstance(last, (ast.Raise, ast.Return, ast.Continue, ast.Break)):
@@ -147,14 +147,8 @@ def _always_leaves(body: List[ast.stmt]) -> bool:
         func = last.value.func
         if isinstance(func, ast.Name) and func.id in _EXIT_BUILTINS:
             return True
-        return _is_exit_call(func)
+        return may_resolve_to(outline, func, _EXITS)  # sys.exit(...), however imported
     return False
-
-
-def _is_exit_call(func: ast.expr) -> bool:
-    """``sys.exit`` / ``os._exit`` spelled through their module."""
-    return (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-            and f"{func.value.id}.{func.attr}" in _EXITS)
 
 
 def _span(statements: Sequence[ast.stmt]) -> LineRange:

@@ -33,7 +33,7 @@ import libcst as cst
 from torchlint.analysis.cutting import cut_body, cuttable, first_line, last_line
 from torchlint.analysis.integral import IntegerValues
 from torchlint.analysis.inference import UNKNOWN, Inference, Kind, ProjectLink, Value
-from torchlint.analysis.outline import Outline
+from torchlint.analysis.outline import Outline, dotted
 from torchlint.analysis.summaries import SummaryStore, decode, encode
 from torchlint.analysis.sys_path import added_folders
 from torchlint.analysis.version_gates import version_flags
@@ -130,7 +130,7 @@ class _Facts:
             changed = False
             for classdef in classes:
                 if classdef.name not in found and any(
-                        self._qualified(base) in api.AUTOGRAD_FUNCTION_BASES or _dotted(base) in found
+                        self._qualified(base) in api.AUTOGRAD_FUNCTION_BASES or dotted(base) in found
                         for base in classdef.bases):
                     found.append(classdef.name)
                     changed = True
@@ -138,7 +138,7 @@ class _Facts:
 
     def _qualified(self, expr: ast.AST) -> Optional[str]:
         """What a dotted name means through the module's imports (``F.x`` -> ``torch.nn.functional.x``)."""
-        spelled = _dotted(expr)
+        spelled = dotted(expr)
         if spelled is None:
             return None
         root, dot, rest = spelled.partition(".")
@@ -202,17 +202,6 @@ class _Facts:
         if self.all is not None:
             return list(self.all)
         return [name for name in (*self.imports, *self.defined) if not name.startswith("_")]
-
-
-def _dotted(expr: ast.AST) -> Optional[str]:
-    """``a.b.c`` spelled out; None for anything but a dotted name."""
-    parts: List[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    return ".".join([expr.id, *reversed(parts)])
 
 
 def _strings(data: Any) -> List[str]:

@@ -300,7 +300,8 @@ class LegacyAutogradFunction(Rule):
                     and not any(isinstance(d, ast.Name) and d.id in _STATIC for d in statement.decorator_list)
                 ):
                     return True
-        return any(isinstance(call.func, ast.Name) for call in outline.calls(*functions))
+        return (any(isinstance(call.func, ast.Name) for call in outline.calls(*functions))
+                or _calls_imported_function_instance(outline))
 
     def check_ClassDef(self, node: cst.ClassDef, ctx: NodeContext) -> Iterator[Finding]:
         if not any(_defines(node, name) for name in _METHODS):
