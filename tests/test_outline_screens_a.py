@@ -252,6 +252,17 @@ FLAGGED = [
                 for i in range(3):
                     loss = self.criterion(outputs[i].unsqueeze(0), targets[i])
         """),
+    # -- TL216: the 1-D shape from ``.view(-1)``, through a chain of names
+    ("TL216", """
+        import torch
+        import torch.nn as nn
+        criterion = nn.NLLLoss()
+        outputs = torch.randn(3, 5)
+        labels = torch.zeros(3, 1).long().view(-1)
+        targets = labels
+        for i in range(3):
+            loss = criterion(outputs[i:i + 1], targets[i])
+        """),
 ]
 
 NEAR_MISSES = [
@@ -276,6 +287,29 @@ NEAR_MISSES = [
             for key in keys:
                 print(x, key)
             return loss, rows, padded, setting
+        """),
+    # TL216: element-like targets of a loss, from tensors whose shape the file
+    # never shows (a parameter, a member, the result of a project function):
+    # ``shapes.ndim`` reads a shape only from the call that made it.
+    ("TL216", """
+        import torch
+        import torch.nn as nn
+        def labels_of(batch):
+            return batch["labels"]
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.criterion = nn.CrossEntropyLoss()
+            def forward(self, logits, labels, batch):
+                self.targets = labels
+                known = labels_of(batch)
+                for i in range(3):
+                    loss = self.criterion(logits[i:i + 1], labels[i])
+                    loss = loss + self.criterion(logits[i:i + 1], self.targets[i])
+                    loss = loss + self.criterion(logits[i:i + 1], known[i])
+                for label in known:
+                    loss = loss + self.criterion(logits[:1], label)
+                return loss
         """),
     # TL216: element-like second arguments of calls that build an instance of a
     # class of the file, or call a method a torch base class gives ``self``.

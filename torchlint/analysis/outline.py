@@ -997,6 +997,38 @@ def tensor_names(outline: Outline) -> FrozenSet[str]:
     return names_where(outline, "tensor_names", lambda value, known: _may_be_tensor(outline, value, False, 0, known))
 
 
+# What ``analysis/shapes.py`` reads a number of dimensions from: calls of these
+# (the sizes, the data, the range they are given), of ``.view``/``.reshape``,
+# and ``Variable`` around one of them.
+_SHAPED_CALLS = frozenset({*_api.SIZE_FACTORIES, *_api.PRODUCT_NDIM, "torch.arange",
+                           *(_api.ARRAY_TO_TENSOR - _api.NDARRAY_ONLY_TO_TENSOR), *_api.VARIABLE})
+
+
+def may_know_ndim(outline: Outline, expr: ast.AST) -> bool:
+    """Could ``shapes.ndim`` know how many dimensions ``expr`` has? Only for
+    a call it reads a shape from (``torch.zeros(3)``, ``x.view(-1)``,
+    ``torch.tensor([0, 1])``, ``torch.arange(n)``), or a name with a binding
+    to one (through other names): never for a parameter, an attribute or
+    the result of any other call."""
+    return _may_know_ndim(outline, expr, None)
+
+
+def shaped_names(outline: Outline) -> FrozenSet[str]:
+    """Names with some binding ``may_know_ndim`` holds for."""
+    return names_where(outline, "shaped_names", lambda value, known: _may_know_ndim(outline, value, known))
+
+
+def _may_know_ndim(outline: Outline, expr: ast.AST, names: "Optional[set]") -> bool:
+    if isinstance(expr, ast.Name):
+        return expr.id in (names if names is not None else shaped_names(outline))
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    if isinstance(func, ast.Attribute) and func.attr in _api.RESHAPE_METHODS:
+        return True
+    return may_resolve_to(outline, func, _SHAPED_CALLS)
+
+
 def _torch_tensor_call(outline: Outline, func: ast.AST) -> bool:
     return any(_tensor_callee(name) for name in resolved_names(outline, func))
 

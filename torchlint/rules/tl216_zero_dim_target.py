@@ -8,7 +8,8 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import (
-    Outline, any_of, bound_names, classes_only, loss_calls, may_hold_value, resolved_names, self_member_known,
+    Outline, any_of, bound_names, classes_only, loss_calls, may_hold_value, may_know_ndim, resolved_names,
+    self_member_known,
 )
 from torchlint.analysis.shapes import is_1d_tensor, ndim
 from torchlint.knowledge.torch_api import is_loss_callee, is_torch_name
@@ -119,7 +120,7 @@ class ZeroDimTarget(Rule):
             return isinstance(node, ast.Subscript) and (
                 isinstance(node.slice, ast.Name)
                 or (isinstance(node.slice, ast.Constant) and type(node.slice.value) is int)
-            ) and may_hold_value(outline, node.value)
+            ) and _may_be_1d(outline, node.value)
 
         def may_be_loss(call: ast.Call) -> bool:
             # Inference gives a loss only from a torch callee that is one (or a project's);
@@ -158,18 +159,24 @@ class ZeroDimTarget(Rule):
 
 def _loop_names(outline: Outline) -> frozenset:
     """The names ``for`` loops bind the way ``_iterated_for`` follows them, from
-    something whose shape inference may know (``may_hold_value``)."""
+    something whose shape inference may know (``_may_be_1d``)."""
     names = set()
     for loop in outline.nodes(ast.For):
         if isinstance(loop.target, ast.Name):
-            if may_hold_value(outline, loop.iter):
+            if _may_be_1d(outline, loop.iter):
                 names.add(loop.target.id)
         elif isinstance(loop.target, (ast.Tuple, ast.List)) and _is_zip(loop.iter):
             sources = [a for a in loop.iter.args if not isinstance(a, ast.Starred)]
             if len(sources) == len(loop.target.elts):
                 names.update(element.id for element, source in zip(loop.target.elts, sources)
-                             if isinstance(element, ast.Name) and may_hold_value(outline, source))
+                             if isinstance(element, ast.Name) and _may_be_1d(outline, source))
     return frozenset(names)
+
+
+def _may_be_1d(outline: Outline, whole: ast.AST) -> bool:
+    """Could ``is_1d_tensor`` hold for ``whole``: inference may know what it
+    holds, and its shape comes from a call ``shapes.ndim`` reads?"""
+    return may_hold_value(outline, whole) and may_know_ndim(outline, whole)
 
 
 # Builtins whose calls inference never gives a value (``min``/``max`` of tensors it
