@@ -23,6 +23,20 @@ OUTLINE_ONLY_ENGINE = hasattr(Rule, "has_outline_screen")
 
 # (code, snippet the rule flags)
 FLAGGED = [
+    # TL201 on what a plain function of the file returns: a tensor, through a
+    # name, in a function the narrowing cuts (the screen reads it in the whole file)
+    ("TL201", """
+        import torch
+        def ones():
+            made = torch.ones(3)
+            return made
+        def zeros():
+            return ones()
+        class Trainer:
+            def step(self):
+                weights = zeros()
+                weights.cuda()
+    """),
     # TL201 on a member of self: a base class of the file assigns it a tensor, or its
     # __init__ is handed one; two classes assign it, one a tensor; a cycle of members
     ("TL201", """
@@ -278,6 +292,28 @@ FLAGGED = [
 
 # (code, snippet the rule cannot flag and its screen must reject)
 NEAR_MISSES = [
+    # TL201: ``.add`` on what plain functions of the file return: a set, None,
+    # a call of another such function, itself (recursion knows nothing)
+    ("TL201", """
+        import torch
+        def get_pairs(word):
+            pairs = set()
+            for a, b in zip(word, word[1:]):
+                pairs.add((a, b))
+            return pairs
+        def nothing():
+            return
+        def again(word):
+            return get_pairs(word) if word else again(word[1:])
+        def bpe(word):
+            pairs = get_pairs(word)
+            pairs.add(1)
+            none = nothing()
+            none.add(1)
+            more = again(word)
+            more.add(1)
+            return torch.tensor(len(pairs))
+    """),
     # TL201: what the file's own classes make is never a tensor, in a class whose
     # base is another module's too (its members are the class's own)
     ("TL201", """

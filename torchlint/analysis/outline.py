@@ -1072,7 +1072,8 @@ def _may_be_tensor(outline: Outline, expr: ast.AST, any_name: bool, depth: int, 
             # a torch function, a module called (bound by an assignment), a project function or
             # another module's class; calling a class of this file makes an instance, never a tensor
             return any_name or _torch_tensor_call(outline, func) or (
-                func.id in bound_names(outline) and func.id not in classes_only(outline.whole_file))
+                func.id in bound_names(outline) and func.id not in classes_only(outline.whole_file)
+                and _may_return_tensor(outline, func.id, depth, names))
         return not isinstance(func, (ast.Subscript, ast.Constant))
     if isinstance(expr, ast.UnaryOp):
         return not isinstance(expr.op, ast.Not) and _may_be_tensor(outline, expr.operand, any_name, depth + 1, names)
@@ -1085,6 +1086,95 @@ def _may_be_tensor(outline: Outline, expr: ast.AST, any_name: bool, depth: int, 
         return _may_be_tensor(outline, expr.body, any_name, depth + 1, names) or _may_be_tensor(
             outline, expr.orelse, any_name, depth + 1, names)
     return False
+
+
+def _may_return_tensor(outline: Outline, name: str, depth: int, names: "Optional[set]") -> bool:
+    """May calling ``name`` give a tensor? Not when it names one plain function
+    of the file (bound by nothing else, undecorated, no generator) none of
+    whose ``return`` values may be one: inference takes what calling it gives
+    from those. Asked about a part of the file (narrowing), the function is
+    read in the whole file, whose names it may bind. A call of the function
+    being read adds nothing (a least fixed point, like inference's)."""
+    whole = outline.whole_file
+    function = plain_functions(whole).get(name)
+    if function is None:
+        return True
+    returned = whole.memo("returns of " + name, lambda: _returned_values(function))
+    if returned is None:
+        return True
+    reading: set = whole.memo("returns being read", set)
+    if name in reading:
+        return False  # recursion: the other returns say what a call can give
+    reading.add(name)
+    try:
+        known = names if whole is outline else None
+        return any(_may_be_tensor(whole, value, False, depth + 1, known) for value in returned)
+    finally:
+        reading.discard(name)
+
+
+def plain_functions(outline: Outline) -> Mapping[str, ast.FunctionDef]:
+    """Names the file binds only by one undecorated ``def`` (no assignment,
+    import, parameter, class or other def binds them too): what calling
+    one gives is what its ``return`` statements give."""
+    def compute() -> Mapping[str, ast.FunctionDef]:
+        defs: Dict[str, List[ast.AST]] = {}
+        for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            for node in outline.nodes(kind):
+                defs.setdefault(node.name, []).append(node)
+        if not defs:
+            return {}
+        other = set(stored_names(outline)) | deleted_names(outline)
+        other.update(node.arg for node in outline.nodes(ast.arg))
+        for kind in _NAMED_BINDERS:
+            if kind not in (ast.FunctionDef, ast.AsyncFunctionDef):
+                other.update(node.name for node in outline.nodes(kind) if node.name)  # type: ignore[attr-defined]
+        for node in outline.nodes(ast.Import):
+            other.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        for node in outline.nodes(ast.ImportFrom):
+            other.update(alias.asname or alias.name for alias in node.names)
+            if any(alias.name == "*" for alias in node.names):
+                other.update(star_bindings(outline, "." * node.level + (node.module or "")))
+        for node in outline.nodes(ast.Global) + outline.nodes(ast.Nonlocal):
+            other.update(node.names)
+        return {name: found[0] for name, found in defs.items()
+                if len(found) == 1 and name not in other and type(found[0]) is ast.FunctionDef
+                and not found[0].decorator_list}  # type: ignore[attr-defined]
+
+    return outline.memo("plain_functions", compute)
+
+
+# What of a nested def, lambda or class its enclosing function evaluates.
+_OWN_SCOPES: Dict[type, Tuple[str, ...]] = {
+    ast.FunctionDef: ("decorator_list", "args"), ast.AsyncFunctionDef: ("decorator_list", "args"),
+    ast.Lambda: ("args",), ast.ClassDef: ("decorator_list", "bases", "keywords"),
+}
+
+
+def _as_list(value: object) -> List[ast.AST]:
+    return list(value) if isinstance(value, list) else [value]  # type: ignore[list-item]
+
+
+def _returned_values(function: ast.FunctionDef) -> Optional[List[ast.AST]]:
+    """What the ``return`` statements of ``function`` give (``return`` alone
+    and falling off the end give None, which is no tensor); None for a
+    generator. Nested defs, lambdas and classes return for themselves."""
+    values: List[ast.AST] = []
+    pending: List[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind in _OWN_SCOPES:
+            # Only the parts evaluated where they stand: decorators, defaults, bases.
+            pending.extend(part for field in _OWN_SCOPES[kind] for part in _as_list(getattr(node, field)))
+            continue
+        if kind is ast.Yield or kind is ast.YieldFrom:
+            return None
+        if kind is ast.Return:
+            if node.value is not None:  # type: ignore[attr-defined]
+                values.append(node.value)  # type: ignore[attr-defined]
+        pending.extend(child_nodes([node]))
+    return values
 
 
 def _is_integer(expr: ast.AST) -> bool:
