@@ -937,6 +937,26 @@ def _class_at(outline: Outline, line: int) -> Optional[_ClassFacts]:
     return _innermost(outline.memo("class facts", lambda: _class_facts(outline)), line)
 
 
+def _bound_otherwise(outline: Outline, definitions: Tuple[type, ...]) -> set:
+    """Every name the file binds some way other than by a ``definitions`` node:
+    an assignment, ``del``, a parameter, another def or class, an import
+    (star imports: what they bind that the file reads), ``global``/``nonlocal``."""
+    other = set(stored_names(outline)) | deleted_names(outline)
+    other.update(node.arg for node in outline.nodes(ast.arg))
+    for kind in _NAMED_BINDERS:
+        if kind not in definitions:
+            other.update(node.name for node in outline.nodes(kind) if node.name)  # type: ignore[attr-defined]
+    for node in outline.nodes(ast.Import):
+        other.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    for node in outline.nodes(ast.ImportFrom):
+        other.update(alias.asname or alias.name for alias in node.names)
+        if any(alias.name == "*" for alias in node.names):
+            other.update(star_bindings(outline, "." * node.level + (node.module or "")))
+    for node in outline.nodes(ast.Global) + outline.nodes(ast.Nonlocal):
+        other.update(node.names)
+    return other
+
+
 def classes_only(outline: Outline) -> FrozenSet[str]:
     """Names the file binds only as classes (no assignment, import, def or
     parameter anywhere binds them too): calling one makes an instance of the
@@ -945,19 +965,7 @@ def classes_only(outline: Outline) -> FrozenSet[str]:
         classes = {node.name for node in outline.nodes(ast.ClassDef)}
         if not classes:
             return frozenset()
-        other = set(stored_names(outline)) | deleted_names(outline)
-        other.update(node.arg for node in outline.nodes(ast.arg))
-        for kind in _NAMED_BINDERS:
-            if kind is not ast.ClassDef:
-                other.update(node.name for node in outline.nodes(kind) if node.name)  # type: ignore[attr-defined]
-        for node in outline.nodes(ast.Import):
-            other.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-        for node in outline.nodes(ast.ImportFrom):
-            other.update(alias.asname or alias.name for alias in node.names)
-            if any(alias.name == "*" for alias in node.names):
-                other.update(star_bindings(outline, "." * node.level + (node.module or "")))
-        for node in outline.nodes(ast.Global) + outline.nodes(ast.Nonlocal):
-            other.update(node.names)
+        other = _bound_otherwise(outline, (ast.ClassDef,))
         return frozenset(classes - other)
 
     return outline.memo("classes_only", compute)
@@ -1124,19 +1132,7 @@ def plain_functions(outline: Outline) -> Mapping[str, ast.FunctionDef]:
                 defs.setdefault(node.name, []).append(node)
         if not defs:
             return {}
-        other = set(stored_names(outline)) | deleted_names(outline)
-        other.update(node.arg for node in outline.nodes(ast.arg))
-        for kind in _NAMED_BINDERS:
-            if kind not in (ast.FunctionDef, ast.AsyncFunctionDef):
-                other.update(node.name for node in outline.nodes(kind) if node.name)  # type: ignore[attr-defined]
-        for node in outline.nodes(ast.Import):
-            other.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-        for node in outline.nodes(ast.ImportFrom):
-            other.update(alias.asname or alias.name for alias in node.names)
-            if any(alias.name == "*" for alias in node.names):
-                other.update(star_bindings(outline, "." * node.level + (node.module or "")))
-        for node in outline.nodes(ast.Global) + outline.nodes(ast.Nonlocal):
-            other.update(node.names)
+        other = _bound_otherwise(outline, (ast.FunctionDef, ast.AsyncFunctionDef))
         return {name: found[0] for name, found in defs.items()
                 if len(found) == 1 and name not in other and type(found[0]) is ast.FunctionDef
                 and not found[0].decorator_list}  # type: ignore[attr-defined]
