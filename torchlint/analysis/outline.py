@@ -693,35 +693,39 @@ def _binding_values(outline: Outline) -> List[Tuple[str, ast.AST]]:
 
     def compute() -> List[Tuple[str, ast.AST]]:
         found: List[Tuple[str, ast.AST]] = []
-
-        def bind(target: ast.AST, value: ast.AST, unpack: bool) -> None:
-            if isinstance(target, ast.Name):
-                found.append((target.id, value))
-            elif isinstance(target, (ast.Tuple, ast.List)):
-                literal = unpack and isinstance(value, (ast.Tuple, ast.List)) and not any(
-                    isinstance(e, ast.Starred) for e in value.elts)
-                for index, element in enumerate(target.elts):
-                    if literal and index < len(value.elts):  # type: ignore[attr-defined]
-                        bind(element, value.elts[index], True)  # type: ignore[attr-defined]
-                    elif not unpack:
-                        bind(element, value, False)
-
         for node in outline.nodes(ast.Assign):
             for target in node.targets:
-                bind(target, node.value, True)
+                _bind(found, target, node.value, True)
         for node in outline.nodes(ast.AnnAssign):
             if node.value is not None:
-                bind(node.target, node.value, True)
+                _bind(found, node.target, node.value, True)
         for node in outline.nodes(ast.AugAssign):
-            bind(node.target, node.value, True)
+            _bind(found, node.target, node.value, True)
         for node in outline.nodes(ast.NamedExpr):
-            bind(node.target, node.value, True)
+            _bind(found, node.target, node.value, True)
         for kind in (ast.For, ast.AsyncFor):
             for node in outline.nodes(kind):
-                bind(node.target, iterated(outline, node.iter), False)
+                _bind(found, node.target, iterated(outline, node.iter), False)
         return found
 
     return outline.memo("binding_values", compute)  # type: ignore[return-value]
+
+
+def _bind(found: List[Tuple[str, ast.AST]], target: ast.AST, value: ast.AST, unpack: bool) -> None:
+    """Add to ``found`` what assigning ``value`` to ``target`` binds (see
+    ``_binding_values``). A function of the module, not a closure calling
+    itself: that closure and its cell make a cycle, which kept every file's
+    ``found`` and the trees under it alive until the collector ran."""
+    if isinstance(target, ast.Name):
+        found.append((target.id, value))
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        literal = unpack and isinstance(value, (ast.Tuple, ast.List)) and not any(
+            isinstance(e, ast.Starred) for e in value.elts)
+        for index, element in enumerate(target.elts):
+            if literal and index < len(value.elts):  # type: ignore[attr-defined]
+                _bind(found, element, value.elts[index], True)  # type: ignore[attr-defined]
+            elif not unpack:
+                _bind(found, element, value, False)
 
 
 class _Everything(frozenset):
