@@ -8,7 +8,8 @@ import sysconfig
 import textwrap
 from pathlib import Path
 
-from torchlint.analysis.outline import Outline
+from torchlint.analysis.outline import Outline, names_in
+from torchlint.engine.narrowing import outline_of_statements, statement_index
 
 LEFT_OUT = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 
@@ -34,7 +35,15 @@ def _same_nodes(tree: ast.AST) -> bool:
     outline = Outline(tree)
     filed = sorted(id(node) for nodes in outline._by_type.values() for node in nodes)
     walked = sorted(id(node) for node in ast.walk(tree) if not isinstance(node, LEFT_OUT))
-    return filed == walked
+    return filed == walked and _ids(outline.names_not_loaded()) == _ids(_not_loaded(tree))
+
+
+def _ids(nodes) -> list:
+    return sorted(id(node) for node in nodes)
+
+
+def _not_loaded(tree: ast.AST) -> list:
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)]
 
 
 def test_every_kind_of_node_is_filed():
@@ -51,3 +60,14 @@ def test_the_standard_library_is_filed_completely():
         assert _same_nodes(tree), path
         checked += 1
     assert checked > 500
+
+
+def test_an_outline_assembled_from_statements_sets_aside_the_same_names():
+    # Narrowing assembles outlines from each statement's nodes, without a walk.
+    tree = ast.parse(SNIPPET + "del z\nfor k, (l, m) in n: pass\n")
+    assembled = outline_of_statements(tree, [statement_index(s) for s in tree.body])
+    assert _ids(assembled.names_not_loaded()) == _ids(_not_loaded(tree))
+    for outline in (assembled, Outline(tree)):
+        assert names_in(outline, ast.Store) == {"b", "c", "u", "v", "x", "y", "k", "l", "m"}
+        assert names_in(outline, ast.Del) == {"z"}
+        assert {"a", "g", "n", "w"} <= names_in(outline, ast.Load)

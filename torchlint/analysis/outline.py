@@ -55,6 +55,7 @@ class Outline:
         self._calls_by_name: Optional[Dict[str, List[ast.Call]]] = None
         self._imported: Optional[List[Tuple[str, str, str]]] = None
         self._facts: Dict[str, object] = {}  # see ``memo``
+        self._names_not_loaded: List[ast.Name] = []  # stored or deleted, see ``names_in``
         self._file(tree)
 
     def _file(self, tree: ast.AST) -> None:
@@ -64,12 +65,16 @@ class Outline:
         fields_of = _CHILD_FIELDS
         # Names and constants are half of all nodes and have no children to visit.
         names, constants = by_type.setdefault(ast.Name, []), by_type.setdefault(ast.Constant, [])
-        Name, Constant = ast.Name, ast.Constant
+        # Most names are read; the few bound or deleted are asked about far more often.
+        not_loaded = self._names_not_loaded
+        Name, Constant, Load = ast.Name, ast.Constant, ast.Load
         while stack:
             node = pop()
             kind = type(node)
             if kind is Name:
                 names.append(node)
+                if node.ctx.__class__ is not Load:
+                    not_loaded.append(node)
                 continue
             if kind is Constant:
                 constants.append(node)
@@ -99,6 +104,10 @@ class Outline:
         if key not in facts:
             facts[key] = compute()
         return facts[key]  # type: ignore[return-value]
+
+    def names_not_loaded(self) -> List[ast.Name]:
+        """The names stored or deleted (the walk sets them aside)."""
+        return self._names_not_loaded
 
     def nodes(self, kind: Type[N]) -> List[N]:
         """Every node of exactly type ``kind`` (in no particular order)."""
@@ -329,17 +338,16 @@ def star_bindings(outline: Outline, module: str) -> Mapping[str, str]:
     return {name: target for name, target in exports.items() if name in free}
 
 
-def names_by_context(outline: Outline) -> Dict[type, FrozenSet[str]]:
-    """The ids of the file's names by their context (``ast.Load``, ``ast.Store``,
-    ``ast.Del``): one pass over the names for every screen that asks."""
-    def compute() -> Dict[type, FrozenSet[str]]:
-        found: Dict[type, set] = {ast.Load: set(), ast.Store: set(), ast.Del: set()}
-        for node in outline.nodes(ast.Name):
-            kind = node.ctx.__class__
-            (found[kind] if kind in found else found.setdefault(kind, set())).add(node.id)
-        return {kind: frozenset(ids) for kind, ids in found.items()}
+def names_in(outline: Outline, context: type) -> FrozenSet[str]:
+    """The ids of the file's names in ``context`` (``ast.Load``, ``ast.Store``
+    or ``ast.Del``), found once per file. The walk set aside the names not
+    read: the stored and deleted ones come from those few, and only a
+    question about reads (star imports) goes over every name."""
+    def compute() -> FrozenSet[str]:
+        names = outline.nodes(ast.Name) if context is ast.Load else outline.names_not_loaded()
+        return frozenset(node.id for node in names if node.ctx.__class__ is context)
 
-    return outline.memo("names by context", compute)
+    return outline.memo(f"names in {context.__name__}", compute)  # type: ignore[return-value]
 
 
 def free_names(outline: Outline) -> FrozenSet[str]:
@@ -347,7 +355,7 @@ def free_names(outline: Outline) -> FrozenSet[str]:
     whole = outline.whole_file
 
     def compute() -> FrozenSet[str]:
-        return names_by_context(whole)[ast.Load] - _plain_bound_names(whole) - _BUILTIN_NAMES
+        return names_in(whole, ast.Load) - _plain_bound_names(whole) - _BUILTIN_NAMES
 
     return whole.memo("free_names", compute)
 
@@ -393,10 +401,13 @@ def keyword_arguments(outline: Outline) -> FrozenSet[str]:
         node.arg for node in outline.nodes(ast.keyword) if node.arg is not None))
 
 
-def calls_to(outline: Outline, names: Names) -> Iterator[ast.Call]:
-    """Calls whose callee may resolve to one of ``names``."""
+def calls_to(outline: Outline, names: Names, where: Optional[Callable[[ast.Call], bool]] = None,
+             ) -> Iterator[ast.Call]:
+    """Calls whose callee may resolve to one of ``names`` (and, given
+    ``where``, for which it holds: asked first, as it is meant to be the
+    cheaper test; a screen passes what its finding needs of the arguments)."""
     for call in outline.calls(*names.last, *aliases_of(outline, names)):
-        if resolves_to(outline, call.func, names):
+        if (where is None or where(call)) and resolves_to(outline, call.func, names):
             yield call
 
 
@@ -479,7 +490,7 @@ def may_hold_value(outline: Outline, expr: ast.AST) -> bool:
     if not isinstance(expr, ast.Name):
         return True
     return expr.id in outline.memo("names holding values", lambda: (
-        names_by_context(outline)[ast.Store] | names_by_context(outline)[ast.Del]
+        names_in(outline, ast.Store) | names_in(outline, ast.Del)
         | evidence_names(outline) | self_names(outline)))
 
 
@@ -547,7 +558,7 @@ def calls_matching(outline: Outline, tail: Callable[[str], bool], qualified: Cal
 
 def stored_names(outline: Outline) -> FrozenSet[str]:
     """Every name the file assigns somewhere (a Name in a store context)."""
-    return names_by_context(outline)[ast.Store]
+    return names_in(outline, ast.Store)
 
 
 def _plain_bound_names(outline: Outline) -> FrozenSet[str]:

@@ -473,6 +473,11 @@ class _AssembledOutline(Outline):
     def _file(self, tree: ast.AST) -> None:
         self._by_type = self._given
 
+    def names_not_loaded(self) -> List[ast.Name]:
+        # No walk set them aside: found among the names, once.
+        return self.memo("names not loaded", lambda: [
+            node for node in self.nodes(ast.Name) if node.ctx.__class__ is not ast.Load])
+
     @staticmethod
     def index_of(node: ast.AST) -> _NodeIndex:
         return Outline(node)._by_type

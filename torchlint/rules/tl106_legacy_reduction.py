@@ -24,6 +24,12 @@ _LOSSES = Names(LOSS_PARAMS)
 _LOSS_NAMES = "|".join(sorted(_LOSSES.last))
 
 
+
+def _may_pass_legacy(call: ast.Call) -> bool:
+    """Can this call pass a legacy argument: has it positional ones, or a
+    keyword ``may_match_tree`` looks at? (Most loss constructions pass none.)"""
+    return bool(call.args) or any(k.arg in LEGACY or k.arg == "reduction" for k in call.keywords)
+
 class LegacyLossReduction(Rule):
     code = "TL106"
     name = "legacy-loss-reduction"
@@ -152,7 +158,7 @@ class LegacyLossReduction(Rule):
         # A call of a loss (through an import) passing a legacy argument that
         # is not a literal None (by keyword, or by position up to the first
         # ``*args``), or ``reduction="elementwise_mean"``.
-        for call in calls_to(outline, _LOSSES):
+        for call in calls_to(outline, _LOSSES, where=_may_pass_legacy):
             for keyword in call.keywords:
                 if keyword.arg in LEGACY and not is_none(keyword.value):
                     return True

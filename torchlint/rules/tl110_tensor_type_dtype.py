@@ -10,6 +10,7 @@ from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import (
     Names,
     Outline,
+    any_of,
     calls_to,
     keyword_arguments,
     may_hold_value,
@@ -130,15 +131,16 @@ class TensorTypeAsDtype(Rule):
         # (through an import) or of a ``new_*`` method of something inference may know.
         if "dtype" not in keyword_arguments(outline):
             return False
-        methods = [
-            c for c in outline.calls(*DTYPE_TENSOR_METHODS)
-            if isinstance(c.func, ast.Attribute) and may_hold_value(outline, c.func.value)
-        ]
-        for call in [*calls_to(outline, _FACTORIES), *methods]:
-            for keyword in call.keywords:
-                if keyword.arg == "dtype" and resolves_to(outline, keyword.value, _LEGACY_TYPES):
-                    return True
-        return False
+
+        def legacy_dtype(call: ast.Call) -> bool:
+            return any(k.arg == "dtype" and resolves_to(outline, k.value, _LEGACY_TYPES) for k in call.keywords)
+
+        if any_of(calls_to(outline, _FACTORIES, where=legacy_dtype)):
+            return True
+        return any(
+            isinstance(c.func, ast.Attribute) and legacy_dtype(c) and may_hold_value(outline, c.func.value)
+            for c in outline.calls(*DTYPE_TENSOR_METHODS)
+        )
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         dtype = edits.keyword(node, "dtype")

@@ -691,7 +691,6 @@ def _torch_chain(node: ast.AST, heads: Dict[str, Tuple[str, ...]]) -> Tuple[str,
 
 
 @functools.lru_cache(maxsize=4096)
-@functools.lru_cache(maxsize=4096)
 def _near_requires_grad(name: str) -> bool:
     if name == REQUIRES_GRAD or name.startswith("_") or not _NEAR_LENGTHS[0] <= len(name) <= _NEAR_LENGTHS[1]:
         return False
