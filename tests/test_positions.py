@@ -45,6 +45,23 @@ CLASSES = {
 }
 
 
+# Statement lines deep in defs: a node there is placed from its line alone.
+NESTED = {
+    "blocks": "import torch\n\ndef f(x):\n    if x:\n        a = torch.a(x)\n    elif x > 1:\n"
+              "        # note\n        b = torch.b(x)\n    else:\n        for i in x:\n            c = torch.c(i)\n"
+              "        else:\n            d = torch.d\n    while x:\n        x = torch.e(x); y = torch.f\n"
+              "    try:\n        with x as y:\n            torch.g(y)\n    except (A, B):\n        torch.h\n"
+              "    except C:\n        pass\n    else:\n        torch.i()\n    finally:\n        torch.j()\n"
+              "    return torch.k\n",
+    "in a method": "class C:\n    def f(self, x):\n        for i in x:\n            if i:\n"
+                   "                return torch.a(i)\n",
+    "one-line blocks": "def f(x):\n    if x: return torch.a(x)\n    for i in x: torch.b(i)\n"
+                       "    if x:\n        torch.c(x)\n",
+    "crlf and tabs": "def f(x):\r\n\tif x:\r\n\t\ty = torch.a(x)\r\n\treturn y\r\n",
+    "match left alone": "def f(x):\n    match x:\n        case 1:\n            torch.a()\n    torch.b()\n",
+}
+
+
 def _check(source: str):
     module = cst.parse_module(source)
     tree = ast.parse(source)
@@ -58,6 +75,10 @@ def _check(source: str):
     assert {node: end for node, (_, end) in locator.ranges(nodes).items()} == ends
     by_method = Locator(module, SourceFile(source), tree, file_context.top_of, file_context.method_of)
     assert by_method.ranges(nodes) == {node: (wanted[node], ends[node]) for node in nodes}
+    by_line = Locator(module, SourceFile(source), tree, file_context.top_of, file_context.method_of,
+                      file_context.line_holding)
+    assert by_line.ranges(nodes) == {node: (wanted[node], ends[node]) for node in nodes}
+    _check.lines = sum(placed is not None for placed in by_line._lines.values())
     return locator._by_statement, sum(isinstance(key, tuple) and placed is not None
                                       for key, placed in by_method._generated.items())
 
@@ -76,9 +97,16 @@ def test_positions_in_methods_equal_libcst(name):
 
 
 def test_positions_on_our_own_code_equal_libcst():
-    taken = methods = 0
+    taken = methods = lines = 0
     for path in sorted((REPO / "torchlint").rglob("*.py")):
         fast, by_method = _check(path.read_text(encoding="utf-8"))
         taken += fast
         methods += by_method
-    assert taken > 40 and methods > 100
+        lines += _check.lines
+    assert taken > 40 and methods > 100 and lines > 1000
+
+
+@pytest.mark.parametrize("name", NESTED)
+def test_positions_from_statement_lines_equal_libcst(name):
+    fast, _ = _check(NESTED[name])
+    assert fast and _check.lines, "the per-line way was not taken"

@@ -70,6 +70,22 @@ class FileContext:
     def statement_line_of(self, small: cst.CSTNode) -> Optional[cst.SimpleStatementLine]:
         return self._collector.line_of.get(small)
 
+    def line_holding(self, node: cst.CSTNode) -> Optional[cst.SimpleStatementLine]:
+        """The statement line holding the expression ``node``, found through
+        the name it starts with (``F.sigmoid(x)``: ``F``); None when it
+        starts with no name or is not in a simple statement."""
+        while not isinstance(node, cst.Name):
+            if isinstance(node, (cst.Attribute, cst.Subscript)):
+                node = node.value
+            elif isinstance(node, cst.Call):
+                node = node.func
+            elif isinstance(node, cst.Arg):
+                node = node.value
+            else:
+                return None
+        small = self._collector.facts.statement_of.get(node)
+        return self._collector.line_of.get(small) if small is not None else None
+
     def nodes(self, kind: Type[cst.CSTNode]) -> List[cst.CSTNode]:
         """Every node of exactly type ``kind`` in the analysed module, in the
         order of the traversal: for a rule that ``gathers`` that type, or

@@ -250,7 +250,7 @@ class Engine:
         suppressed: List[Tuple[int, str]] = []
         if found:
             parsed = narrowed.source if narrowed is not None else source
-            locator = Locator(module, parsed, tree, file_context.top_of, file_context.method_of)
+            locator = Locator(module, parsed, tree, file_context.top_of, file_context.method_of, file_context.line_holding)
             places = locator.ranges({id(f.node): f.node for _, f in found}.values())
             noqa = noqa_index(source) if self.honour_noqa else None  # flake8 applies `# noqa` itself
             lines = source.lines if "\x0c" in source.text else None

@@ -15,7 +15,7 @@ answer is always libcst's.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata.position_provider import (
@@ -52,12 +52,19 @@ class Locator:
 
     def __init__(self, module: cst.Module, source: Optional[SourceFile] = None, tree: Optional[ast.Module] = None,
                  top_of: Optional[Mapping[cst.CSTNode, cst.CSTNode]] = None,
-                 method_of: Optional[Mapping[cst.CSTNode, cst.CSTNode]] = None) -> None:
+                 method_of: Optional[Mapping[cst.CSTNode, cst.CSTNode]] = None,
+                 line_holding: Optional[Callable[[cst.CSTNode], Optional[cst.SimpleStatementLine]]] = None) -> None:
         self.module = module
         self.source = source
         self.top_of = top_of
         self._tree = tree
         self.method_of = method_of
+        # node -> the statement line holding it, if known: a node in a def is
+        # then placed by generating that line alone (a loss function of a
+        # hundred statements is otherwise generated whole for one finding).
+        self.line_holding = line_holding
+        self._python_members: Dict[int, Optional[List[ast.stmt]]] = {}
+        self._lines: Dict[int, Optional[Tuple[int, Mapping]]] = {}  # id of a statement line -> as ``_generated``
         self._python: Optional[List[ast.stmt]] = None  # Python's statement for each of libcst's top-level ones
         self._line_starts: Optional[List[int]] = None
         self._index: Optional[Dict[int, int]] = None
@@ -105,6 +112,10 @@ class Locator:
         place = self._member_range(node, statement, i)  # type: ignore[arg-type]
         if place is not None:
             return place
+        if isinstance(statement, _DEFINITIONS):
+            place = self._line_range(node, statement, self._python[i], ())
+            if place is not None:
+                return place
         if i not in self._generated:
             self._generated[i] = self._placed(statement, self._python[i].lineno)  # type: ignore[arg-type]
         return _placed_range(self._generated[i], node)
@@ -121,19 +132,41 @@ class Locator:
         k = next((k for k, member in enumerate(members) if member is method), None)
         if k is None:
             return None
+        if i not in self._python_members:
+            self._python_members[i] = _first_statements(members, getattr(self._python[i], "body", []))  # type: ignore[index]
+        python = self._python_members[i]
+        indent = self._indent_of(statement.body)
+        if python is not None:
+            place = self._line_range(node, method, python[k], (indent,))
+            if place is not None:
+                return place
         key = (i, k)
         if key not in self._generated:
-            python = _first_statements(members, getattr(self._python[i], "body", []))  # type: ignore[index]
-            indent = statement.body.indent if statement.body.indent is not None else self.module.default_indent
-            self._generated[key] = None if python is None else self._placed(method, python[k].lineno, indent=indent)
+            self._generated[key] = None if python is None else self._placed(method, python[k].lineno, (indent,))
         return _placed_range(self._generated[key], node)
 
-    def _placed(self, statement: cst.CSTNode, line: int, indent: str = "") -> Optional[Tuple[int, Mapping]]:
-        """The ranges of ``statement`` (generated at ``indent``), shifted so it
-        starts on Python's ``line`` for it; None unless its code (leading
-        comments included) is the source's, right there."""
+    def _line_range(self, node: cst.CSTNode, definition: cst.CSTNode, python: ast.stmt,
+                    indents: Tuple[str, ...]) -> Optional[Range]:
+        """``node``'s range from the statement line holding it alone, when that
+        line is in ``definition`` (whose twin in Python's tree is ``python``,
+        inside blocks indented by ``indents``) and its text lines up."""
+        line = self.line_holding(node) if self.line_holding is not None else None
+        if line is None:
+            return None
+        if id(line) not in self._lines:
+            found = _find_line(line, definition, python, indents, self._indent_of)
+            self._lines[id(line)] = None if found is None else self._placed(line, found[0], found[1])
+        return _placed_range(self._lines[id(line)], node)
+
+    def _indent_of(self, block: cst.BaseSuite) -> str:
+        return block.indent if getattr(block, "indent", None) is not None else self.module.default_indent
+
+    def _placed(self, statement: cst.CSTNode, line: int, indents: Sequence[str] = ()) -> Optional[Tuple[int, Mapping]]:
+        """The ranges of ``statement`` (generated inside blocks indented by
+        ``indents``), shifted so it starts on Python's ``line`` for it; None
+        unless its code (leading comments included) is the source's, right there."""
         assert self.source is not None and self._line_starts is not None
-        ranges, code = _generate(statement, self.module, indent)
+        ranges, code = _generate(statement, self.module, indents)
         offset = line - ranges[statement].start.line
         starts, text, newline = self._line_starts, self.source.text, self.module.default_newline
         if offset < 0 or offset >= len(starts):
@@ -181,15 +214,65 @@ def _first_statements(statements: Sequence[cst.CSTNode], python: Sequence[ast.st
     return found
 
 
-def _generate(node: cst.CSTNode, module: cst.Module, indent: str = "",
+def _find_line(line: cst.SimpleStatementLine, statement: cst.CSTNode, python: ast.stmt, indents: Tuple[str, ...],
+               indent_of: Callable[[cst.BaseSuite], str]) -> Optional[Tuple[int, Tuple[str, ...]]]:
+    """Python's line for the statement line ``line`` inside ``statement``
+    (whose twin in Python's tree is ``python``), and the indentation of the
+    blocks around it; None when it is not there or the blocks on the way do
+    not pair up with Python's (each block's statements are paired as
+    ``_first_statements`` pairs them, so the line found is the twin's)."""
+    for block, python_block in _blocks(statement, python):
+        if not isinstance(block, cst.IndentedBlock):
+            continue  # ``if x: y`` on one line: the whole definition is generated
+        twins = _first_statements(block.body, python_block)
+        if twins is None:
+            return None
+        inner = (*indents, indent_of(block))
+        for child, twin in zip(block.body, twins):
+            if child is line:
+                return twin.lineno, inner
+            if not isinstance(child, cst.SimpleStatementLine):
+                found = _find_line(line, child, twin, inner, indent_of)
+                if found is not None:
+                    return found
+    return None
+
+
+def _blocks(statement: cst.CSTNode, python: ast.stmt) -> List[Tuple[cst.BaseSuite, Sequence[ast.stmt]]]:
+    """The blocks of a compound statement, each with its twin's statements in
+    Python's tree (``elif`` is an ``if`` in the ``else`` block of both)."""
+    kind = type(statement)
+    if kind in _DEFINITIONS or kind is cst.With:
+        return [(statement.body, python.body)]  # type: ignore[attr-defined]
+    blocks = []
+    if kind in (cst.If, cst.For, cst.While):
+        blocks.append((statement.body, python.body))  # type: ignore[attr-defined]
+        orelse = statement.orelse  # type: ignore[attr-defined]
+        if isinstance(orelse, cst.Else):
+            blocks.append((orelse.body, python.orelse))  # type: ignore[attr-defined]
+    elif kind is cst.Try and isinstance(python, ast.Try) and len(statement.handlers) == len(python.handlers):
+        blocks.append((statement.body, python.body))
+        blocks.extend((handler.body, twin.body) for handler, twin in zip(statement.handlers, python.handlers))
+        if statement.orelse is not None:
+            blocks.append((statement.orelse.body, python.orelse))
+        if statement.finalbody is not None:
+            blocks.append((statement.finalbody.body, python.finalbody))
+    return blocks
+
+
+_DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
+
+
+def _generate(node: cst.CSTNode, module: cst.Module, indents: Sequence[str] = (),
               ) -> Tuple[Mapping[cst.CSTNode, "cst.metadata.CodeRange"], str]:
     """Positions of ``node`` and everything in it, as if ``node`` started the
-    file (at ``indent``: a class's member); and its code."""
+    file (inside blocks indented by ``indents``: a class's member, a statement
+    of a def); and its code."""
     provider = PositionProvider()
     provider._computed = {}
     state = PositionProvidingCodegenState(
         default_indent=module.default_indent, default_newline=module.default_newline, provider=provider)
-    if indent:
+    for indent in indents:
         state.increase_indent(indent)
     node._codegen(state)
     return provider._computed, "".join(state.tokens)

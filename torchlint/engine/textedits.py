@@ -251,7 +251,7 @@ class FixPreviewer:
         if place is None:
             return None
         indent = classdef.body.indent if classdef.body.indent is not None else self.module.default_indent
-        ranges, code = _generate(method, self.module, indent)
+        ranges, code = _generate(method, self.module, (indent,))
         row = place[0][0] - (ranges[method].start.line - 1)  # its leading comments and decorators above
         if row < 1:
             return None
