@@ -11,7 +11,7 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
-from torchlint.analysis.outline import Outline, attribute_names, bindings, qualified_names
+from torchlint.analysis.outline import Outline, bindings, qualified_names
 from torchlint.analysis.scopes import ImportAssignment
 from torchlint.analysis.screens import Screen, argument_text, top_level
 from torchlint.core.diagnostic import Edit, Fix
@@ -431,9 +431,8 @@ class MisspelledTorchApi(Rule):
         # Each needs an import of torch somewhere in the file.
         if not outline.imports_from("torch"):
             return False
-        near = [name for name in attribute_names(outline) if _near_requires_grad(name)]
-        if near and any(isinstance(target, ast.Attribute) and target.attr in near
-                        for node in outline.nodes(ast.Assign) for target in node.targets):
+        if any(isinstance(target, ast.Attribute) and _near_requires_grad(target.attr)
+               for node in outline.nodes(ast.Assign) for target in node.targets):
             return True
         for node in outline.nodes(ast.Import):
             if any(_missing_module_path(alias.name) for alias in node.names):
