@@ -110,3 +110,10 @@ def test_positions_on_our_own_code_equal_libcst():
 def test_positions_from_statement_lines_equal_libcst(name):
     fast, _ = _check(NESTED[name])
     assert fast and _check.lines, "the per-line way was not taken"
+
+
+def test_every_statement_line_of_the_blocks_is_placed_alone():
+    # Each of the 10 statement lines holding a node in the if/elif/else,
+    # for-else, while, try/with/except/else/finally blocks and the final return.
+    _check(NESTED["blocks"])
+    assert _check.lines == 10

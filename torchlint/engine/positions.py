@@ -235,12 +235,17 @@ def _find_line(line: cst.SimpleStatementLine, statement: cst.CSTNode, python: as
                 found = _find_line(line, child, twin, inner, indent_of)
                 if found is not None:
                     return found
+    orelse = getattr(statement, "orelse", None)
+    if isinstance(orelse, cst.If) and isinstance(python, ast.If) and len(python.orelse) == 1 \
+            and isinstance(python.orelse[0], ast.If):
+        # ``elif``: an ``if`` as the ``else`` of both trees, at the same indentation
+        return _find_line(line, orelse, python.orelse[0], indents, indent_of)
     return None
 
 
 def _blocks(statement: cst.CSTNode, python: ast.stmt) -> List[Tuple[cst.BaseSuite, Sequence[ast.stmt]]]:
     """The blocks of a compound statement, each with its twin's statements in
-    Python's tree (``elif`` is an ``if`` in the ``else`` block of both)."""
+    Python's tree (an ``elif`` is no block: ``_find_line`` follows it)."""
     kind = type(statement)
     if kind in _DEFINITIONS or kind is cst.With:
         return [(statement.body, python.body)]  # type: ignore[attr-defined]
