@@ -133,7 +133,8 @@ class Locator:
         if k is None:
             return None
         if i not in self._python_members:
-            self._python_members[i] = _first_statements(members, getattr(self._python[i], "body", []))  # type: ignore[index]
+            python_class = self._python[i]  # type: ignore[index]
+            self._python_members[i] = _first_statements(members, getattr(python_class, "body", []))
         python = self._python_members[i]
         indent = self._indent_of(statement.body)
         if python is not None:

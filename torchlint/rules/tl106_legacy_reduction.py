@@ -24,11 +24,11 @@ _LOSSES = Names(LOSS_PARAMS)
 _LOSS_NAMES = "|".join(sorted(_LOSSES.last))
 
 
-
 def _may_pass_legacy(call: ast.Call) -> bool:
     """Can this call pass a legacy argument: has it positional ones, or a
     keyword ``may_match_tree`` looks at? (Most loss constructions pass none.)"""
     return bool(call.args) or any(k.arg in LEGACY or k.arg == "reduction" for k in call.keywords)
+
 
 class LegacyLossReduction(Rule):
     code = "TL106"
