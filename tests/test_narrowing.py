@@ -77,9 +77,10 @@ def _narrowed(source: str, code: str = "TL104"):
 
 
 def test_stubs_keep_headers_and_line_numbers():
-    narrowed = _narrowed(SOURCE)
+    source = SOURCE.replace("return F.sigmoid(x)", "return F.sigmoid(unrelated(x))")
+    narrowed = _narrowed(source)
     assert narrowed is not None
-    lines, original = narrowed.source.text.splitlines(), SOURCE.splitlines()
+    lines, original = narrowed.source.text.splitlines(), source.splitlines()
     assert len(lines) == len(original)
     # The def no rule can flag keeps its decorator and header, and loses its body.
     assert lines[3:6] == original[3:6]
@@ -91,9 +92,64 @@ def test_stubs_keep_headers_and_line_numbers():
     ast.parse(narrowed.source.text)
 
 
+def test_a_cut_def_nothing_kept_names_is_cut_whole():
+    narrowed = _narrowed(SOURCE)  # nothing kept calls ``unrelated``
+    assert narrowed is not None
+    lines, original = narrowed.source.text.splitlines(), SOURCE.splitlines()
+    assert len(lines) == len(original)
+    assert lines[3:10] == ['"""', "", "", "", "", "", '"""']  # decorator, header and body: one string
+    assert lines[12:] == original[12:]
+    assert narrowed.stubbed == ((4, 10),)
+    assert [narrowed.keeps(line) for line in (3, 4, 10, 11)] == [True, False, False, True]
+    ast.parse(narrowed.source.text)
+
+
+CHAIN = '''\
+import torch.nn.functional as F
+
+
+class Base(Root):
+    def setup(self):
+        self.a = 1
+        self.b = 2
+        return self
+
+
+class Other(Root):
+    def setup(self):
+        self.a = 1
+        self.b = 2
+        return self
+
+
+@register(Base)
+def make(x):
+    y = x + 1
+    z = y + 1
+    w = z + 1
+    return w
+
+
+def forward(x):
+    return F.sigmoid(make(x))
+'''
+
+
+def test_a_cut_def_is_kept_as_a_stub_when_kept_code_names_it_through_other_headers():
+    narrowed = _narrowed(CHAIN)
+    assert narrowed is not None
+    lines = narrowed.source.text.splitlines()
+    # ``forward`` names ``make``, whose decorator names ``Base``: both keep their headers.
+    assert lines[3] == "class Base(Root):" and lines[17:19] == ["@register(Base)", "def make(x):"]
+    # Nothing names ``Other``.
+    assert lines[10] == '"""' and "Other" not in narrowed.source.text
+    assert narrowed.stubbed == ((4, 8), (11, 15), (18, 23))
+    ast.parse(narrowed.source.text)
+
+
 def test_a_body_starting_with_a_decorated_method_is_stubbed_from_its_decorator():
     source = "class Empty(Base):\n    @property\n    def a(self):\n        return 1\n\n    b = 2\n"
-    narrowed = _narrowed("import torch.nn.functional as F\n" + source + "def f(x): return F.sigmoid(x)\n")
+    narrowed = _narrowed("import torch.nn.functional as F\n" + source + "def f(x): return F.sigmoid(Empty(x))\n")
     assert narrowed is not None
     assert narrowed.source.text.splitlines()[1:7] == ["class Empty(Base):", '    """', "", "", "", '"""']
     ast.parse(narrowed.source.text)

@@ -502,3 +502,37 @@ def test_a_member_a_base_class_in_another_module_assigns_is_followed(tmp_path):
     assert not inherits_from_elsewhere(Outline(ast.parse(
         "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    pass\n\n\nclass Deeper(Net, object):\n    pass\n")))
     assert inherits_from_elsewhere(Outline(ast.parse((tmp_path / "child.py").read_text())))
+
+
+def test_a_question_about_one_definition_parses_only_what_it_names() -> None:
+    from torchlint.analysis.project import _keeping
+    from torchlint.core.source import SourceFile
+
+    source = textwrap.dedent('''\
+        import torch
+
+
+        class Used(torch.nn.Module):
+            def forward(self, x):
+                y = x + 1
+                z = y + 1
+                return z
+
+
+        class Unused(torch.nn.Module):
+            def forward(self, x):
+                y = x + 1
+                z = y + 1
+                return z
+
+
+        def asked(x):
+            return Used()(x)
+        ''')
+    kept = _keeping(SourceFile(source), ast.parse(source), "asked").splitlines()
+    assert len(kept) == len(source.splitlines())
+    assert kept[3] == "class Used(torch.nn.Module):"  # named by ``asked``: its header stays
+    assert kept[10:15] == ['"""', "", "", "", '"""']  # ``Unused``: cut whole
+    assert kept[17:] == source.splitlines()[17:]
+    # Asked about every header at once, none is cut whole.
+    assert _keeping(SourceFile(source), ast.parse(source), None).splitlines()[10] == "class Unused(torch.nn.Module):"

@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Opti
 
 import libcst as cst
 
-from torchlint.analysis.cutting import cut_body, cuttable, first_line, last_line
+from torchlint.analysis.cutting import cut_body, cut_whole, cuttable, first_line, last_line, unreferenced
 from torchlint.analysis.integral import IntegerValues
 from torchlint.analysis.inference import UNKNOWN, Inference, Kind, ProjectLink, Value
 from torchlint.analysis.outline import Outline, dotted
@@ -391,15 +391,17 @@ def _longest_definition(tree: ast.Module, name: str) -> int:
 def _keeping(source: SourceFile, tree: ast.Module, name: Optional[str]) -> str:
     """``source`` with the bodies of its top-level defs and classes other than
     ``name`` cut (all of them when ``name`` is None; those that hold ``global``
-    stay: they bind module names)."""
+    stay: they bind module names), and with ``name`` given, those nothing kept
+    names cut whole (``cutting.unreferenced``)."""
     lines = list(source.lines)
-    cut = False
-    for statement in tree.body:
-        if (isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and statement.name != name
-                and cuttable(statement, lines)
-                and "global" not in "".join(lines[first_line(statement) - 1:last_line(statement)])):
-            cut_body(statement, lines)
-            cut = True
+    cut = [statement for statement in tree.body
+           if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and statement.name != name
+           and cuttable(statement, lines)
+           and "global" not in "".join(lines[first_line(statement) - 1:last_line(statement)])]
+    # Asked about one definition, the headers nothing kept names can go too.
+    whole = {id(statement) for statement in unreferenced(tree.body, cut)} if name is not None else set()
+    for statement in cut:
+        (cut_whole if id(statement) in whole else cut_body)(statement, lines)
     return "".join(lines) if cut else source.text
 
 

@@ -12,6 +12,9 @@ class some rule accepts, each method is screened the same way, with the
 class's other methods stubbed.
 
 A stub keeps the statement's header (decorators, name, parameters, bases).
+A top-level def or class cut this way that no kept code names, directly or
+through the header of another such stub, loses its header too
+(``cutting.unreferenced``): its name is bound for no kept name.
 Questions about the whole file ("does it import torch anywhere?") are
 answered from the whole file's tree, by rules (``Resolver``) and screens
 (``Outline.imports_from``) alike.
@@ -48,7 +51,9 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
-from torchlint.analysis.cutting import MIN_BODY_LINES, cut_body, cuttable, first_line, last_line  # noqa: F401
+from torchlint.analysis.cutting import (  # noqa: F401
+    MIN_BODY_LINES, cut_body, cut_whole, cuttable, first_line, last_line, unreferenced,
+)
 from torchlint.analysis.outline import Outline
 from torchlint.core.source import MODULE, SourceFile
 from torchlint.engine.splicing import spliced_module
@@ -129,8 +134,9 @@ def narrow(source: SourceFile, tree: ast.Module, rules: Sequence[Rule], outline:
         source.memo(_FOCUS_HONOURED, lambda: True)
     elif not cut:
         return None
+    whole = {id(statement) for statement in unreferenced(statements, cut)}
     for statement in cut:
-        cut_body(statement, lines)
+        (cut_whole if id(statement) in whole else cut_body)(statement, lines)
     narrowed = SourceFile("".join(lines))
     if focus is not None:
         _splice_from_earlier(source, narrowed, lines, tree)
