@@ -12,7 +12,7 @@ import pytest
 from conftest import run_flake8, run_torchlint
 
 from torchlint.analysis.outline import Outline
-from torchlint.analysis.version_gates import gated_ranges, version_flags
+from torchlint.analysis.version_gates import gated_ranges, names_that_may_gate, version_flags
 from torchlint.engine.linter import Engine
 from torchlint.rules import all_rules
 
@@ -242,3 +242,19 @@ def test_the_gates_around_given_lines_are_those_of_the_whole_file_holding_them(n
     for lines in ([1], [last], *([line] for line in range(1, last + 1)), list(range(1, last + 1))):
         wanted = gated_ranges(Outline(tree), lines=lines)
         assert wanted == tuple(r for r in every if any(r[0] <= line <= r[1] for line in lines)), lines
+
+
+def test_only_names_that_can_gate_a_line_are_asked_about() -> None:
+    outline = Outline(ast.parse(textwrap.dedent("""\
+        from pkg.imports import OLD, NEW, OTHER, unrelated
+        DERIVED = NEW and not OLD
+        if OTHER:
+            x = 1
+        if DERIVED:
+            y = torch.cuda.amp.autocast()
+        z = a if unrelated() else b
+        """)))
+    # Line 6 is in the second ``if``: its test reads DERIVED, assigned from NEW and OLD.
+    assert names_that_may_gate(outline, [6]) == {"DERIVED", "NEW", "OLD"}
+    assert names_that_may_gate(outline, [7]) == {"unrelated"}
+    assert names_that_may_gate(outline, [1]) == frozenset()

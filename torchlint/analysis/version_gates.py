@@ -85,6 +85,36 @@ def version_flags(outline: Outline) -> FrozenSet[str]:
     return outline.memo("version flags", lambda: frozenset(_version_flags(outline)))
 
 
+def names_that_may_gate(outline: Outline, lines: Iterable[int]) -> FrozenSet[str]:
+    """The names that can make an ``if`` (or conditional expression) holding
+    one of ``lines`` a gate: those its test reads and, to a fixed point, those
+    read by a value assigned to one of them (a flag derived from a flag).
+    Only an imported one of these needs the project model's answer on
+    whether it is a flag (which reads the module defining it)."""
+    wanted = sorted(set(lines))
+    tests = [node.test for node in outline.nodes(ast.If) + outline.nodes(ast.IfExp)  # type: ignore[attr-defined]
+             if _holds_one(_span(node), wanted)]
+    if not tests:
+        return frozenset()
+    found = {node.id for test in tests for node in ast.walk(test) if isinstance(node, ast.Name)}
+    values: dict = {}
+    for node in outline.nodes(ast.Assign) + outline.nodes(ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+        if node.value is not None:  # type: ignore[attr-defined]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    values.setdefault(target.id, []).append(node.value)  # type: ignore[attr-defined]
+    waiting = [name for name in found if name in values]
+    while waiting:
+        for value in values.pop(waiting.pop(), ()):
+            for node in ast.walk(value):
+                if isinstance(node, ast.Name) and node.id not in found:
+                    found.add(node.id)
+                    if node.id in values:
+                        waiting.append(node.id)
+    return frozenset(found)
+
+
 def is_gated(ranges: Iterable[LineRange], line: int) -> bool:
     return any(first <= line <= last for first, last in ranges)
 

@@ -11,14 +11,14 @@ import ast
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext, analyse
 from torchlint.analysis.outline import Outline, child_nodes
 from torchlint.analysis.project import STANDALONE, ModuleRef, Project
-from torchlint.analysis.version_gates import gated_ranges, is_gated
+from torchlint.analysis.version_gates import gated_ranges, is_gated, names_that_may_gate
 from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.noqa import UNUSED_NOQA, file_is_exempt, noqa_index, unused_noqa
 from torchlint.core.settings import Settings
@@ -441,7 +441,7 @@ def _version_gates(found: Sequence[Tuple[Rule, object]], places: Mapping[cst.CST
     if tree is None or not lines:
         return ()
     outline = outline if outline is not None else Outline(tree)
-    tested = _names_in_tests(outline)  # only a name a test reads can be a flag that gates code
+    tested = names_that_may_gate(outline, lines)  # only they can be flags gating a finding
     imported = frozenset(
         alias.asname or alias.name
         for node in outline.nodes(ast.ImportFrom)
@@ -464,12 +464,6 @@ def _moot_ranges(found: Sequence[Tuple[Rule, object]], places: Mapping[cst.CSTNo
         return {}
     outline = outline if outline is not None else Outline(tree)
     return {key: rules[key].moot_ranges(outline.whole_file, found_at) for key, found_at in lines.items()}
-
-
-def _names_in_tests(outline: Outline) -> FrozenSet[str]:
-    """The names read in the tests of ``if``, ``while``, conditional expressions and ``assert``."""
-    tests = [node.test for kind in (ast.If, ast.While, ast.IfExp, ast.Assert) for node in outline.nodes(kind)]
-    return frozenset(node.id for test in tests for node in ast.walk(test) if isinstance(node, ast.Name))
 
 
 def _parse_narrowed(narrowed: Narrowed) -> Optional[cst.Module]:
