@@ -29,11 +29,31 @@ def is_exempt(text: str) -> bool:
     return file_is_exempt(SourceFile(text))
 
 
-def index_of(text: str) -> NoqaIndex:
-    return NoqaIndex(SourceFile(text))
+class _BothWays:
+    """A ``NoqaIndex`` made from the text alone (it tokenizes the file) and
+    one made after Python's tree (it tokenizes only when a line asked about
+    shares a top-level statement with ``noqa``): every answer must agree."""
+
+    def __init__(self, text: str) -> None:
+        self.alone = NoqaIndex(SourceFile(text))
+        parsed = SourceFile(text)
+        try:
+            parsed.tree
+        except Exception:  # untokenizable texts: the tree's way is not taken
+            parsed = SourceFile(text)
+        self.with_tree = NoqaIndex(parsed)
+
+    def suppresses(self, line: int, code: str) -> bool:
+        answer = self.alone.suppresses(line, code)
+        assert self.with_tree.suppresses(line, code) == answer, (line, code)
+        return answer
 
 
-def index(*lines: str) -> NoqaIndex:
+def index_of(text: str) -> "_BothWays":
+    return _BothWays(text)
+
+
+def index(*lines: str) -> "_BothWays":
     return index_of("".join(line + "\n" for line in lines))
 
 
@@ -339,3 +359,18 @@ def test_cli_suppresses_the_same_findings_as_flake8(parity_runs, name):
     cli, flake8 = parity_runs
     assert cli.stderr == ""
     assert _lines_for(cli.stdout, name) == _lines_for(flake8.stdout, name)
+
+
+def test_a_file_is_tokenized_only_for_a_line_sharing_a_statement_with_noqa(monkeypatch) -> None:
+    import torchlint.core.noqa as noqa_module
+
+    tokenized = []
+    real = noqa_module._token_line_mapping
+    monkeypatch.setattr(noqa_module, "_token_line_mapping", lambda *a: tokenized.append(1) or real(*a))
+    source = SourceFile("import os  # noqa: F401,TL101\n\n\ndef f(x):\n    y = (x +\n         1)\n    return y\n")
+    source.tree
+    noqa = NoqaIndex(source)
+    assert not noqa.suppresses(5, "TL101") and not noqa.suppresses(6, "TL101")
+    assert tokenized == []
+    assert noqa.suppresses(1, "TL101")
+    assert tokenized == [1]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 import tokenize
+from bisect import bisect_left, bisect_right
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from torchlint.core.source import SourceFile
@@ -58,7 +59,15 @@ class NoqaIndex:
         # that holds the file's trees until the garbage collector runs.
         self._lines = source.lines
         self._mentions_noqa = _mentions_noqa(source)
-        self._mapping = _token_line_mapping(source, self._lines) if self._mentions_noqa else {}
+        # Tokenizing the file to find token ranges costs more than the rest
+        # of checking a large file: it is done only when a line asked about
+        # shares a top-level statement with a line holding ``noqa``.
+        self._mapping: Optional[Dict[int, str]] = None if self._mentions_noqa else {}
+        self._source = source.text, source.encoding  # not ``source``: see above
+        self._statements = _statement_blocks(source.tree, self._lines) if self._mentions_noqa and source.parsed \
+            else None
+        self._noqa_lines = [number for number, line in enumerate(self._lines, 1) if "noqa" in line.lower()] \
+            if self._statements is not None else []
 
     def suppresses(self, line: int, code: str) -> bool:
         if not self._mentions_noqa:
@@ -74,10 +83,48 @@ class NoqaIndex:
         return code in listed or code.startswith(tuple(listed))
 
     def _logical_text(self, line: int) -> str:
+        if self._mapping is None and not self._near_noqa(line):
+            return self._lines[line - 1] if 1 <= line <= len(self._lines) else ""
+        if self._mapping is None:
+            self._mapping = _token_line_mapping(SourceFile(*self._source), self._lines)
         text = self._mapping.get(line)
         if text is None and 1 <= line <= len(self._lines):
             text = self._lines[line - 1]
         return text or ""
+
+
+    def _near_noqa(self, line: int) -> bool:
+        """Could the token range holding ``line`` hold ``noqa``? A token range
+        lies within a top-level statement (or is one line between them)."""
+        if self._statements is None:
+            return True  # no tree: only the tokens can tell
+        first = last = line
+        at = bisect_right(self._statements, (line, _AFTER_ALL)) - 1
+        if at >= 0 and self._statements[at][1] >= line:
+            first, last = self._statements[at]
+        at = bisect_left(self._noqa_lines, first)
+        return at < len(self._noqa_lines) and self._noqa_lines[at] <= last
+
+
+_AFTER_ALL = 1 << 62
+
+
+def _statement_blocks(tree: ast.Module, lines: List[str]) -> List[Tuple[int, int]]:
+    """First and last line of each run of top-level statements sharing lines
+    (``a = 1; b = (...)``), decorators included, and the lines a trailing
+    backslash joins to the last one: no token range crosses their ends."""
+    blocks: List[Tuple[int, int]] = []
+    for statement in tree.body:
+        decorators = getattr(statement, "decorator_list", None)
+        first = decorators[0].lineno if decorators else statement.lineno
+        last = statement.end_lineno or statement.lineno
+        while last < len(lines) and lines[last - 1].rstrip("\r\n").endswith("\\"):
+            last += 1
+        if blocks and first <= blocks[-1][1]:
+            blocks[-1] = (blocks[-1][0], max(last, blocks[-1][1]))
+        else:
+            blocks.append((first, last))
+    return blocks
 
 
 def _token_line_mapping(source: SourceFile, lines: List[str]) -> Dict[int, str]:

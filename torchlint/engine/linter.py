@@ -163,8 +163,6 @@ class Engine:
                 raise
             except ParseError as error:
                 return self._check_repaired(source, error, whole, module)
-        if self.honour_noqa and file_is_exempt(source):
-            return CheckResult([])
         tree = None
         if source.parsed or not self.screens or any(r.may_match(source.text) for r in self.rules):
             tree = source.tree  # a rewritten text in the fix loop: its tree sharpens the screen
@@ -175,6 +173,8 @@ class Engine:
             active = list(screened)
             outline = given_outline or self._outline(tree, module)
         if not active:
+            return CheckResult([])
+        if self.honour_noqa and file_is_exempt(source):  # asked only here: few files get this far
             return CheckResult([])
         narrowed = None if whole or not self.screens else narrow(source, tree, active, outline)
         _guard_depth(source, tree, narrowed)
