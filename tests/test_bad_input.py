@@ -1267,3 +1267,14 @@ def test_a_deep_expression_in_the_header_of_a_cut_def_is_refused():
             "def scale(x):\n    return F.upsample(x, scale_factor=2)\n")
     with pytest.raises(Unsupported, match=f"nested more than {MAX_DEPTH} levels deep"):
         Engine(all_rules()).check(SourceFile(text))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs /proc")
+def test_a_regular_file_whose_size_the_system_does_not_know_is_read_whole() -> None:
+    from torchlint.run.fileio import read_bytes
+
+    with open("/proc/self/status", "rb") as handle:
+        expected_start = handle.read(64)
+    assert os.stat("/proc/self/status").st_size == 0
+    data = read_bytes("/proc/self/status", 1 << 20)
+    assert data.startswith(expected_start[:16]) and len(data) > 64

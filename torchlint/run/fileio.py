@@ -67,7 +67,10 @@ def read_bytes(path: str, limit: int) -> bytes:
                 size, most = _megabytes(status.st_size), _megabytes(limit)
                 raise SourceError(f"too large to check ({size}; the limit is {most})")
             os.set_blocking(fd, True)
-            data = handle.read(limit + 1)
+            # A buffer of the file's size, not of the limit (10 MB per file).
+            data = handle.read(status.st_size + 1)
+            if len(data) > status.st_size:  # it grew since fstat (or fstat does not know: /proc)
+                data += handle.read(limit + 1 - len(data))
         except OSError as exc:
             raise SourceError(f"cannot read: {exc.strerror or exc}") from None
     if len(data) > limit:  # it grew since fstat
