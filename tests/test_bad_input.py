@@ -1020,6 +1020,12 @@ COMPILER_REFUSES = {
     "bare_except_first.py": "import torch\ntry:\n    pass\nexcept:\n    pass\nexcept ValueError:\n    pass\n",
     "starred_target.py": "import torch\n*a = torch.x\n",
     "async_for.py": "import torch\ndef f():\n    async for a in b:\n        pass\n",
+    "async_yield_from.py": "import torch\nasync def f():\n    yield from torch.x\n",
+    "async_generator_return.py": "import torch\nasync def f():\n    yield torch\n    return 1\n",
+    "async_comprehension.py": "import torch\ndef f(y):\n    return [x async for x in torch.y]\n",
+    "class_default_yield.py": "import torch\nclass A:\n    def f(self, x=(yield torch)):\n        pass\n",
+    "generator_yield.py": "import torch\ndef f(y):\n    return ((yield x) for x in torch.y)\n",
+    "debug_assignment.py": "import torch\n__debug__ = torch\n",
 }
 
 

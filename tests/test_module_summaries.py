@@ -78,13 +78,13 @@ def _check(root: Path, cache: Path, consulted: list, name: str = "train.py") -> 
 def counted_parses(monkeypatch):
     """The texts Python's parser is asked for, by their first line."""
     seen = []
-    real = source_module.python_tree
+    real = source_module._checked_tree
 
     def counting(text, *args, **kwargs):
         seen.append(text.splitlines()[0] if text else "")
         return real(text, *args, **kwargs)
 
-    monkeypatch.setattr(source_module, "python_tree", counting)
+    monkeypatch.setattr(source_module, "_checked_tree", counting)
     return seen
 
 

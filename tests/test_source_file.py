@@ -39,8 +39,8 @@ def test_offsets_and_positions_are_inverse(text):
 
 def test_each_derived_value_is_computed_once(monkeypatch):
     calls = []
-    real = source_module.python_tree
-    monkeypatch.setattr(source_module, "python_tree", lambda text, *rest: calls.append(text) or real(text, *rest))
+    real = source_module._checked_tree
+    monkeypatch.setattr(source_module, "_checked_tree", lambda text, *rest: calls.append(text) or real(text, *rest))
     source = SourceFile("import torch\nx = 1\n")
     assert source.tree is source.tree
     assert source.lines is source.lines
@@ -80,7 +80,7 @@ def test_one_check_parses_python_and_libcst_once(monkeypatch):
     """The engine asks the object, which parses each text once: the check of a
     file with findings makes one Python tree and one libcst module."""
     counts = {"python": 0, "libcst": 0}
-    python_tree, libcst_tree = source_module.python_tree, source_module.libcst_tree
+    python_tree, libcst_tree = source_module._checked_tree, source_module.libcst_tree
 
     def count(kind, real):
         def wrapper(text, *rest):
@@ -88,7 +88,7 @@ def test_one_check_parses_python_and_libcst_once(monkeypatch):
             return real(text, *rest)
         return wrapper
 
-    monkeypatch.setattr(source_module, "python_tree", count("python", python_tree))
+    monkeypatch.setattr(source_module, "_checked_tree", count("python", python_tree))
     monkeypatch.setattr(source_module, "libcst_tree", count("libcst", libcst_tree))
     source = SourceFile("import torch.nn.functional as F\ny = F.sigmoid(x)  # noqa: TL999\n")
     diagnostics = Engine([rule_by_code("TL104")]).check(source, whole=True).diagnostics
@@ -108,3 +108,32 @@ def test_a_generator_of_yield_statements_is_not_compiled(monkeypatch):
     assert compiled == []
     SourceFile("def f(xs):\n    return [(yield x) for x in xs]\n").tree
     assert len(compiled) == 1
+
+
+def test_files_whose_async_and_yield_are_ordinary_are_not_compiled(monkeypatch):
+    """The census says what the compiler would look at: words in names and
+    text (``async_op``, "yields") and yields that are statements' values in
+    functions send nothing to ``compile``; a yield elsewhere does."""
+    import torchlint.core.source as source_module
+
+    compiled = []
+    monkeypatch.setattr(source_module, "compile", lambda *args, **kwargs: compiled.append(args), raising=False)
+    SourceFile('"""Yields batches, asynchronously."""\nwork = dist.all_reduce(t, async_op=True)\n').tree
+    SourceFile("async def f(x):\n    return await x\n\n\ndef g(xs):\n    got = yield xs\n    yield got\n").tree
+    assert len(compiled) == 1  # the ``await``
+    SourceFile("def f(xs):\n    print((yield xs))\n").tree
+    assert len(compiled) == 2
+
+
+def test_the_outline_reuses_the_walk_the_parse_made(monkeypatch):
+    """One traversal per file: the census taken for the compiler's checks is
+    the outline's index of nodes."""
+    import torchlint.analysis.outline as outline_module
+
+    walks = []
+    real = outline_module.take_census
+    monkeypatch.setattr(outline_module, "take_census", lambda tree: walks.append(tree) or real(tree))
+    source = SourceFile("import torch.nn.functional as F\ny = F.sigmoid(x)\n")
+    diagnostics = Engine([rule_by_code("TL104")]).check(source).diagnostics
+    assert [d.code for d in diagnostics] == ["TL104"]
+    assert not [tree for tree in walks if isinstance(tree, ast.Module)]  # narrowing outlines statements alone

@@ -31,6 +31,8 @@ from typing import (
     TypeVar,
 )
 
+from torchlint.core.census import Census, child_nodes, take_census
+
 N = TypeVar("N", bound=ast.AST)
 T = TypeVar("T")
 
@@ -40,8 +42,11 @@ class Outline:
 
     def __init__(self, tree: ast.AST, whole_file: Optional["Outline"] = None,
                  star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None,
-                 function_classes: Optional[Callable[[str], FrozenSet[str]]] = None) -> None:
+                 function_classes: Optional[Callable[[str], FrozenSet[str]]] = None,
+                 census: Optional[Census] = None) -> None:
         self.tree = tree
+        # The walk of ``tree`` Python's parse already made (``SourceFile.census``), if given.
+        self._census = census
         # When ``tree`` is part of a file (``narrowing.py``), the outline of
         # the whole file, which answers the questions about the whole file.
         self._whole_file = whole_file
@@ -59,44 +64,9 @@ class Outline:
         self._file(tree)
 
     def _file(self, tree: ast.AST) -> None:
-        by_type = self._by_type
-        stack = [tree]
-        pop, push, extend = stack.pop, stack.append, stack.extend
-        fields_of = _CHILD_FIELDS
-        # Names and constants are half of all nodes and have no children to visit.
-        names, constants = by_type.setdefault(ast.Name, []), by_type.setdefault(ast.Constant, [])
-        # Most names are read; the few bound or deleted are asked about far more often.
-        not_loaded = self._names_not_loaded
-        Name, Constant, Load = ast.Name, ast.Constant, ast.Load
-        while stack:
-            node = pop()
-            kind = type(node)
-            if kind is Name:
-                names.append(node)
-                if node.ctx.__class__ is not Load:
-                    not_loaded.append(node)
-                continue
-            if kind is Constant:
-                constants.append(node)
-                continue
-            found = by_type.get(kind)
-            if found is None:
-                by_type[kind] = [node]
-            else:
-                found.append(node)
-            fields = fields_of.get(kind)
-            if fields is None:
-                fields = fields_of[kind] = _child_fields(kind)
-            for field, how in fields:
-                value = getattr(node, field, None)
-                if value is None:
-                    continue
-                if how == ONE:
-                    push(value)
-                elif how == MANY:
-                    extend(value)
-                else:
-                    extend([item for item in value if item is not None])
+        """Index the nodes by type: from the file's census, or a walk of ``tree``."""
+        census = self._census if self._census is not None else take_census(tree)
+        self._by_type, self._names_not_loaded = census.by_type, census.not_loaded
 
     def memo(self, key: str, compute: Callable[[], T]) -> T:
         """A fact about this outline, computed once (``key`` names it)."""
@@ -164,67 +134,6 @@ class Outline:
     def has_name(self, *ids: str) -> bool:
         wanted = set(ids)
         return any(node.id in wanted for node in self.nodes(ast.Name))
-
-
-# Per node type: (field, how it holds nodes) for the fields that hold nodes:
-# ONE (a node or None), MANY (a list of nodes), SOME (a list with Nones).
-# Left out: expression contexts and operators (no rule asks for them; they
-# are a third of all nodes) and fields holding names, numbers or constants.
-ONE, MANY, SOME = 0, 1, 2
-_CHILD_FIELDS: Dict[type, Tuple[Tuple[str, int], ...]] = {}
-_NOT_CHILDREN = {
-    "ctx", "op", "ops", "type_ignores", "id", "attr", "arg", "name", "asname", "module", "level", "type_comment",
-    "kind", "conversion", "is_async", "simple", "tag", "rest", "kwd_attrs",
-}
-_LIST_FIELDS = {
-    "body", "orelse", "finalbody", "handlers", "decorator_list", "targets", "elts", "values", "args",
-    "keywords", "names", "generators", "ifs", "comparators", "bases", "items", "cases", "patterns", "kwd_patterns",
-    "posonlyargs", "kwonlyargs", "defaults", "type_params", "dims",
-}
-_LISTS_WITH_NONE = {"keys", "kw_defaults"}  # ``{**d}`` has a None key; keyword-only args without defaults
-_SINGLE_HERE = {  # list-sounding fields that hold one node in these types
-    (ast.Lambda, "body"), (ast.IfExp, "body"), (ast.IfExp, "orelse"),
-    (ast.FunctionDef, "args"), (ast.AsyncFunctionDef, "args"), (ast.Lambda, "args"),
-}
-
-
-def _child_fields(kind: type) -> Tuple[Tuple[str, int], ...]:
-    fields = []
-    for field in kind._fields:
-        if field in _NOT_CHILDREN:
-            continue
-        if field == "value" and kind in (ast.Constant, ast.MatchSingleton):
-            continue  # a Python value, not a node
-        if field == "names" and kind in (ast.Global, ast.Nonlocal):
-            continue  # plain strings
-        if (kind, field) in _SINGLE_HERE:
-            fields.append((field, ONE))
-        else:
-            fields.append((field, SOME if field in _LISTS_WITH_NONE else MANY if field in _LIST_FIELDS else ONE))
-    return tuple(fields)
-
-
-def child_nodes(nodes: Iterable[ast.AST]) -> Iterator[ast.AST]:
-    """The children of ``nodes`` (contexts and operators left out), as the outline walks them.
-
-    ``Outline._file`` repeats this loop inline: it runs once per node of every
-    file, where a generator per node would cost more than the walk itself."""
-    fields_of = _CHILD_FIELDS
-    for node in nodes:
-        kind = type(node)
-        fields = fields_of.get(kind)
-        if fields is None:
-            fields = fields_of[kind] = _child_fields(kind)
-        for field, how in fields:
-            value = getattr(node, field, None)
-            if value is None:
-                continue
-            if how == ONE:
-                yield value
-            elif how == MANY:
-                yield from value
-            else:
-                yield from (item for item in value if item is not None)
 
 
 def callee_name(func: ast.AST) -> Optional[str]:

@@ -35,6 +35,7 @@ from typing import (
     Union,
 )
 
+from torchlint.core.census import Census, take_census
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.legacy_syntax import python2_feature
 
@@ -141,8 +142,15 @@ class SourceFile:
         try:
             return self._memo["tree"]
         except KeyError:
-            tree = self._memo["tree"] = python_tree(self.text, self.top_level_await)
+            tree, census = _checked_tree(self.text, self.top_level_await)
+            self._memo["census"] = census
+            self._memo["tree"] = tree
             return tree
+
+    @property
+    def census(self) -> Census:
+        """The nodes of Python's tree by type (``census.py``): the one walk over it."""
+        return self.memo("census", lambda: take_census(self.tree))
 
     @property
     def tokens(self) -> List[tokenize.TokenInfo]:
@@ -189,15 +197,21 @@ def no_cycle_collection() -> Iterator[None]:
 def python_tree(text: str, top_level_await: bool = False) -> ast.Module:
     """Python's tree of ``text``; ``ParseError`` where CPython refuses it,
     its parser or (``_compiler_may_refuse``) its compiler."""
+    return _checked_tree(text, top_level_await)[0]
+
+
+def _checked_tree(text: str, top_level_await: bool) -> Tuple[ast.Module, Census]:
+    """``python_tree``, and the census of the tree its checks took."""
     try:
         with no_cycle_collection():
             tree = ast.parse(text)
-        if _compiler_may_refuse(text, tree):
+        census = take_census(tree)
+        if _compiler_may_refuse(text, tree, census):
             flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0
             with warnings.catch_warnings():  # the code generator's SyntaxWarnings are not ours to print
                 warnings.simplefilter("ignore")
                 compile(tree, "<source>", "exec", flags=flags, dont_inherit=True)
-        return tree
+        return tree, census
     except SyntaxError as exc:
         line = exc.lineno or 1
         python2 = python2_feature(exc.msg, text, line)
@@ -207,11 +221,11 @@ def python_tree(text: str, top_level_await: bool = False) -> ast.Module:
         raise ParseError(str(exc) or type(exc).__name__, 1, 0) from None
 
 
-# Expressions the parser accepts anywhere but the compiler only inside
-# (async) functions; the statements of that kind are found by ``_misplaced``,
-# and so are ``yield`` statements where ``_yields_are_statements`` holds.
-_COMPILER_CHECKED_WORDS = ("await", "async", "__debug__")
-_YIELD = re.compile(r"\byield\b")
+# Nodes the compiler checks in ways the walk of ``_misplaced`` does not follow:
+# ``await`` and ``async for``/``with`` outside ``async def`` (anywhere in an
+# expression), declarations, ``match``, ``except*``.
+_RARELY_SEEN = (ast.Await, ast.AsyncFor, ast.AsyncWith, ast.Global, ast.Nonlocal,
+                *(getattr(ast, name) for name in ("Match", "TryStar") if hasattr(ast, name)))
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DECLARATIONS = (ast.Global, ast.Nonlocal)
@@ -222,48 +236,34 @@ _FEW_BLOCKS = 15
 _YIELDS = (ast.Yield, ast.YieldFrom)
 
 
-def _compiler_may_refuse(source: str, tree: ast.Module) -> bool:
+def _compiler_may_refuse(source: str, tree: ast.Module, census: Census) -> bool:
     """Whether ``compile`` could refuse what ``ast.parse`` accepted.
 
     The compiler (symbol table, code generation) rejects a misplaced
     ``from __future__`` import, ``return`` / ``yield`` / ``await`` /
     ``break`` / ``nonlocal`` where they have no meaning, conflicting
     ``global`` declarations, and more. Compiling costs about half a parse,
-    so it runs only when the text holds a word involved in the rarer cases,
-    or a walk over the statements finds one the compiler checks out of place
-    (``return`` outside a function, ``break`` outside a loop) or rarely seen
-    (``global``, ``match``, a bare ``except:`` ...).
+    so it runs only when the census holds a node the compiler checks in
+    ways not followed here (``_RARELY_SEEN``, an async comprehension, a
+    ``yield`` in an ``async def``), when the text names ``__debug__`` or
+    ``__future__`` in doubt, or when a walk over the statements finds one
+    the compiler checks out of place (``return`` outside a function,
+    ``break`` outside a loop) or a ``yield`` that is not a statement's value
+    in a function (the census counts every ``yield``: the walk must meet
+    them all).
     """
-    if any(word in source for word in _COMPILER_CHECKED_WORDS) or _doubtful_future(source, tree):
+    by_type = census.by_type
+    if any(kind in by_type for kind in _RARELY_SEEN):
         return True
-    if "yield" in source and not _yields_are_statements(source):
+    yields = census.count(*_YIELDS)
+    if yields and ast.AsyncFunctionDef in by_type:
+        return True  # ``yield from`` or ``return value`` in an async generator
+    if any(comprehension.is_async for comprehension in by_type.get(ast.comprehension, ())):
         return True
-    return _misplaced(tree.body, function=None, in_loop=False, blocks=0)
-
-
-def _yields_are_statements(source: str) -> bool:
-    """Does every ``yield`` of the text start a statement or an assigned value?
-
-    The grammar allows an unparenthesized ``yield`` only there; in parentheses
-    it can be part of any expression (a lambda's, a comprehension's, a
-    default's), which only compiling sorts out. A ``yield`` first on its line,
-    after a line ending a statement or a block header, starts one; anything
-    else (mid-line, after ``(``, ``=``, ``,``, a backslash; a word in a comment)
-    is left to the compiler. ``_misplaced`` then finds such statements outside
-    functions, which is all the compiler refuses of them. Nine in ten files
-    that yield write only ``yield x`` statements: compiling them cost more
-    than parsing."""
-    for match in _YIELD.finditer(source):
-        index = match.start() - 1
-        while index >= 0 and source[index] in " \t":
-            index -= 1
-        if index >= 0 and source[index] not in "\r\n":
-            return False  # not first on its line
-        while index >= 0 and source[index] in " \t\r\n":
-            index -= 1
-        if index >= 0 and source[index] in "([{,=\\":
-            return False  # inside brackets or a continued line
-    return True
+    if "__debug__" in source or _doubtful_future(source, tree):
+        return True
+    walk = _Misplaced(starred=ast.Starred in by_type)
+    return walk.misplaced(tree.body, function=None, in_loop=False, blocks=0) or walk.yields != yields
 
 
 def _doubtful_future(source: str, tree: ast.Module) -> bool:
@@ -284,61 +284,72 @@ def _doubtful_future(source: str, tree: ast.Module) -> bool:
     return mentions > leading
 
 
-def _misplaced(body: List[ast.stmt], function: Optional[ast.AST], in_loop: bool, blocks: int) -> bool:
-    """A statement in ``body`` the compiler may refuse there (see ``_compiler_may_refuse``).
+class _Misplaced:
+    """The walk over every statement of a file for ``_compiler_may_refuse``;
+    ``yields`` counts the ``yield`` expressions met as a statement's value
+    inside a function (``x = yield y``): the only place the walk sees them."""
 
-    It runs over every statement of every file: the common simple statements
-    are dealt with first, in as few tests as they need."""
-    if blocks > _FEW_BLOCKS:
-        return True
-    for statement in body:
-        kind = type(statement)
-        if kind in _ASSIGNMENTS or kind is ast.Expr:
-            if function is None and type(statement.value) in _YIELDS:  # type: ignore[attr-defined]
-                return True  # ``yield x`` or ``x = yield`` outside a function
-            if kind is not ast.Expr and _starred(statement):
-                return True
-            continue
-        if kind in _UNCHECKED:
-            continue
-        if kind is ast.Return:
-            if function is None:
-                return True
-            continue
-        if kind is ast.Break or kind is ast.Continue:
-            if not in_loop:
-                return True
-            continue
-        if kind in _DECLARATIONS or kind.__name__ in ("Match", "TryStar"):
+    def __init__(self, starred: bool) -> None:
+        self.starred = starred  # does the file hold a starred expression at all?
+        self.yields = 0
+
+    def misplaced(self, body: List[ast.stmt], function: Optional[ast.AST], in_loop: bool, blocks: int) -> bool:
+        """A statement in ``body`` the compiler may refuse there.
+
+        It runs over every statement of every file: the common simple
+        statements are dealt with first, in as few tests as they need."""
+        if blocks > _FEW_BLOCKS:
             return True
-        if kind in (ast.AsyncFor, ast.AsyncWith) and not isinstance(function, ast.AsyncFunctionDef):
-            return True
-        if kind is ast.For and _starred(statement):
-            return True
-        if kind is ast.ImportFrom:
-            if function is not None and any(a.name == "*" for a in statement.names):
-                return True
-            continue
-        if kind is ast.Try and any(h.type is None for h in statement.handlers[:-1]):
-            return True
-        if kind in _FUNCTIONS or kind is ast.ClassDef:
-            if _repeated_names(statement):
-                return True
-            if _misplaced(statement.body, statement if kind is not ast.ClassDef else None, False, blocks):
-                return True
-            continue
-        loop = kind in _LOOPS
-        inner_blocks = blocks + 1 if kind in _BLOCKS else blocks
-        for part in ("body", "orelse", "finalbody", "handlers"):
-            inner = getattr(statement, part, None)
-            if not inner:
+        for statement in body:
+            kind = type(statement)
+            if kind in _ASSIGNMENTS or kind is ast.Expr:
+                if type(statement.value) in _YIELDS:  # type: ignore[attr-defined]
+                    if function is None:
+                        return True  # ``yield x`` or ``x = yield`` outside a function
+                    self.yields += 1
+                if self.starred and kind is not ast.Expr and _starred(statement):
+                    return True
                 continue
-            if part == "handlers":
-                inner = [line for handler in inner for line in handler.body]
-            # a loop's ``else`` is outside the loop
-            if _misplaced(inner, function, in_loop or (loop and part == "body"), inner_blocks):
+            if kind in _UNCHECKED:
+                continue
+            if kind is ast.Return:
+                if function is None:
+                    return True
+                continue
+            if kind is ast.Break or kind is ast.Continue:
+                if not in_loop:
+                    return True
+                continue
+            if kind in _DECLARATIONS or kind.__name__ in ("Match", "TryStar"):
                 return True
-    return False
+            if kind in (ast.AsyncFor, ast.AsyncWith) and not isinstance(function, ast.AsyncFunctionDef):
+                return True
+            if kind is ast.For and self.starred and _starred(statement):
+                return True
+            if kind is ast.ImportFrom:
+                if function is not None and any(a.name == "*" for a in statement.names):
+                    return True
+                continue
+            if kind is ast.Try and any(h.type is None for h in statement.handlers[:-1]):
+                return True
+            if kind in _FUNCTIONS or kind is ast.ClassDef:
+                if _repeated_names(statement):
+                    return True
+                if self.misplaced(statement.body, statement if kind is not ast.ClassDef else None, False, blocks):
+                    return True
+                continue
+            loop = kind in _LOOPS
+            inner_blocks = blocks + 1 if kind in _BLOCKS else blocks
+            for part in ("body", "orelse", "finalbody", "handlers"):
+                inner = getattr(statement, part, None)
+                if not inner:
+                    continue
+                if part == "handlers":
+                    inner = [line for handler in inner for line in handler.body]
+                # a loop's ``else`` is outside the loop
+                if self.misplaced(inner, function, in_loop or (loop and part == "body"), inner_blocks):
+                    return True
+        return False
 
 
 _ASSIGNMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign)

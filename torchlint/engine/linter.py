@@ -16,7 +16,8 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext, analyse
-from torchlint.analysis.outline import Outline, child_nodes
+from torchlint.analysis.outline import Outline
+from torchlint.core.census import Census, child_nodes
 from torchlint.analysis.project import STANDALONE, ModuleRef, Project
 from torchlint.analysis.version_gates import gated_ranges, is_gated, names_that_may_gate
 from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
@@ -88,10 +89,11 @@ class Engine:
             for node_type in rule.gathered_types():
                 self._gathered.setdefault(node_type, []).append(rule)
 
-    def _outline(self, tree: ast.Module, module: ModuleRef) -> Outline:
-        """The outline of ``tree``, asking the project model what its imports bring."""
+    def _outline(self, tree: ast.Module, module: ModuleRef, census: Optional[Census] = None) -> Outline:
+        """The outline of ``tree`` (whose census is ``census``, if known), asking
+        the project model what its imports bring."""
         link = self.project.link(module)
-        return Outline(tree, star_exports=link.star_exports, function_classes=link.function_classes)
+        return Outline(tree, star_exports=link.star_exports, function_classes=link.function_classes, census=census)
 
     def module_for(self, path: Optional[str]) -> ModuleRef:
         """Which module of the project the file ``path`` is (None: a text alone)."""
@@ -104,7 +106,7 @@ class Engine:
         return self._screen(source, tree, module)[0]
 
     def _screen(self, source: str, tree: Optional[ast.Module], module: ModuleRef = STANDALONE,
-                ) -> Tuple[List[Rule], Optional[Outline]]:
+                census: Optional[Census] = None) -> Tuple[List[Rule], Optional[Outline]]:
         """``rules_for``, and the outline of ``tree`` if it made one."""
         if not self.screens:
             return list(self.rules), None
@@ -114,7 +116,7 @@ class Engine:
         # than the textual one and, over the walk already paid for, cheaper
         # than scanning the text with a rule's regexes.
         textual = [r for r in self._textual_only if r.may_match(source)]
-        outline = self._outline(tree, module)
+        outline = self._outline(tree, module, census)
         sharp = {id(r) for r in self._outlined if r.may_match_tree(outline)}
         return [r for r in self.rules if id(r) in sharp or r in textual], outline
 
@@ -167,11 +169,12 @@ class Engine:
         if source.parsed or not self.screens or any(r.may_match(source.text) for r in self.rules):
             tree = source.tree  # a rewritten text in the fix loop: its tree sharpens the screen
         self.project.register(module, source)
+        census = source.census if tree is not None else None  # the walk the parse made
         if screened is None:
-            active, outline = self._screen(source.text, tree, module)
+            active, outline = self._screen(source.text, tree, module, census)
         else:
             active = list(screened)
-            outline = given_outline or self._outline(tree, module)
+            outline = given_outline or self._outline(tree, module, census)
         if not active:
             return CheckResult([])
         if self.honour_noqa and file_is_exempt(source):  # asked only here: few files get this far
