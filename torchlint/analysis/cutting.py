@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from typing import Collection, Dict, Iterable, List, Optional, Sequence, Set
 
+from torchlint.core.census import child_nodes
+
 # A body shorter than this is cheaper to parse than to cut from the text.
 MIN_BODY_LINES = 4
 
@@ -56,8 +58,7 @@ def unreferenced(statements: Sequence[ast.stmt], cut: Collection[ast.stmt]) -> L
     (module-level code included), nor the header of a cut one they name, and
     so on. A name reaches its binding only through a name, so without them
     every kept name is bound as before; they are cut whole (``cut_whole``).
-    Over half of what libcst parsed of a narrowed transformers module were
-    the headers of defs and classes that nothing kept refers to."""
+    On transformers such headers were a sixth of what libcst parsed."""
     cut_ids = {id(statement) for statement in cut}
     binders: Dict[str, List[ast.stmt]] = {}
     needed: Set[str] = set()
@@ -94,21 +95,14 @@ def _header(statement: ast.stmt) -> List[ast.AST]:
 def _names_in(nodes: Iterable[ast.AST], found: Set[str]) -> None:
     """Add every name read, bound or declared (``global``) under ``nodes``."""
     stack = list(nodes)
-    pop, push = stack.pop, stack.append
-    Name, AST = ast.Name, ast.AST
     while stack:
-        node = pop()
-        if node.__class__ is Name:
+        node = stack.pop()
+        if node.__class__ is ast.Name:
             found.add(node.id)  # type: ignore[attr-defined]
             continue
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             found.update(node.names)
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if isinstance(value, list):
-                stack.extend(item for item in value if isinstance(item, AST))
-            elif isinstance(value, AST):
-                push(value)
+        stack.extend(child_nodes([node]))
 
 
 def first_line(statement: ast.stmt) -> int:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
-from typing import FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from torchlint.analysis.outline import Names, Outline, attributes_named, calls_to, dotted, qualified_names
 from torchlint.knowledge.torch_api import is_torch_name
@@ -97,7 +97,7 @@ def names_that_may_gate(outline: Outline, lines: Iterable[int]) -> FrozenSet[str
     if not tests:
         return frozenset()
     found = {node.id for test in tests for node in ast.walk(test) if isinstance(node, ast.Name)}
-    values: dict = {}
+    values: Dict[str, List[ast.AST]] = {}  # name -> the values assigned to it
     for node in outline.nodes(ast.Assign) + outline.nodes(ast.AnnAssign):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
         if node.value is not None:  # type: ignore[attr-defined]

@@ -92,7 +92,6 @@ class NoqaIndex:
             text = self._lines[line - 1]
         return text or ""
 
-
     def _near_noqa(self, line: int) -> bool:
         """Could the token range holding ``line`` hold ``noqa``? A token range
         lies within a top-level statement (or is one line between them)."""

@@ -228,7 +228,6 @@ _RARELY_SEEN = (ast.Await, ast.AsyncFor, ast.AsyncWith, ast.Global, ast.Nonlocal
                 *(getattr(ast, name) for name in ("Match", "TryStar") if hasattr(ast, name)))
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_DECLARATIONS = (ast.Global, ast.Nonlocal)
 _BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
 # CPython refuses more than 20 nested blocks (loops, with, try); fewer than
 # this many cannot come close, wherever the count starts.
@@ -285,7 +284,8 @@ def _doubtful_future(source: str, tree: ast.Module) -> bool:
 
 
 class _Misplaced:
-    """The walk over every statement of a file for ``_compiler_may_refuse``;
+    """The walk over every statement of a file for ``_compiler_may_refuse``
+    (which has already sent files holding a ``_RARELY_SEEN`` node to the compiler);
     ``yields`` counts the ``yield`` expressions met as a statement's value
     inside a function (``x = yield y``): the only place the walk sees them."""
 
@@ -320,10 +320,6 @@ class _Misplaced:
                 if not in_loop:
                     return True
                 continue
-            if kind in _DECLARATIONS or kind.__name__ in ("Match", "TryStar"):
-                return True
-            if kind in (ast.AsyncFor, ast.AsyncWith) and not isinstance(function, ast.AsyncFunctionDef):
-                return True
             if kind is ast.For and self.starred and _starred(statement):
                 return True
             if kind is ast.ImportFrom:
