@@ -23,6 +23,14 @@ OUTLINE_ONLY_ENGINE = hasattr(Rule, "has_outline_screen")
 
 # (code, snippet the rule flags)
 FLAGGED = [
+    # TL201 on a parameter an ``isinstance`` test with a tensor class (through an
+    # import alias) proves a tensor
+    ("TL201", """
+        from torch import Tensor as T
+        def move(batch, device):
+            if isinstance(batch, T):
+                batch.to(device)
+    """),
     # TL201 on what a plain function of the file returns: a tensor, through a
     # name, in a function the narrowing cuts (the screen reads it in the whole file)
     ("TL201", """
@@ -292,6 +300,15 @@ FLAGGED = [
 
 # (code, snippet the rule cannot flag and its screen must reject)
 NEAR_MISSES = [
+    # TL201: an ``isinstance`` test with another class proves nothing about tensors
+    ("TL201", """
+        import torch
+        from quant import QuantLinear
+        def move(model, device):
+            for module in model.modules():
+                if isinstance(module, QuantLinear):
+                    module.cuda(device)
+    """),
     # TL201: ``.add`` on what plain functions of the file return: a set, None,
     # a call of another such function, itself (recursion knows nothing)
     ("TL201", """

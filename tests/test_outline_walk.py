@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 from torchlint.analysis.outline import Outline, names_in
+from torchlint.core.census import index_attributes, index_calls, take_census
 from torchlint.engine.narrowing import outline_of_statements, statement_index
 
 LEFT_OUT = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
@@ -71,3 +72,46 @@ def test_an_outline_assembled_from_statements_sets_aside_the_same_names():
         assert names_in(outline, ast.Store) == {"b", "c", "u", "v", "x", "y", "k", "l", "m"}
         assert names_in(outline, ast.Del) == {"z"}
         assert {"a", "g", "n", "w"} <= names_in(outline, ast.Load)
+
+
+def _index_shape(attributes, calls) -> tuple:
+    """The indexes as comparable data: node ids per key, in order."""
+    return ({name: [id(n) for n in nodes] for name, nodes in attributes.by_name.items()},
+            {name: [id(n) for n in nodes] for name, nodes in attributes.on_name.items()},
+            [id(n) for n in attributes.on_attribute],
+            {name: [id(n) for n in nodes] for name, nodes in calls.items()})
+
+
+def _walk_indexes_match(tree: ast.AST) -> bool:
+    census = take_census(tree)
+    attributes = census.by_type.get(ast.Attribute, [])
+    calls = census.by_type.get(ast.Call, [])
+    return _index_shape(census.attributes, census.calls) == _index_shape(index_attributes(attributes),
+                                                                          index_calls(calls))
+
+
+def test_the_walk_files_attributes_and_calls_as_the_indexes_made_from_lists_do():
+    # The census files them as it meets them; an outline assembled from
+    # statements (narrowing) makes the same indexes from its lists.
+    tree = ast.parse(SNIPPET + "torch.nn.functional.relu(x).y.z(w)\nf()(g)\na.b, c.d = e.f\n")
+    assert _walk_indexes_match(tree)
+    index = take_census(tree).attributes
+    assert [node.attr for node in index.on_name["torch"]] == ["nn"]
+    assert [node.attr for node in index.on_attribute] == ["z", "relu", "functional"]  # a node before those under it
+    assert [node.attr for node in index.stored] == ["d", "b"]  # not ``f.g``, deleted, nor ``e.f``, read
+    for path in sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py"))[::19]:
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError):
+            continue
+        assert _walk_indexes_match(tree), path
+
+
+def test_an_assembled_outline_indexes_attributes_and_calls_like_a_walked_one():
+    tree = ast.parse(SNIPPET + "import torch\ntorch.nn.functional.relu(x)\ndef h():\n    return torch.cat(y, dim=0)\n")
+    assembled = outline_of_statements(tree, [statement_index(s) for s in tree.body])
+    walked = Outline(tree)
+    for outline in (assembled, walked):
+        assert sorted(outline.attribute_index().by_name) == ["cat", "functional", "g", "nn", "relu"]
+        assert [call.func.attr for call in outline.calls("cat")] == ["cat"]
+        assert {node.attr for node in outline.attribute_index().on_name["torch"]} == {"nn", "cat"}

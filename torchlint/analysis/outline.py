@@ -31,7 +31,7 @@ from typing import (
     TypeVar,
 )
 
-from torchlint.core.census import Census, child_nodes, take_census
+from torchlint.core.census import AttributeIndex, Census, child_nodes, index_attributes, index_calls, take_census
 
 N = TypeVar("N", bound=ast.AST)
 T = TypeVar("T")
@@ -58,6 +58,7 @@ class Outline:
         self.function_classes = function_classes if whole_file is None else whole_file.function_classes
         self._by_type: Dict[type, List[ast.AST]] = {}
         self._calls_by_name: Optional[Dict[str, List[ast.Call]]] = None
+        self._attribute_index: Optional[AttributeIndex] = None
         self._imported: Optional[List[Tuple[str, str, str]]] = None
         self._facts: Dict[str, object] = {}  # see ``memo``
         self._names_not_loaded: List[ast.Name] = []  # stored or deleted, see ``names_in``
@@ -67,6 +68,7 @@ class Outline:
         """Index the nodes by type: from the file's census, or a walk of ``tree``."""
         census = self._census if self._census is not None else take_census(tree)
         self._by_type, self._names_not_loaded = census.by_type, census.not_loaded
+        self._calls_by_name, self._attribute_index = census.calls, census.attributes
 
     def memo(self, key: str, compute: Callable[[], T]) -> T:
         """A fact about this outline, computed once (``key`` names it)."""
@@ -85,16 +87,17 @@ class Outline:
 
     def calls(self, *names: str) -> List[ast.Call]:
         """Calls whose callee is spelled ``name`` or ``something.name``."""
-        if self._calls_by_name is None:
-            index: Dict[str, List[ast.Call]] = {}
-            for call in self.nodes(ast.Call):
-                name = callee_name(call.func)
-                if name is not None:
-                    index.setdefault(name, []).append(call)
-            self._calls_by_name = index
+        if self._calls_by_name is None:  # an outline given its nodes, not a census
+            self._calls_by_name = index_calls(self.nodes(ast.Call))
         if len(names) == 1:
             return self._calls_by_name.get(names[0], [])
         return [call for name in names for call in self._calls_by_name.get(name, ())]
+
+    def attribute_index(self) -> AttributeIndex:
+        """The attributes by name, by the plain name they are on, and those on attributes (``census.py``)."""
+        if self._attribute_index is None:  # an outline given its nodes, not a census
+            self._attribute_index = index_attributes(self.nodes(ast.Attribute))
+        return self._attribute_index
 
     def attributes(self, *names: str) -> Iterator[ast.Attribute]:
         wanted = set(names)
@@ -333,13 +336,7 @@ def attribute_names(outline: Outline) -> Iterable[str]:
 
 
 def _attributes_by_name(outline: Outline) -> Dict[str, List[ast.Attribute]]:
-    def compute() -> Dict[str, List[ast.Attribute]]:
-        index: Dict[str, List[ast.Attribute]] = {}
-        for node in outline.nodes(ast.Attribute):
-            index.setdefault(node.attr, []).append(node)
-        return index
-
-    return outline.memo("attributes by name", compute)
+    return outline.attribute_index().by_name
 
 
 def references_to(outline: Outline, names: Names) -> bool:
@@ -715,11 +712,21 @@ def evidence_names(outline: Outline) -> FrozenSet[str]:
                     and len(call.args) == 1 and not call.keywords and _is_integer(call.args[0])):
                 found.add(call.func.value.id)
         for call in outline.calls("isinstance", "is_tensor"):
-            if call.args and isinstance(call.args[0], ast.Name):
+            if call.args and isinstance(call.args[0], ast.Name) and _may_prove_tensor(outline, call):
                 found.add(call.args[0].id)
         return frozenset(found)
 
     return outline.memo("evidence_names", compute)
+
+
+def _may_prove_tensor(outline: Outline, call: ast.Call) -> bool:
+    """Could inference take ``call`` (``isinstance(x, K)`` or ``is_tensor(x)``)
+    as proof that ``x`` is a tensor? ``isinstance`` proves it only when ``K``
+    resolves through an import to a tensor class: ``isinstance(module,
+    HQQLinear)`` proves nothing of the kind."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == "isinstance"):
+        return True
+    return len(call.args) == 2 and may_resolve_to(outline, call.args[1], _api.TENSOR_CLASSES)
 
 
 def self_names(outline: Outline) -> FrozenSet[str]:
@@ -738,7 +745,7 @@ def self_names(outline: Outline) -> FrozenSet[str]:
 def attributes_stored(outline: Outline) -> FrozenSet[str]:
     """Attributes the file assigns (``x.attr = ...``) or defines as methods."""
     def compute() -> FrozenSet[str]:
-        found = {node.attr for node in outline.nodes(ast.Attribute) if isinstance(node.ctx, ast.Store)}
+        found = {node.attr for node in outline.attribute_index().stored}
         for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
             found.update(node.name for node in outline.nodes(kind))
         return frozenset(found)

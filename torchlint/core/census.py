@@ -10,23 +10,77 @@ compiler checks of ``source.python_tree`` and the screens' ``Outline``.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, Iterator, List, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 NodeIndex = Dict[type, List[ast.AST]]
 
 
 class Census:
-    """Every node of a tree under its exact type, and the names stored or deleted."""
+    """Every node of a tree under its exact type, and the names stored or deleted.
 
-    __slots__ = ("by_type", "not_loaded")
+    Attributes and calls are also filed by name as the walk meets them, while
+    their nodes are in the processor's cache: a later pass over a large
+    file's thousands of attributes misses it at nearly every node, and costs
+    several times the walk's share of them (``index_attributes`` and
+    ``index_calls`` make the same indexes from a list of nodes, in the same order)."""
 
-    def __init__(self, by_type: NodeIndex, not_loaded: List[ast.Name]) -> None:
+    __slots__ = ("by_type", "not_loaded", "attributes", "calls")
+
+    def __init__(self, by_type: NodeIndex, not_loaded: List[ast.Name],
+                 attributes: "Optional[AttributeIndex]" = None, calls: "Optional[Dict[str, List[ast.Call]]]" = None,
+                 ) -> None:
         self.by_type = by_type
         self.not_loaded = not_loaded
+        self.attributes = attributes if attributes is not None else index_attributes(
+            by_type.get(ast.Attribute, []))  # type: ignore[arg-type]
+        self.calls = calls if calls is not None else index_calls(by_type.get(ast.Call, []))  # type: ignore[arg-type]
 
     def count(self, *kinds: type) -> int:
         by_type = self.by_type
         return sum(len(by_type.get(kind, ())) for kind in kinds)
+
+
+class AttributeIndex:
+    """A file's attribute nodes (``a.b``) by their name (``b``), those on a
+    plain name by that name (``a``), those on another attribute (``a.b.c``),
+    and those assigned (``a.b = c``), each list in the walk's order: a node
+    before the nodes under it."""
+
+    __slots__ = ("by_name", "on_name", "on_attribute", "stored")
+
+    def __init__(self) -> None:
+        self.by_name: Dict[str, List[ast.Attribute]] = {}
+        self.on_name: Dict[str, List[ast.Attribute]] = {}
+        self.on_attribute: List[ast.Attribute] = []
+        self.stored: List[ast.Attribute] = []
+
+
+def index_attributes(nodes: Iterable[ast.Attribute]) -> AttributeIndex:
+    """The ``AttributeIndex`` of ``nodes``, taken in their order."""
+    index = AttributeIndex()
+    by_name, on_name, on_attribute = index.by_name, index.on_name, index.on_attribute
+    for node in nodes:
+        by_name.setdefault(node.attr, []).append(node)
+        if node.ctx.__class__ is ast.Store:
+            index.stored.append(node)
+        value = node.value
+        if value.__class__ is ast.Name:
+            on_name.setdefault(value.id, []).append(node)  # type: ignore[attr-defined]
+        elif value.__class__ is ast.Attribute:
+            on_attribute.append(node)
+    return index
+
+
+def index_calls(nodes: Iterable[ast.Call]) -> Dict[str, List[ast.Call]]:
+    """Calls by their callee's name: ``f`` for ``f(...)`` and ``a.b.f(...)``."""
+    index: Dict[str, List[ast.Call]] = {}
+    for node in nodes:
+        func = node.func
+        kind = func.__class__
+        name = func.attr if kind is ast.Attribute else func.id if kind is ast.Name else None  # type: ignore[attr-defined]
+        if name is not None:
+            index.setdefault(name, []).append(node)
+    return index
 
 
 def take_census(tree: ast.AST) -> Census:
@@ -37,9 +91,14 @@ def take_census(tree: ast.AST) -> Census:
     fields_of = _CHILD_FIELDS
     # Names and constants are half of all nodes and have no children to visit.
     names, constants = by_type.setdefault(ast.Name, []), by_type.setdefault(ast.Constant, [])
+    attributes, calls = by_type.setdefault(ast.Attribute, []), by_type.setdefault(ast.Call, [])
+    attribute_index = AttributeIndex()
+    by_attr, on_name, on_attribute = attribute_index.by_name, attribute_index.on_name, attribute_index.on_attribute
+    attributes_stored = attribute_index.stored
+    by_callee: Dict[str, List[ast.Call]] = {}
     # Most names are read; the few bound or deleted are asked about far more often.
     not_loaded: List[ast.Name] = []
-    Name, Constant, Load = ast.Name, ast.Constant, ast.Load
+    Name, Constant, Load, Store, Attribute, Call = ast.Name, ast.Constant, ast.Load, ast.Store, ast.Attribute, ast.Call
     while stack:
         node = pop()
         kind = type(node)
@@ -50,6 +109,40 @@ def take_census(tree: ast.AST) -> Census:
             continue
         if kind is Constant:
             constants.append(node)
+            continue
+        if kind is Attribute:  # filed as ``index_attributes`` files them
+            attributes.append(node)
+            found = by_attr.get(node.attr)  # type: ignore[attr-defined]
+            if found is None:
+                by_attr[node.attr] = [node]  # type: ignore[attr-defined]
+            else:
+                found.append(node)
+            if node.ctx.__class__ is Store:  # type: ignore[attr-defined]
+                attributes_stored.append(node)  # type: ignore[arg-type]
+            value = node.value  # type: ignore[attr-defined]
+            if value.__class__ is Name:
+                found = on_name.get(value.id)
+                if found is None:
+                    on_name[value.id] = [node]
+                else:
+                    found.append(node)
+            elif value.__class__ is Attribute:
+                on_attribute.append(node)
+            push(value)
+            continue
+        if kind is Call:  # filed as ``index_calls`` files them
+            calls.append(node)
+            func = node.func  # type: ignore[attr-defined]
+            callee = func.attr if func.__class__ is Attribute else func.id if func.__class__ is Name else None
+            if callee is not None:
+                found = by_callee.get(callee)
+                if found is None:
+                    by_callee[callee] = [node]
+                else:
+                    found.append(node)
+            push(func)
+            extend(node.args)  # type: ignore[attr-defined]
+            extend(node.keywords)  # type: ignore[attr-defined]
             continue
         found = by_type.get(kind)
         if found is None:
@@ -69,7 +162,10 @@ def take_census(tree: ast.AST) -> Census:
                 extend(value)
             else:
                 extend([item for item in value if item is not None])
-    return Census(by_type, not_loaded)
+    for kind in (ast.Attribute, ast.Call):
+        if not by_type[kind]:
+            del by_type[kind]  # an absent type has no list, as for every other type
+    return Census(by_type, not_loaded, attribute_index, by_callee)
 
 
 # Per node type: (field, how it holds nodes) for the fields that hold nodes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -431,9 +431,9 @@ class MisspelledTorchApi(Rule):
         # Each needs an import of torch somewhere in the file.
         if not outline.imports_from("torch"):
             return False
-        if any(isinstance(target, ast.Attribute) and _near_requires_grad(target.attr)
-               for node in outline.nodes(ast.Assign) for target in node.targets):
-            return True
+        index = outline.attribute_index()
+        if any(_near_requires_grad(node.attr) for node in index.stored):
+            return True  # an attribute assigned (``x.requires_gard = True``), in any kind of assignment
         for node in outline.nodes(ast.Import):
             if any(_missing_module_path(alias.name) for alias in node.names):
                 return True
@@ -444,36 +444,40 @@ class MisspelledTorchApi(Rule):
                 return True
             if any(_missing_member(node.module, alias.name) for alias in node.names):
                 return True
-        heads = {
-            name: qualified for name, qualified in bindings(outline).items() if any(is_torch_name(q) for q in qualified)
-        }
+        heads = _torch_heads(bindings(outline))
         if not heads:
             return False
-        # Each link of a chain rooted at a head resolved once, from its value's
-        # resolution (the outline lists a node before its children, so in reverse
-        # a value comes first; in any other order the slower walk resolves it).
-        # Most chains start elsewhere (``self.x``): they are passed over unstored.
+        # Each link of a chain rooted at a head resolved once: the first links from
+        # the attributes on each head's name, the later ones from the attributes on
+        # attributes, in reverse (the walk lists a node before the nodes under it, so
+        # a link's value comes first). Chains rooted elsewhere (``self.x``) are never read.
         resolved: Dict[int, Tuple[str, ...]] = {}
-        Name, Attribute = ast.Name, ast.Attribute
-        for node in reversed(outline.nodes(ast.Attribute)):
-            value = node.value
-            kind = value.__class__
-            if kind is Name:
-                bases = heads.get(value.id)  # type: ignore[attr-defined]
-            elif kind is Attribute:
-                bases = resolved.get(id(value))  # type: ignore[assignment]
-                if bases is None and _rooted_at(value, heads):
-                    bases = resolved[id(value)] = _torch_chain(value, heads)
-            else:
-                continue
-            if bases:
-                names = resolved[id(node)] = tuple(f"{base}.{node.attr}" for base in bases)
-                if any(_missing_attribute(q) for q in names):
+        callees = {name for name, bases in heads.items() if _link(bases, "").strict}
+        for head, bases in heads.items():
+            for node in index.on_name.get(head, ()):
+                link = _link(bases, node.attr)
+                if link.missing:
                     return True
-        for call in outline.nodes(ast.Call):
+                resolved[id(node)] = link.names
+                if link.strict:
+                    callees.add(node.attr)
+        if resolved:
+            known = resolved.get
+            for node in reversed(index.on_attribute):
+                bases = known(id(node.value))
+                if bases:
+                    link = _link(bases, node.attr)
+                    if link.missing:
+                        return True
+                    resolved[id(node)] = link.names
+                    if link.strict:
+                        callees.add(node.attr)
+        # Calls through a resolved name whose snapshotted signature takes no ``**kwargs``,
+        # filed under the name's last part (``Outline.calls``).
+        for call in outline.calls(*callees):
             if call.keywords:
                 func = call.func
-                names = heads.get(func.id, ()) if isinstance(func, Name) else resolved.get(id(func), ())
+                names = heads.get(func.id, ()) if isinstance(func, ast.Name) else resolved.get(id(func), ())
                 if names and any(
                     _unknown_keyword(q, k.arg) for q in names for k in call.keywords if k.arg is not None
                 ):
@@ -662,31 +666,40 @@ class MisspelledTorchApi(Rule):
 # --- helpers -----------------------------------------------------------------------
 
 
-def _rooted_at(node: ast.AST, heads: Dict[str, Tuple[str, ...]]) -> bool:
-    """Is the attribute chain ``node`` rooted at a name of ``heads``?"""
-    while node.__class__ is ast.Attribute:
-        node = node.value  # type: ignore[attr-defined]
-    return node.__class__ is ast.Name and node.id in heads  # type: ignore[attr-defined]
+def _torch_heads(bound: Dict[str, Tuple[str, ...]]) -> Dict[str, Tuple[str, ...]]:
+    """The names of ``bound`` (``outline.bindings``) that some torch import binds."""
+    return {name: qualified for name, qualified in bound.items() if any(is_torch_name(q) for q in qualified)}
 
 
-def _torch_chain(node: ast.AST, heads: Dict[str, Tuple[str, ...]]) -> Tuple[str, ...]:
-    """``F.softmax`` -> ``("torch.nn.functional.softmax",)`` when ``F`` is in ``heads``."""
-    root = node
-    while isinstance(root, ast.Attribute):
-        root = root.value
-    if not isinstance(root, ast.Name):
-        return ()
-    bases = heads.get(root.id)
-    if not bases:
-        return ()
-    if root is node:
-        return bases
-    rest = []
-    while isinstance(node, ast.Attribute):
-        rest.append(node.attr)
-        node = node.value
-    suffix = "." + ".".join(reversed(rest))
-    return tuple(base + suffix for base in bases)
+class _Link(NamedTuple):
+    """One link of an attribute chain through a torch import, as the screen sees it."""
+
+    names: Tuple[str, ...]  # what the chain up to this link may name
+    missing: bool  # ``check_Attribute`` would report one of them
+    strict: bool  # one of them has a snapshotted signature without ``**kwargs`` (a keyword can be unknown)
+
+
+# (what the chain before names, the attribute) -> the link: chains through torch
+# repeat across a project's files (``torch.cat``, ``nn.Linear``, ``F.relu``).
+_LINKS: Dict[Tuple[Tuple[str, ...], str], _Link] = {}
+_LINKS_KEPT = 65536
+
+
+def _link(bases: Tuple[str, ...], attribute: str) -> _Link:
+    """The link ``attribute`` after a chain naming ``bases`` (``""``: the chain itself)."""
+    key = (bases, attribute)
+    found = _LINKS.get(key)
+    if found is None:
+        names = tuple([f"{base}.{attribute}" for base in bases]) if attribute else bases
+        strict = False
+        for name in names:
+            params = api_snapshot.signature(name) if is_torch_name(name) else None
+            strict = strict or (params is not None and not params.var_keyword)
+        found = _Link(names, any(_missing_attribute(q) for q in names) if attribute else False, strict)
+        if len(_LINKS) >= _LINKS_KEPT:
+            _LINKS.clear()
+        _LINKS[key] = found
+    return found
 
 
 @functools.lru_cache(maxsize=4096)
