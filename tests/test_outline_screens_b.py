@@ -8,6 +8,7 @@ be screened out, so the file never reaches libcst for that rule.
 from __future__ import annotations
 
 import ast
+import random
 import textwrap
 
 import pytest
@@ -542,17 +543,83 @@ def test_near_miss_is_screened_out(code: str, snippet: str) -> None:
     assert not rule.may_match_tree(Outline(ast.parse(source)))
 
 
-def test_a_fixed_point_asked_again_while_computed_answers_every_name() -> None:
+def _least_fixed_point(source: str, seeds: set) -> set:
+    """The names with a binding that holds, read the slow way: every binding,
+    again and again until nothing changes (a name holds when it is a seed, or
+    is assigned a name that holds)."""
+    pairs = [(node.targets[0].id, node.value) for node in ast.parse(source).body]
+    known: set = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, value in pairs:
+            if name not in known and (isinstance(value, ast.Name) and value.id in known
+                                      or isinstance(value, ast.Call) and value.func.id in seeds):
+                known.add(name)
+                changed = True
+    return known
+
+
+def _holds_for(seeds: set):
+    def holds(value: ast.AST, known) -> bool:
+        if isinstance(value, ast.Call):
+            return value.func.id in seeds
+        return isinstance(value, ast.Name) and value.id in known
+    return holds
+
+
+def test_names_where_answers_the_least_fixed_point_name_by_name() -> None:
+    # Random assignments between a few names (cycles, self-assignments, names
+    # bound several times), asked in a random order: each answer is the one
+    # of the fixed point over the whole file.
+    rng = random.Random(14)
+    names = [f"n{i}" for i in range(9)]
+    for _ in range(300):
+        lines = []
+        for _ in range(rng.randrange(1, 14)):
+            target, other = rng.choice(names), rng.choice(names)
+            lines.append(f"{target} = {other}" if rng.random() < 0.8 else f"{target} = make()")
+        source = "\n".join(lines) + "\n"
+        expected = _least_fixed_point(source, {"make"})
+        answers = names_where(Outline(ast.parse(source)), "key", _holds_for({"make"}))
+        for name in rng.sample(names, len(names)):
+            assert (name in answers) == (name in expected), (source, name)
+
+
+def test_names_where_reads_only_the_bindings_a_question_reaches() -> None:
+    source = "a = b\nb = a\nc = make()\nd = c\n"
+    read = []
+
+    def holds(value: ast.AST, known) -> bool:
+        read.append(ast.unparse(value))
+        return _holds_for({"make"})(value, known)
+
+    answers = names_where(Outline(ast.parse(source)), "key", holds)
+    assert "d" in answers and read == ["c", "make()"]
+    assert "a" not in answers and read[2:] == ["b", "a"]  # ``b`` leant on ``a`` being out: not kept
+    assert "b" not in answers and read[4:] == ["a"]  # ``a`` is decided now
+    assert "a" not in answers and "b" not in answers and len(read) == 5  # both kept
+
+
+def test_names_where_asked_again_while_answering_does_not_recurse_forever() -> None:
     outline = Outline(ast.parse("a = b\nb = a\n"))
     seen = []
 
-    def holds(value: ast.AST, known: set) -> bool:
-        inner = names_where(outline, "key", holds)  # re-entered: must not recurse forever
-        seen.append("anything" in inner)
+    def holds(value: ast.AST, known) -> bool:
+        inner = names_where(outline, "key", holds)  # the same question, re-entered
+        seen.append("a" in inner)
         return False
 
-    assert names_where(outline, "key", holds) == frozenset()
-    assert seen and all(seen)
+    assert "a" not in names_where(outline, "key", holds)
+    assert seen == [False]
+
+
+def test_a_chain_of_names_too_deep_answers_in() -> None:
+    # Never too few, with a bounded stack: past the depth a name counts as in.
+    source = "n0 = other()\n" + "".join(f"n{i + 1} = n{i}\n" for i in range(40))
+    answers = names_where(Outline(ast.parse(source)), "key", _holds_for({"make"}))
+    assert "n3" not in answers  # decided within the depth
+    assert "n40" in answers
 
 
 def test_only_names_of_ten_to_seventeen_letters_can_be_close_to_requires_grad():

@@ -19,6 +19,7 @@ import builtins
 import functools
 from typing import (
     Callable,
+    Container,
     Dict,
     FrozenSet,
     Iterable,
@@ -26,6 +27,7 @@ from typing import (
     List,
     Mapping,
     Optional,
+    Set,
     Tuple,
     Type,
     TypeVar,
@@ -645,16 +647,6 @@ def _bind(found: List[Tuple[str, ast.AST]], target: ast.AST, value: ast.AST, unp
                 _bind(found, element, value, False)
 
 
-class _Everything(frozenset):
-    """Every name: what a fixed point asked for while it is being computed answers."""
-
-    def __contains__(self, item: object) -> bool:
-        return True
-
-
-_EVERYTHING = _Everything()
-
-
 _ITERATION_WRAPPERS = frozenset({"builtins.enumerate", *_api.ITERATION_WRAPPERS})
 
 
@@ -669,33 +661,92 @@ def iterated(outline: Outline, iterable: ast.AST) -> ast.AST:
     return iterable
 
 
-def names_where(outline: Outline, key: str, holds: Callable[[ast.AST, "set"], bool]) -> FrozenSet[str]:
-    """Names with some binding whose value ``holds`` (given the names found so
-    far): the least fixed point, a superset of the names whose every binding
-    holds (what the rules' inference asks), found without following cycles.
-    Asked again while it is being computed (``holds`` reaching it through
-    another question), it answers every name: never too few."""
-    cache = outline._facts  # Outline.memo's, filled in two steps here
-    if key in cache:
-        return cache[key]  # type: ignore[no-any-return]
-    cache[key] = _EVERYTHING
-    known: set = set()
-    pending = _binding_values(outline)
-    changed = True
-    while changed:
-        changed = False
-        rest = []
-        for name, value in pending:
-            if name in known:
-                continue
-            if holds(value, known):
-                known.add(name)
-                changed = True
-            else:
-                rest.append((name, value))
-        pending = rest
-    result = cache[key] = frozenset(known)
-    return result
+def names_where(outline: Outline, key: str, holds: Callable[[ast.AST, "Container[str]"], bool]) -> "Container[str]":
+    """Names with some binding whose value ``holds`` (given the names known
+    so far, which it asks with ``in``): the least fixed point, a superset of
+    the names whose every binding holds (what the rules' inference asks).
+
+    It is worked out name by name, when asked (``_NamesWhere``): a screen
+    asks about the few names it meets, and the whole file's fixed point
+    read every binding's value, most of them more than once."""
+    # The answers so far are kept on the outline; ``holds`` is not (it holds
+    # the outline: the cycle would keep every file's tree until a collection).
+    return _NamesWhere(outline.memo(key, lambda: _Answers(_values_by_name(outline))), holds)
+
+
+def _values_by_name(outline: Outline) -> Dict[str, List[ast.AST]]:
+    def compute() -> Dict[str, List[ast.AST]]:
+        found: Dict[str, List[ast.AST]] = {}
+        for name, value in _binding_values(outline):
+            found.setdefault(name, []).append(value)
+        return found
+
+    return outline.memo("binding values by name", compute)
+
+
+class _NamesWhere:
+    """``names_where``'s answer, one name at a time.
+
+    A name is in when one of its bindings' values holds. A name asked about
+    again while its own answer is being worked out (``x = x + 1``, or through
+    other names) counts as out there: the least fixed point never needs a
+    name to prove itself. So a name found out is kept out only when no name
+    asked before it was assumed out on the way (that one, once decided, may
+    change the answer). A chain of names deeper than ``_Answers.DEEPEST`` answers in
+    (never too few, and the stack stays bounded), and so does everything
+    once the answers have cost ``_Answers.BUDGET`` reads of every binding of the file."""
+
+    def __init__(self, answers: "_Answers", holds: Callable[[ast.AST, "Container[str]"], bool]) -> None:
+        self._answers = answers
+        self._holds = holds
+
+    def __contains__(self, name: object) -> bool:
+        state = self._answers
+        if name in state.known_in:
+            return True
+        if name in state.known_out:
+            return False
+        values = state.values.get(name)  # type: ignore[arg-type]
+        if not values:
+            state.known_out.add(name)  # type: ignore[arg-type]
+            return False
+        asking = state.asking
+        if name in asking:
+            state.lowest = min(state.lowest, asking.index(name))  # type: ignore[arg-type]
+            return False
+        if len(asking) >= _Answers.DEEPEST or state.reads_left <= 0:
+            return True
+        state.reads_left -= len(values)
+        place, outer = len(asking), state.lowest
+        state.lowest = _Answers.NONE
+        asking.append(name)  # type: ignore[arg-type]
+        try:
+            found = any(self._holds(value, self) for value in values)
+        finally:
+            asking.pop()
+        lowest = state.lowest
+        if found:
+            state.known_in.add(name)  # type: ignore[arg-type]
+        elif lowest >= place:  # assumed nothing of the names asked before it
+            state.known_out.add(name)  # type: ignore[arg-type]
+        state.lowest = min(outer, lowest if lowest < place else _Answers.NONE)
+        return found
+
+
+class _Answers:
+    """What ``_NamesWhere`` has worked out for one question about one outline."""
+
+    DEEPEST = 12
+    BUDGET = 8
+    NONE = 1 << 30  # no name of the stack assumed out
+
+    def __init__(self, values: Dict[str, List[ast.AST]]) -> None:
+        self.values = values
+        self.known_in: Set[str] = set()
+        self.known_out: Set[str] = set()
+        self.asking: List[str] = []
+        self.lowest = self.NONE  # the lowest place in ``asking`` of a name assumed out
+        self.reads_left = self.BUDGET * (sum(len(found) for found in values.values()) + 1)
 
 
 def evidence_names(outline: Outline) -> FrozenSet[str]:
@@ -930,7 +981,7 @@ _PYTHON_VALUE_METHODS = frozenset({"item", "tolist", "numpy", "dim", "numel", "n
                                    "data_ptr", "get_device", "is_contiguous", "stride"})
 
 
-def tensor_names(outline: Outline) -> FrozenSet[str]:
+def tensor_names(outline: Outline) -> Container[str]:
     """Names with some binding whose value may be a tensor (or a data loader):
     a superset of the names inference can know to be tensors."""
     return names_where(outline, "tensor_names", lambda value, known: _may_be_tensor(outline, value, False, 0, known))
@@ -952,7 +1003,7 @@ def may_know_ndim(outline: Outline, expr: ast.AST) -> bool:
     return _may_know_ndim(outline, expr, None)
 
 
-def shaped_names(outline: Outline) -> FrozenSet[str]:
+def shaped_names(outline: Outline) -> Container[str]:
     """Names with some binding ``may_know_ndim`` holds for."""
     return names_where(outline, "shaped_names", lambda value, known: _may_know_ndim(outline, value, known))
 
