@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 from torchlint.analysis.outline import Outline, names_in
-from torchlint.core.census import index_attributes, index_calls, take_census
+from torchlint.core.census import CALLED_RESULT, index_attributes, index_calls, index_keywords, take_census
 from torchlint.engine.narrowing import outline_of_statements, statement_index
 
 LEFT_OUT = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
@@ -74,20 +74,22 @@ def test_an_outline_assembled_from_statements_sets_aside_the_same_names():
         assert {"a", "g", "n", "w"} <= names_in(outline, ast.Load)
 
 
-def _index_shape(attributes, calls) -> tuple:
+def _index_shape(attributes, calls, keywords) -> tuple:
     """The indexes as comparable data: node ids per key, in order."""
     return ({name: [id(n) for n in nodes] for name, nodes in attributes.by_name.items()},
             {name: [id(n) for n in nodes] for name, nodes in attributes.on_name.items()},
-            [id(n) for n in attributes.on_attribute],
-            {name: [id(n) for n in nodes] for name, nodes in calls.items()})
+            [id(n) for n in attributes.on_attribute], [id(n) for n in attributes.stored],
+            {name: [id(n) for n in nodes] for name, nodes in calls.items()},
+            {name: [id(n) for n in nodes] for name, nodes in keywords.items()})
 
 
 def _walk_indexes_match(tree: ast.AST) -> bool:
     census = take_census(tree)
     attributes = census.by_type.get(ast.Attribute, [])
     calls = census.by_type.get(ast.Call, [])
-    return _index_shape(census.attributes, census.calls) == _index_shape(index_attributes(attributes),
-                                                                          index_calls(calls))
+    keywords = census.by_type.get(ast.keyword, [])
+    return _index_shape(census.attributes, census.calls, census.keywords) == _index_shape(
+        index_attributes(attributes), index_calls(calls), index_keywords(keywords))
 
 
 def test_the_walk_files_attributes_and_calls_as_the_indexes_made_from_lists_do():
@@ -108,10 +110,13 @@ def test_the_walk_files_attributes_and_calls_as_the_indexes_made_from_lists_do()
 
 
 def test_an_assembled_outline_indexes_attributes_and_calls_like_a_walked_one():
-    tree = ast.parse(SNIPPET + "import torch\ntorch.nn.functional.relu(x)\ndef h():\n    return torch.cat(y, dim=0)\n")
+    tree = ast.parse(SNIPPET + "import torch\ntorch.nn.functional.relu(x)\ndef h():\n    return torch.cat(y, dim=0)\nf()(g)\nf(**kw)\n")
     assembled = outline_of_statements(tree, [statement_index(s) for s in tree.body])
     walked = Outline(tree)
     for outline in (assembled, walked):
         assert sorted(outline.attribute_index().by_name) == ["cat", "functional", "g", "nn", "relu"]
         assert [call.func.attr for call in outline.calls("cat")] == ["cat"]
+        assert [ast.unparse(call) for call in outline.calls(CALLED_RESULT)] == ["f()(g)"]
+        assert [ast.unparse(node) for node in outline.keywords("dim", "metaclass")] == ["dim=0", "metaclass=M"]
+        assert None in outline.spelled_keywords()  # ``{**g}`` is no keyword; ``f(**kw)`` is
         assert {node.attr for node in outline.attribute_index().on_name["torch"]} == {"nn", "cat"}

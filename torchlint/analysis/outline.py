@@ -33,7 +33,16 @@ from typing import (
     TypeVar,
 )
 
-from torchlint.core.census import AttributeIndex, Census, child_nodes, index_attributes, index_calls, take_census
+from torchlint.core.census import (
+    AttributeIndex,
+    Census,
+    KeywordIndex,
+    child_nodes,
+    index_attributes,
+    index_calls,
+    index_keywords,
+    take_census,
+)
 
 N = TypeVar("N", bound=ast.AST)
 T = TypeVar("T")
@@ -61,6 +70,7 @@ class Outline:
         self._by_type: Dict[type, List[ast.AST]] = {}
         self._calls_by_name: Optional[Dict[str, List[ast.Call]]] = None
         self._attribute_index: Optional[AttributeIndex] = None
+        self._keyword_index: Optional[KeywordIndex] = None
         self._imported: Optional[List[Tuple[str, str, str]]] = None
         self._facts: Dict[str, object] = {}  # see ``memo``
         self._names_not_loaded: List[ast.Name] = []  # stored or deleted, see ``names_in``
@@ -71,6 +81,7 @@ class Outline:
         census = self._census if self._census is not None else take_census(tree)
         self._by_type, self._names_not_loaded = census.by_type, census.not_loaded
         self._calls_by_name, self._attribute_index = census.calls, census.attributes
+        self._keyword_index = census.keywords
 
     def memo(self, key: str, compute: Callable[[], T]) -> T:
         """A fact about this outline, computed once (``key`` names it)."""
@@ -100,6 +111,18 @@ class Outline:
         if self._attribute_index is None:  # an outline given its nodes, not a census
             self._attribute_index = index_attributes(self.nodes(ast.Attribute))
         return self._attribute_index
+
+    def keywords(self, *names: str) -> List[ast.keyword]:
+        """The keyword arguments spelling one of ``names`` (``f(dim=1)``: ``dim``)."""
+        if self._keyword_index is None:  # an outline given its nodes, not a census
+            self._keyword_index = index_keywords(self.nodes(ast.keyword))
+        index = self._keyword_index
+        return [node for name in names for node in index.get(name, ())]
+
+    def spelled_keywords(self) -> Iterable[Optional[str]]:
+        """Every keyword the file's calls spell, once (None: ``**kwargs``)."""
+        self.keywords()
+        return self._keyword_index.keys()  # type: ignore[union-attr]
 
     def attributes(self, *names: str) -> Iterator[ast.Attribute]:
         wanted = set(names)
@@ -301,18 +324,32 @@ def aliases_of(outline: Outline, names: Names) -> List[str]:
     known: Dict[Names, List[str]] = outline.memo("aliases", dict)  # asked by several screens per table
     found = known.get(names)
     if found is None:
-        found = known[names] = [
-            local for local, reals in import_bindings(outline).items()
-            if local not in names.last and any(real in names.names for real in reals if real is not None)
-        ]
+        binders = _binders(outline)
+        found = known[names] = [local for real in sorted(binders.keys() & names.names) for local in binders[real]
+                                if local not in names.last]  # sorted: set order changes from run to run
     return found
+
+
+def _binders(outline: Outline) -> Dict[str, List[str]]:
+    """Imported name -> the local names an import binds to it (``from torch.nn
+    import MSELoss as L2``: ``torch.nn.MSELoss`` -> ``["L2"]``; ``import torch``:
+    ``torch`` -> ``["torch"]``, as ``bindings`` spells it): each rule's table
+    is met with the file's few imports, not the other way round."""
+    def compute() -> Dict[str, List[str]]:
+        found: Dict[str, List[str]] = {}
+        for local, reals in bindings(outline).items():
+            for real in reals:
+                found.setdefault(real, []).append(local)
+        return found
+
+    return outline.memo("binders", compute)
 
 
 def keyword_arguments(outline: Outline) -> FrozenSet[str]:
     """The keywords spelled in the file's calls (``f(dim=1)``: ``dim``): a
     screen for a keyword asks this set before finding the calls."""
     return outline.memo("keyword arguments", lambda: frozenset(
-        node.arg for node in outline.nodes(ast.keyword) if node.arg is not None))
+        name for name in outline.spelled_keywords() if name is not None))
 
 
 def calls_to(outline: Outline, names: Names, where: Optional[Callable[[ast.Call], bool]] = None,
@@ -438,7 +475,8 @@ def calls_resolving_to(outline: Outline, qualified: Iterable[str]) -> List[ast.C
     if not found:
         return []
     tails = _tails(wanted)
-    aliases = {bound for bound, names in found.items() if any(n in wanted for n in names)} - tails
+    binders = _binders(outline)
+    aliases = {local for real in binders.keys() & wanted for local in binders[real]} - tails  # a set, as before
     return [call for call in outline.calls(*tails, *aliases) if may_resolve_to(outline, call.func, wanted)]
 
 

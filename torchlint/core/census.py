@@ -24,16 +24,18 @@ class Census:
     several times the walk's share of them (``index_attributes`` and
     ``index_calls`` make the same indexes from a list of nodes, in the same order)."""
 
-    __slots__ = ("by_type", "not_loaded", "attributes", "calls")
+    __slots__ = ("by_type", "not_loaded", "attributes", "calls", "keywords")
 
     def __init__(self, by_type: NodeIndex, not_loaded: List[ast.Name],
                  attributes: "Optional[AttributeIndex]" = None, calls: "Optional[Dict[str, List[ast.Call]]]" = None,
-                 ) -> None:
+                 keywords: "Optional[KeywordIndex]" = None) -> None:
         self.by_type = by_type
         self.not_loaded = not_loaded
         self.attributes = attributes if attributes is not None else index_attributes(
             by_type.get(ast.Attribute, []))  # type: ignore[arg-type]
         self.calls = calls if calls is not None else index_calls(by_type.get(ast.Call, []))  # type: ignore[arg-type]
+        self.keywords = keywords if keywords is not None else index_keywords(
+            by_type.get(ast.keyword, []))  # type: ignore[arg-type]
 
     def count(self, *kinds: type) -> int:
         by_type = self.by_type
@@ -71,13 +73,30 @@ def index_attributes(nodes: Iterable[ast.Attribute]) -> AttributeIndex:
     return index
 
 
+# Keyword arguments by the keyword they spell (None: ``**kwargs``).
+KeywordIndex = Dict[Optional[str], List[ast.keyword]]
+
+
+def index_keywords(nodes: Iterable[ast.keyword]) -> KeywordIndex:
+    index: KeywordIndex = {}
+    for node in nodes:
+        index.setdefault(node.arg, []).append(node)
+    return index
+
+
+# The key calls of a call's result (``f(x)(y)``) are filed under: no name is spelled so.
+CALLED_RESULT = "()"
+
+
 def index_calls(nodes: Iterable[ast.Call]) -> Dict[str, List[ast.Call]]:
-    """Calls by their callee's name: ``f`` for ``f(...)`` and ``a.b.f(...)``."""
+    """Calls by their callee's name: ``f`` for ``f(...)`` and ``a.b.f(...)``;
+    ``CALLED_RESULT`` for ``f(...)(...)``."""
     index: Dict[str, List[ast.Call]] = {}
     for node in nodes:
         func = node.func
         kind = func.__class__
-        name = func.attr if kind is ast.Attribute else func.id if kind is ast.Name else None  # type: ignore[attr-defined]
+        name = (func.attr if kind is ast.Attribute else func.id if kind is ast.Name  # type: ignore[attr-defined]
+                else CALLED_RESULT if kind is ast.Call else None)
         if name is not None:
             index.setdefault(name, []).append(node)
     return index
@@ -96,9 +115,11 @@ def take_census(tree: ast.AST) -> Census:
     by_attr, on_name, on_attribute = attribute_index.by_name, attribute_index.on_name, attribute_index.on_attribute
     attributes_stored = attribute_index.stored
     by_callee: Dict[str, List[ast.Call]] = {}
+    keywords, by_keyword = by_type.setdefault(ast.keyword, []), {}  # type: ignore[var-annotated]
     # Most names are read; the few bound or deleted are asked about far more often.
     not_loaded: List[ast.Name] = []
     Name, Constant, Load, Store, Attribute, Call = ast.Name, ast.Constant, ast.Load, ast.Store, ast.Attribute, ast.Call
+    keyword = ast.keyword
     while stack:
         node = pop()
         kind = type(node)
@@ -133,7 +154,8 @@ def take_census(tree: ast.AST) -> Census:
         if kind is Call:  # filed as ``index_calls`` files them
             calls.append(node)
             func = node.func  # type: ignore[attr-defined]
-            callee = func.attr if func.__class__ is Attribute else func.id if func.__class__ is Name else None
+            callee = (func.attr if func.__class__ is Attribute else func.id if func.__class__ is Name
+                      else CALLED_RESULT if func.__class__ is Call else None)
             if callee is not None:
                 found = by_callee.get(callee)
                 if found is None:
@@ -143,6 +165,15 @@ def take_census(tree: ast.AST) -> Census:
             push(func)
             extend(node.args)  # type: ignore[attr-defined]
             extend(node.keywords)  # type: ignore[attr-defined]
+            continue
+        if kind is keyword:  # filed as ``index_keywords`` files them
+            keywords.append(node)
+            found = by_keyword.get(node.arg)  # type: ignore[attr-defined]
+            if found is None:
+                by_keyword[node.arg] = [node]  # type: ignore[attr-defined]
+            else:
+                found.append(node)
+            push(node.value)  # type: ignore[attr-defined]
             continue
         found = by_type.get(kind)
         if found is None:
@@ -162,10 +193,10 @@ def take_census(tree: ast.AST) -> Census:
                 extend(value)
             else:
                 extend([item for item in value if item is not None])
-    for kind in (ast.Attribute, ast.Call):
+    for kind in (ast.Attribute, ast.Call, ast.keyword):
         if not by_type[kind]:
             del by_type[kind]  # an absent type has no list, as for every other type
-    return Census(by_type, not_loaded, attribute_index, by_callee)
+    return Census(by_type, not_loaded, attribute_index, by_callee, by_keyword)
 
 
 # Per node type: (field, how it holds nodes) for the fields that hold nodes:

@@ -7,6 +7,7 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Names, Outline, dotted, resolves_to
+from torchlint.core.census import CALLED_RESULT
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import AUTOGRAD_FUNCTION_BASES, is_torch_name
 from torchlint.rules import edits
@@ -350,7 +351,7 @@ def _calls_imported_function_instance(outline: Outline) -> bool:
     """``RoIPool(7, 7)(x, rois)``: an instance of a class imported from a project
     module that the project model knows to define it as an autograd Function."""
     ask = outline.function_classes
-    called = [call.func for call in outline.nodes(ast.Call) if isinstance(call.func, ast.Call)]
+    called = [call.func for call in outline.calls(CALLED_RESULT)]
     if ask is None or not called:
         return False
     imported: Dict[str, List[Tuple[str, str]]] = {}

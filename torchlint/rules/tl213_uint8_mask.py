@@ -247,7 +247,7 @@ def _mask_arguments(call: ast.Call, position: int, keyword: str) -> Tuple[ast.AS
 def _has_uint8_source(outline: Outline) -> bool:
     if any(_byte_call(c) for c in outline.calls("byte")):
         return True
-    if any(k.arg in ("dtype", "dst_type") and _names_uint8(outline, k.value) for k in outline.nodes(ast.keyword)):
+    if any(_names_uint8(outline, k.value) for k in outline.keywords("dtype", "dst_type")):
         return True
     if any(_converts_to_uint8(outline, c) for c in outline.calls("to", "type")):
         return True
