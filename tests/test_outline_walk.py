@@ -78,7 +78,7 @@ def _index_shape(attributes, calls, keywords) -> tuple:
     """The indexes as comparable data: node ids per key, in order."""
     return ({name: [id(n) for n in nodes] for name, nodes in attributes.by_name.items()},
             {name: [id(n) for n in nodes] for name, nodes in attributes.on_name.items()},
-            [id(n) for n in attributes.on_attribute], [id(n) for n in attributes.stored],
+            [id(n) for n in attributes.on_attribute], {name: [id(n) for n in nodes] for name, nodes in attributes.stored.items()},
             {name: [id(n) for n in nodes] for name, nodes in calls.items()},
             {name: [id(n) for n in nodes] for name, nodes in keywords.items()})
 
@@ -100,7 +100,7 @@ def test_the_walk_files_attributes_and_calls_as_the_indexes_made_from_lists_do()
     index = take_census(tree).attributes
     assert [node.attr for node in index.on_name["torch"]] == ["nn"]
     assert [node.attr for node in index.on_attribute] == ["z", "relu", "functional"]  # a node before those under it
-    assert [node.attr for node in index.stored] == ["d", "b"]  # not ``f.g``, deleted, nor ``e.f``, read
+    assert list(index.stored) == ["d", "b"]  # not ``f.g``, deleted, nor ``e.f``, read
     for path in sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py"))[::19]:
         try:
             tree = ast.parse(path.read_bytes())

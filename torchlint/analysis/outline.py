@@ -18,6 +18,7 @@ import ast
 import builtins
 import functools
 from typing import (
+    AbstractSet,
     Callable,
     Container,
     Dict,
@@ -111,6 +112,12 @@ class Outline:
         if self._attribute_index is None:  # an outline given its nodes, not a census
             self._attribute_index = index_attributes(self.nodes(ast.Attribute))
         return self._attribute_index
+
+    def calls_named(self, names: AbstractSet[str]) -> List[ast.Call]:
+        """``calls(*names)`` for a rule's table of names, met with the few callee names of the file."""
+        self.calls()
+        index = self._calls_by_name
+        return [call for name in index.keys() & names for call in index[name]]  # type: ignore[union-attr]
 
     def keywords(self, *names: str) -> List[ast.keyword]:
         """The keyword arguments spelling one of ``names`` (``f(dim=1)``: ``dim``)."""
@@ -357,7 +364,8 @@ def calls_to(outline: Outline, names: Names, where: Optional[Callable[[ast.Call]
     """Calls whose callee may resolve to one of ``names`` (and, given
     ``where``, for which it holds: asked first, as it is meant to be the
     cheaper test; a screen passes what its finding needs of the arguments)."""
-    for call in outline.calls(*names.last, *aliases_of(outline, names)):
+    aliases = aliases_of(outline, names)
+    for call in outline.calls_named(names.last) + (outline.calls(*aliases) if aliases else []):
         if (where is None or where(call)) and resolves_to(outline, call.func, names):
             yield call
 
@@ -477,7 +485,8 @@ def calls_resolving_to(outline: Outline, qualified: Iterable[str]) -> List[ast.C
     tails = _tails(wanted)
     binders = _binders(outline)
     aliases = {local for real in binders.keys() & wanted for local in binders[real]} - tails  # a set, as before
-    return [call for call in outline.calls(*tails, *aliases) if may_resolve_to(outline, call.func, wanted)]
+    found_calls = outline.calls_named(tails) + (outline.calls(*aliases) if aliases else [])
+    return [call for call in found_calls if may_resolve_to(outline, call.func, wanted)]
 
 
 @functools.lru_cache(maxsize=64)
@@ -834,7 +843,7 @@ def self_names(outline: Outline) -> FrozenSet[str]:
 def attributes_stored(outline: Outline) -> FrozenSet[str]:
     """Attributes the file assigns (``x.attr = ...``) or defines as methods."""
     def compute() -> FrozenSet[str]:
-        found = {node.attr for node in outline.attribute_index().stored}
+        found = set(outline.attribute_index().stored)
         for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
             found.update(node.name for node in outline.nodes(kind))
         return frozenset(found)

@@ -45,8 +45,8 @@ class Census:
 class AttributeIndex:
     """A file's attribute nodes (``a.b``) by their name (``b``), those on a
     plain name by that name (``a``), those on another attribute (``a.b.c``),
-    and those assigned (``a.b = c``), each list in the walk's order: a node
-    before the nodes under it."""
+    and those assigned (``a.b = c``) by their name, each list in the walk's
+    order: a node before the nodes under it."""
 
     __slots__ = ("by_name", "on_name", "on_attribute", "stored")
 
@@ -54,7 +54,7 @@ class AttributeIndex:
         self.by_name: Dict[str, List[ast.Attribute]] = {}
         self.on_name: Dict[str, List[ast.Attribute]] = {}
         self.on_attribute: List[ast.Attribute] = []
-        self.stored: List[ast.Attribute] = []
+        self.stored: Dict[str, List[ast.Attribute]] = {}
 
 
 def index_attributes(nodes: Iterable[ast.Attribute]) -> AttributeIndex:
@@ -64,7 +64,7 @@ def index_attributes(nodes: Iterable[ast.Attribute]) -> AttributeIndex:
     for node in nodes:
         by_name.setdefault(node.attr, []).append(node)
         if node.ctx.__class__ is ast.Store:
-            index.stored.append(node)
+            index.stored.setdefault(node.attr, []).append(node)
         value = node.value
         if value.__class__ is ast.Name:
             on_name.setdefault(value.id, []).append(node)  # type: ignore[attr-defined]
@@ -139,7 +139,7 @@ def take_census(tree: ast.AST) -> Census:
             else:
                 found.append(node)
             if node.ctx.__class__ is Store:  # type: ignore[attr-defined]
-                attributes_stored.append(node)  # type: ignore[arg-type]
+                attributes_stored.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined]
             value = node.value  # type: ignore[attr-defined]
             if value.__class__ is Name:
                 found = on_name.get(value.id)

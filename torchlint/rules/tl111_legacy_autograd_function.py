@@ -6,7 +6,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Names, Outline, dotted, resolves_to
+from torchlint.analysis.outline import Names, Outline, aliases_of, callee_name, dotted, resolves_to
 from torchlint.core.census import CALLED_RESULT
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import AUTOGRAD_FUNCTION_BASES, is_torch_name
@@ -508,7 +508,12 @@ def _to_apply(node: cst.CSTNode) -> cst.CSTNode:
 def _is_function_base(outline: Outline, base: ast.AST, functions: set) -> bool:
     if isinstance(base, ast.Starred):
         base = base.value
-    return (isinstance(base, ast.Name) and base.id in functions) or resolves_to(outline, base, _BASES)
+    if isinstance(base, ast.Name) and base.id in functions:
+        return True
+    # Only a name spelled like a base class (or bound to one) can resolve to it.
+    spelled = callee_name(base)
+    return spelled is not None and (spelled in _BASES.last or spelled in aliases_of(outline, _BASES)) and resolves_to(
+        outline, base, _BASES)
 
 
 def _defines(classdef: cst.ClassDef, name: str) -> bool:

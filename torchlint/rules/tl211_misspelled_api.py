@@ -432,7 +432,7 @@ class MisspelledTorchApi(Rule):
         if not outline.imports_from("torch"):
             return False
         index = outline.attribute_index()
-        if any(_near_requires_grad(node.attr) for node in index.stored):
+        if any(_near_requires_grad(name) for name in index.stored):
             return True  # an attribute assigned (``x.requires_gard = True``), in any kind of assignment
         for node in outline.nodes(ast.Import):
             if any(_missing_module_path(alias.name) for alias in node.names):
