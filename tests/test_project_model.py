@@ -536,3 +536,37 @@ def test_a_question_about_one_definition_parses_only_what_it_names() -> None:
     assert kept[17:] == source.splitlines()[17:]
     # Asked about every header at once, none is cut whole.
     assert _keeping(SourceFile(source), ast.parse(source), None).splitlines()[10] == "class Unused(torch.nn.Module):"
+
+
+def test_the_screens_ask_the_project_model_what_an_imported_call_gives(tmp_path):
+    """A file calling what it imports from the project reaches libcst for
+    TL201 only when the project model may give the call a tensor: calling an
+    imported class makes a module or an object, a function returning a string
+    gives none; a function returning a tensor does, and is flagged."""
+    from torchlint.analysis.project import Project
+    from torchlint.core.source import SourceFile
+    from torchlint.run.project_files import FileFinder, project_roots
+
+    (tmp_path / "models.py").write_text(
+        "import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    pass\n\n\nclass Trie:\n"
+        "    def add(self, word):\n        return word\n\n\ndef make():\n    return torch.zeros(3)\n\n\n"
+        "def label():\n    return 'x'\n")
+    quiet = (
+        "import torch\nfrom collections import defaultdict\nfrom models import Net, Trie, label\n\n\n"
+        "class Runner:\n    def __init__(self):\n        self.trie = Trie()\n        self.kind = Trie\n\n"
+        "    def run(self, device):\n        net = Net()\n        net.cuda()\n        name = label()\n"
+        "        name.float()\n        self.trie.add(name)\n        self.kind.half()\n"
+        "        table = defaultdict(set)\n        table[name].add(1)\n")
+    flagged = "import torch\nfrom models import make\n\n\ndef run():\n    made = make()\n    made.cuda()\n"
+    engine = Engine(all_rules(), project=Project(FileFinder(project_roots(str(tmp_path), ()))))
+    for text, reaches in ((quiet, False), (flagged, True)):
+        path = str(tmp_path / "train.py")
+        source = SourceFile(text)
+        module = engine.module_for(path)
+        assert ("TL201" in [r.code for r in engine.rules_for(source.text, source.tree, module)]) == reaches, text
+        found = [(d.line, d.code) for d in engine.check(SourceFile(text), module=module).diagnostics]
+        assert found == ([(7, "TL201")] if reaches else []), text
+    # A text alone (no project): inference knows nothing of what ``make()`` gives, nor does the screen.
+    alone = Engine(all_rules())
+    assert "TL201" not in [r.code for r in alone.rules_for(flagged, SourceFile(flagged).tree)]
+    assert alone.check(SourceFile(flagged)).diagnostics == []

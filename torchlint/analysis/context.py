@@ -421,7 +421,8 @@ def analyse(
         nonlocal outline
         if outline is None:
             outline = Outline(tree if tree is not None else ast.parse(module.code), star_exports=project.star_exports,
-                              function_classes=project.function_classes)
+                              function_classes=project.function_classes,
+                              call_may_give_tensor=project.call_may_give_tensor)
         return outline
 
     def star_exports(node: cst.ImportFrom) -> Optional[Dict[str, str]]:

@@ -103,6 +103,10 @@ def meet(values: Iterable[Value]) -> Value:
     return result if result is not None else UNKNOWN
 
 
+# What a value of these kinds can never be, or hold: a tensor.
+_HOLDS_NO_TENSOR = frozenset({Kind.UNKNOWN, Kind.MODULE, Kind.OBJECT, Kind.NUMBER})
+
+
 class ProjectLink:
     """What inference may ask about the definitions of the user's project
     (``project.py`` answers from every module; this default knows nothing).
@@ -156,6 +160,18 @@ class ProjectLink:
         """The autograd Function classes of the project module an import spelled
         ``spelled`` reaches (by their names there); empty when unknown."""
         return frozenset()
+
+    def call_may_give_tensor(self, spelled: str) -> bool:
+        """May calling the name an import spells (``.utils.make``) give a tensor,
+        or a tuple or dict that may hold one, as inference sees the call? Not
+        when the name is no project definition (inference then knows nothing
+        of the call, torch's aside), nor when calling it gives a module, an
+        object, a number or nothing known."""
+        key = self.absolute(spelled)
+        if key is None:
+            return False
+        value = self.call_value(key)
+        return value is None or value.kind not in _HOLDS_NO_TENSOR
 
     def returns_integer_valued(self, qualified: str) -> bool:
         """Given integer-valued arguments, does the project function ``qualified``

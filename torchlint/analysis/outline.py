@@ -55,7 +55,8 @@ class Outline:
     def __init__(self, tree: ast.AST, whole_file: Optional["Outline"] = None,
                  star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None,
                  function_classes: Optional[Callable[[str], FrozenSet[str]]] = None,
-                 census: Optional[Census] = None) -> None:
+                 census: Optional[Census] = None,
+                 call_may_give_tensor: Optional[Callable[[str], bool]] = None) -> None:
         self.tree = tree
         # The walk of ``tree`` Python's parse already made (``SourceFile.census``), if given.
         self._census = census
@@ -68,6 +69,9 @@ class Outline:
         # The autograd Function classes of a project module, by the module as
         # spelled in an import (the project model's answer; TL111's screen).
         self.function_classes = function_classes if whole_file is None else whole_file.function_classes
+        # May calling the def or class an import names (as spelled: ".utils.f") give a
+        # tensor, or a container inference may find one in? The project model's answer.
+        self.call_may_give_tensor = call_may_give_tensor if whole_file is None else whole_file.call_may_give_tensor
         self._by_type: Dict[type, List[ast.AST]] = {}
         self._calls_by_name: Optional[Dict[str, List[ast.Call]]] = None
         self._attribute_index: Optional[AttributeIndex] = None
@@ -885,11 +889,17 @@ def _may_be_tensor_member(outline: Outline, receiver: ast.AST, attribute: str) -
             return True  # ``self.a = self.b + 1`` and ``self.b = self.a * 2``: never too few
         asking.add(question)
         try:
-            return any(value is None or isinstance(value, (ast.Name, ast.Attribute))
+            return any(value is None or isinstance(value, ast.Attribute)
+                       or (isinstance(value, ast.Name) and value.id in parameter_names(whole))  # what callers pass
                        or _may_be_tensor(whole, value, False, 0, None) for value in values)
         finally:
             asking.discard(question)
     return may_hold_value(outline, receiver)
+
+
+def parameter_names(outline: Outline) -> FrozenSet[str]:
+    """The names of every parameter of the file's defs and lambdas."""
+    return outline.memo("parameter names", lambda: frozenset(node.arg for node in outline.nodes(ast.arg)))
 
 
 def self_member_known(outline: Outline, receiver: ast.AST, attribute: str) -> Optional[bool]:
@@ -1135,7 +1145,8 @@ def _may_return_tensor(outline: Outline, name: str, depth: int, names: "Optional
     whole = outline.whole_file
     function = plain_functions(whole).get(name)
     if function is None:
-        return True
+        imported = _imported_call_may_give_tensor(whole, name)
+        return imported if imported is not None else True
     returned = whole.memo("returns of " + name, lambda: _returned_values(function))
     if returned is None:
         return True
@@ -1148,6 +1159,46 @@ def _may_return_tensor(outline: Outline, name: str, depth: int, names: "Optional
         return any(_may_be_tensor(whole, value, False, depth + 1, known) for value in returned)
     finally:
         reading.discard(name)
+
+
+def _imported_call_may_give_tensor(outline: Outline, name: str) -> Optional[bool]:
+    """For a name the file binds only by from-imports: may calling it give a
+    tensor, as inference works it out (a torch name from its tables, asked
+    before this; any other from the project model; outside the project,
+    nothing)? None when the name is bound otherwise, or no project model answers."""
+    ask = outline.call_may_give_tensor
+    if ask is None or name not in imported_only(outline):
+        return None
+    for module, attribute, bound in outline.imported():
+        if bound == name and attribute:
+            spelled = module + attribute if module.endswith(".") else f"{module}.{attribute}"
+            if ask(spelled):
+                return True
+    return False
+
+
+def imported_only(outline: Outline) -> FrozenSet[str]:
+    """Names the file binds only by ``from m import name`` (no assignment,
+    parameter, def, class, plain or star import binds them too)."""
+    def compute() -> FrozenSet[str]:
+        imported = {alias.asname or alias.name for node in outline.nodes(ast.ImportFrom)
+                    for alias in node.names if alias.name != "*"}
+        if not imported:
+            return frozenset()
+        other = set(stored_names(outline)) | deleted_names(outline)
+        other.update(node.arg for node in outline.nodes(ast.arg))
+        for kind in _NAMED_BINDERS:
+            other.update(node.name for node in outline.nodes(kind) if node.name)  # type: ignore[attr-defined]
+        for node in outline.nodes(ast.Import):
+            other.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        for node in outline.nodes(ast.ImportFrom):
+            if any(alias.name == "*" for alias in node.names):
+                other.update(star_bindings(outline, "." * node.level + (node.module or "")))
+        for node in outline.nodes(ast.Global) + outline.nodes(ast.Nonlocal):
+            other.update(node.names)
+        return frozenset(imported - other)
+
+    return outline.memo("imported_only", compute)
 
 
 def plain_functions(outline: Outline) -> Mapping[str, ast.FunctionDef]:

@@ -133,7 +133,7 @@ def recheck(engine: Engine, previous: Checked, text: str, module: ModuleRef = ST
         checked.source.memo(DEPTH_CHECKED, lambda: True)
     link = engine.project.link(module)
     star_exports = link.star_exports
-    outline = outline_of_statements(tree, indexes, star_exports, link.function_classes)
+    outline = outline_of_statements(tree, indexes, star_exports, link.function_classes, link.call_may_give_tensor)
     # The screens of the whole file need not run again: only the rules that
     # may flag the changed statement matter (``narrowing.focused_rules``).
     screened = focused_rules(checked.source, tree, engine.rules, star_exports, outline)

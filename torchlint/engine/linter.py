@@ -93,7 +93,8 @@ class Engine:
         """The outline of ``tree`` (whose census is ``census``, if known), asking
         the project model what its imports bring."""
         link = self.project.link(module)
-        return Outline(tree, star_exports=link.star_exports, function_classes=link.function_classes, census=census)
+        return Outline(tree, star_exports=link.star_exports, function_classes=link.function_classes, census=census,
+                       call_may_give_tensor=link.call_may_give_tensor)
 
     def module_for(self, path: Optional[str]) -> ModuleRef:
         """Which module of the project the file ``path`` is (None: a text alone)."""

@@ -395,7 +395,8 @@ _NodeIndex = Dict[type, List[ast.AST]]
 
 def outline_of_statements(tree: ast.Module, indexes: Sequence[_NodeIndex],
                           star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None,
-                          function_classes: Optional[Callable[[str], FrozenSet[str]]] = None) -> Outline:
+                          function_classes: Optional[Callable[[str], FrozenSet[str]]] = None,
+                          call_may_give_tensor: Optional[Callable[[str], bool]] = None) -> Outline:
     """``Outline(tree)`` assembled from the node index of each top-level
     statement (``statement_index``), in the order its walk finds them: the
     module, then each statement's nodes, from the last statement to the first."""
@@ -407,7 +408,7 @@ def outline_of_statements(tree: ast.Module, indexes: Sequence[_NodeIndex],
                 by_type[kind] = list(nodes)
             else:
                 found.extend(nodes)
-    return _AssembledOutline(tree, by_type, None, star_exports, function_classes)
+    return _AssembledOutline(tree, by_type, None, star_exports, function_classes, call_may_give_tensor)
 
 
 def statement_index(statement: ast.stmt) -> _NodeIndex:
@@ -472,9 +473,11 @@ class _AssembledOutline(Outline):
 
     def __init__(self, tree: ast.AST, by_type: _NodeIndex, whole_file: Optional[Outline],
                  star_exports: Optional[Callable[[str], Optional[Mapping[str, str]]]] = None,
-                 function_classes: Optional[Callable[[str], FrozenSet[str]]] = None) -> None:
+                 function_classes: Optional[Callable[[str], FrozenSet[str]]] = None,
+                 call_may_give_tensor: Optional[Callable[[str], bool]] = None) -> None:
         self._given = by_type
-        super().__init__(tree, whole_file=whole_file, star_exports=star_exports, function_classes=function_classes)
+        super().__init__(tree, whole_file=whole_file, star_exports=star_exports, function_classes=function_classes,
+                         call_may_give_tensor=call_may_give_tensor)
 
     def _file(self, tree: ast.AST) -> None:
         self._by_type = self._given

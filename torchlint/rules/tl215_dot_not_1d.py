@@ -1,11 +1,12 @@
 """TL215: `dot` / `vdot` on tensors known not to be 1-D (they flattened before torch 0.4; today they raise)."""
 
+import ast
 from typing import Iterator, Sequence
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Outline
+from torchlint.analysis.outline import Outline, may_know_ndim
 from torchlint.analysis.shapes import ndim
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
@@ -120,8 +121,15 @@ class DotNotOneDimensional(Rule):
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
-        # ``v.dot(w)``, ``torch.dot(v, w)``, ``dot(v, w)``: the calls filed under those names.
-        return bool(outline.calls(*_NAMES))
+        # ``v.dot(w)``, ``torch.dot(v, w)``, ``dot(v, w)`` (the calls filed under those
+        # names) with an operand whose number of dimensions ``ndim`` may know.
+        for call in outline.calls(*_NAMES):
+            operands = list(call.args)
+            if isinstance(call.func, ast.Attribute):
+                operands.append(call.func.value)
+            if any(may_know_ndim(outline, operand) for operand in operands):
+                return True
+        return False
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         func = node.func
