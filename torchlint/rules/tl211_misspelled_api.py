@@ -14,6 +14,7 @@ from torchlint.analysis.inference import Kind
 from torchlint.analysis.outline import Outline, bindings, qualified_names
 from torchlint.analysis.scopes import ImportAssignment
 from torchlint.analysis.screens import Screen, argument_text, top_level
+from torchlint.core.census import AttributeIndex
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge import api_snapshot
 from torchlint.knowledge.deprecations import is_removed_api
@@ -447,31 +448,15 @@ class MisspelledTorchApi(Rule):
         heads = _torch_heads(bindings(outline))
         if not heads:
             return False
-        # Each link of a chain rooted at a head resolved once: the first links from
-        # the attributes on each head's name, the later ones from the attributes on
-        # attributes, in reverse (the walk lists a node before the nodes under it, so
-        # a link's value comes first). Chains rooted elsewhere (``self.x``) are never read.
         resolved: Dict[int, Tuple[str, ...]] = {}
         callees = {name for name, bases in heads.items() if _link(bases, "").strict}
-        for head, bases in heads.items():
-            for node in index.on_name.get(head, ()):
-                link = _link(bases, node.attr)
-                if link.missing:
-                    return True
-                resolved[id(node)] = link.names
-                if link.strict:
-                    callees.add(node.attr)
-        if resolved:
-            known = resolved.get
-            for node in reversed(index.on_attribute):
-                bases = known(id(node.value))
-                if bases:
-                    link = _link(bases, node.attr)
-                    if link.missing:
-                        return True
-                    resolved[id(node)] = link.names
-                    if link.strict:
-                        callees.add(node.attr)
+        for node, bases in _chain_links(index, heads, resolved):
+            link = _link(bases, node.attr)
+            if link.missing:
+                return True
+            resolved[id(node)] = link.names
+            if link.strict:
+                callees.add(node.attr)
         # Calls through a resolved name whose snapshotted signature takes no ``**kwargs``,
         # filed under the name's last part (``Outline.calls``).
         for call in outline.calls(*callees):
@@ -664,6 +649,25 @@ class MisspelledTorchApi(Rule):
 
 
 # --- helpers -----------------------------------------------------------------------
+
+
+def _chain_links(index: AttributeIndex, heads: Dict[str, Tuple[str, ...]],
+                 resolved: Dict[int, Tuple[str, ...]]) -> Iterator[Tuple[ast.Attribute, Tuple[str, ...]]]:
+    """Each link of an attribute chain rooted at a name of ``heads``, with what
+    the chain before it names: the first links from the attributes on each
+    head's name, the later ones from the attributes on attributes, in reverse
+    (the walk lists a node before the nodes under it, so a link's value comes
+    first and the caller has ``resolved`` it). Chains rooted elsewhere
+    (``self.x``) are never read."""
+    for head, bases in heads.items():
+        for node in index.on_name.get(head, ()):
+            yield node, bases
+    if resolved:
+        known = resolved.get
+        for node in reversed(index.on_attribute):
+            bases = known(id(node.value))
+            if bases:
+                yield node, bases
 
 
 def _torch_heads(bound: Dict[str, Tuple[str, ...]]) -> Dict[str, Tuple[str, ...]]:
