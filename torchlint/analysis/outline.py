@@ -136,8 +136,9 @@ class Outline:
         return self._keyword_index.keys()  # type: ignore[union-attr]
 
     def attributes(self, *names: str) -> Iterator[ast.Attribute]:
-        wanted = set(names)
-        return (node for node in self.nodes(ast.Attribute) if node.attr in wanted)
+        """Attribute nodes named one of ``names`` (``x.cuda``: ``cuda``), by name."""
+        by_name = self.attribute_index().by_name
+        return (node for name in names for node in by_name.get(name, ()))
 
     def imported(self) -> List[Tuple[str, str, str]]:
         """``(module, name, bound_as)`` for every import: ``import a.b as c`` is
@@ -976,10 +977,11 @@ def _class_at(outline: Outline, line: int) -> Optional[_ClassFacts]:
     return _innermost(outline.memo("class facts", lambda: _class_facts(outline)), line)
 
 
-def _bound_otherwise(outline: Outline, definitions: Tuple[type, ...]) -> set:
+def _bound_otherwise(outline: Outline, definitions: Tuple[type, ...], from_imports: bool = True) -> set:
     """Every name the file binds some way other than by a ``definitions`` node:
     an assignment, ``del``, a parameter, another def or class, an import
-    (star imports: what they bind that the file reads), ``global``/``nonlocal``."""
+    (star imports: what they bind that the file reads; ``from m import n``
+    only given ``from_imports``), ``global``/``nonlocal``."""
     other = set(stored_names(outline)) | deleted_names(outline)
     other.update(node.arg for node in outline.nodes(ast.arg))
     for kind in _NAMED_BINDERS:
@@ -988,7 +990,8 @@ def _bound_otherwise(outline: Outline, definitions: Tuple[type, ...]) -> set:
     for node in outline.nodes(ast.Import):
         other.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
     for node in outline.nodes(ast.ImportFrom):
-        other.update(alias.asname or alias.name for alias in node.names)
+        if from_imports:
+            other.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
         if any(alias.name == "*" for alias in node.names):
             other.update(star_bindings(outline, "." * node.level + (node.module or "")))
     for node in outline.nodes(ast.Global) + outline.nodes(ast.Nonlocal):
@@ -1185,18 +1188,7 @@ def imported_only(outline: Outline) -> FrozenSet[str]:
                     for alias in node.names if alias.name != "*"}
         if not imported:
             return frozenset()
-        other = set(stored_names(outline)) | deleted_names(outline)
-        other.update(node.arg for node in outline.nodes(ast.arg))
-        for kind in _NAMED_BINDERS:
-            other.update(node.name for node in outline.nodes(kind) if node.name)  # type: ignore[attr-defined]
-        for node in outline.nodes(ast.Import):
-            other.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-        for node in outline.nodes(ast.ImportFrom):
-            if any(alias.name == "*" for alias in node.names):
-                other.update(star_bindings(outline, "." * node.level + (node.module or "")))
-        for node in outline.nodes(ast.Global) + outline.nodes(ast.Nonlocal):
-            other.update(node.names)
-        return frozenset(imported - other)
+        return frozenset(imported - _bound_otherwise(outline, (), from_imports=False))
 
     return outline.memo("imported_only", compute)
 
