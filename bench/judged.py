@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import itertools
 import json
 import os
 import re
@@ -291,8 +292,9 @@ def source_files(dest: Path) -> Iterator[Path]:
             yield path
 
 
-def find_candidates(dest: Path, codes: Iterable[str]) -> Tuple[List[Candidate], List[str]]:
-    """Every candidate of ``codes`` under DEST, and the files Python cannot parse."""
+def find_candidates(dest: Path, codes: Iterable[str], wide: bool = False) -> Tuple[List[Candidate], List[str]]:
+    """Every candidate of ``codes`` under DEST, and the files Python cannot parse.
+    ``wide`` adds the searches of issue 33 (``_wide_candidates_in``)."""
     wanted = set(codes)
     found: Dict[Key, Candidate] = {}
     unparsed = []
@@ -304,7 +306,10 @@ def find_candidates(dest: Path, codes: Iterable[str]) -> Tuple[List[Candidate], 
             unparsed.append(relative)
             continue
         lines = text.splitlines()
-        for line, code in _candidates_in(tree):
+        found_here = _candidates_in(tree)
+        if wide:
+            found_here = itertools.chain(found_here, _wide_candidates_in(tree, "cuda" in text))
+        for line, code in found_here:
             if code in wanted:
                 key = (relative, line, code)
                 found.setdefault(key, Candidate(key, lines[line - 1].strip() if line <= len(lines) else ""))
@@ -350,6 +355,29 @@ def _candidates_in(tree: ast.AST) -> Iterator[Tuple[int, str]]:
             yield node.lineno, "TL201"
         elif isinstance(node, ast.Call) and _is_numpy_on_gpu_candidate(node, cuda_bound):
             yield node.func.lineno if hasattr(node.func, "lineno") else node.lineno, "TL202"
+
+
+def _wide_candidates_in(tree: ast.AST, mentions_cuda: bool) -> Iterator[Tuple[int, str]]:
+    """The wider search of issue 33, for corpora labelled from then on: the
+    NumPy spellings of a scalar read (``loss.data.numpy()[0]``,
+    ``x.data.cpu().numpy()[0]``: ``IndexError`` on a 0-dim value), and, in a
+    file that mentions ``cuda`` at all, every ``.numpy()`` whose receiver chain
+    has no ``.cpu()`` (``torch.softmax(out, 1).numpy()``, a helper's
+    ``x.data.numpy()``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and _is_numpy_index_zero(node):
+            yield node.lineno, "TL101"
+        elif (mentions_cuda and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "numpy" and "cpu" not in _attribute_chain(node.func.value)):
+            yield node.func.lineno, "TL202"
+
+
+def _is_numpy_index_zero(node: ast.Subscript) -> bool:
+    index = node.slice
+    call = node.value
+    return (isinstance(index, ast.Constant) and type(index.value) is int and index.value == 0
+            and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "numpy" and "data" in _attribute_chain(call.func.value))
 
 
 def _attribute_candidates(node: ast.Attribute) -> Iterator[Tuple[int, str]]:
@@ -690,6 +718,9 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     cand = commands.add_parser("candidates", help="print unlabelled candidate occurrences of card rules")
     cand.add_argument("--codes", default=",".join(CARD_RULES), help="comma-separated card rule codes")
     cand.add_argument("--labels", type=Path, action="append", default=[])
+    cand.add_argument("--wide", action="store_true",
+                      help="also the searches of issue 33: NumPy spellings of .data[0], every .numpy() "
+                           "without .cpu() in a file that mentions cuda")
     cand.add_argument("dest", type=Path)
     sc = commands.add_parser("score", help="run torchlint on DEST and score it against the labels")
     sc.add_argument("--labels", type=Path, action="append", required=True)
@@ -717,7 +748,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if unknown:
                 raise UsageError(f"not card rules: {', '.join(unknown)} (card rules: {', '.join(CARD_RULES)})")
             labels = read_labels(arguments.labels)
-            candidates, unparsed = find_candidates(arguments.dest, codes)
+            candidates, unparsed = find_candidates(arguments.dest, codes, arguments.wide)
             fresh = [c for c in candidates if c.key not in labels]
             for candidate in fresh:
                 path, line, code = candidate.key
