@@ -505,9 +505,31 @@ def run_torchlint(dest: Path, source: Optional[Path], codes: Sequence[str], fron
 
 
 def _cli_findings(dest: Path, env: Dict[str, str], codes: Sequence[str]) -> Tuple[Set[Key], List[str]]:
+    if not codes:  # the modern corpora: default rules, each entry as its user runs it
+        return _modern_findings(dest, env)
     command = [sys.executable, "-m", "torchlint", "--isolated", "--no-cache", "--no-respect-gitignore",
                "--output-format", "json", "--exit-zero", "--extend-select", ",".join(codes), "."]
-    done = subprocess.run(command, cwd=dest, env=env, capture_output=True, text=True)
+    return _json_findings(subprocess.run(command, cwd=dest, env=env, capture_output=True, text=True), "")
+
+
+def _modern_findings(dest: Path, env: Dict[str, str]) -> Tuple[Set[Key], List[str]]:
+    """The default rules on each entry of DEST, run in the entry's folder without
+    ``--isolated``: the torch floor its metadata declares (``*.dist-info/METADATA``)
+    applies, as it does for a user who checks the package (no entry carries a
+    torchlint configuration)."""
+    findings: Set[Key] = set()
+    parse_errors: List[str] = []
+    for entry in sorted(p for p in dest.iterdir() if p.is_dir()):
+        command = [sys.executable, "-m", "torchlint", "--no-cache", "--no-respect-gitignore",
+                   "--output-format", "json", "--exit-zero", "."]
+        done = subprocess.run(command, cwd=entry, env=env, capture_output=True, text=True)
+        found, errors = _json_findings(done, entry.name + "/")
+        findings |= found
+        parse_errors += errors
+    return findings, parse_errors
+
+
+def _json_findings(done: "subprocess.CompletedProcess[str]", prefix: str) -> Tuple[Set[Key], List[str]]:
     # Files Python 3 cannot parse make the exit status 2 even with
     # --exit-zero; they are listed in the JSON (code null), so the JSON decides.
     try:
@@ -517,7 +539,7 @@ def _cli_findings(dest: Path, env: Dict[str, str], codes: Sequence[str]) -> Tupl
     findings: Set[Key] = set()
     parse_errors = []
     for item in items:
-        path = _relative(item["filename"])
+        path = prefix + _relative(item["filename"])
         if item.get("code") is None:  # a file torchlint could not parse
             parse_errors.append(path)
         else:
@@ -638,12 +660,12 @@ def format_table(scores: Dict[str, RuleScore]) -> List[str]:
 
 
 def score(dest: Path, label_files: Sequence[Path], sources: Sequence[Optional[Path]], strict: bool,
-          show: Set[str], frontend: str = "cli") -> int:
+          show: Set[str], frontend: str = "cli", modern: bool = False) -> int:
     labels = read_labels(label_files)
     unjudged_anywhere = False
     summaries = []
     for source in sources:
-        run = run_torchlint(dest, source, CARD_RULES, frontend)
+        run = run_torchlint(dest, source, () if modern else CARD_RULES, frontend)
         scores = score_run(run, labels)
         print(f"## torchlint: {run.source}\n")
         print("\n".join(format_table(scores)))
@@ -730,6 +752,9 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     sc.add_argument("--frontend", choices=tuple(FRONTEND_LABELS), default="cli",
                     help="the torchlint command over DEST (default), flake8 with the TL plugin, "
                          "or the command on each file through --stdin-filename")
+    sc.add_argument("--modern", action="store_true",
+                    help="precision on recent releases: the default rules only, run in each entry's folder "
+                         "without --isolated so that the floor its metadata declares applies")
     sc.add_argument("--show", default="", help="comma-separated lists to print: fn, fp")
     sc.add_argument("dest", type=Path)
     return parser.parse_args(argv)
@@ -758,7 +783,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 0
         sources = arguments.torchlint_src or [None]
         show = {s.strip() for s in arguments.show.split(",") if s.strip()}
-        return score(arguments.dest, arguments.labels, sources, arguments.strict, show, arguments.frontend)
+        return score(arguments.dest, arguments.labels, sources, arguments.strict, show, arguments.frontend,
+                     arguments.modern)
     except UsageError as error:
         print(f"judged.py: {error}", file=sys.stderr)
         return 2

@@ -316,7 +316,8 @@ CROSS_STATEMENT_CASES = [
     ("TL111", False, "import torch\nclass Double(torch.autograd.Function):\n    def forward(self, x):\n"
                      "        return x * 2\n    @staticmethod\n    def backward(ctx, grad):\n        y = grad * 2\n"
                      "        import torch\n        y = y + 0\n        return y\n"),
-    ("TL206", True, "def f(model, sd):\n    model.load_state_dict(sd, strict=False)\ndef g():\n    import torch\n"),
+    ("TL206", True, "from safetensors.torch import load_file\ndef f(model, path):\n    sd = load_file(path)\n"
+                    "    model.load_state_dict(sd, strict=False)\ndef g():\n    import torch\n"),
     # what ``self.scores`` holds comes from another method (the project model reads the whole class)
     ("TL109", True, "import torch\nclass Meter:\n    def reset(self):\n        self.scores = torch.zeros(3)\n"
                     + FILLER.replace("    ", "        ") + "    def grow(self):\n"

@@ -15,6 +15,7 @@ from torchlint.rules import rule_by_code
 
 
 def tl206_lines(code):
+    # Each snippet loads ``ckpt`` from a file: only such a state is the rule's concern.
     result = Engine([rule_by_code("TL206")]).check(textwrap.dedent(code).lstrip("\n"))
     return [d.line for d in result.diagnostics if d.code == "TL206"]
 
@@ -22,17 +23,20 @@ def tl206_lines(code):
 @pytest.mark.parametrize("code", [
     pytest.param("""
         import torch
-        def recover(model, ckpt):
+        ckpt = torch.load("checkpoint.pt", map_location="cpu", weights_only=True)
+        def recover(model):
             # choose non-strict loading of parameters on the main process, because the model's composition
             # could have changed in the worker process (layers added or removed)
             model.load_state_dict(ckpt, strict=False)
         """, id="comment-block-above"),
     pytest.param("""
         import torch
+        ckpt = torch.load("checkpoint.pt", map_location="cpu", weights_only=True)
         model.load_state_dict(ckpt, strict=False)  # STRICT off: the head is new
         """, id="trailing-comment"),
     pytest.param("""
         import torch
+        ckpt = torch.load("checkpoint.pt", map_location="cpu", weights_only=True)
         if finetune:
             # not strict: the classifier is replaced
             model.load_state_dict(ckpt, strict=False)
@@ -45,25 +49,29 @@ def test_a_comment_about_strictness_is_a_decision(code):
 @pytest.mark.parametrize("code, line", [
     pytest.param("""
         import torch
+        ckpt = torch.load("checkpoint.pt", map_location="cpu", weights_only=True)
         model.load_state_dict(ckpt, strict=False)
-        """, 2, id="no-comment"),
+        """, 3, id="no-comment"),
     pytest.param("""
         import torch
+        ckpt = torch.load("checkpoint.pt", map_location="cpu", weights_only=True)
         # restore the averaged weights
         model.load_state_dict(ckpt, strict=False)
-        """, 3, id="comment-about-something-else"),
+        """, 4, id="comment-about-something-else"),
     pytest.param("""
         import torch
+        ckpt = torch.load("checkpoint.pt", map_location="cpu", weights_only=True)
         # non-strict loading below
 
         model.load_state_dict(ckpt, strict=False)
-        """, 4, id="blank-line-between"),
+        """, 5, id="blank-line-between"),
     pytest.param("""
         import torch
+        ckpt = torch.load("checkpoint.pt", map_location="cpu", weights_only=True)
         # strict loading for the encoder
         encoder.load_state_dict(ckpt)
         model.load_state_dict(ckpt, strict=False)
-        """, 4, id="comment-of-the-statement-before"),
+        """, 5, id="comment-of-the-statement-before"),
 ])
 def test_other_comments_do_not_hide_the_finding(code, line):
     assert tl206_lines(code) == [line]

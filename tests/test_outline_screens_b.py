@@ -164,7 +164,7 @@ FLAGGED = [
     ("TL206", """
         import torch
         model = torch.nn.Linear(2, 2)
-        model.load_state_dict({}, strict=False)
+        model.load_state_dict(torch.load("w.pt", weights_only=True), strict=False)
     """),
     # TL207: an aliased np.flip, a name bound to a reversed slice of an array
     ("TL207", """

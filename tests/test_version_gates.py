@@ -258,3 +258,34 @@ def test_only_names_that_can_gate_a_line_are_asked_about() -> None:
     assert names_that_may_gate(outline, [6]) == {"DERIVED", "NEW", "OLD"}
     assert names_that_may_gate(outline, [7]) == {"unrelated"}
     assert names_that_may_gate(outline, [1]) == frozenset()
+
+
+def test_a_version_helper_of_the_project_gates_like_an_inline_comparison(tmp_path):
+    # diffusers-style ``is_torch_version("<", "2.2")``: a function of the project
+    # whose return asks for the torch version is a test wherever it is called
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "vers.py").write_text(
+        "import operator\nimport torch\nfrom packaging import version\n"
+        "def is_torch_version(op, ref):\n"
+        "    return getattr(operator, op)(version.parse(torch.__version__), version.parse(ref))\n"
+        "def is_fast():\n    return True\n")
+    body = ("import torch\n"
+            "if {helper}('lt', '2.2'):\n"
+            "    torch.utils._pytree._register_pytree_node(dict, None, None)\n"
+            "else:\n"
+            "    torch.utils._pytree.register_pytree_node(dict, None, None)\n")
+    (tmp_path / "pkg" / "gated.py").write_text("from pkg.vers import is_torch_version\n"
+                                                + body.format(helper="is_torch_version"))
+    (tmp_path / "pkg" / "ungated.py").write_text("from pkg.vers import is_fast\n" + body.format(helper="is_fast"))
+    (tmp_path / "pkg" / "local.py").write_text(
+        "import torch\ndef torch_older(ref):\n    return torch.__version__ < ref\n"
+        + body.replace("import torch\n", "").format(helper="torch_older"))
+    for run in (run_torchlint(["--isolated", "--no-cache", "pkg"], cwd=tmp_path),
+                run_flake8(["--select", "TL", "pkg"], cwd=tmp_path)):
+        assert "gated.py" not in run.stdout.replace("ungated.py", ""), run.stdout
+        assert "local.py" not in run.stdout, run.stdout
+        assert "ungated.py:4" in run.stdout, run.stdout  # a helper that asks nothing of torch gates nothing
+    helper = Outline(ast.parse("import torch\ndef older(ref):\n    def inner():\n        return torch.__version__\n"
+                               "    return inner\n"))
+    assert version_flags(helper) == set()  # only the function's own returns count

@@ -36,7 +36,9 @@ class Kind(enum.Enum):
 @dataclass(frozen=True)
 class Value:
     kind: Kind
-    scalar: bool = False  # TENSOR: known to be 0-dim
+    # TENSOR: known to be 0-dim. UNKNOWN: one value whatever it is (a full reduction's
+    # result, ``b.sum()``), so 0-dim where the code uses it as only a tensor is used.
+    scalar: bool = False
     cuda: Optional[bool] = None  # known to live on a CUDA device (True) or not (False)
     module_class: Optional[str] = None  # MODULE: qualified class, when it is a torch.nn class
     reduces: bool = False  # MODULE: a loss module whose call returns a 0-dim tensor
@@ -272,6 +274,11 @@ class Inference:
         value = self.value(expr)
         if value.kind is not Kind.UNKNOWN:
             return value
+        if value.scalar or _one_value(expr):
+            # ``x.float().sum().data``: a full reduction holds one value whatever it
+            # reduced; used as only a tensor is, it is a 0-dim tensor (on a NumPy
+            # scalar ``.data[0]`` raises as well).
+            return Value(Kind.TENSOR, scalar=True)
         if isinstance(expr, cst.Name):
             values = [self._accumulated_value(a, expr.value) for a in self._resolver.assignments(expr)]
             known = [v for v in values if v.kind is not Kind.NUMBER]
@@ -282,6 +289,36 @@ class Inference:
             if owners is not None:
                 return self._member(owners, expr.attr.value, called=False, numbers=False)
         return value
+
+    def read_from_file(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """Does ``expr`` hold what a checkpoint load returned (``torch.load``,
+        ``load_state_dict_from_url``, safetensors' ``load_file``) on some run,
+        or a part of it (a subscript, ``.get()``, an unfiltered comprehension
+        over its ``.items()`` that renames keys)? A filtered comprehension is
+        a subset chosen on purpose; a call of anything else, unknown: no."""
+        if depth > 12:
+            return False
+        if isinstance(expr, cst.Call):
+            if self._resolver.resolve(expr.func) in api.CHECKPOINT_LOADERS:
+                return True
+            func = expr.func
+            return (isinstance(func, cst.Attribute) and func.attr.value in ("get", "pop", "copy")
+                    and self.read_from_file(func.value, depth + 1))
+        if isinstance(expr, cst.Subscript):
+            return self.read_from_file(expr.value, depth + 1)
+        if isinstance(expr, cst.IfExp):
+            return self.read_from_file(expr.body, depth + 1) or self.read_from_file(expr.orelse, depth + 1)
+        if isinstance(expr, cst.DictComp) and not expr.for_in.ifs and expr.for_in.inner_for_in is None:
+            items = expr.for_in.iter
+            return (isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute)
+                    and items.func.attr.value == "items" and self.read_from_file(items.func.value, depth + 1))
+        if isinstance(expr, cst.Name):
+            dominating = self.dominating_value(expr)
+            if dominating is not None:
+                return self.read_from_file(dominating, depth + 1)
+            values = self.bound_values(expr)
+            return values is not None and any(self.read_from_file(value, depth + 1) for value in values)
+        return False
 
     def is_module(self, expr: cst.BaseExpression) -> bool:
         return self.value(expr).kind is Kind.MODULE
@@ -578,6 +615,8 @@ class Inference:
             return self._call_value(expr)
         if isinstance(expr, cst.Attribute):
             base = self.value(expr.value)
+            if base.kind is Kind.UNKNOWN and base.scalar and expr.attr.value == "data":
+                return base
             if (base.kind is Kind.TENSOR or base.cuda) and expr.attr.value in api.TENSOR_ATTRIBUTES:
                 return replace(base, scalar=base.scalar and expr.attr.value == "data",
                                loss=base.loss and expr.attr.value not in ("data", "grad"))
@@ -630,9 +669,11 @@ class Inference:
         if not tensors:
             if all(v.kind is Kind.NUMBER for v in values):
                 return NUMBER
-            return UNKNOWN
+            one = all(v.kind is Kind.NUMBER or (v.kind is Kind.UNKNOWN and v.scalar) for v in values)
+            return Value(Kind.UNKNOWN, scalar=True) if one else UNKNOWN
         scalar = all(v.kind is Kind.NUMBER or (v.kind is Kind.TENSOR and v.scalar)
-                     or (v.kind is Kind.UNKNOWN and _full_reduction(op)) for v, op in zip(values, operands))
+                     or (v.kind is Kind.UNKNOWN and (v.scalar or _full_reduction(op)))
+                     for v, op in zip(values, operands))
         cuda = True if any(v.cuda for v in tensors) else (False if all(v.cuda is False for v in tensors) else None)
         return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, loss=any(v.loss for v in tensors))
 
@@ -900,6 +941,11 @@ class Inference:
             # ``(pred == y).sum()``: an elementwise comparison reduced to one
             # number; with ``.data[0]`` after it, only torch fits.
             return Value(Kind.TENSOR, scalar=True)
+        if receiver.kind is Kind.UNKNOWN and not call.args and (
+                method in api.FULL_REDUCTIONS or (receiver.scalar and method in _VALUE_KEEPING_METHODS)):
+            # ``b.float().mean()`` of an array or a tensor: one value, whatever ``b`` is
+            # (and ``.float()``, ``.cpu()`` of one value is one value).
+            return Value(Kind.UNKNOWN, scalar=True)
         return None
 
     def _project_method_value(self, receiver: Value, method: str) -> Optional[Value]:
@@ -939,6 +985,11 @@ class Inference:
             return Value(Kind.TENSOR, scalar=_reduces(call), loss=True)
         if callee.startswith(api.FUNCTIONAL):
             return TENSOR
+        if callee in api.EXTREMUM_FUNCTIONS:
+            # ``torch.max(x)`` is the 0-dim maximum; with a dim it is a (values, indices)
+            # pair and with a second tensor the elementwise maximum.
+            only_input = len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
+            return Value(Kind.TENSOR, scalar=True) if only_input else UNKNOWN
         if callee in api.TENSOR_FACTORIES:
             positional = [a for a in call.args if a.keyword is None]
             scalar = len(positional) == 1 and len(call.args) == 1 and (
@@ -1065,6 +1116,28 @@ def _is_shape(expr: cst.BaseExpression) -> bool:
         expr = expr.func
         return isinstance(expr, cst.Attribute) and expr.attr.value == "size"
     return isinstance(expr, cst.Attribute) and expr.attr.value == "shape"
+
+
+# Methods that give one value of one value (``b.sum().float()``).
+_VALUE_KEEPING_METHODS = frozenset({*api.DTYPE_METHODS, "cpu", "cuda", "detach", "clone"})
+
+
+def _one_value(expr: cst.BaseExpression) -> bool:
+    """Is ``expr`` one value by its shape alone: a full reduction (``b.sum()``),
+    a conversion of one (``b.sum().float()``), or arithmetic of those and
+    number literals (``a.sum() - b.mean()``)?"""
+    if _full_reduction(expr):
+        return True
+    if isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute) and (
+            expr.func.attr.value in api.DTYPE_METHODS or expr.func.attr.value in ("cpu", "cuda", "detach", "clone")):
+        return _one_value(expr.func.value)
+    if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+        return _one_value(expr.expression)
+    if isinstance(expr, cst.BinaryOperation):
+        operands = (expr.left, expr.right)
+        return all(_one_value(op) or isinstance(op, (cst.Integer, cst.Float)) for op in operands) and any(
+            _one_value(op) for op in operands)
+    return False
 
 
 def _full_reduction(expr: cst.BaseExpression) -> bool:

@@ -23,8 +23,10 @@ deprecated asks the user to break the old torch they support. A *gate* is
   (``compare_version("torch", operator.ge, "2.4.0")`` and
   ``RequirementCache("torch>=2.2")`` of lightning_utilities,
   ``importlib.metadata.version("torch")``), or reads a flag this file
-  assigns from such a test (``_TORCH_2 = torch.__version__ >= "2"``); a
-  name alone is never taken as evidence, wherever it comes from;
+  assigns from such a test (``_TORCH_2 = torch.__version__ >= "2"``), or
+  calls a function of the project whose ``return`` asks such a test
+  (``is_torch_version("<", "2.2")``); a name alone is never taken as
+  evidence, wherever it comes from;
 - a ``try`` with a handler for ``ImportError``, ``ModuleNotFoundError``,
   ``AttributeError`` or ``TypeError`` that falls back on torch: the handler
   uses torch, or the body imports from torch and the handler catches an
@@ -163,6 +165,8 @@ def _version_flags(outline: Outline, imported_flags: FrozenSet[str] = frozenset(
         return set()
     assignments = [(node.targets, node.value) for node in outline.nodes(ast.Assign)]
     assignments += [([node.target], node.value) for node in outline.nodes(ast.AnnAssign) if node.value is not None]
+    helpers = [(node.name, _returned(node)) for node in getattr(outline.tree, "body", ())
+               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     flags: Set[str] = set(imported_flags)
     changed = True
     while changed:
@@ -172,7 +176,27 @@ def _version_flags(outline: Outline, imported_flags: FrozenSet[str] = frozenset(
             if names and _asks_for_torch_version(outline, value, flags):
                 flags.update(names)
                 changed = True
+        for name, returned in helpers:
+            # A version helper of the project (``def is_torch_version(op, v): return
+            # compare(parse(_torch_version), op, v)``): calling it asks too.
+            if name not in flags and any(_asks_for_torch_version(outline, value, flags) for value in returned):
+                flags.add(name)
+                changed = True
     return flags
+
+
+def _returned(function: ast.AST) -> List[ast.AST]:
+    """The values ``function``'s own ``return`` statements give (not those of defs nested in it)."""
+    found: List[ast.AST] = []
+    pending = list(ast.iter_child_nodes(function))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None:
+            found.append(node.value)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _asks_for_torch_version(outline: Outline, test: ast.AST, flags: Set[str]) -> bool:

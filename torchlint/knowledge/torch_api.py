@@ -220,6 +220,16 @@ SCALAR_FUNCTIONS: FrozenSet[str] = frozenset(
     "torch." + name for name in ("sum", "mean", "prod", "std", "var", "norm", "dot", "vdot", "trace")
 )
 
+# Functions that read a checkpoint (a state dict, or a dict holding one) from a file or URL.
+CHECKPOINT_LOADERS: FrozenSet[str] = frozenset({
+    "torch.load", "torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url",
+    "safetensors.torch.load_file", "safetensors.torch.load",
+})
+
+# torch functions that give the 0-dim extremum of their only argument, and other
+# things with more arguments (a (values, indices) pair, an elementwise result).
+EXTREMUM_FUNCTIONS: FrozenSet[str] = frozenset("torch." + name for name in ("max", "min", "median"))
+
 # torch functions of one tensor, element by element: the result has the input's shape
 # (``torch.abs(x)`` of a 0-dim tensor is 0-dim).
 UNARY_ELEMENTWISE_FUNCTIONS: FrozenSet[str] = frozenset(

@@ -24,9 +24,13 @@ class DataIndexZero(Rule):
         "`total += loss` it does not keep the autograd graph alive."
     )
     fix_safety = FixSafety.SAFE
-    fix_description = "Replaces `<x>.data[0]` with `<x>.item()`."
+    fix_description = (
+        "Replaces `<x>.data[0]` with `<x>.item()`; `<x>.data.numpy()[0]` (also with `.cpu()` or a dtype "
+        "conversion before `.numpy()`) with `<x>.item()`, a Python number like the one `.data[0]` gave.")
     # ``.data[0]``, also spelled ``.data[(0)]`` or ``.data[0,]`` (one subscript to libcst).
-    triggers = (re.compile(r"\.\s*data\s*\[[\s(]*0[\s)]*,?\s*\]"),)
+    # And the NumPy spellings of the same read, ``loss.data.numpy()[0]``.
+    triggers = (re.compile(r"\.\s*data\s*\[[\s(]*0[\s)]*,?\s*\]"),
+                re.compile(r"\.\s*numpy\s*\(\s*\)\s*\[[\s(]*0[\s)]*,?\s*\]"))
 
     references = (
         "https://pytorch.org/blog/pytorch-0_4_0-migration-guide/",
@@ -86,8 +90,58 @@ class DataIndexZero(Rule):
             value = criterion(logits, target).item()
             """,
         ),
+        Example(
+            """
+            import torch
+            def accuracy(out, y):
+                correct = out.max(1)[1].eq(y).float().mean()
+                return correct.data[0]
+            def spread(a):
+                return (torch.max(a) - torch.min(a)).data[0]
+            acc = accuracy(torch.randn(4, 3), torch.tensor([0, 2, 1, 0]))
+            width = spread(torch.arange(5.0))
+            """,
+            """
+            import torch
+            def accuracy(out, y):
+                correct = out.max(1)[1].eq(y).float().mean()
+                return correct.item()
+            def spread(a):
+                return (torch.max(a) - torch.min(a)).item()
+            acc = accuracy(torch.randn(4, 3), torch.tensor([0, 2, 1, 0]))
+            width = spread(torch.arange(5.0))
+            """,
+            count=2,
+            runnable=True,
+            raises="IndexError",
+        ),
+        Example(
+            """
+            import torch
+            import torch.nn.functional as F
+            loss = F.mse_loss(torch.ones(3), torch.zeros(3))
+            value = loss.data.numpy()[0]
+            precise = loss.data.cpu().double().numpy()[0]
+            """,
+            """
+            import torch
+            import torch.nn.functional as F
+            loss = F.mse_loss(torch.ones(3), torch.zeros(3))
+            value = loss.item()
+            precise = loss.double().item()
+            """,
+            count=2,
+            runnable=True,
+            raises="IndexError",
+        ),
     )
     accepted = (
+        """
+        import torch
+        def firsts(out):
+            # a reduction along a dim, and a row: still indexable
+            return out.sum(1).data[0], out.data.cpu().numpy()[0], out.max(1)[0].data[0]
+        """,
         """
         class Dataset:
             def first(self):
@@ -113,23 +167,75 @@ class DataIndexZero(Rule):
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
-        # ``<x>.data[0]`` with a literal 0, x something inference may know
-        # (whether it is a 0-dim tensor is the rule's question).
-        return any(
-            isinstance(node.value, ast.Attribute) and node.value.attr == "data" and _is_zero(node.slice)
-            and may_be_member(outline, node.value.value, "data")
-            for node in outline.nodes(ast.Subscript)
-        )
+        # ``<x>.data[0]`` (or ``<x>.data.numpy()[0]``) with a literal 0, x something
+        # inference may know (whether it is a 0-dim tensor is the rule's question).
+        for node in outline.nodes(ast.Subscript):
+            if not _is_zero(node.slice):
+                continue
+            data = _numpy_data_ast(node.value) or node.value
+            if isinstance(data, ast.Attribute) and data.attr == "data" and may_be_member(outline, data.value, "data"):
+                return True
+        return False
 
     def check_Subscript(self, node: cst.Subscript, ctx: NodeContext) -> Iterator[Finding]:
+        if not _is_index_zero(node):
+            return
         value = node.value
-        if not (isinstance(value, cst.Attribute) and value.attr.value == "data" and _is_index_zero(node)):
+        numpy_data = _numpy_data(value)
+        data = numpy_data if numpy_data is not None else value
+        if not (isinstance(data, cst.Attribute) and data.attr.value == "data"):
             return
         # ``.data`` exists only on tensors: a binding to a Python number cannot be what reaches here.
-        receiver = ctx.inference.used_as_tensor(value.value)
+        receiver = ctx.inference.used_as_tensor(data.value)
         if not (receiver.kind is Kind.TENSOR and receiver.scalar):
             return
-        yield Finding(node, "`.data[0]` on a 0-dim tensor; use `.item()` to read the number", Fix([Edit(node, _to_item)]))
+        if numpy_data is not None:
+            message = "`.numpy()[0]` of a 0-dim tensor raises `IndexError`; use `.item()` to read the number"
+        else:
+            message = "`.data[0]` on a 0-dim tensor; use `.item()` to read the number"
+        yield Finding(node, message, Fix([Edit(node, _to_item)]))
+
+
+# Calls between ``.data`` and ``.numpy()``: these keep a 0-dim tensor's value (the fix
+# drops them), and dtype conversions, which the fix keeps (``x.double().item()``).
+_VALUE_KEEPING = frozenset({"cpu", "detach", "clone"})
+_CONVERSIONS = frozenset({"float", "double", "half", "long", "int"})
+_BETWEEN = _VALUE_KEEPING | _CONVERSIONS
+
+
+def _numpy_data(expr: cst.BaseExpression) -> "cst.Attribute | None":
+    """The ``<x>.data`` of ``<x>.data[.cpu()].numpy()``; None for anything else."""
+    if not (isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value == "numpy"):
+        return None
+    inner = expr.func.value
+    while (isinstance(inner, cst.Call) and not inner.args and isinstance(inner.func, cst.Attribute)
+           and inner.func.attr.value in _BETWEEN):
+        inner = inner.func.value
+    return inner if isinstance(inner, cst.Attribute) and inner.attr.value == "data" else None
+
+
+def _conversions(numpy_call: cst.Call) -> list:
+    """The dtype conversions between ``.data`` and ``.numpy()``, innermost last."""
+    found = []
+    inner = numpy_call.func.value
+    while isinstance(inner, cst.Call):
+        if inner.func.attr.value in _CONVERSIONS:
+            found.append(inner.func.attr.value)
+        inner = inner.func.value
+    return found
+
+
+def _numpy_data_ast(expr: ast.AST) -> "ast.Attribute | None":
+    """``_numpy_data`` on Python's tree, for the screen."""
+    if not (isinstance(expr, ast.Call) and not expr.args and not expr.keywords
+            and isinstance(expr.func, ast.Attribute) and expr.func.attr == "numpy"):
+        return None
+    inner = expr.func.value
+    while (isinstance(inner, ast.Call) and not inner.args and not inner.keywords
+           and isinstance(inner.func, ast.Attribute) and inner.func.attr in _BETWEEN):
+        inner = inner.func.value
+    return inner if isinstance(inner, ast.Attribute) and inner.attr == "data" else None
 
 
 def _is_index_zero(node: cst.Subscript) -> bool:
@@ -146,6 +252,10 @@ def _is_zero(index: ast.AST) -> bool:
 
 
 def _to_item(node: cst.CSTNode) -> cst.CSTNode:
-    assert isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute)
-    receiver = node.value.value
+    assert isinstance(node, cst.Subscript) and isinstance(node.value, (cst.Attribute, cst.Call))
+    data = _numpy_data(node.value)
+    receiver = node.value.value if data is None else data.value
+    if data is not None:
+        for conversion in reversed(_conversions(node.value)):
+            receiver = cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name(conversion)))
     return cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name("item")), lpar=node.lpar, rpar=node.rpar)

@@ -23,7 +23,10 @@ class UncheckedNonStrictLoad(Rule):
         "and returns the skipped ones as `missing_keys` and `unexpected_keys`. Throwing that result away "
         "hides the usual mistakes: a `module.` prefix left by `nn.DataParallel`, a renamed layer, a "
         "checkpoint for another architecture; the model then silently keeps its random weights. The rule "
-        "reports the call when it is a bare statement, in files that import torch; assigning or checking "
+        "reports the call when it is a bare statement, in files that import torch, and the state was read "
+        "from a file (`torch.load`, `load_state_dict_from_url`, safetensors' `load_file`, or a part of what "
+        "they return): another module's `state_dict()`, a subset of the model's own keys or a dict built "
+        "in place is a partial load by construction; assigning or checking "
         "the result (even `_ = ...`) is the explicit way to say the mismatch is expected, and so is a comment "
         "about strictness right above the call or at the end of its line (`# non-strict: the head differs`): "
         "the author wrote down the decision."
@@ -50,11 +53,14 @@ class UncheckedNonStrictLoad(Rule):
         ),
         Example(
             """
+            import torch
             import torch.nn as nn
 
 
             class Finetuned(nn.Module):
-                def restore(self, state):
+                def restore(self, path):
+                    checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+                    state = {k.replace("module.", ""): v for k, v in checkpoint["model"].items()}
                     self.backbone.load_state_dict(state, strict = False)
             """,
         ),
@@ -87,6 +93,19 @@ class UncheckedNonStrictLoad(Rule):
         # choose non-strict loading, because the model's composition could have changed in the worker
         model.load_state_dict(checkpoint, strict=False)
         model.load_state_dict(checkpoint, strict=False)  # strict=False: the classifier head is new
+        """,
+        """
+        import torch
+        import torch.nn as nn
+        # deliberate by construction: another module's weights, a subset of the model's own,
+        # a dict built here, and a state of unknown origin
+        controlnet.load_state_dict(unet.state_dict(), strict=False)
+        loaded = torch.load("w.pt", map_location="cpu", weights_only=True)
+        own = model.state_dict()
+        model.load_state_dict({k: v for k, v in loaded.items() if k in own}, strict=False)
+        model.load_state_dict({"bias": torch.zeros(4)}, strict=False)
+        def restore(model, state):
+            model.load_state_dict(state, strict=False)
         """,
         """
         from max import nn  # another framework's Module API, no torch in this file
@@ -131,11 +150,24 @@ class UncheckedNonStrictLoad(Rule):
             return
         if ctx.inference.value(call.func.value).kind in (Kind.TENSOR, Kind.LOADER, Kind.NUMBER):
             return
+        state = _state_argument(call)
+        if state is None or not ctx.inference.read_from_file(state):
+            return  # another module's state_dict(), a subset of the model's own, a dict built here: on purpose
         yield Finding(
             call,
             "`load_state_dict(..., strict=False)` result discarded: keys that did not load go unnoticed",
             detail="check the returned `missing_keys` and `unexpected_keys`",
         )
+
+
+def _state_argument(call: cst.Call) -> "cst.BaseExpression | None":
+    """The state dict ``load_state_dict`` is given (first positional or ``state_dict=``)."""
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if (arg.keyword is None and index == 0) or (arg.keyword is not None and arg.keyword.value == "state_dict"):
+            return arg.value
+    return None
 
 
 # A comment that speaks of the strictness of the load: "non-strict", "strict=False", "not strict".
