@@ -36,9 +36,7 @@ class Kind(enum.Enum):
 @dataclass(frozen=True)
 class Value:
     kind: Kind
-    # TENSOR: known to be 0-dim. UNKNOWN: one value whatever it is (a full reduction's
-    # result, ``b.sum()``), so 0-dim where the code uses it as only a tensor is used.
-    scalar: bool = False
+    scalar: bool = False  # TENSOR: known to be 0-dim
     cuda: Optional[bool] = None  # known to live on a CUDA device (True) or not (False)
     module_class: Optional[str] = None  # MODULE: qualified class, when it is a torch.nn class
     reduces: bool = False  # MODULE: a loss module whose call returns a 0-dim tensor
@@ -274,11 +272,6 @@ class Inference:
         value = self.value(expr)
         if value.kind is not Kind.UNKNOWN:
             return value
-        if value.scalar or _one_value(expr):
-            # ``x.float().sum().data``: a full reduction holds one value whatever it
-            # reduced; used as only a tensor is, it is a 0-dim tensor (on a NumPy
-            # scalar ``.data[0]`` raises as well).
-            return Value(Kind.TENSOR, scalar=True)
         if isinstance(expr, cst.Name):
             values = [self._accumulated_value(a, expr.value) for a in self._resolver.assignments(expr)]
             known = [v for v in values if v.kind is not Kind.NUMBER]
@@ -615,8 +608,6 @@ class Inference:
             return self._call_value(expr)
         if isinstance(expr, cst.Attribute):
             base = self.value(expr.value)
-            if base.kind is Kind.UNKNOWN and base.scalar and expr.attr.value == "data":
-                return base
             if (base.kind is Kind.TENSOR or base.cuda) and expr.attr.value in api.TENSOR_ATTRIBUTES:
                 return replace(base, scalar=base.scalar and expr.attr.value == "data",
                                loss=base.loss and expr.attr.value not in ("data", "grad"))
@@ -669,11 +660,9 @@ class Inference:
         if not tensors:
             if all(v.kind is Kind.NUMBER for v in values):
                 return NUMBER
-            one = all(v.kind is Kind.NUMBER or (v.kind is Kind.UNKNOWN and v.scalar) for v in values)
-            return Value(Kind.UNKNOWN, scalar=True) if one else UNKNOWN
+            return UNKNOWN
         scalar = all(v.kind is Kind.NUMBER or (v.kind is Kind.TENSOR and v.scalar)
-                     or (v.kind is Kind.UNKNOWN and (v.scalar or _full_reduction(op)))
-                     for v, op in zip(values, operands))
+                     or (v.kind is Kind.UNKNOWN and _full_reduction(op)) for v, op in zip(values, operands))
         cuda = True if any(v.cuda for v in tensors) else (False if all(v.cuda is False for v in tensors) else None)
         return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, loss=any(v.loss for v in tensors))
 
@@ -937,15 +926,13 @@ class Inference:
             return None
         if method == "byte" and not call.args and receiver.kind is Kind.UNKNOWN:
             return Value(Kind.UNKNOWN, dtype="uint8")  # only tensors have .byte()
-        if method in api.FULL_REDUCTIONS and not call.args and isinstance(func.value, cst.Comparison):
+        if method in api.FULL_REDUCTIONS and not call.args and (
+                isinstance(func.value, cst.Comparison) or _dtype_conversion(func.value)):
             # ``(pred == y).sum()``: an elementwise comparison reduced to one
-            # number; with ``.data[0]`` after it, only torch fits.
+            # number; with ``.data[0]`` after it, only torch fits. ``b.float().mean()``:
+            # a module converts to float but has no ``mean``, an array or a DataFrame
+            # has no ``float()``: only a tensor gets there, reduced to 0-dim.
             return Value(Kind.TENSOR, scalar=True)
-        if receiver.kind is Kind.UNKNOWN and not call.args and (
-                method in api.FULL_REDUCTIONS or (receiver.scalar and method in _VALUE_KEEPING_METHODS)):
-            # ``b.float().mean()`` of an array or a tensor: one value, whatever ``b`` is
-            # (and ``.float()``, ``.cpu()`` of one value is one value).
-            return Value(Kind.UNKNOWN, scalar=True)
         return None
 
     def _project_method_value(self, receiver: Value, method: str) -> Optional[Value]:
@@ -1118,26 +1105,10 @@ def _is_shape(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Attribute) and expr.attr.value == "shape"
 
 
-# Methods that give one value of one value (``b.sum().float()``).
-_VALUE_KEEPING_METHODS = frozenset({*api.DTYPE_METHODS, "cpu", "cuda", "detach", "clone"})
-
-
-def _one_value(expr: cst.BaseExpression) -> bool:
-    """Is ``expr`` one value by its shape alone: a full reduction (``b.sum()``),
-    a conversion of one (``b.sum().float()``), or arithmetic of those and
-    number literals (``a.sum() - b.mean()``)?"""
-    if _full_reduction(expr):
-        return True
-    if isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute) and (
-            expr.func.attr.value in api.DTYPE_METHODS or expr.func.attr.value in ("cpu", "cuda", "detach", "clone")):
-        return _one_value(expr.func.value)
-    if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
-        return _one_value(expr.expression)
-    if isinstance(expr, cst.BinaryOperation):
-        operands = (expr.left, expr.right)
-        return all(_one_value(op) or isinstance(op, (cst.Integer, cst.Float)) for op in operands) and any(
-            _one_value(op) for op in operands)
-    return False
+def _dtype_conversion(expr: cst.BaseExpression) -> bool:
+    """``b.float()``, ``b.long()``: a tensor's (or a module's) dtype method, no arguments."""
+    return (isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value in api.DTYPE_METHODS)
 
 
 def _full_reduction(expr: cst.BaseExpression) -> bool:

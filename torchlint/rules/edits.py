@@ -174,6 +174,20 @@ def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
     return None
 
 
+def argument(call: cst.Call, position: int, name: str) -> Optional[cst.BaseExpression]:
+    """The value passed as parameter ``name`` (the ``position``-th positional one), by
+    keyword or by position; None when it is not passed, or may be inside ``*args``."""
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return arg.value
+        elif index == position:
+            return arg.value
+    return None
+
+
 def passes_argument(call: cst.Call, name: str, positional: Sequence[str]) -> bool:
     """Is parameter ``name`` passed, by keyword or by position (or maybe inside ``*args``)?
     ``positional`` names the callee's positional parameters in order."""

@@ -10,6 +10,7 @@ from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
 from torchlint.analysis.outline import Outline, may_be_member
 from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.torch_api import DTYPE_METHODS
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 
@@ -141,6 +142,9 @@ class DataIndexZero(Rule):
         def firsts(out):
             # a reduction along a dim, and a row: still indexable
             return out.sum(1).data[0], out.data.cpu().numpy()[0], out.max(1)[0].data[0]
+        def column_totals(table):
+            # unknown receivers: a DataFrame's sum() is a Series, one value per column
+            return table.sum().data[0], table.eq(0).mean().data[0]
         """,
         """
         class Dataset:
@@ -199,7 +203,7 @@ class DataIndexZero(Rule):
 # Calls between ``.data`` and ``.numpy()``: these keep a 0-dim tensor's value (the fix
 # drops them), and dtype conversions, which the fix keeps (``x.double().item()``).
 _VALUE_KEEPING = frozenset({"cpu", "detach", "clone"})
-_CONVERSIONS = frozenset({"float", "double", "half", "long", "int"})
+_CONVERSIONS = frozenset(DTYPE_METHODS)
 _BETWEEN = _VALUE_KEEPING | _CONVERSIONS
 
 

@@ -150,7 +150,7 @@ class UncheckedNonStrictLoad(Rule):
             return
         if ctx.inference.value(call.func.value).kind in (Kind.TENSOR, Kind.LOADER, Kind.NUMBER):
             return
-        state = _state_argument(call)
+        state = edits.argument(call, 0, "state_dict")
         if state is None or not ctx.inference.read_from_file(state):
             return  # another module's state_dict(), a subset of the model's own, a dict built here: on purpose
         yield Finding(
@@ -158,16 +158,6 @@ class UncheckedNonStrictLoad(Rule):
             "`load_state_dict(..., strict=False)` result discarded: keys that did not load go unnoticed",
             detail="check the returned `missing_keys` and `unexpected_keys`",
         )
-
-
-def _state_argument(call: cst.Call) -> "cst.BaseExpression | None":
-    """The state dict ``load_state_dict`` is given (first positional or ``state_dict=``)."""
-    for index, arg in enumerate(call.args):
-        if arg.star:
-            return None
-        if (arg.keyword is None and index == 0) or (arg.keyword is not None and arg.keyword.value == "state_dict"):
-            return arg.value
-    return None
 
 
 # A comment that speaks of the strictness of the load: "non-strict", "strict=False", "not strict".

@@ -24,6 +24,7 @@ from torchlint.knowledge.torch_api import (
     TENSOR_ATTRIBUTES,
     TENSOR_TYPE_DTYPES,
 )
+from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 # What inference reads as uint8: torch.uint8 and the ByteTensor types, as names or strings.
@@ -209,7 +210,7 @@ class Uint8Mask(Rule):
                 short = method
         if position is None:
             return
-        mask = _argument(node, *position)
+        mask = edits.argument(node, *position)
         if mask is not None:
             use = _WHERE if short == "where" else f"`{short}` raises RuntimeError for uint8 masks (torch 2.13)"
             yield from self._check_mask(mask, ctx, use, fixable=True)
@@ -305,18 +306,6 @@ def _names_uint8(outline: Outline, node: ast.AST) -> bool:
     if isinstance(node, ast.Constant):
         return isinstance(node.value, str) and node.value in _UINT8
     return may_resolve_to(outline, node, _UINT8)
-
-
-def _argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:
-    for index, arg in enumerate(call.args):
-        if arg.star:
-            return None
-        if arg.keyword is not None:
-            if arg.keyword.value == keyword:
-                return arg.value
-        elif index == position:
-            return arg.value
-    return None
 
 
 def _to_bool(node: cst.CSTNode) -> cst.CSTNode:
