@@ -411,7 +411,15 @@ class _Walker:
             return None
         keys_x = [ast.dump(v) if isinstance(v, ast.AST) else repr(v) for v in xs]
         keys_y = [ast.dump(v) if isinstance(v, ast.AST) else repr(v) for v in ys]
-        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, keys_x, keys_y, autojunk=False).get_opcodes():
+        # The common head stays aligned first: among repeated elements (four
+        # ``import torch``) the longest match may otherwise pair the head of one
+        # side with the middle of the other, and report an untouched element gone.
+        head = 0
+        while head < min(len(keys_x), len(keys_y)) and keys_x[head] == keys_y[head]:
+            head += 1
+        matcher = difflib.SequenceMatcher(None, keys_x[head:], keys_y[head:], autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
             if tag == "equal":
                 continue
             if tag == "replace" and i2 - i1 == j2 - j1:

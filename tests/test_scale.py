@@ -143,3 +143,14 @@ def test_changed_regions_are_token_runs():
     old, new = scale.changed_regions("y = F.upsample(x)\nz = 1\n", "y = F.interpolate(x)\nz = 1\n")
     assert [("y = F.upsample(x)\n"[a:b]) for a, b in old] == ["upsample"]
     assert [("y = F.interpolate(x)\n"[a:b]) for a, b in new] == ["interpolate"]
+
+
+def test_ast_drift_aligns_repeated_statements_from_the_head():
+    # four ``import torch`` and one removed import between them: the fix's tidy
+    # removed only ``import torch.autograd as autograd`` (a fuzz case once read
+    # it as the first ``import torch`` gone)
+    before = ("import torch\nimport torch.autograd as autograd\nimport torch\nimport torch\n"
+              "def f(t):\n    return autograd.Variable(t)\n")
+    after = "import torch\nimport torch\nimport torch\ndef f(t):\n    return t\n"
+    assert scale.ast_drift(before, after) == []
+    assert scale.ast_drift("x = 1  # kept\nimport torch\n", "x = 1\nimport torch\n") != []
