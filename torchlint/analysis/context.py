@@ -184,12 +184,16 @@ class Collector(Listener):
         if kind in self._wanted:
             self.collected.setdefault(kind, []).append((node, self._frame))
         if kind in _FRAME_TYPES:
-            if kind is cst.FunctionDef and self._frame is not None:
-                self._note_self_param(node, self._frame.node)
+            if kind is cst.FunctionDef:
+                self._note_params(node)
+                if self._frame is not None:
+                    self._note_self_param(node, self._frame.node)
             self._frame = Frame(node, self._frame)
         if kind is cst.Call:
             self.call_of[node.func] = node
+            self.facts.calls.append(node)
             self._note_backward(node)
+            self._note_filling(node)
         elif kind is cst.Name:
             self.facts.block_of[node] = self._block
             if self._statement is not None:
@@ -251,6 +255,21 @@ class Collector(Listener):
         if block is None:
             self.facts.while_tests[name] = loop
 
+    def _note_filling(self, call: cst.Call) -> None:
+        """``c.append(v)`` puts ``v`` into the container ``c``; ``c.update(d)`` and the
+        other filling methods put in what inference does not follow."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in _FILLING_METHODS:
+            return
+        container = _container(func.value)
+        if container is None:
+            return
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if func.attr.value == "append" and len(call.args) == 1 and len(positional) == 1:
+            self.facts.item_stores.append((container, Binding("assign", positional[0].value)))
+        else:
+            self.facts.item_stores.append((container, None))
+
     def _note_backward(self, call: cst.Call) -> None:
         """``name.backward()`` with no gradient: evidence that ``name`` is a one-element tensor;
         ``name.size(0)``: that it is a tensor (NumPy's ``size`` is a number, not a method)."""
@@ -276,6 +295,12 @@ class Collector(Listener):
             for index, element in enumerate(target.elements):
                 if isinstance(element, cst.Element):
                     self._bind(element.value, how, value, (*path, index))
+        elif isinstance(target, cst.Subscript):
+            container = _container(target.value)
+            if container is not None:
+                # ``c[k] += v`` keeps an element's kind only as far as ``v`` tells: unknown.
+                self.facts.item_stores.append((container, Binding(how, value, tuple(path)) if how == "assign"
+                                               else None))
 
     def _on_assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -303,6 +328,11 @@ class Collector(Listener):
             for element in target.elements:
                 self._mark_stored(element.value)
 
+    def _note_params(self, function: cst.FunctionDef) -> None:
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            self.facts.param_function[param] = function
+
     def _note_self_param(self, function: cst.FunctionDef, owner: cst.CSTNode) -> None:
         if not isinstance(owner, cst.ClassDef):
             return
@@ -312,6 +342,19 @@ class Collector(Listener):
         params = function.params.posonly_params or function.params.params
         if params:
             self.self_params[params[0]] = owner
+
+
+# Methods that put something into a list or dict in place.
+_FILLING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "__setitem__"})
+
+
+def _container(expr: cst.BaseExpression) -> Optional[object]:
+    """The container key of a subscripted or filled expression: a name, or ``(self, attr)``."""
+    if isinstance(expr, cst.Name):
+        return expr
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        return (expr.value, expr.attr.value)
+    return None
 
 
 class _Guards:

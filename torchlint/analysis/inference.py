@@ -7,6 +7,11 @@ constructors, calls of modules, tensor methods, arithmetic). A name's value is
 the agreement of *all* its bindings in scope: one binding of unknown kind makes
 the name unknown. Rules flag only what this reports as known, so an unknown
 value never produces a finding.
+
+A container bound empty (``losses = {}``, ``self.history = []``) and filled
+in place (``losses[k] = v``, ``self.history.append(v)``) holds what all those
+stores agree on; a filling call inference does not follow (``update``,
+``extend``, ``c[k] += v``) makes its elements unknown.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence,
 import libcst as cst
 
 from torchlint.analysis.names import Resolver
+from torchlint.analysis.outline import parameters_from_calls
 from torchlint.analysis.scopes import ImportAssignment
 from torchlint.knowledge import torch_api as api
 
@@ -103,6 +109,9 @@ def meet(values: Iterable[Value]) -> Value:
     return result if result is not None else UNKNOWN
 
 
+# Calls that make an empty dict.
+_EMPTY_MAPPINGS = frozenset({"builtins.dict", "collections.OrderedDict"})
+
 # What a value of these kinds can never be, or hold: a tensor.
 _HOLDS_NO_TENSOR = frozenset({Kind.UNKNOWN, Kind.MODULE, Kind.OBJECT, Kind.NUMBER})
 
@@ -178,6 +187,12 @@ class ProjectLink:
         return integer-valued results only (``integral.py``)?"""
         return False
 
+    def parameter_value(self, qualified: str, parameter: str) -> Value:
+        """What every call of the project function ``qualified`` in its own module
+        agrees its parameter ``parameter`` is (the caller has made sure those
+        calls are all there are)."""
+        return UNKNOWN
+
 
 NO_PROJECT = ProjectLink()
 
@@ -204,6 +219,14 @@ class FileFacts:
     block_of: Dict[cst.Name, Optional["Block"]] = field(default_factory=dict)
     # Every name -> the small statement it is in (``x = x.data[0]`` binds after it reads).
     statement_of: Dict[cst.Name, cst.CSTNode] = field(default_factory=dict)
+    # What goes into a container a name or ``self.attr`` holds: ``c[k] = v`` and ``c.append(v)``
+    # give ``v``; ``c.update(...)`` and other filling calls give None (anything may go in).
+    # The container is the ``cst.Name`` itself, or ``(self_name, attr)`` for an attribute.
+    item_stores: List[Tuple[object, Optional[Binding]]] = field(default_factory=list)
+    # Every call of the file (where a project function's parameters get their values).
+    calls: List[cst.Call] = field(default_factory=list)
+    # Every parameter -> the def it belongs to.
+    param_function: Dict[cst.Param, cst.FunctionDef] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -242,6 +265,7 @@ class Inference:
         self._attributes: Optional[Dict[cst.ClassDef, Dict[str, List[Binding]]]] = None
         self._backward: Optional[Set[Tuple[object, str]]] = None
         self._sized_names: Optional[Set[Tuple[object, str]]] = None
+        self._stores: Optional[Dict[object, List[Optional[Binding]]]] = None
 
     @property
     def resolver(self) -> Resolver:
@@ -312,6 +336,19 @@ class Inference:
             values = self.bound_values(expr)
             return values is not None and any(self.read_from_file(value, depth + 1) for value in values)
         return False
+
+    def bound_in(self, name: cst.Name, block: cst.CSTNode) -> List[Binding]:
+        """The bindings of ``name``'s variable made inside the indented block ``block``."""
+        found = []
+        for assignment in self._resolver.assignments(name):
+            node = getattr(assignment, "node", None)
+            binding = self._bindings.get(node) if isinstance(node, cst.Name) else None
+            around = self._facts.block_of.get(node) if binding is not None else None
+            while around is not None and around.node is not block:
+                around = around.parent
+            if around is not None:
+                found.append(binding)
+        return found
 
     def is_module(self, expr: cst.BaseExpression) -> bool:
         return self.value(expr).kind is Kind.MODULE
@@ -446,7 +483,7 @@ class Inference:
         if not bindings:
             passed = self._passed_to_base(classdef, member)
             return passed if passed is not None else self._inherited(classdef, member, called, numbers)
-        values = [self._binding_value(binding) for binding in bindings]
+        values = [self._filled(binding, (classdef, member)) or self._binding_value(binding) for binding in bindings]
         known = [v for v in values if numbers or v.kind is not Kind.NUMBER]
         return meet(known) if known else UNKNOWN
 
@@ -637,7 +674,8 @@ class Inference:
                 return NUMBER  # ``x.size()[0]``, ``x.shape[0]``: a length, of a tensor or an array
             if base.kind is Kind.TUPLE:
                 index = _constant_index(expr)
-                if not base.items and base.element is not None and index is not None:
+                if not base.items and base.element is not None and (
+                        index is not None or not isinstance(expr.slice[0].slice, cst.Slice)) and len(expr.slice) == 1:
                     return base.element  # a sequence of unknown length, all alike
                 if index is not None and -len(base.items) <= index < len(base.items):
                     return base.items[index]
@@ -769,7 +807,7 @@ class Inference:
         if binding is None or block is None or not block.encloses(self._facts.block_of.get(read)):
             return None
         if binding.how != "aug":
-            return self._binding_value(binding)
+            return self._filled(binding, self._name_container(last.node)) or self._binding_value(binding)
         before = self._last_value(last.node, ordered[:-1]) if len(ordered) > 1 else None
         if before is None:
             return None
@@ -802,7 +840,7 @@ class Inference:
         if isinstance(node, cst.Param):
             classdef = self._self_params.get(node)
             if classdef is None:
-                return UNKNOWN
+                return self._parameter_value(node)
             owner = self._definition_name(classdef)
             if self.is_module_class(classdef):
                 return Value(Kind.MODULE, instance_of=owner)
@@ -810,8 +848,100 @@ class Inference:
         if isinstance(node, cst.Name):
             binding = self._bindings.get(node)
             if binding is not None:
-                return self._binding_value(binding)
+                return self._filled(binding, self._name_container(node)) or self._binding_value(binding)
         return UNKNOWN
+
+    def _parameter_value(self, param: cst.Param) -> Value:
+        """A parameter of a top-level def takes what its calls agree on, when the
+        file's calls are all the calls there are: the def is only ever called
+        here (never passed on as a value) in a script (``if __name__ ==
+        "__main__":``) or under a private name. A library's public function
+        may be called from anywhere with anything: unknown."""
+        function = self._facts.param_function.get(param)
+        if function is None or param.star not in ("", cst.MaybeSentinel.DEFAULT):
+            return UNKNOWN
+        key = self._definition_name(function)
+        if key is None or not self._only_called_here(function.name.value):
+            return UNKNOWN
+        return self.project.parameter_value(key, param.name.value)
+
+    def _only_called_here(self, name: str) -> bool:
+        return name in parameters_from_calls(self._resolver.file_outline())
+
+    def call_site_value(self, function: cst.FunctionDef, parameter: str) -> Value:
+        """What the calls of ``function`` in this file agree its ``parameter`` is
+        (a call missing it gives the default); unknown when none passes it
+        visibly (``*args``, ``**kwargs``)."""
+        params = list(function.params.posonly_params) + list(function.params.params)
+        names = [p.name.value for p in params]
+        found = [p for p in params + list(function.params.kwonly_params) if p.name.value == parameter]
+        if not found:
+            return UNKNOWN
+        position = names.index(parameter) if parameter in names else None
+        values = []
+        for call in self._facts.calls:
+            if self.local_definition(call.func) is not function:
+                continue
+            if any(arg.star for arg in call.args):
+                return UNKNOWN
+            argument = _passed(call, position, parameter)
+            if argument is None:
+                argument = found[0].default
+            if argument is None:
+                return UNKNOWN
+            values.append(self.value(argument))
+        return meet(values)
+
+    def _filled(self, binding: Binding, container: object) -> Optional[Value]:
+        """An empty list or dict bound here, then filled in place (``losses = {}``,
+        ``losses[k] = v`` or ``losses.append(v)`` anywhere the container is named so):
+        a sequence or mapping of what all the stores agree on. None when the
+        binding is no empty container or nothing is stored."""
+        if binding.how != "assign" or binding.path or container is None:
+            return None
+        made = self._empty_container(binding.value)
+        if made is None:
+            return None
+        stores = self._item_stores().get(container)
+        if not stores:
+            return None
+        if any(store is None for store in stores):
+            return UNKNOWN
+        element = meet(self._binding_value(store) for store in stores)
+        return Value(made, element=element) if made is Kind.MAPPING else Value(Kind.TUPLE, element=element)
+
+    def _empty_container(self, expr: cst.BaseExpression) -> Optional[Kind]:
+        """MAPPING for ``{}``/``dict()``/``OrderedDict()``, TUPLE for ``[]``/``list()``; else None."""
+        if isinstance(expr, cst.Dict) and not expr.elements:
+            return Kind.MAPPING
+        if isinstance(expr, cst.List) and not expr.elements:
+            return Kind.TUPLE
+        if isinstance(expr, cst.Call) and not expr.args:
+            callee = self._resolver.resolve(expr.func)
+            if callee in _EMPTY_MAPPINGS:
+                return Kind.MAPPING
+            if callee == "builtins.list":
+                return Kind.TUPLE
+        return None
+
+    def _name_container(self, name: cst.Name) -> object:
+        return (self._resolver.scope_of(name), name.value)
+
+    def _item_stores(self) -> Dict[object, List[Optional[Binding]]]:
+        """Container -> what goes into it: a name by (scope, name), ``self.attr`` by (class, attr)."""
+        if self._stores is None:
+            stores: Dict[object, List[Optional[Binding]]] = {}
+            for container, store in self._facts.item_stores:
+                if isinstance(container, cst.Name):
+                    key: object = self._name_container(container)
+                else:
+                    receiver, attribute = container
+                    classdef = self._self_class(receiver)
+                    key = (classdef, attribute) if classdef is not None else None
+                if key is not None:
+                    stores.setdefault(key, []).append(store)
+            self._stores = stores
+        return self._stores
 
     def _binding_value(self, binding: Binding) -> Value:
         if binding.how == "assign":
@@ -847,7 +977,22 @@ class Inference:
                     self._iterated(inner, path[1:]) if path[0] == 1 else UNKNOWN)
             if callee in api.ITERATION_WRAPPERS:
                 return self._iterated(inner, path)
+        if isinstance(iterable, cst.Call) and not iterable.args and isinstance(iterable.func, cst.Attribute):
+            # ``d.values()`` / ``d.items()`` of a mapping whose values all agree.
+            mapping = self.value(iterable.func.value)
+            method = iterable.func.attr.value
+            if mapping.kind is Kind.MAPPING and mapping.element is not None:
+                if method == "values":
+                    return _element(mapping.element, path)
+                if method == "items" and path[:1] == (1,):
+                    return _element(mapping.element, path[1:])
+            return UNKNOWN if mapping.kind is Kind.MAPPING else self._iterated_value(iterable, path)
+        return self._iterated_value(iterable, path)
+
+    def _iterated_value(self, iterable: cst.BaseExpression, path: Tuple[int, ...]) -> Value:
         source = self.value(iterable)
+        if source.kind is Kind.TUPLE and not source.items and source.element is not None:
+            return _element(source.element, path)  # a list filled with values all alike
         if source.kind is Kind.LOADER:
             # A batch itself may be a list or dict; its unpacked parts are tensors.
             return TENSOR if path else UNKNOWN
@@ -1116,6 +1261,14 @@ def _full_reduction(expr: cst.BaseExpression) -> bool:
     next to a 0-dim tensor in arithmetic (``a.sum() + b.sum()``) the result stays 0-dim."""
     return (isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute)
             and expr.func.attr.value in api.FULL_REDUCTIONS)
+
+
+def _passed(call: cst.Call, position: Optional[int], name: str) -> Optional[cst.BaseExpression]:
+    """The argument ``call`` passes for the parameter at ``position`` (None: keyword-only) named ``name``."""
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if position is not None and position < len(positional):
+        return positional[position].value
+    return next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
 
 
 def _element(value: Value, path: Tuple[int, ...]) -> Value:

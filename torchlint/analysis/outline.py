@@ -433,13 +433,52 @@ def is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
+def parameters_from_calls(outline: "Outline") -> Dict[str, FrozenSet[str]]:
+    """The top-level defs of the file whose parameters take their values from the
+    file's own calls (inference's ``call_site_value``) -> their parameters' names.
+
+    Those calls are all there are when the def is called in the file, its name is
+    never read but as a callee (never passed on, stored or decorated away), it is
+    defined once, and the module runs as a script (a top-level ``if __name__ ==
+    "__main__":``) or the name is private: other modules do not call it."""
+    whole = outline.whole_file
+    return whole.memo("parameters from calls", lambda: _parameters_from_calls(whole.tree))
+
+
+def _parameters_from_calls(tree: ast.Module) -> Dict[str, FrozenSet[str]]:
+    script = any(isinstance(s, ast.If) and _is_main_test(s.test) for s in tree.body)
+    defs = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (script or (s.name.startswith("_") and not s.name.startswith("__")))}
+    if not defs:
+        return {}
+    callees, reads, definitions = set(), {}, {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            callees.add(id(node.func))
+        elif isinstance(node, ast.Name) and node.id in defs:
+            reads.setdefault(node.id, []).append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in defs:
+            definitions[node.name] = definitions.get(node.name, 0) + 1
+    return {name: frozenset(a.arg for a in (*s.args.posonlyargs, *s.args.args, *s.args.kwonlyargs))
+            for name, s in defs.items()
+            if definitions.get(name) == 1 and not s.decorator_list and reads.get(name)
+            and all(id(node) in callees and isinstance(node.ctx, ast.Load) for node in reads[name])}
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")
+
+
 def may_hold_value(outline: Outline, expr: ast.AST) -> bool:
     """Can inference (``torchlint.analysis.inference``) know what ``expr`` holds?
 
     A dotted name (``torch.linalg``, ``self.data``) is known only through its
     root name, and only assignment-like targets carry a value, besides a
-    method's ``self`` (an instance of its class) and a parameter proved a
-    tensor by ``isinstance`` or ``.backward()`` (``evidence_names``); imports,
+    method's ``self`` (an instance of its class), a parameter proved a
+    tensor by ``isinstance`` or ``.backward()`` (``evidence_names``) and one
+    of a def whose calls are all in the file (``parameters_from_calls``); imports,
     definitions, other parameters and builtins give none. So a chain whose
     root is no such name holds nothing known. Any other expression may.
     """
@@ -449,7 +488,8 @@ def may_hold_value(outline: Outline, expr: ast.AST) -> bool:
         return True
     return expr.id in outline.memo("names holding values", lambda: (
         names_in(outline, ast.Store) | names_in(outline, ast.Del)
-        | evidence_names(outline) | self_names(outline)))
+        | evidence_names(outline) | self_names(outline)
+        | {name for names in parameters_from_calls(outline).values() for name in names}))
 
 
 # --- the same, as sets of qualified names, and facts about local names ---

@@ -103,6 +103,7 @@ REGISTERED_KEPT = 4
 MAX_DEFINITION_LINES = 1500
 # The key of a module's analysis with every def and class cut (not a Python name).
 _HEADERS = "<headers>"
+_WHOLE = "<whole>"  # an analysis of the module with nothing cut
 
 
 class _Facts:
@@ -352,6 +353,14 @@ class _Module:
         inference, module = analysis
         return _only_definition(module, name, inference)
 
+    def analysed_whole(self, project: "Project", name: str) -> Optional[Tuple[Inference, cst.CSTNode]]:
+        """The inference of the whole module, nothing cut, and its def or class ``name``."""
+        project.touch(self)
+        if _WHOLE not in self._analyses and not self.broken:
+            self._analyses[_WHOLE] = self._analyse(project, _WHOLE)
+        analysis = self._analyses.get(_WHOLE)
+        return _only_definition(analysis[1], name, analysis[0]) if analysis is not None else None
+
     def _analyse(self, project: "Project", name: Optional[str]) -> Optional[Tuple[Inference, cst.CSTNode]]:
         """The analysis of the module kept for ``name`` (None: every def and
         class cut to its header); with the def or class ``name``, or with the
@@ -362,14 +371,14 @@ class _Module:
             tree = self.source.tree
             if name is not None and _longest_definition(tree, name) > MAX_DEFINITION_LINES:
                 return None  # the cost of analysing it outweighs what it may tell: unknown
-            text = _keeping(self.source, tree, name)
+            text = self.source.text if name == _WHOLE else _keeping(self.source, tree, name)
             kept = self.source if text == self.source.text else SourceFile(text, self.source.encoding)
             module = kept.module
             context, _ = analyse(module, (), project.settings, tree, project=project.link(self.ref))
         except (ParseError, Unsupported, RecursionError, ValueError, cst.ParserSyntaxError):
             self.broken = True
             return None
-        if name is None:
+        if name is None or name == _WHOLE:
             return context.inference, module
         return _only_definition(module, name, context.inference)
 
@@ -730,6 +739,35 @@ class Project:
                             lambda inference, function: IntegerValues(inference.resolver, inference)
                             .returns_integer_valued(function))
 
+    def parameter_value(self, key: str, parameter: str) -> Value:
+        """What the calls of the top-level def ``key`` in its module agree its
+        ``parameter`` is, from an analysis of the whole module (the calls are in
+        other defs, which answering other questions cuts)."""
+        ref_key, name = _split_key(key)
+        module = self.known(ref_key)
+        if module is None:
+            return UNKNOWN
+        question = f"{name}({parameter})"
+        return self._remembered(module, question,
+                                lambda: self._work_out_whole(module, key, name, question, parameter))
+
+    def _work_out_whole(self, module: _Module, key: str, name: str, question: str, parameter: str) -> Value:
+        asked = (key, question)
+        if asked in self._busy:
+            self._cut_short += 1
+            return UNKNOWN
+        self._busy.add(asked)
+        self._answering.append(module.ref.key)
+        try:
+            found = module.analysed_whole(self, name)
+            if found is None or not isinstance(found[1], cst.FunctionDef):
+                return UNKNOWN
+            inference, function = found
+            return inference.call_site_value(function, parameter)
+        finally:
+            self._busy.discard(asked)
+            self._answering.pop()
+
     def _answer(self, key: str, question: str, kind: type, default: T,
                 compute: Callable[[Inference, cst.CSTNode], T]) -> T:
         """``compute`` over the definition ``key`` names (a ``kind`` node) in the
@@ -886,6 +924,12 @@ class ModuleLink(ProjectLink):
         if self._project.known(ref_key) is None and ref_key == self.ref.key:
             self._project.module(self.ref)
         return self._project.returns_integer_valued(qualified)
+
+    def parameter_value(self, qualified: str, parameter: str) -> Value:
+        ref_key, _ = _split_key(qualified)
+        if self._project.known(ref_key) is None and ref_key == self.ref.key:
+            self._project.module(self.ref)
+        return self._project.parameter_value(qualified, parameter)
 
 
 def _key(ref: ModuleRef, name: str) -> str:

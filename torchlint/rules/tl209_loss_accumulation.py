@@ -69,7 +69,10 @@ class LossAccumulatedAsTensor(Rule):
         "`scaler.scale(total)`), directly or through what the function computes from it (`loss = content "
         "+ style_weight * style_total; loss.backward()`, a list it is appended to), is a deliberate "
         "accumulation and is not flagged; neither "
-        "are accumulators kept on `self` or in containers, whose starting value the rule cannot see."
+        "are accumulators kept on `self` or in containers, whose starting value the rule cannot see, nor a "
+        "total started afresh in each pass of an outer loop while its own loop walks something other than a "
+        "data loader (`loss = 0; for out in outputs: loss += criterion(out, y)` in the batch loop): it holds "
+        "one batch's graph, not every step's."
     )
     fix_safety = FixSafety.UNSAFE
     fix_description = (
@@ -252,6 +255,18 @@ class LossAccumulatedAsTensor(Rule):
                 grad_sum += loss  # a tensor accumulator by design
         """,
         """
+        import torch.nn as nn
+        criterion = nn.MSELoss()
+
+
+        def validate(model, batches):
+            for x, y in batches:
+                loss = 0  # started afresh for each batch: one batch's graph, not every step's
+                for out in model(x):
+                    loss += criterion(out, y)
+                print(float(loss))
+        """,
+        """
         def train(model, batches, criterion):
             total = 0
             for x, y in batches:
@@ -326,7 +341,7 @@ class LossAccumulatedAsTensor(Rule):
             return
         if ctx.inference.initial_value(target).kind is not Kind.NUMBER:
             return
-        if _grad_disabled(ctx) or _differentiated_later(target, ctx):
+        if _grad_disabled(ctx) or _differentiated_later(target, ctx) or _one_pass_total(target, ctx):
             return
         fix = None
         # A total later used as only a tensor can be (``total.item()``, ``torch.exp(total)``)
@@ -390,6 +405,24 @@ def _counts(outline: Outline, iterable: ast.AST) -> bool:
             return False
         iterable = iterable.args[0]
     return False
+
+
+def _one_pass_total(target: cst.Name, ctx: NodeContext) -> bool:
+    """Is the total started afresh in each pass of a loop around the one that adds
+    to it, while that inner loop walks something other than a data loader (``loss
+    = 0; for o in outputs: loss += criterion(o, y)`` in the batch loop)? Then it
+    holds the graphs of one pass (one batch's outputs, the graph backward needs
+    anyway), not every step's."""
+    loops = list(ctx.enclosing_in_function(cst.For, cst.While))
+    if len(loops) < 2:
+        return False
+    inner = loops[0]
+    if isinstance(inner, cst.For) and ctx.inference.value(inner.iter).kind is Kind.LOADER:
+        return False
+    inference = ctx.inference
+    within = inference.bound_in(target, inner.body)
+    return any(b.how == "assign" and b not in within and inference.value(b.value).kind is Kind.NUMBER
+               for b in inference.bound_in(target, loops[1].body))
 
 
 def _grad_disabled(ctx: NodeContext) -> bool:

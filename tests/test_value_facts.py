@@ -1,0 +1,211 @@
+"""Value facts that follow the code across statements (issue 33): containers filled
+in place, and parameters that take the facts of their call sites.
+
+Each case has a lookalike that must stay quiet: the same shape of code without
+the evidence (a container something unknown goes into, a call site passing an
+unknown value) is not flagged.
+"""
+
+import textwrap
+
+from torchlint.engine.linter import Engine
+from torchlint.rules import all_rules
+
+
+def _lines(source, code="TL101"):
+    engine = Engine(all_rules())
+    return sorted(d.line for d in engine.check(textwrap.dedent(source)).diagnostics if d.code == code)
+
+
+# -- containers filled in place ------------------------------------------------------
+
+LOSS_DICT = """\
+import torch
+import torch.nn.functional as F
+
+
+class Detector(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._losses = {}
+
+    def add_losses(self, scores, labels, boxes, targets):
+        cross_entropy = F.cross_entropy(scores, labels)
+        box = F.smooth_l1_loss(boxes, targets)
+        self._losses['cross_entropy'] = cross_entropy
+        self._losses['box'] = box
+        self._losses['total'] = cross_entropy + box
+
+    def train_step(self):
+        return self._losses['cross_entropy'].data[0], self._losses['total'].data[0]
+
+    def log(self):
+        for name in self._losses.keys():
+            print(name, self._losses[name].data[0])
+        for name, value in self._losses.items():
+            print(name, value.data[0])
+"""
+
+
+def test_a_dict_attribute_filled_only_with_0_dim_losses_gives_0_dim_values():
+    assert _lines(LOSS_DICT) == [18, 18, 22, 24]
+
+
+def test_a_dict_attribute_that_is_also_updated_from_elsewhere_is_unknown():
+    source = LOSS_DICT.replace("        self._losses['total'] = cross_entropy + box\n",
+                               "        self._losses['total'] = cross_entropy + box\n"
+                               "        self._losses.update(extra_losses())\n")
+    assert _lines(source) == []
+
+
+def test_a_dict_attribute_one_of_whose_values_is_unknown_is_unknown():
+    source = LOSS_DICT.replace("self._losses['box'] = box", "self._losses['box'] = boxes")
+    assert _lines(source) == []
+
+
+def test_a_local_list_filled_by_append_gives_its_elements():
+    source = """\
+    import torch.nn.functional as F
+
+
+    def evaluate(pairs):
+        losses = []
+        for output, target in pairs:
+            losses.append(F.mse_loss(output, target))
+        print(losses[-1].data[0])
+        for loss in losses:
+            print(loss.data[0])
+    """
+    assert _lines(source) == [8, 10]
+
+
+def test_a_list_filled_with_unknown_values_is_unknown():
+    source = """\
+    import torch.nn.functional as F
+
+
+    def evaluate(pairs):
+        losses = []
+        for output, target in pairs:
+            losses.append(F.mse_loss(output, target))
+            losses.append(output)
+        print(losses[-1].data[0])
+    """
+    assert _lines(source) == []
+
+
+def test_a_dict_subscript_augmented_in_place_is_unknown():
+    source = """\
+    import torch.nn.functional as F
+
+
+    def evaluate(pairs):
+        totals = {}
+        totals['mse'] = F.mse_loss(*pairs[0])
+        totals['mse'] += pairs[1]
+        print(totals['mse'].data[0])
+    """
+    assert _lines(source) == []
+
+
+# -- parameters take the facts of their call sites -----------------------------------
+
+import json
+import os
+import subprocess
+import sys
+
+VALIDATE = """\
+import torch
+
+
+def validate(loader, model, criterion):
+    for inputs, target in loader:
+        loss = 0
+        for output in model(inputs):
+            loss += criterion(output, target)
+        print(loss.data[0])
+
+
+def main():
+    criterion = torch.nn.MSELoss()
+    validate([], torch.nn.Linear(2, 2), criterion)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _cli_lines(tmp_path, source, code="TL101"):
+    (tmp_path / "train.py").write_text(textwrap.dedent(source))
+    result = subprocess.run(
+        [sys.executable, "-m", "torchlint.frontends.cli", "--isolated", "--no-cache", "--output-format", "json",
+         "--exit-zero", "--select", code, "."], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return sorted(item["location"]["row"] for item in json.loads(result.stdout))
+
+
+def test_a_parameter_of_a_script_function_takes_what_its_calls_pass():
+    # The CLI cuts main() from what it parses around validate(); the project model
+    # reads the whole module for the calls.
+    assert _lines(VALIDATE) == [9]
+
+
+def test_a_parameter_takes_its_call_sites_through_the_cli(tmp_path):
+    assert _cli_lines(tmp_path, VALIDATE) == [9]
+
+
+def test_a_parameter_one_of_whose_calls_passes_something_unknown_is_unknown():
+    source = VALIDATE.replace("    validate([], torch.nn.Linear(2, 2), criterion)\n",
+                              "    validate([], torch.nn.Linear(2, 2), criterion)\n"
+                              "    validate([], torch.nn.Linear(2, 2), make_criterion())\n")
+    assert _lines(source) == []
+
+
+def test_a_public_function_of_a_library_module_may_be_called_from_anywhere():
+    source = VALIDATE.replace('if __name__ == "__main__":\n    main()\n', "")
+    assert _lines(source) == []
+
+
+def test_a_private_function_of_a_library_module_takes_its_calls():
+    source = VALIDATE.replace('if __name__ == "__main__":\n    main()\n', "").replace("validate(", "_validate(")
+    assert _lines(source) == [9]
+
+
+def test_a_function_passed_on_as_a_value_is_unknown():
+    source = VALIDATE.replace("    validate([], torch.nn.Linear(2, 2), criterion)\n",
+                              "    validate([], torch.nn.Linear(2, 2), criterion)\n    callbacks = [validate]\n")
+    assert _lines(source) == []
+
+
+def test_a_call_with_star_arguments_is_unknown():
+    source = VALIDATE.replace("    validate([], torch.nn.Linear(2, 2), criterion)\n",
+                              "    validate([], torch.nn.Linear(2, 2), criterion)\n    validate(*args)\n")
+    assert _lines(source) == []
+
+
+def test_a_missing_argument_takes_the_default():
+    source = """\
+    import torch
+
+
+    def report(value=torch.zeros(3)):
+        print(value.data[0])
+
+
+    def main():
+        report(torch.tensor(1.0).sum())
+        report()
+
+
+    if __name__ == "__main__":
+        main()
+    """
+    assert _lines(source) == []  # the default is 1-D: .data[0] is its first element
+    assert _lines(source.replace("torch.zeros(3)", "torch.zeros(3).sum()")) == [5]
+
+
+def test_a_total_restarted_for_each_batch_is_no_running_total():
+    # TL209: one batch's sum of per-output losses (the outputs' loop is no data loader).
+    assert _lines(VALIDATE, "TL209") == []
