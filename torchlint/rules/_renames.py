@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import ClassVar, Iterator, List, Mapping, Optional, Tuple
+from typing import ClassVar, FrozenSet, Iterator, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.outline import Names, Outline, any_of, references
+from torchlint.analysis.outline import Names, Outline, any_of, qualified_names, references
 from torchlint.analysis.scopes import GlobalScope, ImportAssignment
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import Rename
@@ -70,6 +70,8 @@ class RenamedSymbolRule(Rule):
         rename = self.RENAMES.get(qualified) if qualified else None
         if rename is None:
             return
+        if ctx.file.call_of(node) is None and rename.old_module in patched_modules(ctx.resolver.file_outline()):
+            return  # the function object itself, kept to restore a module the file patches
         yield Finding(node.attr, self.message(rename), self._attribute_fix(node, rename, ctx))
 
     def _attribute_fix(self, node: cst.Attribute, rename: Rename, ctx: NodeContext) -> Optional[Fix]:
@@ -192,6 +194,24 @@ class RenamedSymbolRule(Rule):
             cached = frozenset(old.rsplit(".", 1)[1] for old in self.RENAMES)
             self.__dict__["_old_attr_cache"] = cached
         return cached
+
+
+def patched_modules(outline: Outline) -> FrozenSet[str]:
+    """The torch modules whose attributes the file replaces (``setattr(torch.nn.init,
+    name, skip)``, ``torch.nn.init.normal = skip``). Such a file refers to their
+    functions as objects, to put them back later (diffusers' ``no_init_weights``):
+    an uncalled reference there is the original, not a call of a deprecated name."""
+    def patched() -> FrozenSet[str]:
+        found = set()
+        for call in outline.calls("setattr"):
+            if call.args and isinstance(call.func, ast.Name):
+                found.update(qualified_names(outline, call.args[0]))
+        for node in outline.nodes(ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute):
+                    found.update(qualified_names(outline, target.value))
+        return frozenset(found)
+    return outline.memo("patched modules", patched)
 
 
 def spell_qualified(qualified: str, at: cst.CSTNode, ctx: NodeContext) -> Optional[Tuple[str, Tuple[str, ...]]]:

@@ -16,7 +16,8 @@ class InitWithoutUnderscore(RenamedSymbolRule):
         "underscore. The old names (`uniform`, `normal`, `constant`, `eye`, `dirac`, `xavier_uniform`, "
         "`xavier_normal`, `kaiming_uniform`, `kaiming_normal`, `orthogonal`, `sparse`) emit a "
         "FutureWarning on every call. The underscored functions take the same arguments and draw the "
-        "same random numbers."
+        "same random numbers. A reference that is not called, in a file that patches `torch.nn.init` "
+        "(`setattr(torch.nn.init, name, skip)`), is the original function kept to be put back: not flagged."
     )
     fix_safety = FixSafety.SAFE
     fix_description = (
@@ -108,5 +109,21 @@ class InitWithoutUnderscore(RenamedSymbolRule):
         """
         from mylib import init
         init.normal(w)
+        """,
+        """
+        import torch
+        import torch.nn as nn
+
+        ORIGINALS = {"normal": nn.init.normal, "normal_": nn.init.normal_}  # kept to be put back
+
+
+        def skip_init():
+            for name in ORIGINALS:
+                setattr(torch.nn.init, name, lambda *args, **kwargs: None)
+
+
+        def restore_init():
+            for name, function in ORIGINALS.items():
+                setattr(torch.nn.init, name, function)
         """,
     )

@@ -8,6 +8,7 @@ import libcst as cst
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import (
     Outline,
+    attributes_named,
     calls_resolving_to,
     has_splat,
     keyword_value,
@@ -29,7 +30,8 @@ class SoftmaxImplicitDim(Rule):
         "choice for softmax has been deprecated` and falls back to a legacy guess: dim 0 for 0-, 1- and "
         "3-dimensional input, dim 1 otherwise. For a batch of sequences `(batch, seq, classes)` that is "
         "the batch dimension, so the probabilities are silently wrong; for `(batch, classes)` it happens "
-        "to be right but still warns on every call."
+        "to be right but still warns on every call. A module stored on `self` that the file never reads "
+        "back (`self.softmax = nn.Softmax()`, never applied) chooses no dimension and is not flagged."
     )
     fix_safety = FixSafety.NONE
     fix_description = (
@@ -68,6 +70,19 @@ class SoftmaxImplicitDim(Rule):
         ),
     )
     accepted = (
+        """
+        import torch.nn as nn
+
+
+        class Tiny(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.linear = nn.Linear(4, 2)
+                self.softmax = nn.Softmax()  # built, never applied: no dimension is ever chosen
+
+            def forward(self, x):
+                return self.linear(x)
+        """,
         """
         import torch
         import torch.nn as nn
@@ -117,7 +132,7 @@ class SoftmaxImplicitDim(Rule):
         index = IMPLICIT_DIM_CALLABLES.get(callee) if callee else None
         if index is None or edits.has_star_args(node):
             return
-        if _passes_dim(node, index):
+        if _passes_dim(node, index) or _never_applied(node, ctx):
             return
         spelled = edits.expression_code(node.func)
         yield Finding(
@@ -126,6 +141,23 @@ class SoftmaxImplicitDim(Rule):
                     "no `dim`: torch picks a legacy implicit one; pass `dim=`"),
             detail="torch warns and picks dimension 0 for 0-, 1- and 3-D input, else 1",
         )
+
+
+def _never_applied(call: cst.Call, ctx: NodeContext) -> bool:
+    """``self.softmax = nn.Softmax()`` where the file never reads ``.softmax``:
+    the module is never applied, so no implicit dimension is ever chosen (the
+    warning and the choice happen when it is called, not when it is built)."""
+    line = ctx.file.line_holding(call)
+    statement = line.body[0] if line is not None and len(line.body) == 1 else None
+    if not (isinstance(statement, cst.Assign) and statement.value is call and len(statement.targets) == 1):
+        return False
+    target = statement.targets[0].target
+    if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+        return False
+    whole = ctx.resolver.file_outline()
+    name = target.attr.value
+    return all(isinstance(node.ctx, ast.Store) for node in attributes_named(whole, [name])) and not any(
+        isinstance(node, ast.Constant) and node.value == name for node in whole.nodes(ast.Constant))
 
 
 def _is_none(node: ast.AST) -> bool:
