@@ -6,6 +6,9 @@ the evidence (a container something unknown goes into, a call site passing an
 unknown value) is not flagged.
 """
 
+import json
+import subprocess
+import sys
 import textwrap
 
 from torchlint.engine.linter import Engine
@@ -110,11 +113,6 @@ def test_a_dict_subscript_augmented_in_place_is_unknown():
 
 # -- parameters take the facts of their call sites -----------------------------------
 
-import json
-import os
-import subprocess
-import sys
-
 VALIDATE = """\
 import torch
 
@@ -209,3 +207,69 @@ def test_a_missing_argument_takes_the_default():
 def test_a_total_restarted_for_each_batch_is_no_running_total():
     # TL209: one batch's sum of per-output losses (the outputs' loop is no data loader).
     assert _lines(VALIDATE, "TL209") == []
+
+
+# -- a total that is a number only when its loop ran no pass --------------------------
+
+EPISODE = """\
+import torch
+mse = torch.nn.MSELoss()
+
+
+def finish(values, targets):
+    value_loss = 0
+    for v, t in zip(values, targets):
+        value_loss += mse(v, t)
+    return targets, value_loss
+
+
+def main():
+    targets, value_loss = finish([], [])
+    print(value_loss.data[0])
+    total = value_loss + 1
+    print(value_loss[0])
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_returned_accumulator_read_as_a_tensor_is_the_tensor_it_accumulates():
+    # ``.data`` exists only on a tensor: the run that reaches it had the loop run.
+    assert _lines(EPISODE) == [14]
+
+
+def test_a_number_or_a_tensor_is_unknown_to_every_other_question():
+    from torchlint.analysis.inference import NUMBER, TENSOR, Kind, Value, meet
+
+    either = meet((NUMBER, Value(Kind.TENSOR, scalar=True)))
+    assert either.kind is Kind.UNKNOWN and either.unless_number == Value(Kind.TENSOR, scalar=True)
+    assert meet((either, TENSOR)).unless_number == TENSOR  # no longer known 0-dim
+    assert meet((either, Value(Kind.MODULE))).unless_number is None
+
+
+def test_a_number_or_a_tensor_survives_the_summary_cache():
+    from torchlint.analysis.inference import NUMBER, Kind, Value, meet
+    from torchlint.analysis.summaries import decode, encode
+
+    either = meet((NUMBER, Value(Kind.TENSOR, scalar=True, loss=True)))
+    assert decode(json.loads(json.dumps(encode(either)))) == either
+
+
+def test_torch_autograd_backward_of_a_list_holding_the_total_differentiates_it():
+    source = """\
+    import torch
+    import torch.autograd as autograd
+    mse = torch.nn.MSELoss()
+
+
+    def finish_episode(values, rewards):
+        value_loss = 0
+        for value, reward in zip(values, rewards):
+            value_loss += mse(value, reward)
+        nodes = [value_loss]
+        autograd.backward(nodes, [torch.ones(1)])
+    """
+    assert _lines(source, "TL209") == []
+    assert _lines(source.replace("autograd.backward(nodes, [torch.ones(1)])", "print(nodes)"), "TL209") == [9]

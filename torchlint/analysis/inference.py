@@ -53,6 +53,10 @@ class Value:
     instance_of: Optional[str] = None
     items: Tuple["Value", ...] = ()  # TUPLE: the elements
     element: Optional["Value"] = None  # MAPPING: what every value is
+    # UNKNOWN: a Python number on some runs, else this tensor (``total = 0`` and then
+    # ``total += loss`` in a loop that may run no pass). Only where the code uses
+    # the value as only a tensor is used (``used_as_tensor``) does it count.
+    unless_number: Optional["Value"] = None
 
 
 UNKNOWN = Value(Kind.UNKNOWN)
@@ -85,7 +89,8 @@ def meet(values: Iterable[Value]) -> Value:
             result = value
             continue
         if value.kind is not result.kind:
-            return UNKNOWN
+            tensor = _unless_number(result, value)
+            return Value(Kind.UNKNOWN, unless_number=tensor) if tensor is not None else UNKNOWN
         if value.kind is Kind.TUPLE:
             if len(value.items) != len(result.items):
                 return UNKNOWN
@@ -105,8 +110,25 @@ def meet(values: Iterable[Value]) -> Value:
             dtype=result.dtype if result.dtype == value.dtype else None,
             loss=result.loss and value.loss,
             instance_of=_either(result.instance_of, value.instance_of),
+            unless_number=(meet((result.unless_number, value.unless_number))
+                           if result.unless_number is not None and value.unless_number is not None else None),
         )
     return result if result is not None else UNKNOWN
+
+
+def _unless_number(one: Value, other: Value) -> Optional[Value]:
+    """The tensor two values of different kinds agree on where neither is a
+    Python number (one is a number, the other a tensor or such an either-or)."""
+    sides = []
+    for value in (one, other):
+        if value.kind is Kind.TENSOR:
+            sides.append(value)
+        elif value.kind is Kind.UNKNOWN and value.unless_number is not None:
+            sides.append(value.unless_number)
+        elif value.kind is not Kind.NUMBER:
+            return None
+    tensor = meet(sides) if sides else None
+    return tensor if tensor is not None and tensor.kind is Kind.TENSOR else None
 
 
 # Calls that make an empty dict.
@@ -296,6 +318,8 @@ class Inference:
         value = self.value(expr)
         if value.kind is not Kind.UNKNOWN:
             return value
+        if value.unless_number is not None:
+            return value.unless_number
         if isinstance(expr, cst.Name):
             values = [self._accumulated_value(a, expr.value) for a in self._resolver.assignments(expr)]
             known = [v for v in values if v.kind is not Kind.NUMBER]

@@ -88,7 +88,9 @@ def _value(content: Dict[str, Any]) -> Value:
             raise ValueError(f"{name} is not a name")
     items = decoded.get("items", ())
     element: Optional[Value] = decoded.get("element")
+    unless_number: Optional[Value] = decoded.get("unless_number")
     if not isinstance(items, tuple) or not all(isinstance(item, Value) for item in items) or not (
-            element is None or isinstance(element, Value)):
+            element is None or isinstance(element, Value)) or not (
+            unless_number is None or isinstance(unless_number, Value)):
         raise ValueError("a value holding something else than values")
     return Value(**decoded)

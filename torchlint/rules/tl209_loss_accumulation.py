@@ -267,6 +267,18 @@ class LossAccumulatedAsTensor(Rule):
                 print(float(loss))
         """,
         """
+        import torch
+        import torch.autograd as autograd
+        mse = torch.nn.MSELoss()
+
+
+        def finish_episode(values, rewards):
+            value_loss = 0
+            for value, reward in zip(values, rewards):
+                value_loss += mse(value, reward)
+            autograd.backward([value_loss], [torch.ones(1)])  # the sum is differentiated
+        """,
+        """
         def train(model, batches, criterion):
             total = 0
             for x, y in batches:
@@ -461,11 +473,12 @@ class _Differentiation(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> Optional[bool]:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+        # ``torch.autograd.backward(tensors)`` is an attribute named backward too: its
+        # arguments are differentiated, not its receiver (the module).
+        functional = self._ctx.resolver.resolve(func) in AUTOGRAD_FUNCTIONS
+        if isinstance(func, cst.Attribute) and func.attr.value == "backward" and not functional:
             self.found = self.found or _mentions(func.value, self._names, self._scope, self._ctx)
-        elif (isinstance(func, cst.Attribute) and func.attr.value == "scale") or (
-            self._ctx.resolver.resolve(func) in AUTOGRAD_FUNCTIONS
-        ):
+        elif (isinstance(func, cst.Attribute) and func.attr.value == "scale") or functional:
             self.found = self.found or any(_mentions(arg.value, self._names, self._scope, self._ctx)
                                            for arg in node.args)
         return not self.found
