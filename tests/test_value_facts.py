@@ -273,3 +273,54 @@ def test_torch_autograd_backward_of_a_list_holding_the_total_differentiates_it()
     """
     assert _lines(source, "TL209") == []
     assert _lines(source.replace("autograd.backward(nodes, [torch.ones(1)])", "print(nodes)"), "TL209") == [9]
+
+
+# -- dimensions: an element of a tensor of known rank ---------------------------------
+
+RANKS = """\
+import torch
+
+
+def ranks(source, n, mask):
+    ys, ix = torch.sort(torch.randn(3, 4), 1, True)
+    for c in range(3):
+        for q in range(2):
+            print(ys[q, c].data[0])
+    a = torch.zeros(4)
+    print(a[1].data[0])
+    b = torch.zeros(4, 5)
+    print(b[1].data[0])
+    print(b.sum(1)[0].data[0])
+    print(b.max(1)[0][2].data[0])
+    print(torch.Tensor([1, 2, 3])[0].data[0])
+    print(torch.Tensor(3, 2)[0].data[0])
+    print(torch.LongTensor(5)[0].data[0])
+    for row in b:
+        print(row.data[0])
+    for value in a:
+        print(value.data[0])
+    flat = source.abs().view(-1)
+    print(flat[int(n * 2)].data[0])
+    print(flat[mask].data[0])
+    print(torch.abs(a, out=b)[0].data[0])
+"""
+
+
+def test_an_element_of_a_tensor_of_known_rank_is_0_dim():
+    assert _lines(RANKS) == [8, 10, 13, 14, 15, 17, 21, 23]
+
+
+def test_the_flagged_ranks_raise_index_error_on_torch():
+    import torch
+
+    b = torch.zeros(4, 5)
+    ys, _ = torch.sort(torch.randn(3, 4), 1, True)
+    for zero_dim in (ys[0, 1], torch.zeros(4)[1], b.sum(1)[0], b.max(1)[0][2], torch.Tensor([1, 2])[0],
+                     torch.LongTensor(5)[0], next(iter(torch.zeros(4))), torch.randn(3).abs().view(-1)[1]):
+        try:
+            zero_dim.data[0]
+        except IndexError:
+            continue
+        raise AssertionError(f"{zero_dim!r} has an element 0")
+    for not_zero_dim in (b[1], torch.Tensor(3, 2)[0], next(iter(b))):
+        not_zero_dim.data[0]  # a row: its first element

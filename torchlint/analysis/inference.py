@@ -12,6 +12,13 @@ A container bound empty (``losses = {}``, ``self.history = []``) and filled
 in place (``losses[k] = v``, ``self.history.append(v)``) holds what all those
 stores agree on; a filling call inference does not follow (``update``,
 ``extend``, ``c[k] += v``) makes its elements unknown.
+
+A tensor's number of dimensions (``Value.ndim``; 0 is ``scalar``) comes from
+the sizes the code spells (``torch.zeros(4, 5)``, ``x.view(-1)``,
+``torch.LongTensor(5)``, a literal's nesting) and follows integer indexing
+(``x[i, j]`` takes two), iteration (one), reductions along a dimension
+(``x.sum(1)``, ``x.max(1)[0]``), sorting and elementwise work. A parameter
+of a script's def takes what all the file's calls pass (``call_site_value``).
 """
 
 from __future__ import annotations
@@ -57,6 +64,14 @@ class Value:
     # ``total += loss`` in a loop that may run no pass). Only where the code uses
     # the value as only a tensor is used (``used_as_tensor``) does it count.
     unless_number: Optional["Value"] = None
+    ndim: Optional[int] = None  # TENSOR: how many dimensions, when the code shows it (0: ``scalar``)
+
+    def __post_init__(self) -> None:
+        # One fact, two spellings: 0-dim and ``scalar`` say the same.
+        if self.scalar and self.ndim is None:
+            object.__setattr__(self, "ndim", 0)
+        elif self.ndim == 0 and not self.scalar:
+            object.__setattr__(self, "scalar", True)
 
 
 UNKNOWN = Value(Kind.UNKNOWN)
@@ -112,6 +127,7 @@ def meet(values: Iterable[Value]) -> Value:
             instance_of=_either(result.instance_of, value.instance_of),
             unless_number=(meet((result.unless_number, value.unless_number))
                            if result.unless_number is not None and value.unless_number is not None else None),
+            ndim=result.ndim if result.ndim == value.ndim else None,
         )
     return result if result is not None else UNKNOWN
 
@@ -670,7 +686,8 @@ class Inference:
         if isinstance(expr, cst.Attribute):
             base = self.value(expr.value)
             if (base.kind is Kind.TENSOR or base.cuda) and expr.attr.value in api.TENSOR_ATTRIBUTES:
-                return replace(base, scalar=base.scalar and expr.attr.value == "data",
+                data = expr.attr.value == "data"
+                return replace(base, scalar=base.scalar and data, ndim=base.ndim if data or base.ndim else None,
                                loss=base.loss and expr.attr.value not in ("data", "grad"))
             owners = self._attribute_owners(expr.value, expr.attr.value, base)
             if owners is not None:
@@ -691,7 +708,7 @@ class Inference:
         if isinstance(expr, cst.Subscript):
             base = self.value(expr.value)
             if base.kind is Kind.TENSOR:
-                return Value(Kind.TENSOR, cuda=base.cuda, dtype=base.dtype)
+                return Value(Kind.TENSOR, cuda=base.cuda, dtype=base.dtype, ndim=self._indexed_ndim(base.ndim, expr))
             if base.kind is Kind.MAPPING and base.element is not None:
                 return base.element
             if base.kind is Kind.UNKNOWN and _is_shape(expr.value) and _constant_index(expr) is not None:
@@ -726,7 +743,11 @@ class Inference:
         scalar = all(v.kind is Kind.NUMBER or (v.kind is Kind.TENSOR and v.scalar)
                      or (v.kind is Kind.UNKNOWN and _full_reduction(op)) for v, op in zip(values, operands))
         cuda = True if any(v.cuda for v in tensors) else (False if all(v.cuda is False for v in tensors) else None)
-        return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, loss=any(v.loss for v in tensors))
+        # Broadcasting: as many dimensions as the operand with the most.
+        dims = [0 if v.kind is Kind.NUMBER or (v.kind is Kind.UNKNOWN and _full_reduction(op))
+                else (v.ndim if v.kind is Kind.TENSOR else None) for v, op in zip(values, operands)]
+        ndim = max(dims) if None not in dims else None  # type: ignore[type-var]
+        return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, loss=any(v.loss for v in tensors), ndim=ndim)
 
     def _name_value(self, name: cst.Name) -> Value:
         guard = self._facts.guarded.get(name)
@@ -1001,6 +1022,8 @@ class Inference:
                     self._iterated(inner, path[1:]) if path[0] == 1 else UNKNOWN)
             if callee in api.ITERATION_WRAPPERS:
                 return self._iterated(inner, path)
+            if callee == "builtins.range" and not path:
+                return NUMBER
         if isinstance(iterable, cst.Call) and not iterable.args and isinstance(iterable.func, cst.Attribute):
             # ``d.values()`` / ``d.items()`` of a mapping whose values all agree.
             mapping = self.value(iterable.func.value)
@@ -1021,7 +1044,8 @@ class Inference:
             # A batch itself may be a list or dict; its unpacked parts are tensors.
             return TENSOR if path else UNKNOWN
         if source.kind is Kind.TENSOR and not path:
-            return Value(Kind.TENSOR, cuda=source.cuda)
+            # Each step is one slice along the first dimension.
+            return Value(Kind.TENSOR, cuda=source.cuda, ndim=source.ndim - 1 if source.ndim else None)
         return UNKNOWN
 
     def _call_value(self, call: cst.Call) -> Value:
@@ -1070,17 +1094,27 @@ class Inference:
             # or visibly given a tensor dtype.
             if receiver.kind is Kind.TENSOR and method in api.SIZE_METHODS and (method != "size" or call.args):
                 return NUMBER
+            if receiver.kind is Kind.TENSOR and (method in api.SORTING_METHODS or (
+                    method in ("max", "min") and self._dimension_only(call))):
+                # (values, indices): sorted as large as the input, or reduced along the dimension.
+                ndim = receiver.ndim if method in api.SORTING_METHODS else self._ndim_after(method, call, receiver.ndim)
+                part = Value(Kind.TENSOR, cuda=receiver.cuda, ndim=ndim)
+                return Value(Kind.TUPLE, items=(replace(part, dtype=receiver.dtype), replace(part, dtype="int64")))
             if method not in api.TENSOR_RETURNING_METHODS and not method.endswith("_"):
                 return UNKNOWN
             if method in ("max", "min") and call.args:
-                return UNKNOWN  # with a dim these return (values, indices)
+                return UNKNOWN  # with a dim these return (values, indices); with a tensor, elementwise
             scalar = receiver.kind is Kind.TENSOR and (
                 (receiver.scalar and method not in api.SHAPE_CHANGING_METHODS)
                 or (method in api.FULL_REDUCTIONS and not call.args))
+            ndim = self._ndim_after(method, call, receiver.ndim) if receiver.kind is Kind.TENSOR else None
             return Value(receiver.kind, scalar=scalar, cuda=_device_after(method, call, receiver.cuda),
                          dtype=self._dtype_after(method, call, receiver.dtype),
-                         loss=receiver.loss and method not in api.NON_DIFFERENTIABLE_METHODS)
-        if receiver.kind is Kind.UNKNOWN and method in api.TENSOR_ONLY_METHODS:
+                         loss=receiver.loss and method not in api.NON_DIFFERENTIABLE_METHODS,
+                         ndim=ndim if not scalar else None)
+        if receiver.kind is Kind.UNKNOWN and (method in api.TENSOR_ONLY_METHODS or (
+                method == "view" and call.args and all(_integer_literal(a.value) for a in call.args))):
+            # ``x.view(-1)``: NumPy's ``view`` takes a dtype, never a size; only a tensor takes sizes.
             # Only a tensor has this method: the receiver is one, and so is what it gives.
             return self._method_call_value(call, func, TENSOR)
         if method == "size" and len(call.args) == 1 and isinstance(call.args[0].value, cst.Integer):
@@ -1104,6 +1138,100 @@ class Inference:
             return Value(Kind.TENSOR, scalar=True)
         return None
 
+    def _ndim_after(self, method: str, call: cst.Call, ndim: Optional[int]) -> Optional[int]:
+        """How many dimensions ``<tensor of ndim>.method(...)`` has; None: unknown."""
+        if method in api.RESHAPE_METHODS:
+            return self._sizes(call)
+        if ndim is None:
+            return None
+        if method in api.DIM_REDUCTIONS:
+            if not call.args:
+                return 0
+            if not self._dimension_only(call):
+                return None
+            keepdim = _keyword(call, "keepdim")
+            positional = [a for a in call.args if a.keyword is None]
+            if keepdim is None and len(positional) > 1:
+                keepdim = positional[1].value
+            if keepdim is None or (isinstance(keepdim, cst.Name) and keepdim.value == "False"):
+                return ndim - 1 if ndim > 0 else None
+            return ndim if isinstance(keepdim, cst.Name) and keepdim.value == "True" else None
+        if method == "unsqueeze":
+            return ndim + 1
+        if method in api.NDIM_KEEPING_METHODS or (method.endswith("_") and method not in api.SHAPE_CHANGING_METHODS):
+            return ndim
+        return None
+
+    def _dimension_only(self, call: cst.Call) -> bool:
+        """Is the one dimension argument of a reduction an integer (``x.max(1)``, ``x.sum(dim=0)``),
+        not a tensor (``x.max(y)`` is elementwise) or a tuple of dimensions?"""
+        dims = [a.value for a in call.args if a.keyword is None][:1] + [
+            a.value for a in call.args if a.keyword is not None and a.keyword.value == "dim"]
+        return len(dims) == 1 and self._is_integer(dims[0])
+
+    def _is_integer(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Integer):
+            return True
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+            return isinstance(expr.expression, cst.Integer)
+        return not isinstance(expr, cst.Float) and self.value(expr).kind is Kind.NUMBER
+
+    def _sizes(self, call: cst.Call) -> Optional[int]:
+        """The number of sizes ``view``/``reshape``/a sized factory is given: ``(2, 3)``, ``(n, -1)``."""
+        args = list(call.args)
+        if any(a.star or a.keyword is not None for a in args) or not args:
+            return None
+        if len(args) == 1 and isinstance(args[0].value, (cst.Tuple, cst.List)):
+            elements = args[0].value.elements
+            return len(elements) if all(isinstance(e, cst.Element) and self._is_integer(e.value)
+                                        for e in elements) else None
+        return len(args) if all(self._is_integer(a.value) for a in args) else None
+
+    def _indexed_ndim(self, ndim: Optional[int], expr: cst.Subscript) -> Optional[int]:
+        """How many dimensions ``x[...]`` keeps of ``ndim``: an integer index takes one, a
+        slice keeps it, ``None`` adds one; any other index (a tensor, ``...``) makes it unknown."""
+        if ndim is None:
+            return None
+        for element in expr.slice:
+            index = element.slice
+            if isinstance(index, cst.Slice):
+                continue
+            if isinstance(index.value, cst.Name) and index.value.value == "None":
+                ndim += 1
+            elif self._is_integer(index.value):
+                ndim -= 1
+            else:
+                return None
+        return ndim if ndim >= 0 else None
+
+    def _factory_ndim(self, callee: str, call: cst.Call) -> Optional[int]:
+        """How many dimensions a torch factory or function gives, from its arguments."""
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        if _keyword(call, "out") is not None:
+            return None  # the result is ``out``, whatever its shape
+        if callee in api.SIZE_FACTORIES:
+            return self._sizes(call)
+        if callee in api.PRODUCT_NDIM:
+            return api.PRODUCT_NDIM[callee]
+        if callee in api.ONE_DIM_FACTORIES:
+            return 1
+        if callee == "torch.eye":
+            return 2
+        if callee in api.ARRAY_TO_TENSOR:
+            data = positional[0] if len(positional) == 1 else None
+            if callee.endswith("Tensor") and not isinstance(data, (cst.List, cst.Tuple)):
+                # The legacy constructors take sizes too: ``torch.FloatTensor(2, 3)``, ``torch.Tensor(n)``.
+                return self._sizes(call) if all(a.keyword is None for a in call.args) else None
+            return _literal_rank(data) if data is not None else None
+        first = self.value(positional[0]) if positional else UNKNOWN
+        if (callee in api.UNARY_ELEMENTWISE_FUNCTIONS and len(call.args) == 1) or callee == "torch.multinomial":
+            return first.ndim if first.kind is Kind.TENSOR else None
+        if callee in ("torch.cat", "torch.stack") and positional and isinstance(positional[0], (cst.List, cst.Tuple)):
+            parts = meet(self.value(e.value) for e in positional[0].elements if isinstance(e, cst.Element))
+            if parts.kind is Kind.TENSOR and parts.ndim is not None:
+                return parts.ndim + (callee == "torch.stack")
+        return None
+
     def _project_method_value(self, receiver: Value, method: str) -> Optional[Value]:
         """What the method of a project class returns; None (ask what the
         attribute holds, and call that) when no method of its class says."""
@@ -1115,7 +1243,7 @@ class Inference:
     def _known_callee_value(self, call: cst.Call, callee: str) -> Value:
         if callee in api.CUDA_TENSOR_TYPES:
             return Value(Kind.TENSOR, cuda=True, dtype=api.TENSOR_TYPE_DTYPES.get(callee))
-        if callee == "builtins.len":
+        if callee in ("builtins.len", "builtins.int", "builtins.float"):
             return NUMBER
         if callee in ("builtins.min", "builtins.max") and len(call.args) >= 2 and not any(a.star for a in call.args):
             # Python compares the arguments (``bool(a < b)``): only numbers and one-element
@@ -1125,7 +1253,7 @@ class Inference:
             return Value(Kind.TUPLE, element=TENSOR)  # one gradient tensor per input
         if callee in api.VARIABLE or callee in api.PARAMETER_CLASSES:
             wrapped = self.value(call.args[0].value) if call.args and call.args[0].keyword is None else UNKNOWN
-            return Value(Kind.TENSOR, scalar=wrapped.scalar, cuda=wrapped.cuda)
+            return Value(Kind.TENSOR, scalar=wrapped.scalar, cuda=wrapped.cuda, ndim=wrapped.ndim)
         if callee in api.DATALOADERS:
             return Value(Kind.LOADER)
         if api.is_nn_class(callee):
@@ -1145,7 +1273,11 @@ class Inference:
             # ``torch.max(x)`` is the 0-dim maximum; with a dim it is a (values, indices)
             # pair and with a second tensor the elementwise maximum.
             only_input = len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
-            return Value(Kind.TENSOR, scalar=True) if only_input else UNKNOWN
+            if only_input:
+                return Value(Kind.TENSOR, scalar=True)
+            return self._sorted_value(call, callee) if len(call.args) >= 2 else UNKNOWN
+        if callee in ("torch.sort", "torch.topk"):
+            return self._sorted_value(call, callee)
         if callee in api.TENSOR_FACTORIES:
             positional = [a for a in call.args if a.keyword is None]
             scalar = len(positional) == 1 and len(call.args) == 1 and (
@@ -1155,8 +1287,28 @@ class Inference:
             keyword = _keyword(call, "dtype")
             if keyword is not None:
                 dtype = self._dtype_of(keyword)
-            return Value(Kind.TENSOR, scalar=scalar, cuda=_device_keyword(call), dtype=dtype)
+            ndim = None if scalar else self._factory_ndim(callee, call)
+            return Value(Kind.TENSOR, scalar=scalar, cuda=_device_keyword(call), dtype=dtype, ndim=ndim)
         return UNKNOWN
+
+    def _sorted_value(self, call: cst.Call, callee: str) -> Value:
+        """``torch.sort(x, 1)`` / ``torch.topk(x, k)``: (values, indices) as large as ``x``;
+        ``torch.max(x, 1)``: the pair reduced along the dimension; unknown otherwise."""
+        args = [a for a in call.args if not a.star]
+        if not args or args[0].keyword is not None or len(args) != len(call.args):
+            return UNKNOWN
+        source = self.value(args[0].value)
+        if source.kind is not Kind.TENSOR:
+            return UNKNOWN
+        rest = cst.Call(func=call.func, args=call.args[1:])
+        if callee in ("torch.sort", "torch.topk"):
+            ndim = source.ndim
+        elif self._dimension_only(rest):
+            ndim = self._ndim_after("max", rest, source.ndim)
+        else:
+            return UNKNOWN  # ``torch.max(a, b)``: elementwise
+        part = Value(Kind.TENSOR, cuda=source.cuda, ndim=ndim)
+        return Value(Kind.TUPLE, items=(replace(part, dtype=source.dtype), replace(part, dtype="int64")))
 
     def _module_call_value(self, module: Value) -> Value:
         if module.instance_of is not None:
@@ -1285,6 +1437,26 @@ def _full_reduction(expr: cst.BaseExpression) -> bool:
     next to a 0-dim tensor in arithmetic (``a.sum() + b.sum()``) the result stays 0-dim."""
     return (isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute)
             and expr.func.attr.value in api.FULL_REDUCTIONS)
+
+
+def _integer_literal(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    return isinstance(expr, cst.Integer)
+
+
+def _literal_rank(expr: cst.BaseExpression) -> Optional[int]:
+    """The nesting depth of a rectangular-looking literal of numbers: 0 for ``3``, 1 for
+    ``[0, 2]``, 2 for ``[[1, 2], [3, 4]]``; None for anything else."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return 0
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return _literal_rank(expr.expression)
+    if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements:
+        ranks = {_literal_rank(e.value) if isinstance(e, cst.Element) else None for e in expr.elements}
+        rank = ranks.pop() if len(ranks) == 1 else None
+        return rank + 1 if rank is not None else None
+    return None
 
 
 def _passed(call: cst.Call, position: Optional[int], name: str) -> Optional[cst.BaseExpression]:

@@ -5,8 +5,10 @@ Read from how the value was made: a torch factory with its sizes
 of known rank (``torch.mm``), a tensor of a (nested) list of numbers
 (``torch.tensor([0, 2, 1])``, ``torch.FloatTensor([[1, 2], [3, 4]])``) or
 ``torch.arange``; through a name bound only to such values, or whose binding that
-reaches the read on every run is one (``Inference.dominating_value``). Anything
-else is unknown (None): rules act on known shapes only.
+reaches the read on every run is one (``Inference.dominating_value``); else what
+inference's value facts know (``Value.ndim``: an element of such a tensor, a
+reduction along a dimension, a sort). Anything else is unknown (None): rules
+act on known shapes only.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
+from torchlint.analysis.inference import Kind
 from torchlint.knowledge.torch_api import (
     ARRAY_TO_TENSOR,
     NDARRAY_ONLY_TO_TENSOR,
@@ -67,7 +70,7 @@ def ndim(expr: cst.BaseExpression, ctx: NodeContext) -> Optional[int]:
         return known
     value = _only_value(expr, ctx)
     if not isinstance(value, cst.Call):
-        return None
+        return _inferred_ndim(expr, ctx)
     qualified = ctx.resolver.resolve(value.func) or ""
     wrapped = _variable_data(value, qualified)
     if wrapped is not None:
@@ -75,8 +78,17 @@ def ndim(expr: cst.BaseExpression, ctx: NodeContext) -> Optional[int]:
     if qualified == "torch.arange":
         return 1
     if qualified in _FROM_DATA:
-        return _data_rank(value, ctx, 0)
-    return None
+        rank = _data_rank(value, ctx, 0)
+        if rank is not None:
+            return rank
+    return _inferred_ndim(expr, ctx)
+
+
+def _inferred_ndim(expr: cst.BaseExpression, ctx: NodeContext) -> Optional[int]:
+    """What the engine of value facts knows of ``expr``'s dimensions, followed through
+    indexing, iteration, reductions along a dimension and sorting (``Value.ndim``)."""
+    value = ctx.inference.value(expr)
+    return value.ndim if value.kind is Kind.TENSOR else None
 
 
 def _data_rank(expr: cst.BaseExpression, ctx: NodeContext, depth: int) -> Optional[int]:

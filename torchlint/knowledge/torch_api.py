@@ -353,6 +353,22 @@ def may_name_loss(name: str) -> bool:
 SIZE_FACTORIES: FrozenSet[str] = frozenset("torch." + n for n in ("zeros", "ones", "empty", "rand", "randn"))
 # Tensor methods whose positional arguments are the new sizes.
 RESHAPE_METHODS: FrozenSet[str] = frozenset({"view", "reshape"})
+# Tensor methods whose result has as many dimensions as the receiver (an in-place
+# method, name ending in ``_``, keeps its receiver's too).
+NDIM_KEEPING_METHODS: FrozenSet[str] = frozenset({
+    "cuda", "cpu", "to", "float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte",
+    "bool", "type_as", "detach", "contiguous", "clone", "pin_memory", "t", "transpose", "permute", "clamp",
+    "abs", "add", "sub", "mul", "div", "neg", "narrow", "masked_fill", "index_select", "gather", "exp", "log",
+    "sqrt", "pow", "sign", "round", "floor", "ceil", "sigmoid", "tanh", "relu", "softmax", "log_softmax",
+    "cumsum", "eq", "ne", "lt", "le", "gt", "ge", "requires_grad_",
+})
+# Tensor methods that reduce along a dimension when given one (``x.sum(1)``), to 0-dim without.
+DIM_REDUCTIONS: FrozenSet[str] = FULL_REDUCTIONS | {"argmax", "argmin", "logsumexp"}
+# Methods (and torch functions) giving a (values, indices) pair as large as the input: ``x.sort(1)``.
+SORTING_METHODS: FrozenSet[str] = frozenset({"sort", "topk"})
+# torch functions giving a tensor of one dimension, or two.
+ONE_DIM_FACTORIES: FrozenSet[str] = frozenset("torch." + n for n in ("arange", "range", "linspace", "logspace",
+                                                                      "randperm", "mv"))
 # Products whose result has a fixed number of dimensions.
 PRODUCT_NDIM: Mapping[str, int] = {"torch.mm": 2, "torch.outer": 2, "torch.ger": 2, "torch.bmm": 3}
 
