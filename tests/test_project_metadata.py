@@ -44,7 +44,8 @@ def test_requirements_files_count_when_the_package_metadata_says_nothing(tmp_pat
     '[project]\ndependencies = ["torch"]\n',  # no lower bound
     '[project]\ndependencies = ["torch<2"]\n',
     '[project]\ndependencies = ["torchvision>=0.15"]\n',  # another package
-    '[project]\noptional-dependencies = {gpu = ["torch>=2.0"]}\n',  # an extra
+    '[project]\noptional-dependencies = {gpu = ["torch"], vision = ["torchvision>=0.15"]}\n',  # extras, no bound
+    '[project]\ndependencies = ["numpy"]\n[tool.other]\noptional-dependencies = {gpu = ["torch>=2.0"]}\n',
     '[project\ndependencies = ["torch>=2.0"]\n',  # not TOML
     '[project]\ndependencies = ["torch>=>2"]\n',  # not a requirement
 ])
@@ -101,3 +102,60 @@ def test_an_unpacked_wheel_and_a_source_distribution_declare_it_too(tmp_path):
     (sdist / "requirements" / "base.txt").write_text("torch>=2.2,<3\n")
     floor = declared_torch_floor(str(sdist))
     assert floor is not None and floor.version == (2, 2, 0) and floor.where.startswith("requirements/base.txt")
+
+
+EXTRAS = {
+    "pyproject.toml": ('[project]\nname = "p"\ndependencies = ["numpy"]\n'
+                       '[project.optional-dependencies]\ngpu = ["torch>=2.1"]\ndev = ["pytest", "torch>=2.0"]\n',
+                       "pyproject.toml [project.optional-dependencies]: torch>=2.0"),
+    "setup.cfg": ("[options]\ninstall_requires =\n    numpy\n[options.extras_require]\ntorch =\n    torch>=2.0\n",
+                  "setup.cfg [options.extras_require]: torch>=2.0"),
+    "setup.py": ("from setuptools import setup\nsetup(install_requires=['torch'], extras_require={'gpu': ['torch>=2.0']})\n",
+                 "setup.py extras_require: torch>=2.0"),
+    "pkg-1.0.dist-info/METADATA": (
+        'Metadata-Version: 2.1\nName: pkg\nRequires-Dist: numpy\nRequires-Dist: torch>=2.2; extra == "dev"\n'
+        'Requires-Dist: torch>=2.0; extra == "torch"\n',
+        'pkg-1.0.dist-info/METADATA Requires-Dist: torch>=2.0; extra == "torch"'),
+}
+
+
+@pytest.mark.parametrize("name", EXTRAS)
+def test_without_a_requirement_on_torch_the_lowest_an_extra_declares_is_the_floor(tmp_path, name):
+    # diffusers requires torch only through its extras: Requires-Dist: torch>=1.4; extra == "torch"
+    text, where = EXTRAS[name]
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text(text)
+    declared = declared_torch_floor(str(tmp_path))
+    assert declared is not None and (declared.version, declared.where) == ((2, 0, 0), where)
+
+
+def test_a_requirement_outside_the_extras_wins_over_theirs(tmp_path):
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\nsetup(extras_require={'old': ['torch>=1.4']})\n")
+    (tmp_path / "requirements.txt").write_text("torch>=2.1\n")
+    assert declared_torch_floor(str(tmp_path)).version == (2, 1, 0)
+
+
+@pytest.mark.parametrize("pin, floor", [("torch==0.4.0a0+9a2e8f3", (0, 4, 0)), ("torch==1.4.0", (1, 4, 0))])
+def test_an_exact_pin_is_the_floor_also_in_a_folder_of_scripts(tmp_path, pin, floor):
+    # a 2018 repository of scripts: no package metadata, a pip freeze in requirements.txt
+    (tmp_path / "requirements.txt").write_text(f"numpy==1.14.2\n{pin}\n")
+    (tmp_path / "models").mkdir()
+    declared = declared_torch_floor(str(tmp_path / "models"))
+    assert declared is not None and declared.version == floor and declared.where == f"requirements.txt: {pin}"
+
+
+def test_a_package_above_wins_over_a_requirements_file_below(tmp_path):
+    # examples/requirements.txt belongs to the examples, not to the package holding them
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["torch>=2.0"]\n')
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "requirements.txt").write_text("torch==1.4.0\n")
+    assert declared_torch_floor(str(tmp_path / "examples")).version == (2, 0, 0)
+
+
+def test_cli_and_flake8_judge_against_the_floor_an_extra_declares(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\n[project.optional-dependencies]\ntorch = ["torch>=2.0"]\n')
+    (tmp_path / "model.py").write_text(SIGMOID)
+    assert run_torchlint(["--no-cache", "model.py"], cwd=tmp_path).returncode == 0
+    assert run_flake8(["--select", "TL", "model.py"], cwd=tmp_path).stdout == ""

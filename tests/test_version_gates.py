@@ -12,7 +12,7 @@ import pytest
 from conftest import run_flake8, run_torchlint
 
 from torchlint.analysis.outline import Outline
-from torchlint.analysis.version_gates import gated_ranges, names_that_may_gate, version_flags
+from torchlint.analysis.version_gates import gated_ranges, names_that_may_gate, project_spellings, version_flags
 from torchlint.engine.linter import Engine
 from torchlint.rules import all_rules
 
@@ -289,3 +289,104 @@ def test_a_version_helper_of_the_project_gates_like_an_inline_comparison(tmp_pat
     helper = Outline(ast.parse("import torch\ndef older(ref):\n    def inner():\n        return torch.__version__\n"
                                "    return inner\n"))
     assert version_flags(helper) == set()  # only the function's own returns count
+
+
+def test_a_flag_read_through_the_module_that_assigns_it_gates_like_an_imported_one(tmp_path):
+    # torch_geometric assigns WITH_PT20 and friends in torch_geometric/typing.py
+    # and reads them as ``torch_geometric.typing.WITH_PT20`` everywhere else
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "typing.py").write_text(
+        "import os\nimport torch\n"
+        "WITH_PT20 = int(torch.__version__.split('.')[0]) >= 2\n"
+        "WITH_PT112 = WITH_PT20 or int(torch.__version__.split('.')[1]) >= 12\n"
+        "WITH_PT30 = os.environ.get('PT30') == '1'\n")  # named like a flag, asks nothing of torch
+    body = ("if {flag}:\n"
+            "    torch.utils._pytree.register_pytree_node(dict, None, None)\n"
+            "else:\n"
+            "    torch.utils._pytree._register_pytree_node(dict, None, None)\n")
+    gated = {
+        "plain.py": ("import torch\nimport pkg.typing\n", "pkg.typing.WITH_PT20"),
+        "elif.py": ("import torch\nimport pkg.typing\n", "pkg.typing.WITH_PT30:\n    pass\nelif pkg.typing.WITH_PT112"),
+        "member.py": ("import torch\nfrom pkg import typing\n", "not typing.WITH_PT112 or typing.WITH_PT20"),
+        "alias.py": ("import torch\nimport pkg.typing as pyg_typing\n", "pyg_typing.WITH_PT112"),
+        "relative.py": ("import torch\nfrom . import typing\n", "typing.WITH_PT20"),
+    }
+    ungated = {
+        "lookalike.py": ("import torch\nimport pkg.typing\n", "pkg.typing.WITH_PT30"),
+        "outside.py": ("import torch\nimport other_lib.typing\n", "other_lib.typing.WITH_PT20"),
+    }
+    for name, (imports, flag) in {**gated, **ungated}.items():
+        (tmp_path / "pkg" / name).write_text(imports + body.format(flag=flag))
+    for run in (run_torchlint(["--isolated", "--no-cache", "pkg"], cwd=tmp_path),
+                run_flake8(["--select", "TL", "pkg"], cwd=tmp_path)):
+        reported = {line.split(":")[0].rsplit("/", 1)[-1] for line in run.stdout.splitlines() if "TL109" in line}
+        assert reported == set(ungated), run.stdout
+
+
+def test_the_names_a_gate_may_read_through_a_module_are_spelled_for_the_project_model() -> None:
+    outline = Outline(ast.parse(textwrap.dedent("""\
+        import pkg.typing
+        import pkg.typing as pt
+        from pkg import typing as t
+        from . import sibling
+        from .flags import OLD
+        if pkg.typing.WITH_PT20 or pt.WITH_PT112 or t.WITH_PT21 or sibling.NEW or OLD or local.FLAG:
+            x = 1
+        """)))
+    tested = names_that_may_gate(outline, [7])
+    assert {"pkg.typing.WITH_PT20", "pt.WITH_PT112", "t.WITH_PT21", "sibling.NEW", "OLD", "local.FLAG"} <= tested
+    assert project_spellings(outline, tested) == {
+        "pkg.typing.WITH_PT20": "pkg.typing.WITH_PT20", "pkg.typing": "pkg.typing",
+        "pt.WITH_PT112": "pkg.typing.WITH_PT112", "t.WITH_PT21": "pkg.typing.WITH_PT21",
+        "sibling.NEW": ".sibling.NEW", "OLD": ".flags.OLD",  # local.FLAG: no import binds it
+        "t": "pkg.typing", "sibling": "..sibling"}  # a module: the project model says it is no flag
+    source = "import torch\nimport pkg.typing\nif pkg.typing.WITH_PT20:\n    x = torch.cuda.amp.GradScaler()\n"
+    assert gated_ranges(Outline(ast.parse(source))) == ()  # the chain alone is no evidence
+    assert gated_ranges(Outline(ast.parse(source)), frozenset({"pkg.typing.WITH_PT20"})) == ((3, 4),)
+
+
+def test_the_torch_version_a_project_helper_reads_from_the_distribution_it_is_given_is_a_flag(tmp_path):
+    # diffusers: ``_torch_available, _torch_version = _is_package_available("torch")``,
+    # then ``def is_torch_version(op, v): return compare(parse(_torch_version), op, v)``
+    helpers = textwrap.dedent("""\
+        import importlib.util
+        import importlib.metadata as importlib_metadata
+        from packaging.version import parse
+
+        def _is_package_available(pkg_name):
+            pkg_exists = importlib.util.find_spec(pkg_name) is not None
+            pkg_version = "N/A"
+            if pkg_exists:
+                try:
+                    pkg_version = importlib_metadata.version(pkg_name)
+                except importlib_metadata.PackageNotFoundError:
+                    pkg_exists = False
+            return pkg_exists, pkg_version
+
+        _torch_available, _torch_version = _is_package_available("torch")
+        _vision_available, _vision_version = _is_package_available(pkg_name="torchvision")
+
+        def is_torch_available():
+            return _torch_available
+
+        def is_torch_version(operation, version):
+            return getattr(parse(_torch_version), operation)(parse(version))
+
+        def is_vision_version(operation, version):
+            return getattr(parse(_vision_version), operation)(parse(version))
+        """)
+    assert version_flags(Outline(ast.parse(helpers))) == {"_torch_version", "is_torch_version"}
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "import_utils.py").write_text(helpers)
+    body = ("import torch\nfrom pkg.import_utils import {helper}\n"
+            "if {helper}('__lt__', '2.2'):\n"
+            "    torch.utils._pytree._register_pytree_node(dict, None, None)\n")
+    for helper in ("is_torch_version", "is_torch_available", "is_vision_version"):
+        (tmp_path / "pkg" / f"{helper}.py").write_text(body.format(helper=helper))
+    for run in (run_torchlint(["--isolated", "--no-cache", "pkg"], cwd=tmp_path),
+                run_flake8(["--select", "TL", "pkg"], cwd=tmp_path)):
+        reported = {line.split(":")[0].rsplit("/", 1)[-1] for line in run.stdout.splitlines() if "TL109" in line}
+        # whether torch is installed, or another package's version, gates nothing
+        assert reported == {"is_torch_available.py", "is_vision_version.py"}, run.stdout

@@ -27,6 +27,20 @@ deprecated asks the user to break the old torch they support. A *gate* is
   calls a function of the project whose ``return`` asks such a test
   (``is_torch_version("<", "2.2")``); a name alone is never taken as
   evidence, wherever it comes from;
+- likewise an ``if`` reading a flag another module of the project assigns
+  from such a test, however it is imported: ``from pkg.typing import
+  WITH_PT20``, or through the module, ``pkg.typing.WITH_PT20`` after ``import
+  pkg.typing`` (torch_geometric), ``typing.WITH_PT20`` after ``from pkg import
+  typing``. The project model (``analysis/project.py``, ``is_version_flag``)
+  finds the module and asks it for its ``version_flags``; a name a module
+  outside the project binds, or one that module assigns from anything else,
+  gates nothing;
+- a flag may also hold the torch version itself, read through a function of
+  the same file that asks a packaging library about the distribution its
+  parameter names (diffusers: ``_torch_available, _torch_version =
+  _is_package_available("torch")``, where the function returns ``pkg_exists,
+  importlib_metadata.version(pkg_name)``): only the item that is the version
+  is a flag, not whether torch is installed;
 - a ``try`` with a handler for ``ImportError``, ``ModuleNotFoundError``,
   ``AttributeError`` or ``TypeError`` that falls back on torch: the handler
   uses torch, or the body imports from torch and the handler catches an
@@ -41,7 +55,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
-from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 from torchlint.analysis.outline import Names, Outline, attributes_named, calls_to, dotted, qualified_names
 from torchlint.knowledge.torch_api import is_torch_name
@@ -73,8 +87,10 @@ def gated_ranges(outline: Outline, imported_flags: FrozenSet[str] = frozenset(),
 
     ``imported_flags``: names this file imports that the module defining them
     assigns from a version test (its ``version_flags``), as the project model
-    finds them (``from pkg.imports import _TORCH_GREATER_EQUAL_2_4``); this
-    file alone never shows that. ``lines``: only the gates holding one of
+    finds them (``from pkg.imports import _TORCH_GREATER_EQUAL_2_4``), and the
+    dotted chains reading such a flag through its module
+    (``pkg.typing.WITH_PT20`` after ``import pkg.typing``); this file alone
+    never shows that. ``lines``: only the gates holding one of
     these lines are wanted (those of a file's findings), not every one."""
     wanted = None if lines is None else sorted(set(lines))
     key = f"version gates {','.join(sorted(imported_flags))} at {wanted}"
@@ -98,7 +114,7 @@ def names_that_may_gate(outline: Outline, lines: Iterable[int]) -> FrozenSet[str
              if _holds_one(_span(node), wanted)]
     if not tests:
         return frozenset()
-    found = {node.id for test in tests for node in ast.walk(test) if isinstance(node, ast.Name)}
+    found = {name for test in tests for name in _names_read(test)}
     values: Dict[str, List[ast.AST]] = {}  # name -> the values assigned to it
     for node in outline.nodes(ast.Assign) + outline.nodes(ast.AnnAssign):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
@@ -109,12 +125,54 @@ def names_that_may_gate(outline: Outline, lines: Iterable[int]) -> FrozenSet[str
     waiting = [name for name in found if name in values]
     while waiting:
         for value in values.pop(waiting.pop(), ()):
-            for node in ast.walk(value):
-                if isinstance(node, ast.Name) and node.id not in found:
-                    found.add(node.id)
-                    if node.id in values:
-                        waiting.append(node.id)
+            for name in _names_read(value):
+                if name not in found:
+                    found.add(name)
+                    if name in values:
+                        waiting.append(name)
     return frozenset(found)
+
+
+def _names_read(expr: ast.AST) -> Iterator[str]:
+    """The names ``expr`` reads and its dotted chains (``pkg.typing.WITH_PT20``:
+    a flag read through the module that assigns it)."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name):
+            yield node.id
+        elif isinstance(node, ast.Attribute):
+            chain = dotted(node)
+            if chain is not None:
+                yield chain
+
+
+def project_spellings(outline: Outline, names: Iterable[str]) -> Dict[str, str]:
+    """Of ``names`` (a name or a dotted chain, as ``names_that_may_gate`` gives
+    them), those an import binds, each with the name it stands for as the
+    project model spells one (``Project.definition``: the module as imported,
+    maybe relative, a dot, the name in it): ``from .typing import WITH_PT20``
+    makes ``WITH_PT20`` ".typing.WITH_PT20"; ``import pkg.typing`` makes
+    ``pkg.typing.WITH_PT20`` itself; ``from pkg import typing`` makes
+    ``typing.WITH_PT20`` "pkg.typing.WITH_PT20". Whether that is a flag is the
+    project model's question (``Project.is_version_flag``)."""
+    modules: Dict[str, str] = {}  # bound name -> the module it is, as spelled
+    members: Dict[str, str] = {}  # bound name -> "module.name" of a from-import
+    for module, name, bound in outline.imported():
+        if name == "*":
+            continue
+        if not name:
+            # ``import a.b`` binds ``a``; ``import a.b as c`` binds ``c`` to a.b.
+            modules[bound] = module if bound != module.split(".")[0] else bound
+        else:
+            members[bound] = f"{module}.{name}"
+            modules[bound] = module + name if module.endswith(".") else f"{module}.{name}"
+    found: Dict[str, str] = {}
+    for spelled in names:
+        head, dot, rest = spelled.partition(".")
+        if not dot and head in members:
+            found[spelled] = members[head]
+        elif dot and head in modules:
+            found[spelled] = f"{modules[head]}.{rest}"
+    return found
 
 
 def is_gated(ranges: Iterable[LineRange], line: int) -> bool:
@@ -165,9 +223,13 @@ def _version_flags(outline: Outline, imported_flags: FrozenSet[str] = frozenset(
         return set()
     assignments = [(node.targets, node.value) for node in outline.nodes(ast.Assign)]
     assignments += [([node.target], node.value) for node in outline.nodes(ast.AnnAssign) if node.value is not None]
-    helpers = [(node.name, _returned(node)) for node in getattr(outline.tree, "body", ())
-               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    functions = [node for node in getattr(outline.tree, "body", ())
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    helpers = [(node.name, _returned(node)) for node in functions]
     flags: Set[str] = set(imported_flags)
+    readers = _distribution_readers(outline, functions)
+    for targets, value in assignments if readers else ():
+        flags.update(_torch_versions_read(targets, value, readers))
     changed = True
     while changed:
         changed = False
@@ -183,6 +245,76 @@ def _version_flags(outline: Outline, imported_flags: FrozenSet[str] = frozenset(
                 flags.add(name)
                 changed = True
     return flags
+
+
+# A def that asks for the version of the distribution one of its parameters
+# names: that parameter's position and name, and which items of the tuple it
+# returns are the version (None: what it returns is).
+_Reader = Tuple[int, str, Optional[FrozenSet[int]]]
+
+
+def _distribution_readers(outline: Outline, functions: List[ast.AST]) -> Dict[str, _Reader]:
+    """The top-level defs that ask a packaging library for the version of the
+    distribution a parameter names (diffusers' ``_is_package_available(pkg_name)``
+    returns ``pkg_exists, importlib_metadata.version(pkg_name)``): called with
+    "torch", the item holding that version is the torch version, and the name
+    it is assigned to a flag; the other items (whether it is installed) are not."""
+    readers: Dict[str, _Reader] = {}
+    for function in functions:
+        parameters = [argument.arg for argument in function.args.posonlyargs + function.args.args]  # type: ignore[attr-defined]
+        for position, parameter in enumerate(parameters):
+            versions = _version_values(outline, function, parameter)
+            if versions is not None:
+                readers[function.name] = (position, parameter, versions)  # type: ignore[attr-defined]
+                break
+    return readers
+
+
+def _version_values(outline: Outline, function: ast.AST, parameter: str) -> Optional[FrozenSet[int]]:
+    """Which items of the tuples ``function`` returns hold the version of the
+    distribution ``parameter`` names (an empty set: the whole value does), or
+    None where no return gives it."""
+    def queries(node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and bool(node.args) and isinstance(node.args[0], ast.Name) \
+            and node.args[0].id == parameter \
+            and any(name in _DISTRIBUTION_QUERIES for name in qualified_names(outline, node.func))
+
+    def holds(value: ast.AST) -> bool:
+        return any(queries(node) or isinstance(node, ast.Name) and node.id in holders for node in ast.walk(value))
+
+    holders = {target.id for node in ast.walk(function) if isinstance(node, ast.Assign)
+               and any(queries(inner) for inner in ast.walk(node.value))
+               for target in node.targets if isinstance(target, ast.Name)}
+    positions: Set[int] = set()
+    whole = False
+    for value in _returned(function):
+        if isinstance(value, ast.Tuple):
+            positions.update(index for index, item in enumerate(value.elts) if holds(item))
+        elif holds(value):
+            whole = True
+    if whole:
+        return frozenset()
+    return frozenset(positions) if positions else None
+
+
+def _torch_versions_read(targets: List[ast.AST], value: ast.AST, readers: Dict[str, _Reader]) -> Set[str]:
+    """The names ``targets = value`` binds to the torch version through a reader
+    (``_torch_available, _torch_version = _is_package_available("torch")``: ``_torch_version``)."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in readers):
+        return set()
+    position, parameter, items = readers[value.func.id]
+    given = value.args[position] if position < len(value.args) else next(
+        (keyword.value for keyword in value.keywords if keyword.arg == parameter), None)
+    if not (isinstance(given, ast.Constant) and isinstance(given.value, str) and _TORCH_REQUIREMENT.match(given.value)):
+        return set()
+    found: Set[str] = set()
+    for target in targets:
+        if isinstance(target, ast.Name) and not items:
+            found.add(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)) and items:
+            found.update(item.id for index, item in enumerate(target.elts)
+                         if index in items and isinstance(item, ast.Name))
+    return found
 
 
 def _returned(function: ast.AST) -> List[ast.AST]:
@@ -203,6 +335,8 @@ def _asks_for_torch_version(outline: Outline, test: ast.AST, flags: Set[str]) ->
     for node in ast.walk(test):
         if isinstance(node, ast.Name) and node.id in flags:
             return True
+        if isinstance(node, ast.Attribute) and flags and dotted(node) in flags:
+            return True  # a flag read through its module: ``pkg.typing.WITH_PT20``
         if isinstance(node, ast.Attribute) and node.attr in ("__version__", "version") and _is_torch(outline, node.value):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PROBES \

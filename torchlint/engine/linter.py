@@ -19,7 +19,7 @@ from torchlint.analysis.context import NodeContext, analyse
 from torchlint.analysis.outline import Outline
 from torchlint.core.census import Census, child_nodes
 from torchlint.analysis.project import STANDALONE, ModuleRef, Project
-from torchlint.analysis.version_gates import gated_ranges, is_gated, names_that_may_gate
+from torchlint.analysis.version_gates import gated_ranges, is_gated, names_that_may_gate, project_spellings
 from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.noqa import UNUSED_NOQA, file_is_exempt, noqa_index, unused_noqa
 from torchlint.core.settings import Settings
@@ -446,12 +446,8 @@ def _version_gates(found: Sequence[Tuple[Rule, object]], places: Mapping[cst.CST
         return ()
     outline = outline if outline is not None else Outline(tree)
     tested = names_that_may_gate(outline, lines)  # only they can be flags gating a finding
-    imported = frozenset(
-        alias.asname or alias.name
-        for node in outline.nodes(ast.ImportFrom)
-        for alias in node.names
-        if alias.name != "*" and (alias.asname or alias.name) in tested
-        and project.is_version_flag(f"{'.' * node.level}{node.module or ''}.{alias.name}", ref))
+    imported = frozenset(local for local, spelled in project_spellings(outline, tested).items()
+                         if project.is_version_flag(spelled, ref))
     return gated_ranges(outline, imported, lines)
 
 

@@ -11,10 +11,33 @@ Read, never executed: ``[project] dependencies`` of ``pyproject.toml``,
 development), then the ``Requires-Dist`` of a source distribution's
 ``PKG-INFO`` or of an unpacked wheel's ``*.dist-info/METADATA``, in that
 order, in the project root: the nearest folder at or above the start that
-holds one of the first three files, a ``PKG-INFO`` or a ``*.dist-info``.
-Optional dependencies (extras) do not count: the package runs without them.
-Requirement strings are parsed with ``packaging`` (PEP 508), the library pip
-itself uses.
+holds one of the first three files, a ``PKG-INFO`` or a ``*.dist-info``, else
+the nearest holding a ``requirements*.txt`` (a repository of scripts, whose
+``pip freeze`` pins ``torch==0.4.0a0+9a2e8f3``). The first lower bound found
+is the floor; an exact pin is one (``torch==1.4.0``: 1.4, a local version
+label dropped). Requirement strings are parsed with ``packaging`` (PEP 508),
+the library pip itself uses.
+
+Optional dependencies (extras) count only when nothing else requires torch:
+then the lowest bound an extra puts on torch, in the first of
+``[project.optional-dependencies]``, ``[options.extras_require]``, a literal
+``extras_require={...}`` and ``Requires-Dist: ...; extra == "..."`` that has
+one, is the floor (diffusers requires ``torch>=1.4`` only through its "torch"
+extra: it is meant to be used with such a torch). A requirement outside the
+extras wins: the package runs with it whatever extra is chosen.
+
+Not read: a floor implied by the project's own code. A project that
+declares none but tests ``torch.__version__ >= "1.12"`` evidently runs on
+some torch older than 1.12, and advice whose fix needs 1.12 (TL112's
+``weights=``) does not fit it. That is an upper bound on the floor, not a
+floor: the floor is one version that both kinds of advice are judged
+against (``VersionRange.applies_to``: a fix that needs a newer torch, a
+problem that ended in an older one), and no single version stands for
+"older than 1.12" in both. Reading it would also mean reading the whole
+project before the first check, and interpreting tests written on the parts
+of the version string (``int(torch.__version__.split('.')[1]) >= 12``). The
+code a project's version tests guard is already left alone
+(``analysis/version_gates.py``); ``torch-version`` says the rest.
 """
 
 from __future__ import annotations
@@ -58,18 +81,37 @@ def declared_torch_floor(start: str) -> Optional[DeclaredFloor]:
             version = _floor_of(text)
             if version is not None:
                 return DeclaredFloor(version, f"{where}: {text.strip()}")
+    return _floor_of_extras(root)
+
+
+def _floor_of_extras(root: str) -> Optional[DeclaredFloor]:
+    """With no requirement on torch outside them, the lowest bound the extras
+    of the first declaration naming one put on torch (diffusers:
+    ``Requires-Dist: torch>=1.4; extra == "torch"``): the package is used with
+    torch only through them, so what they admit is what it supports."""
+    for where, requirements in _extra_declarations(root):
+        floors = [(version, text) for text in requirements for version in [_floor_of(text)] if version is not None]
+        if floors:
+            version, text = min(floors)
+            return DeclaredFloor(version, f"{where}: {text.strip()}")
     return None
 
 
 def project_root(start: str) -> Optional[str]:
+    """The nearest folder at or above ``start`` that describes a package, else
+    the nearest holding a ``requirements*.txt`` (a repository of scripts pins
+    its torch there and nowhere else: ``torch==0.4.0a0+9a2e8f3``)."""
     directory = os.path.abspath(start)
+    pinned: Optional[str] = None
     while True:
         if any(os.path.isfile(os.path.join(directory, name)) for name in _PROJECT_FILES) or _distribution_metadata(
                 directory):
             return directory
+        if pinned is None and glob.glob(os.path.join(glob.escape(directory), "requirements*.txt")):
+            pinned = directory
         parent = os.path.dirname(directory)
         if parent == directory or os.path.isdir(os.path.join(directory, ".git")):
-            return None
+            return pinned
         directory = parent
 
 
@@ -86,6 +128,16 @@ def _declarations(root: str) -> Iterator[tuple]:
         yield f"{os.path.relpath(path, root)} Requires-Dist", _requires_dist(path)
 
 
+def _extra_declarations(root: str) -> Iterator[tuple]:
+    """The optional dependencies, in the order of ``_declarations``."""
+    yield "pyproject.toml [project.optional-dependencies]", _pyproject(
+        os.path.join(root, "pyproject.toml"), optional=True)
+    yield "setup.cfg [options.extras_require]", _setup_cfg(os.path.join(root, "setup.cfg"), optional=True)
+    yield "setup.py extras_require", _setup_py(os.path.join(root, "setup.py"), optional=True)
+    for path in _distribution_metadata(root):
+        yield f"{os.path.relpath(path, root)} Requires-Dist", _requires_dist(path, optional=True)
+
+
 # Requirements files for other purposes than running the package.
 _NOT_RUNTIME = re.compile(r"test|doc|dev|lint|example|bench|ci|typ", re.IGNORECASE)
 
@@ -98,8 +150,9 @@ def _distribution_metadata(root: str) -> List[str]:
     return found if len(found) == 1 else []
 
 
-def _requires_dist(path: str) -> List[str]:
-    """The ``Requires-Dist`` requirements of a metadata file, extras left out."""
+def _requires_dist(path: str, optional: bool = False) -> List[str]:
+    """The ``Requires-Dist`` requirements of a metadata file: those of no extra,
+    or (``optional``) only those of an extra."""
     text = _read(path)
     if text is None:
         return []
@@ -107,7 +160,7 @@ def _requires_dist(path: str) -> List[str]:
     for line in text.split("\n\n", 1)[0].splitlines():  # the headers end at the first blank line
         if line.lower().startswith("requires-dist:"):
             requirement = line.split(":", 1)[1].strip()
-            if "extra" not in requirement.partition(";")[2]:
+            if ("extra" in requirement.partition(";")[2]) == optional:
                 found.append(requirement)
     return found
 
@@ -122,31 +175,44 @@ def _read(path: str) -> Optional[str]:
         return None
 
 
-def _pyproject(path: str) -> List[str]:
+def _pyproject(path: str, optional: bool = False) -> List[str]:
+    """``[project] dependencies``, or (``optional``) every list of ``[project.optional-dependencies]``."""
     text = _read(path)
     if text is None:
         return []
     try:
-        dependencies = tomllib.loads(text).get("project", {}).get("dependencies", [])
+        project = tomllib.loads(text).get("project", {})
+        if optional:
+            extras = project.get("optional-dependencies", {})
+            lists = list(extras.values()) if isinstance(extras, dict) else []
+        else:
+            lists = [project.get("dependencies", [])]
     except (tomllib.TOMLDecodeError, AttributeError, RecursionError):
         return []  # torchlint's own configuration reports a broken file
-    return [item for item in dependencies if isinstance(item, str)] if isinstance(dependencies, list) else []
+    return [item for items in lists if isinstance(items, list) for item in items if isinstance(item, str)]
 
 
-def _setup_cfg(path: str) -> List[str]:
+def _setup_cfg(path: str, optional: bool = False) -> List[str]:
+    """``[options] install_requires``, or (``optional``) every extra of ``[options.extras_require]``."""
     text = _read(path)
     if text is None:
         return []
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)
-        value = parser.get("options", "install_requires", fallback="")
+        if optional:
+            values = list(parser["options.extras_require"].values()) if parser.has_section(
+                "options.extras_require") else []
+        else:
+            values = [parser.get("options", "install_requires", fallback="")]
     except configparser.Error:
         return []
-    return [line for line in value.splitlines() if line.strip()]
+    return [line for value in values for line in value.splitlines() if line.strip()]
 
 
-def _setup_py(path: str) -> List[str]:
+def _setup_py(path: str, optional: bool = False) -> List[str]:
+    """A literal ``install_requires=[...]``, or (``optional``) the literal lists
+    of a literal ``extras_require={...}``."""
     text = _read(path)
     if text is None:
         return []
@@ -154,11 +220,15 @@ def _setup_py(path: str) -> List[str]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    found: List[str] = []
+    lists: List[ast.AST] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.keyword) and node.arg == "install_requires" and isinstance(node.value, (ast.List, ast.Tuple)):
-            found += [item.value for item in node.value.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
-    return found
+        if not optional and isinstance(node, ast.keyword) and node.arg == "install_requires":
+            lists.append(node.value)
+        elif optional and isinstance(node, ast.keyword) and node.arg == "extras_require" \
+                and isinstance(node.value, ast.Dict):
+            lists += node.value.values
+    return [item.value for items in lists if isinstance(items, (ast.List, ast.Tuple))
+            for item in items.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
 
 
 def _requirements_txt(path: str) -> List[str]:
