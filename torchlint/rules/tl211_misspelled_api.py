@@ -141,6 +141,9 @@ class MisspelledTorchApi(Rule):
         "left alone, as are private names, namespaces outside the snapshot and removed functions "
         "(reported by TL108)."
     )
+    # A branch that runs only on another torch (``elif WITH_PT111:`` with the flag read from
+    # torch.__version__ in another module of the project) uses that torch's API on purpose.
+    version_gated = True
     fix_safety = FixSafety.UNSAFE
     fix_description = (
         "Renames the misspelled attribute or keyword to the only close match (difflib ratio >= 0.85, "
@@ -319,6 +322,16 @@ class MisspelledTorchApi(Rule):
         ),
     )
     accepted = (
+        """
+        import torch
+        _OLD_TORCH = torch.__version__ < "1.12"
+
+
+        def reduce(src, index):
+            if _OLD_TORCH:  # the prototype signature of torch 1.11
+                return torch.scatter_reduce(src, 0, index, reduce="sum", output_size=3)
+            return torch.zeros(3).scatter_reduce(0, index, src, reduce="sum")
+        """,
         """
         import torch
         torch.set_num_threads(4)
