@@ -109,6 +109,48 @@ CASES = {
         if is_available():
             state = torch.load("a.pt", weights_only=True)
         """,
+    "after a .cuda() call of the same block": """
+        import torch
+        def evaluate(path, gpu):
+            early = torch.load(path, weights_only=True)  # flagged
+            net = Net().cuda()
+            state = torch.load(path, weights_only=True)
+            return net, state
+        def maybe(path, gpu):
+            net = Net().cuda() if gpu else Net()
+            return torch.load(path, weights_only=True)  # flagged
+        """,
+    "under the test that switches .cuda() on": """
+        import torch
+        if args.cuda:
+            model.cuda()
+        def restore(path):
+            if args.cuda:
+                return torch.load(path, weights_only=True)
+            if not args.cuda:
+                return torch.load(path, map_location="cpu", weights_only=True)
+            else:
+                return torch.load(path, weights_only=True)
+        def other(path):
+            if args.gpu:
+                return torch.load(path, weights_only=True)  # flagged
+        """,
+    "the other branch loads with map_location": """
+        import torch
+        model = model.cuda() if torch.cuda.is_available() else model
+        def restore(path, device_id):
+            if device_id < 0:
+                state = torch.load(path, map_location="cpu", weights_only=True)
+            else:
+                state = torch.load(path, weights_only=True)
+            return state
+        def neither(path, device_id):
+            if device_id < 0:
+                state = torch.load(path, weights_only=True)  # flagged
+            else:
+                state = torch.load(path, weights_only=True)  # flagged
+            return state
+        """,
     "a name that only says cuda": """
         import torch
         def restore(path, args):

@@ -85,6 +85,8 @@ def test_the_command_line_and_isolated_runs_win_over_the_metadata(tmp_path):
     project = _project(tmp_path, "torch>=2.0")
     assert "TL104" in run_torchlint(["--no-cache", "--torch-version", "1.12", "model.py"], cwd=project).stdout
     assert "TL104" in run_torchlint(["--no-cache", "--isolated", "model.py"], cwd=project).stdout
+    # flake8 --isolated reads no file either (flake8 keeps that option from its plugins' options).
+    assert "TL104" in run_flake8(["--isolated", "--select", "TL", "model.py"], cwd=project).stdout
 
 
 def test_an_unpacked_wheel_and_a_source_distribution_declare_it_too(tmp_path):

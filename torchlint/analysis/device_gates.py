@@ -21,7 +21,17 @@ A test implies CUDA when it is a call of ``torch.cuda.is_available``
 (however imported), an ``and`` with such an operand, or a name of the file
 every binding of which is such a test (``use_cuda = torch.cuda.is_available()``).
 A name is never taken as evidence by its spelling: ``if args.cuda:`` is not a
-gate, since ``--cuda`` may be passed on a machine without one.
+gate by itself, since ``--cuda`` may be passed on a machine without one.
+
+What the code does is evidence, though. The statements of a block after one
+that calls ``.cuda()`` itself (``model = Net().cuda()``, not behind a
+condition) run only once that call worked: on a GPU. And a test that
+switches such calls on (``if args.cuda: model.cuda()``) is the program's GPU
+mode: the code under the same test (``if args.cuda:``, the ``else`` of ``if
+not args.cuda:``) runs in that mode, where a machine without CUDA stops at
+those calls anyway. So is the branch of an ``if``/``else`` that loads without
+``map_location=`` where the other branch loads with it: the author wrote that
+one for machines without CUDA.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ from torchlint.analysis.outline import Outline, calls_resolving_to, may_resolve_
 LineRange = Tuple[int, int]
 
 _IS_AVAILABLE = frozenset({"torch.cuda.is_available"})
+_LOADS = frozenset({"torch.load"})
 _EXITS = frozenset({"sys.exit", "os._exit"})
 _EXIT_BUILTINS = frozenset({"exit", "quit"})
 # Statements holding lists of statements, and the fields holding them.
@@ -47,7 +58,8 @@ _BLOCKS = {
 
 def cuda_only_ranges(outline: Outline, lines: Optional[Iterable[int]] = None) -> Tuple[LineRange, ...]:
     """First and last line of each run of statements that executes only where
-    ``torch.cuda.is_available()`` is true. ``lines``: only ranges holding one
+    ``torch.cuda.is_available()`` is true, after a ``.cuda()`` call of its block,
+    or under the test that switches such calls on. ``lines``: only ranges holding one
     of them are wanted (a file's findings); the others may be left out."""
     wanted = None if lines is None else frozenset(lines)
     key = f"cuda-only ranges at {sorted(wanted) if wanted is not None else None}"
@@ -55,25 +67,99 @@ def cuda_only_ranges(outline: Outline, lines: Optional[Iterable[int]] = None) ->
 
 
 def _find(outline: Outline, wanted: Optional[FrozenSet[int]]) -> Iterator[LineRange]:
-    if not calls_resolving_to(outline, _IS_AVAILABLE):
-        return  # no test of the file can ask (most files)
-    flags = _availability_flags(outline)
+    asks = bool(calls_resolving_to(outline, _IS_AVAILABLE))
+    if not asks and not outline.calls("cuda") and not outline.calls("load"):
+        return  # no test of the file can ask, and nothing needs a GPU (most files)
+    flags = _availability_flags(outline) if asks else frozenset()
+    modes = _cuda_mode_tests(outline)
     for kind, fields in _BLOCKS.items():
         for node in outline.nodes(kind):
             for field in fields:
                 block = getattr(node, field, None) or []
-                for found in _gated_in(outline, block, flags):
+                found_in = list(_gated_in(outline, block, flags, modes))
+                after = _after_cuda_call(block)
+                if after:
+                    found_in.append(_span(after))
+                for found in found_in:
                     if wanted is None or any(found[0] <= line <= found[1] for line in wanted):
                         yield found
 
 
-def _gated_in(outline: Outline, block: Sequence[ast.stmt], flags: FrozenSet[str]) -> Iterator[LineRange]:
+def _needs_cuda(block: Sequence[ast.stmt]) -> bool:
+    """Does a statement of ``block`` itself (not a branch of it) call ``.cuda()``?"""
+    return any(_is_cuda_statement(statement) for statement in block)
+
+
+def _after_cuda_call(block: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
+    """The statements of ``block`` after the first one that calls ``.cuda()`` itself
+    (``model = Net().cuda()``): they run only once that call worked, on a GPU."""
+    for index, statement in enumerate(block):
+        if _is_cuda_statement(statement):
+            return block[index + 1:]
+    return ()
+
+
+def _is_cuda_statement(statement: ast.stmt) -> bool:
+    return isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)) and _calls_cuda(statement)
+
+
+def _calls_cuda(node: ast.AST) -> bool:
+    """A ``.cuda(...)`` call that runs whenever ``node`` does (not behind ``x if c else y``,
+    ``and``/``or``, a lambda or a comprehension)."""
+    if isinstance(node, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                         ast.GeneratorExp)):
+        return False
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cuda":
+        return True
+    return any(_calls_cuda(child) for child in ast.iter_child_nodes(node))
+
+
+def _cpu_load_branch(outline: Outline, statement: ast.If) -> Optional[List[ast.stmt]]:
+    """The branch of an ``if``/``else`` that loads with ``map_location=`` while the other
+    loads without one (None otherwise)."""
+    if not statement.orelse:
+        return None
+    body, orelse = _loads(outline, statement.body), _loads(outline, statement.orelse)
+    if not body or not orelse:
+        return None
+    if all(body) and not any(orelse):
+        return statement.body
+    if all(orelse) and not any(body):
+        return statement.orelse
+    return None
+
+
+def _loads(outline: Outline, statements: Sequence[ast.stmt]) -> List[bool]:
+    """For each ``torch.load`` call in ``statements``: does it pass ``map_location``?"""
+    return [len(node.args) > 1 or any(k.arg == "map_location" for k in node.keywords)
+            for statement in statements for node in ast.walk(statement)
+            if isinstance(node, ast.Call) and may_resolve_to(outline, node.func, _LOADS)]
+
+
+def _cuda_mode_tests(outline: Outline) -> FrozenSet[str]:
+    """Tests (a name or attribute: ``args.cuda``) of an ``if`` whose body calls ``.cuda()``
+    itself: the program's switch for running on a GPU. Code under the same test
+    runs in that mode, where a machine without CUDA stops at those calls anyway."""
+    return outline.memo("cuda mode tests", lambda: frozenset(
+        ast.dump(node.test) for node in outline.nodes(ast.If)
+        if isinstance(node.test, (ast.Name, ast.Attribute)) and _needs_cuda(node.body)))
+
+
+def _gated_in(outline: Outline, block: Sequence[ast.stmt], flags: FrozenSet[str],
+              modes: FrozenSet[str] = frozenset()) -> Iterator[LineRange]:
     """The CUDA-only runs a statement of ``block`` makes: its branches, or the rest of the block."""
     for index, statement in enumerate(block):
         if isinstance(statement, ast.If):
-            if _implies_cuda(outline, statement.test, flags):
+            test = statement.test
+            negated = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
+            cpu_branch = _cpu_load_branch(outline, statement)
+            if cpu_branch is not None:
+                # ``if not args.cuda: torch.load(f, map_location=...) else: torch.load(f)``: the
+                # author wrote the branch for machines without CUDA; the other is the GPU one.
+                yield _span(statement.orelse if cpu_branch is statement.body else statement.body)
+            if _implies_cuda(outline, test, flags) or ast.dump(test) in modes:
                 yield _span(statement.body)
-            elif _denies_cuda(outline, statement.test, flags):
+            elif _denies_cuda(outline, test, flags) or (negated is not None and ast.dump(negated) in modes):
                 if statement.orelse:
                     yield _span(statement.orelse)
                 elif _always_leaves(outline, statement.body) and index + 1 < len(block):

@@ -42,7 +42,10 @@ class TorchLoadMapLocation(Rule):
         "another device) unless `map_location=` says where tensors go. Reported where the file itself "
         "uses CUDA (`.cuda()`, `torch.cuda`, a `'cuda'` device): a loader in code that never touches a GPU "
         "(a dataset cache, an in-memory buffer) has no GPU tensors to bring back, and neither is a load that "
-        "runs only where `torch.cuda.is_available()` is true. Whether the file may be "
+        "runs only where `torch.cuda.is_available()` is true, after a `.cuda()` call of its own block "
+        "(`net = Net().cuda()` before the load: it ran on a GPU), or under the test that switches such calls "
+        "on (`if args.cuda: model.cuda()`, then `if args.cuda:` / the `else` of `if not args.cuda:` around "
+        "the load). Whether the file may be "
         "unpickled in full (`weights_only=`) is TL214's question."
     )
     fix_safety = FixSafety.NONE
@@ -58,7 +61,8 @@ class TorchLoadMapLocation(Rule):
             """
             import torch
             from torch import load
-            model.cuda()
+            if torch.cuda.is_available():
+                model.cuda()
             model.load_state_dict(load("checkpoint.pt", weights_only=True))
             optimizer.load_state_dict(torch.load(path, weights_only=True)["optimizer"])
             """,
@@ -77,13 +81,35 @@ class TorchLoadMapLocation(Rule):
             import torch
             def restore(model, path, use_gpu):
                 if use_gpu:  # the caller's flag: no proof that this machine has CUDA
-                    model.cuda()
                     return torch.load(path, weights_only=True)
                 return torch.load(path, map_location="cpu", weights_only=True)
+
+            def to_gpu(model):
+                return model.cuda() if torch.cuda.is_available() else model
             """,
         ),
     )
     accepted = (
+        """
+        import torch
+
+
+        def evaluate(path):
+            net = Net().cuda()
+            state = torch.load(path, weights_only=True)  # runs only once .cuda() worked: on a GPU
+            net.load_state_dict(state)
+            return net
+        """,
+        """
+        import torch
+
+        if not args.cuda:
+            model = torch.load(path, map_location="cpu", weights_only=False)
+        else:
+            model = torch.load(path, weights_only=False)  # the GPU mode: model.cuda() below needs one anyway
+        if args.cuda:
+            model.cuda()
+        """,
         """
         import torch
         state = torch.load("checkpoint.pt", map_location="cpu", weights_only=True)
