@@ -324,3 +324,17 @@ def test_the_flagged_ranks_raise_index_error_on_torch():
         raise AssertionError(f"{zero_dim!r} has an element 0")
     for not_zero_dim in (b[1], torch.Tensor(3, 2)[0], next(iter(b))):
         not_zero_dim.data[0]  # a row: its first element
+
+
+def test_a_comprehension_binds_its_target_like_a_for_statement():
+    source = """\
+    import torch
+
+
+    def one_hot_targets(source, n):
+        targets = source.view(-1)  # view(-1): only a tensor takes sizes
+        rows = [t.data[0] for t in targets]
+        names = [name.data[0] for name in n]
+        return rows, names
+    """
+    assert _lines(source) == [6]

@@ -444,6 +444,7 @@ _BINDING_HANDLERS = {
     cst.AnnAssign: Collector._on_ann_assign,
     cst.AugAssign: Collector._on_aug_assign,
     cst.For: Collector._on_for,
+    cst.CompFor: Collector._on_for,  # ``[t.data[0] for t in targets]``: the same binding as a ``for`` statement
     cst.NamedExpr: Collector._on_named_expr,
     cst.Del: Collector._on_del,
 }
