@@ -338,3 +338,34 @@ def test_a_comprehension_binds_its_target_like_a_for_statement():
         return rows, names
     """
     assert _lines(source) == [6]
+
+
+SPLIT_LOSS = """\
+import torch
+import torch.nn as nn
+
+
+class SplitLoss(nn.Module):
+    def forward(self, weight, hiddens, targets):
+        total_loss = None
+        for chunk in hiddens.split(2):
+            entropy = -torch.log_softmax(chunk, dim=-1)
+            total_loss = entropy.float().sum() if total_loss is None else total_loss + entropy.float().sum()
+        return (total_loss / len(targets)).type_as(weight)
+
+
+if __name__ == "__main__":
+    crit = SplitLoss()
+    c = crit(torch.ones(3), torch.ones(4, 3), torch.ones(4))
+    print(c.exp().data[0])
+"""
+
+
+def test_a_total_started_as_none_is_the_tensor_a_tensor_only_method_proves():
+    # ``type_as``: neither None nor a number has it; ``None + x`` raises, so that
+    # branch adds nothing to what the bindings agree on.
+    assert _lines(SPLIT_LOSS) == [17]
+
+
+def test_a_number_method_proves_nothing():
+    assert _lines(SPLIT_LOSS.replace(").type_as(weight)", ").conjugate()")) == []

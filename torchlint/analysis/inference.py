@@ -13,6 +13,12 @@ in place (``losses[k] = v``, ``self.history.append(v)``) holds what all those
 stores agree on; a filling call inference does not follow (``update``,
 ``extend``, ``c[k] += v``) makes its elements unknown.
 
+A value that is a Python number (or None) on some runs and a tensor on the
+others (``total = 0`` before ``total += loss`` in a loop) is UNKNOWN with
+``unless_number``: only where the code uses it as only a tensor can be used
+(``total.data``, ``total.type_as(w)``: no number has those) does the tensor
+count; arithmetic keeps the either-or, and ``None + x`` gives nothing.
+
 A tensor's number of dimensions (``Value.ndim``; 0 is ``scalar``) comes from
 the sizes the code spells (``torch.zeros(4, 5)``, ``x.view(-1)``,
 ``torch.LongTensor(5)``, a literal's nesting) and follows integer indexing
@@ -44,6 +50,7 @@ class Kind(enum.Enum):
     OBJECT = "object"  # an instance of a project class that is not an nn.Module
     TUPLE = "tuple"  # a tuple of known length: ``items`` holds the value of each element
     MAPPING = "mapping"  # a dict whose values all have the value ``element``
+    NONE = "none"  # Python's None
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,7 @@ UNKNOWN = Value(Kind.UNKNOWN)
 TENSOR = Value(Kind.TENSOR)
 MODULE = Value(Kind.MODULE)
 NUMBER = Value(Kind.NUMBER)
+NONE = Value(Kind.NONE)
 # A binding whose value depends on itself (``x = x.cuda()``): no information.
 _PENDING = Value(Kind.UNKNOWN, cuda=None, module_class="<pending>")
 
@@ -134,24 +142,28 @@ def meet(values: Iterable[Value]) -> Value:
 
 def _unless_number(one: Value, other: Value) -> Optional[Value]:
     """The tensor two values of different kinds agree on where neither is a
-    Python number (one is a number, the other a tensor or such an either-or)."""
+    Python number or None (one is, the other a tensor or such an either-or:
+    ``total = None``, then ``total = loss if total is None else total + loss``)."""
     sides = []
     for value in (one, other):
         if value.kind is Kind.TENSOR:
             sides.append(value)
         elif value.kind is Kind.UNKNOWN and value.unless_number is not None:
             sides.append(value.unless_number)
-        elif value.kind is not Kind.NUMBER:
+        elif value.kind not in (Kind.NUMBER, Kind.NONE):
             return None
     tensor = meet(sides) if sides else None
     return tensor if tensor is not None and tensor.kind is Kind.TENSOR else None
 
 
+# The methods of Python's int and float (a number-or-tensor calling one of these may be the number).
+_NUMBER_METHODS = frozenset(name for kind in (int, float) for name in dir(kind) if not name.startswith("__"))
+
 # Calls that make an empty dict.
 _EMPTY_MAPPINGS = frozenset({"builtins.dict", "collections.OrderedDict"})
 
 # What a value of these kinds can never be, or hold: a tensor.
-_HOLDS_NO_TENSOR = frozenset({Kind.UNKNOWN, Kind.MODULE, Kind.OBJECT, Kind.NUMBER})
+_HOLDS_NO_TENSOR = frozenset({Kind.UNKNOWN, Kind.MODULE, Kind.OBJECT, Kind.NUMBER, Kind.NONE})
 
 
 class ProjectLink:
@@ -680,7 +692,7 @@ class Inference:
 
     def _evaluate(self, expr: cst.BaseExpression) -> Value:
         if isinstance(expr, cst.Name):
-            return self._name_value(expr)
+            return NONE if expr.value == "None" else self._name_value(expr)
         if isinstance(expr, cst.Call):
             return self._call_value(expr)
         if isinstance(expr, cst.Attribute):
@@ -735,6 +747,18 @@ class Inference:
 
     def _arithmetic(self, operands: Sequence[cst.BaseExpression]) -> Value:
         values = [self.value(op) for op in operands]
+        if any(v.unless_number is not None for v in values):
+            # A number or a tensor in arithmetic: a number then (None raises), else
+            # the tensor's arithmetic.
+            tensor = self._arithmetic_of([v.unless_number or v for v in values], operands)
+            return Value(Kind.UNKNOWN, unless_number=tensor) if tensor.kind is Kind.TENSOR else UNKNOWN
+        return self._arithmetic_of(values, operands)
+
+    def _arithmetic_of(self, values: Sequence[Value], operands: Sequence[cst.BaseExpression]) -> Value:
+        if any(v.kind is Kind.NONE for v in values):
+            # ``None + x`` raises: no run gets a value here (``total + x if total is not None
+            # else x``), so it takes no part in what the bindings agree on.
+            return _PENDING
         tensors = [v for v in values if v.kind is Kind.TENSOR]
         if not tensors:
             if all(v.kind is Kind.NUMBER for v in values):
@@ -1082,6 +1106,9 @@ class Inference:
         """The value of ``receiver.method(...)``; None when the method says nothing."""
         method = func.attr.value
         receiver = receiver if receiver is not None else self.value(func.value)
+        if receiver.unless_number is not None and method not in _NUMBER_METHODS:
+            # Python numbers (and None) have no such method: a run that gets past it had the tensor.
+            return self._method_call_value(call, func, receiver.unless_number)
         if receiver.kind is Kind.MODULE:
             if method in ("cuda", "to", "cpu", "float", "double", "half", "train", "eval"):
                 return replace(receiver, cuda=_device_after(method, call, receiver.cuda))
