@@ -369,3 +369,25 @@ def test_a_total_started_as_none_is_the_tensor_a_tensor_only_method_proves():
 
 def test_a_number_method_proves_nothing():
     assert _lines(SPLIT_LOSS.replace(").type_as(weight)", ").conjugate()")) == []
+
+
+def test_a_softmax_subclass_built_without_dim_warns_under_torch():
+    # TL204's flagged example runs into torch's implicit-dimension warning.
+    import warnings
+
+    import torch
+    import torch.nn as nn
+
+    class Bottle(object):
+        def forward(self, input):
+            size = input.size()
+            out = super(Bottle, self).forward(input.view(size[0] * size[1], -1))
+            return out.view(size[0], size[1], -1)
+
+    class BottleSoftmax(Bottle, nn.Softmax):
+        pass
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        BottleSoftmax()(torch.randn(2, 3, 4))
+    assert any("Implicit dimension" in str(w.message) for w in caught)

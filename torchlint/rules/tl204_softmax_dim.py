@@ -1,7 +1,7 @@
 """TL204: softmax, log_softmax and softmin without `dim`."""
 
 import ast
-from typing import Iterator
+from typing import Dict, FrozenSet, Iterator, List
 
 import libcst as cst
 
@@ -31,7 +31,10 @@ class SoftmaxImplicitDim(Rule):
         "3-dimensional input, dim 1 otherwise. For a batch of sequences `(batch, seq, classes)` that is "
         "the batch dimension, so the probabilities are silently wrong; for `(batch, classes)` it happens "
         "to be right but still warns on every call. A module stored on `self` that the file never reads "
-        "back (`self.softmax = nn.Softmax()`, never applied) chooses no dimension and is not flagged."
+        "back (`self.softmax = nn.Softmax()`, never applied) chooses no dimension and is not flagged. A class "
+        "of the file that is a softmax module with the base's constructor (`class BottleSoftmax(Bottle, "
+        "nn.Softmax)`, no `__init__`, any `forward` handing on to the base's) built without arguments is "
+        "flagged too."
     )
     fix_safety = FixSafety.NONE
     fix_description = (
@@ -42,6 +45,25 @@ class SoftmaxImplicitDim(Rule):
     references = ("https://pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html",)
 
     flagged = (
+        Example(
+            """
+            import torch.nn as nn
+
+
+            class Bottle(object):
+                def forward(self, input):
+                    size = input.size()
+                    out = super(Bottle, self).forward(input.view(size[0] * size[1], -1))
+                    return out.view(size[0], size[1], -1)
+
+
+            class BottleSoftmax(Bottle, nn.Softmax):  # nn.Softmax's constructor: dim=None
+                pass
+
+
+            softmax = BottleSoftmax()
+            """,
+        ),
         Example(
             """
             import torch
@@ -125,11 +147,18 @@ class SoftmaxImplicitDim(Rule):
                 index = IMPLICIT_DIM_CALLABLES.get(name)
                 if index is not None and (len(call.args) <= index or _is_none(call.args[index])):
                     return True
-        return False
+        subclasses = softmax_subclasses(outline)
+        return any(not call.args and not call.keywords for call in outline.calls(*subclasses)) if subclasses else False
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         callee = ctx.resolver.resolve(node.func)
         index = IMPLICIT_DIM_CALLABLES.get(callee) if callee else None
+        if index is None and isinstance(node.func, cst.Name) and not node.args:
+            # A class of the file that is a softmax module with its constructor: no dim either.
+            definition = ctx.inference.local_definition(node.func)
+            if isinstance(definition, cst.ClassDef) and definition.name.value in softmax_subclasses(
+                    ctx.resolver.file_outline()):
+                index = 0
         if index is None or edits.has_star_args(node):
             return
         if _passes_dim(node, index) or _never_applied(node, ctx):
@@ -141,6 +170,51 @@ class SoftmaxImplicitDim(Rule):
                     "no `dim`: torch picks a legacy implicit one; pass `dim=`"),
             detail="torch warns and picks dimension 0 for 0-, 1- and 3-D input, else 1",
         )
+
+
+def softmax_subclasses(outline: Outline) -> FrozenSet[str]:
+    """Top-level classes of the file that are ``nn.Softmax``/``LogSoftmax``/``Softmin``
+    with the base's constructor (``class BottleSoftmax(Bottle, nn.Softmax): pass``):
+    built without arguments, their ``dim`` is None. Through the file's own bases
+    too; not when one of them defines ``__init__`` (it may pass a dim), nor when a
+    ``forward`` of theirs does not hand on to the base's (which reads ``dim``)."""
+    whole = outline.whole_file
+
+    def find() -> FrozenSet[str]:
+        classes = {s.name: s for s in whole.tree.body if isinstance(s, ast.ClassDef)}
+        modules = {name for name, index in IMPLICIT_DIM_CALLABLES.items() if index == 0}
+        found: Dict[str, bool] = {}
+
+        def keeps_base(name: str, seen: FrozenSet[str]) -> bool:
+            """No ``__init__`` of its own, a ``forward`` (if any) handing on, and so for its file's bases."""
+            node = classes[name]
+            methods = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            if "__init__" in methods or ("forward" in methods and not _hands_on(methods["forward"])):
+                return False
+            return all(keeps_base(b, seen | {name}) for b in _local_bases(node, classes, seen | {name}))
+
+        def is_softmax(name: str, seen: FrozenSet[str]) -> bool:
+            if name not in found:
+                node = classes[name]
+                direct = any(modules & set(resolved_names(whole, base)) for base in node.bases)
+                found[name] = keeps_base(name, seen) and (direct or any(
+                    is_softmax(b, seen | {name}) for b in _local_bases(node, classes, seen | {name})))
+            return found[name]
+
+        return frozenset(name for name in classes if is_softmax(name, frozenset()))
+
+    return whole.memo("TL204 softmax subclasses", find)
+
+
+def _local_bases(node: ast.ClassDef, classes: Dict[str, ast.ClassDef], seen: FrozenSet[str]) -> List[str]:
+    return [b.id for b in node.bases if isinstance(b, ast.Name) and b.id in classes and b.id not in seen]
+
+
+def _hands_on(forward: ast.AST) -> bool:
+    """Does this ``forward`` call the next class's (``super().forward(...)``)?"""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "forward"
+               and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
+               and node.func.value.func.id == "super" for node in ast.walk(forward))
 
 
 def _never_applied(call: cst.Call, ctx: NodeContext) -> bool:
