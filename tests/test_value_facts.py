@@ -391,3 +391,60 @@ def test_a_softmax_subclass_built_without_dim_warns_under_torch():
         warnings.simplefilter("always")
         BottleSoftmax()(torch.randn(2, 3, 4))
     assert any("Implicit dimension" in str(w.message) for w in caught)
+
+
+# -- a per-element loss is no 0-dim tensor (issue 34: .item() would raise) -----------
+
+PER_ELEMENT = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def losses(out, y, target):
+    a = F.mse_loss(out, y, None, False)
+    print(a.data[0])
+    b = nn.L1Loss(None, False)(out, y)
+    print(b.data[0])
+    c = nn.CrossEntropyLoss(None, None, -100, False)(out, target)
+    print(c.data[0])
+    d = F.mse_loss(out, y)
+    print(d.data[0])
+    e = nn.L1Loss(None, True)(out, y)
+    print(e.data[0])
+"""
+
+
+def test_reduce_false_passed_by_position_is_a_per_element_loss():
+    assert _lines(PER_ELEMENT) == [14, 16]
+
+
+def test_a_loss_module_whose_reduction_is_set_later_is_not_known_to_reduce():
+    source = """\
+    import torch.nn as nn
+
+
+    def evaluate(out, y):
+        criterion = nn.MSELoss()
+        criterion.reduction = "none"
+        loss = criterion(out, y)
+        print(loss.data[0])
+    """
+    assert _lines(source) == []
+    kept = "".join(line for line in source.splitlines(True) if "reduction" not in line)
+    assert _lines(kept) == [7]
+
+
+def test_the_per_element_losses_have_more_than_one_element_under_torch():
+    import warnings
+
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    out, y, target = torch.randn(3, 4), torch.randn(3, 4), torch.tensor([0, 1, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the legacy arguments warn
+        for value in (F.mse_loss(out, y, None, False), nn.L1Loss(None, False)(out, y),
+                      nn.CrossEntropyLoss(None, None, -100, False)(out, target)):
+            assert value.dim() > 0 and value.numel() > 1  # .item() would raise

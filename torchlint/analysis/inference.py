@@ -1287,13 +1287,14 @@ class Inference:
             if callee in api.PARAMETER_CLASSES:
                 return TENSOR
             return Value(Kind.MODULE, module_class=callee,
-                         reduces=api.is_loss_class(callee) and _reduces(call))
+                         reduces=api.is_loss_class(callee) and _reduces(call, api.LOSS_PARAMS.get(callee))
+                         and not self._reduction_reassigned())
         if callee.startswith(api.MODEL_FACTORY_PREFIXES) and not callee.rsplit(".", 1)[1][:1].isupper():
             return MODULE
         if callee in api.LOSS_FUNCTION_PARAMS or (
             callee.startswith(api.FUNCTIONAL) and callee.endswith("_loss")
         ):
-            return Value(Kind.TENSOR, scalar=_reduces(call), loss=True)
+            return Value(Kind.TENSOR, scalar=_reduces(call, api.LOSS_PARAMS.get(callee)), loss=True)
         if callee.startswith(api.FUNCTIONAL):
             return TENSOR
         if callee in api.EXTREMUM_FUNCTIONS:
@@ -1336,6 +1337,12 @@ class Inference:
             return UNKNOWN  # ``torch.max(a, b)``: elementwise
         part = Value(Kind.TENSOR, cuda=source.cuda, ndim=ndim)
         return Value(Kind.TUPLE, items=(replace(part, dtype=source.dtype), replace(part, dtype="int64")))
+
+    def _reduction_reassigned(self) -> bool:
+        """Does the file set a ``reduction``/``reduce`` attribute (``criterion.reduction =
+        'none'``)? Then no loss module built here is known to reduce."""
+        stored = self._resolver.file_outline().attribute_index().stored
+        return "reduction" in stored or "reduce" in stored
 
     def _module_call_value(self, module: Value) -> Value:
         if module.instance_of is not None:
@@ -1618,12 +1625,24 @@ def _is_dtype_like(expr: cst.BaseExpression) -> bool:
     return name.startswith("torch.") and name.rsplit(".", 1)[1][:1].islower() and name.count(".") == 1
 
 
-def _reduces(call: cst.Call) -> bool:
-    """Does a loss call/constructor reduce to a scalar (no reduction='none' / reduce=False)?"""
-    for arg in call.args:
+def _reduces(call: cst.Call, params: Optional[Sequence[str]] = None) -> bool:
+    """Does a loss call/constructor reduce to a scalar (no reduction='none' / reduce=False,
+    by keyword or by position: ``F.mse_loss(out, y, None, False)``, ``nn.L1Loss(None, False)``)?
+    ``params``: the callee's parameters in order; unknown, any third positional argument may
+    be one of those."""
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return False  # ``**options`` may hold reduction="none"
         if arg.keyword is None:
-            continue
-        key = arg.keyword.value
+            if params is None:
+                if index >= 2:
+                    return False
+                continue
+            if index >= len(params):
+                return False
+            key = params[index]
+        else:
+            key = arg.keyword.value
         if key == "reduction":
             return _literal_string(arg.value) in ("mean", "sum", "elementwise_mean")
         if key == "reduce" and not (isinstance(arg.value, cst.Name) and arg.value.value in ("True", "None")):
