@@ -1167,12 +1167,20 @@ DELETED_TORCH = {
         "def f(x):\n    return F.sigmoid(x)\n"
         "forget()\ny = f(torch_input)\n"
     ),
+    # A match statement's capture pattern rebinds torch; the scope analysis does not see it.
+    "match-capture": (
+        "import torch\nimport torch.nn.functional as F\n"
+        "def f(x, command):\n    match command:\n        case torch:\n            pass\n"
+        "    return F.sigmoid(x)\n"
+        "y = f(torch_input, 3)\n"
+    ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(DELETED_TORCH))
 def test_a_fix_never_spells_a_name_a_del_may_have_unbound(tmp_path, name):
-    """``F.sigmoid`` -> ``torch.sigmoid`` would be a NameError after ``del torch``."""
+    """``F.sigmoid`` -> ``torch.sigmoid`` would be a NameError after ``del torch`` (and call
+    whatever ``case torch:`` captured)."""
     source = DELETED_TORCH[name]
     path = put(tmp_path, "d.py", source)
     result = run_torchlint(["--isolated", "--no-cache", "--fix", "d.py"], cwd=tmp_path)

@@ -599,18 +599,29 @@ def bound_names(outline: Outline) -> FrozenSet[str]:
 
 
 def deleted_names(outline: Outline) -> FrozenSet[str]:
-    """Every plain name a ``del`` statement removes, in any scope.
+    """Every plain name a ``del`` statement removes (or a ``match`` pattern binds), in any scope.
 
     The scope analysis, like libcst's, is not flow-sensitive: after
     ``del torch`` it still sees the import. A fix must never introduce a
     reference to such a name (it may be unbound where the fix puts it)."""
 
     def compute() -> FrozenSet[str]:
-        return frozenset(
-            target.id for node in outline.nodes(ast.Delete) for target in node.targets if isinstance(target, ast.Name)
-        )
+        deleted = {target.id for node in outline.nodes(ast.Delete) for target in node.targets
+                   if isinstance(target, ast.Name)}
+        # A ``match`` statement's capture patterns (``case torch:``) bind names the scope
+        # analysis does not see: after one, the name may no longer be the import either.
+        for kind in _CAPTURE_PATTERNS:
+            deleted.update(node.name for node in outline.nodes(kind) if getattr(node, "name", None))
+        if _MATCH_MAPPING is not None:
+            deleted.update(node.rest for node in outline.nodes(_MATCH_MAPPING) if node.rest)
+        return frozenset(deleted)
 
     return outline.memo("deleted_names", compute)  # type: ignore[return-value]
+
+
+# Patterns binding a name (Python 3.10+): ``case x:``, ``case [*rest]:``, ``case {**rest}``.
+_CAPTURE_PATTERNS = tuple(getattr(ast, name) for name in ("MatchAs", "MatchStar") if hasattr(ast, name))
+_MATCH_MAPPING = getattr(ast, "MatchMapping", None)
 
 
 class _Never(ast.AST):

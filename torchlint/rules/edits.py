@@ -108,6 +108,28 @@ def _before_double_star(args: List[cst.Arg]) -> List[cst.Arg]:
     return plain + stars
 
 
+def without_side_effects(expr: cst.BaseExpression) -> bool:
+    """Can ``expr`` be dropped from the program without changing what it does? Names,
+    literals, attribute reads and operators on such; not a call, ``:=``, ``await`` or
+    ``yield`` anywhere in it (``volatile=next(it)`` advances the iterator)."""
+    if isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
+                         cst.ConcatenatedString, cst.Ellipsis)):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return without_side_effects(expr.value)
+    if isinstance(expr, cst.UnaryOperation):
+        return without_side_effects(expr.expression)
+    if isinstance(expr, (cst.BinaryOperation, cst.BooleanOperation)):
+        return without_side_effects(expr.left) and without_side_effects(expr.right)
+    if isinstance(expr, cst.Comparison):
+        return without_side_effects(expr.left) and all(without_side_effects(c.comparator) for c in expr.comparisons)
+    if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        return all(isinstance(e, cst.Element) and without_side_effects(e.value) for e in expr.elements)
+    if isinstance(expr, cst.IfExp):
+        return all(without_side_effects(part) for part in (expr.test, expr.body, expr.orelse))
+    return False
+
+
 def remove_keywords(names: Iterable[str]) -> Callable[[cst.CSTNode], cst.CSTNode]:
     names = frozenset(names)
 

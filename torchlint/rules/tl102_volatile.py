@@ -54,7 +54,9 @@ class VolatileVariable(Rule):
     fix_description = (
         "Removes the `volatile=` keyword, which keeps today's behaviour exactly; wrapping the inference "
         "code in `with torch.no_grad():` is left to you (it changes behaviour, as intended). No fix when "
-        "`requires_grad=True` is also passed (torch raises for that combination), nor for assignments."
+        "`requires_grad=True` is also passed (torch raises for that combination), nor for assignments, nor "
+        "when the argument does something besides giving a value (`volatile=next(flags)`, `volatile=(f := "
+        "True)`): removing it would remove that too."
     )
     triggers = ("volatile",)
 
@@ -121,6 +123,16 @@ class VolatileVariable(Rule):
             """,
             count=2,
         ),
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+            flags = iter([True, False])
+            x = Variable(torch.ones(2), volatile=next(flags))  # no fix: next() would go with it
+            y = Variable(torch.ones(2), volatile=next(flags))
+            """,
+            count=2,
+        ),
     )
     accepted = (
         """
@@ -171,7 +183,9 @@ class VolatileVariable(Rule):
             return
         requires_grad = edits.keyword(node, "requires_grad")
         raises_today = requires_grad is not None and edits.literal_value(requires_grad.value) != (True, False)
-        fix = None if raises_today else Fix([Edit(node, edits.remove_keywords(["volatile"]))])
+        # Removing the argument removes its expression too: only one that does nothing else may go.
+        fix = None if raises_today or not edits.without_side_effects(volatile.value) else Fix(
+            [Edit(node, edits.remove_keywords(["volatile"]))])
         yield Finding(volatile, MESSAGE, fix)
 
     def check_Assign(self, node: cst.Assign, ctx: NodeContext) -> Iterator[Finding]:
