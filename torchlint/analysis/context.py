@@ -192,6 +192,8 @@ class Collector(Listener):
         if kind is cst.Call:
             self.call_of[node.func] = node
             self.facts.calls.append(node)
+            if self._statement is not None:
+                self.facts.call_statement[node] = self._statement
             self._note_backward(node)
             self._note_filling(node)
         elif kind is cst.Name:

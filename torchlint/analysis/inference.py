@@ -243,6 +243,11 @@ class ProjectLink:
         calls are all there are)."""
         return UNKNOWN
 
+    def result_may_be_differentiated(self, qualified: str) -> bool:
+        """May a caller of the project function ``qualified`` (all its calls are in its
+        own module) differentiate what it returns? True when unknown."""
+        return True
+
 
 NO_PROJECT = ProjectLink()
 
@@ -277,6 +282,8 @@ class FileFacts:
     calls: List[cst.Call] = field(default_factory=list)
     # Every parameter -> the def it belongs to.
     param_function: Dict[cst.Param, cst.FunctionDef] = field(default_factory=dict)
+    # Every call inside a small statement -> that statement.
+    call_statement: Dict[cst.Call, cst.CSTNode] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -961,6 +968,45 @@ class Inference:
             values.append(self.value(argument))
         return meet(values)
 
+    def callers_may_differentiate(self, function: cst.FunctionDef) -> bool:
+        """May what ``function`` returns be differentiated where it is called? False only
+        for a top-level def whose calls are all in this file (``parameters_from_calls``)
+        and none of whose callers differentiates anything (``result_may_be_differentiated``),
+        answered from the whole module, whatever part of it is being checked."""
+        key = self._definition_name(function)
+        if key is None or function.name.value not in parameters_from_calls(self._resolver.file_outline()):
+            return True
+        return self.project.result_may_be_differentiated(key)
+
+    def result_may_be_differentiated(self, function: cst.FunctionDef) -> bool:
+        """May a call of ``function`` in this file hand its result to autograd? Not when
+        every call either drops the result or binds it to plain names in a def (or the
+        module) that runs no backward, ``torch.autograd`` call or ``scaler.scale`` and
+        returns none of those names. True at the first doubt."""
+        calls = [call for call in self._facts.calls if self.local_definition(call.func) is function]
+        if not calls:
+            return True
+        for call in calls:
+            statement = self._facts.call_statement.get(call)
+            if isinstance(statement, cst.Expr) and statement.value is call:
+                continue
+            if not (isinstance(statement, cst.Assign) and statement.value is call):
+                return True
+            names = {n.value for t in statement.targets for n in _plain_targets(t.target)}
+            if not names or self._differentiates_around(call, names):
+                return True
+        return False
+
+    def _differentiates_around(self, call: cst.Call, names: Set[str]) -> bool:
+        """Does the def (or module) holding ``call`` differentiate anything, or return ``names``?"""
+        scope = self._resolver.scope_of(call)
+        body = getattr(scope, "node", None)
+        if body is None:
+            return True
+        finder = _AutogradUse(self._resolver, names)
+        body.visit(finder)
+        return finder.found
+
     def _filled(self, binding: Binding, container: object) -> Optional[Value]:
         """An empty list or dict bound here, then filled in place (``losses = {}``,
         ``losses[k] = v`` or ``losses.append(v)`` anywhere the container is named so):
@@ -1491,6 +1537,54 @@ def _literal_rank(expr: cst.BaseExpression) -> Optional[int]:
         rank = ranks.pop() if len(ranks) == 1 else None
         return rank + 1 if rank is not None else None
     return None
+
+
+def _plain_targets(target: cst.BaseExpression) -> List[cst.Name]:
+    """The names ``a`` and ``b`` of ``a, b = ...``; a target of another kind makes the list empty."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        found = [_plain_targets(e.value) if isinstance(e, cst.Element) else [] for e in target.elements]
+        return [n for names in found for n in names] if all(found) else []
+    return []
+
+
+class _AutogradUse(cst.CSTVisitor):
+    """A backward (``x.backward()``, ``torch.autograd.backward/grad``, ``scaler.scale(x)``)
+    anywhere in a body, or a ``return``/``yield`` of one of ``names``."""
+
+    def __init__(self, resolver: Resolver, names: Set[str]) -> None:
+        super().__init__()
+        self._resolver = resolver
+        self._names = names
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> Optional[bool]:
+        func = node.func
+        if (isinstance(func, cst.Attribute) and func.attr.value in ("backward", "scale")) or \
+                self._resolver.resolve(func) in api.AUTOGRAD_FUNCTIONS:
+            self.found = True
+        return not self.found
+
+    def visit_Return(self, node: cst.Return) -> Optional[bool]:
+        self.found = self.found or (node.value is not None and _mentions_any(node.value, self._names))
+        return not self.found
+
+    def visit_Yield(self, node: cst.Yield) -> Optional[bool]:
+        self.found = self.found or (node.value is not None and _mentions_any(node.value, self._names))
+        return not self.found
+
+
+def _mentions_any(expr: cst.CSTNode, names: Set[str]) -> bool:
+    found = []
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in names:
+                found.append(node)
+
+    expr.visit(_Names())
+    return bool(found)
 
 
 def _passed(call: cst.Call, position: Optional[int], name: str) -> Optional[cst.BaseExpression]:

@@ -748,22 +748,35 @@ class Project:
         if module is None:
             return UNKNOWN
         question = f"{name}({parameter})"
-        return self._remembered(module, question,
-                                lambda: self._work_out_whole(module, key, name, question, parameter))
+        return self._remembered(module, question, lambda: self._work_out_whole(
+            module, key, name, question, UNKNOWN,
+            lambda inference, function: inference.call_site_value(function, parameter)))
 
-    def _work_out_whole(self, module: _Module, key: str, name: str, question: str, parameter: str) -> Value:
+    def result_may_be_differentiated(self, key: str) -> bool:
+        """May a caller of the top-level def ``key`` (all in its module) differentiate its result?"""
+        ref_key, name = _split_key(key)
+        module = self.known(ref_key)
+        if module is None:
+            return True
+        question = f"{name}() differentiated"
+        return self._remembered(module, question, lambda: self._work_out_whole(
+            module, key, name, question, True,
+            lambda inference, function: inference.result_may_be_differentiated(function)))
+
+    def _work_out_whole(self, module: _Module, key: str, name: str, question: str, default: T,
+                        compute: Callable[[Inference, cst.FunctionDef], T]) -> T:
+        """``compute`` over the top-level def ``name`` in an analysis of the whole module."""
         asked = (key, question)
         if asked in self._busy:
             self._cut_short += 1
-            return UNKNOWN
+            return default
         self._busy.add(asked)
         self._answering.append(module.ref.key)
         try:
             found = module.analysed_whole(self, name)
             if found is None or not isinstance(found[1], cst.FunctionDef):
-                return UNKNOWN
-            inference, function = found
-            return inference.call_site_value(function, parameter)
+                return default
+            return compute(*found)
         finally:
             self._busy.discard(asked)
             self._answering.pop()
@@ -926,10 +939,18 @@ class ModuleLink(ProjectLink):
         return self._project.returns_integer_valued(qualified)
 
     def parameter_value(self, qualified: str, parameter: str) -> Value:
+        self._know(qualified)
+        return self._project.parameter_value(qualified, parameter)
+
+    def result_may_be_differentiated(self, qualified: str) -> bool:
+        self._know(qualified)
+        return self._project.result_may_be_differentiated(qualified)
+
+    def _know(self, qualified: str) -> None:
+        """Read the module defining ``qualified`` when it is the checked one, not yet read."""
         ref_key, _ = _split_key(qualified)
         if self._project.known(ref_key) is None and ref_key == self.ref.key:
             self._project.module(self.ref)
-        return self._project.parameter_value(qualified, parameter)
 
 
 def _key(ref: ModuleRef, name: str) -> str:

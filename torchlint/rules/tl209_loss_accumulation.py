@@ -72,7 +72,10 @@ class LossAccumulatedAsTensor(Rule):
         "are accumulators kept on `self` or in containers, whose starting value the rule cannot see, nor a "
         "total started afresh in each pass of an outer loop while its own loop walks something other than a "
         "data loader (`loss = 0; for out in outputs: loss += criterion(out, y)` in the batch loop): it holds "
-        "one batch's graph, not every step's."
+        "one batch's graph, not every step's. A total that leaves the function may be differentiated "
+        "where it goes: one stored on an attribute or in a container, or handed to a call other than "
+        "torch's or a builtin, is not flagged; nor one returned, unless every call of the function is in "
+        "its own file (a script's, or a private one) and no caller differentiates anything."
     )
     fix_safety = FixSafety.UNSAFE
     fix_description = (
@@ -156,6 +159,15 @@ class LossAccumulatedAsTensor(Rule):
                     loss.backward()
                     running = running + loss * inputs.size(0)
                 return running / len(dataset)
+
+
+            def main(model, dataset):
+                average = train_epoch(model, dataset)  # the only call: its result is only printed
+                print(float(average))
+
+
+            if __name__ == "__main__":
+                main(None, [])
             """,
             """
             import torch.nn.functional as F
@@ -169,6 +181,15 @@ class LossAccumulatedAsTensor(Rule):
                     loss.backward()
                     running = running + (loss * inputs.size(0)).item()
                 return running / len(dataset)
+
+
+            def main(model, dataset):
+                average = train_epoch(model, dataset)  # the only call: its result is only printed
+                print(float(average))
+
+
+            if __name__ == "__main__":
+                main(None, [])
             """,
         ),
         Example(
@@ -188,6 +209,36 @@ class LossAccumulatedAsTensor(Rule):
         ),
     )
     accepted = (
+        """
+        import torch.nn.functional as F
+
+
+        def compute_loss(outputs, targets):
+            total = 0
+            for out, target in zip(outputs, targets):
+                total += F.mse_loss(out, target)
+            return total  # the training loss: its caller differentiates it
+
+
+        def main(outputs, targets):
+            loss = compute_loss(outputs, targets)
+            loss.backward()
+
+
+        if __name__ == "__main__":
+            main([], [])
+        """,
+        """
+        import torch.nn.functional as F
+
+
+        class Trainer:
+            def step(self, outputs, targets):
+                total = 0
+                for out, target in zip(outputs, targets):
+                    total += F.l1_loss(out, target)
+                self.loss = total  # kept: what is done with it elsewhere is unknown
+        """,
         """
         import torch
         import torch.nn as nn
@@ -355,6 +406,13 @@ class LossAccumulatedAsTensor(Rule):
             return
         if _grad_disabled(ctx) or _differentiated_later(target, ctx) or _one_pass_total(target, ctx):
             return
+        leaves = _leaves_function(target, ctx)
+        if leaves == "elsewhere":
+            return  # stored or handed on: what is done with it there is unknown
+        if leaves == "returned":
+            function = ctx.enclosing(cst.FunctionDef)
+            if function is None or ctx.inference.callers_may_differentiate(function):
+                return  # the caller may differentiate the sum (a loss returned by compute_loss)
         fix = None
         # A total later used as only a tensor can be (``total.item()``, ``torch.exp(total)``)
         # stays a tensor: ``.detach()``; else the usual ``.item()``.
@@ -416,6 +474,64 @@ def _counts(outline: Outline, iterable: ast.AST) -> bool:
         if iterated(outline, iterable) is iterable:
             return False
         iterable = iterable.args[0]
+    return False
+
+
+def _leaves_function(target: cst.Name, ctx: NodeContext) -> Optional[str]:
+    """Does the total (or what the function computes from it) leave the function:
+    "returned" (or yielded), "elsewhere" (stored on an attribute or in a container,
+    or handed to a call that is not torch's or a builtin), or None?"""
+    body = ctx.enclosing(cst.FunctionDef) or ctx.file.module
+    scope = ctx.resolver.scope_of(target)
+    finder = _Exits(_derived(target, body, scope, ctx), scope, ctx)
+    body.visit(finder)
+    return "elsewhere" if finder.elsewhere else ("returned" if finder.returned else None)
+
+
+class _Exits(cst.CSTVisitor):
+    def __init__(self, names: "set[str]", scope: object, ctx: NodeContext) -> None:
+        super().__init__()
+        self._names = names
+        self._scope = scope
+        self._ctx = ctx
+        self.returned = False
+        self.elsewhere = False
+
+    def _ours(self, expr: Optional[cst.CSTNode]) -> bool:
+        return expr is not None and _mentions(expr, self._names, self._scope, self._ctx)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.returned = self.returned or self._ours(node.value)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.returned = self.returned or self._ours(node.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in node.targets) and self._ours(node.value):
+            self.elsewhere = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        callee = self._ctx.resolver.resolve(node.func) or ""
+        if callee.startswith("builtins.") or self._ctx.resolver.resolve_torch(node.func) is not None:
+            return
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _VALUE_READS:
+            return  # ``.item()``, ``.format(total)``, ``.append`` (followed by ``_derived``)
+        if any(_tensor_passed(arg.value, self._names, self._scope, self._ctx) for arg in node.args):
+            self.elsewhere = True
+
+
+# Methods that read a value or whose flow ``_derived`` already follows.
+_VALUE_READS = frozenset({"item", "format", "append", "extend", "insert", "detach", "cpu", "tolist", "numpy"})
+
+
+def _tensor_passed(expr: cst.BaseExpression, names: "set[str]", scope: object, ctx: NodeContext) -> bool:
+    """Is ``expr`` the total itself or arithmetic on it (not a number read from it)?"""
+    if isinstance(expr, cst.Name):
+        return _mentions(expr, names, scope, ctx)
+    if isinstance(expr, (cst.BinaryOperation,)):
+        return _tensor_passed(expr.left, names, scope, ctx) or _tensor_passed(expr.right, names, scope, ctx)
+    if isinstance(expr, cst.UnaryOperation):
+        return _tensor_passed(expr.expression, names, scope, ctx)
     return False
 
 
