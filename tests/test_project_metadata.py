@@ -85,8 +85,6 @@ def test_the_command_line_and_isolated_runs_win_over_the_metadata(tmp_path):
     project = _project(tmp_path, "torch>=2.0")
     assert "TL104" in run_torchlint(["--no-cache", "--torch-version", "1.12", "model.py"], cwd=project).stdout
     assert "TL104" in run_torchlint(["--no-cache", "--isolated", "model.py"], cwd=project).stdout
-    # flake8 --isolated reads no file either (flake8 keeps that option from its plugins' options).
-    assert "TL104" in run_flake8(["--isolated", "--select", "TL", "model.py"], cwd=project).stdout
 
 
 def test_an_unpacked_wheel_and_a_source_distribution_declare_it_too(tmp_path):
@@ -108,7 +106,8 @@ def test_an_unpacked_wheel_and_a_source_distribution_declare_it_too(tmp_path):
 
 EXTRAS = {
     "pyproject.toml": ('[project]\nname = "p"\ndependencies = ["numpy"]\n'
-                       '[project.optional-dependencies]\ngpu = ["torch>=2.1"]\ndev = ["pytest", "torch>=2.0"]\n',
+                       '[project.optional-dependencies]\ngpu = ["torch>=2.1"]\ncuda = ["torch>=2.0"]\n'
+                       'dev = ["pytest", "torch>=1.0"]\n',
                        "pyproject.toml [project.optional-dependencies]: torch>=2.0"),
     "setup.cfg": ("[options]\ninstall_requires =\n    numpy\n[options.extras_require]\ntorch =\n    torch>=2.0\n",
                   "setup.cfg [options.extras_require]: torch>=2.0"),
@@ -161,3 +160,22 @@ def test_cli_and_flake8_judge_against_the_floor_an_extra_declares(tmp_path):
     (tmp_path / "model.py").write_text(SIGMOID)
     assert run_torchlint(["--no-cache", "model.py"], cwd=tmp_path).returncode == 0
     assert run_flake8(["--select", "TL", "model.py"], cwd=tmp_path).stdout == ""
+
+
+@pytest.mark.parametrize("text", [
+    '[project]\nname = "p"\noptional-dependencies = {test = ["torch==2.13.0"], docs = ["torch>=2.0"]}\n',
+    '[project]\nname = "p"\noptional-dependencies = {dev = ["torch>=2.0"]}\n',
+])
+def test_a_torch_only_the_projects_development_extras_pin_is_no_floor(tmp_path, text):
+    # torchlint's own setup.cfg pins torch for its tests: that is not what a project supports.
+    (tmp_path / "pyproject.toml").write_text(text)
+    assert declared_torch_floor(str(tmp_path)) is None
+    (tmp_path / "setup.cfg").write_text("[options.extras_require]\ntest =\n    torch==2.13.0\n")
+    (tmp_path / "pyproject.toml").unlink()
+    assert declared_torch_floor(str(tmp_path)) is None
+    (tmp_path / "PKG-INFO").write_text(
+        "Metadata-Version: 2.1\nName: p\nRequires-Dist: torch==2.13.0; extra == \"test\"\n"
+        "Requires-Dist: torch>=1.8; extra == \"gpu\"\n\nbody\n")
+    (tmp_path / "setup.cfg").unlink()
+    declared = declared_torch_floor(str(tmp_path))
+    assert declared is not None and declared.version == (1, 8, 0)

@@ -118,7 +118,8 @@ def test_the_two_questions_of_torch_load_are_silenced_apart(tmp_path) -> None:
     path = tmp_path / "load.py"
     path.write_text(
         "import torch\n"
-        "model = torch.nn.Linear(2, 2).cuda()\n"
+        # On the GPU when there is one (after an unconditional .cuda() a load runs only on a GPU).
+        "model = torch.nn.Linear(2, 2).cuda() if torch.cuda.is_available() else None\n"
         "state = torch.load('ckpt.pt')  # noqa: TL214\n"
         "other = torch.load('other.pt', weights_only=True)\n"
         "third = torch.load('third.pt', map_location='cpu')\n"

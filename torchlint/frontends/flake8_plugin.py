@@ -45,21 +45,6 @@ def _declared_floor() -> Optional[Version]:
     return declared.version if declared else None
 
 
-def _flake8_isolated(options) -> bool:
-    """Was flake8 run with ``--isolated``? flake8 reads that option before the others
-    (its first stage) and leaves it out of the options plugins see, so ask its
-    first-stage parser about the command line."""
-    if getattr(options, "isolated", False):
-        return True
-    try:
-        from flake8.main.options import stage1_arg_parser
-
-        known, _ = stage1_arg_parser().parse_known_args(sys.argv[1:])
-    except (Exception, SystemExit):  # flake8 driven another way: no command line of its own
-        return False
-    return bool(getattr(known, "isolated", False))
-
-
 def _project(settings: Settings, keep_summaries: bool) -> Project:
     """The project model over the project flake8 runs in, as the command finds
     it (the configuration file's folder, else the git work tree): the same
@@ -114,9 +99,7 @@ class TorchlintChecker:
     def parse_options(cls, options) -> None:
         text = getattr(options, "torch_version", None)
         try:
-            # flake8 --isolated reads no file, like the command's: no floor from the metadata either.
-            floor = None if _flake8_isolated(options) else _declared_floor()
-            cls._settings = Settings(torch_version=parse_version(text) if text else floor)
+            cls._settings = Settings(torch_version=parse_version(text) if text else _declared_floor())
         except SettingsError as exc:  # a config error: say so on stderr, like flake8 does
             sys.stderr.write(f"torchlint: error: --torch-version: {exc}\n")
             raise SystemExit(2) from None

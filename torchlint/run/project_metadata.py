@@ -24,7 +24,9 @@ then the lowest bound an extra puts on torch, in the first of
 ``extras_require={...}`` and ``Requires-Dist: ...; extra == "..."`` that has
 one, is the floor (diffusers requires ``torch>=1.4`` only through its "torch"
 extra: it is meant to be used with such a torch). A requirement outside the
-extras wins: the package runs with it whatever extra is chosen.
+extras wins: the package runs with it whatever extra is chosen. Extras of the
+project's own development (``test``, ``dev``, ``docs``...) do not count: a torch
+they pin is the one its tests run on, not what it supports.
 
 Not read: a floor implied by the project's own code. A project that
 declares none but tests ``torch.__version__ >= "1.12"`` evidently runs on
@@ -160,7 +162,8 @@ def _requires_dist(path: str, optional: bool = False) -> List[str]:
     for line in text.split("\n\n", 1)[0].splitlines():  # the headers end at the first blank line
         if line.lower().startswith("requires-dist:"):
             requirement = line.split(":", 1)[1].strip()
-            if ("extra" in requirement.partition(";")[2]) == optional:
+            marker = requirement.partition(";")[2]
+            if ("extra" in marker) == optional and not (optional and _development_extra(marker)):
                 found.append(requirement)
     return found
 
@@ -184,7 +187,7 @@ def _pyproject(path: str, optional: bool = False) -> List[str]:
         project = tomllib.loads(text).get("project", {})
         if optional:
             extras = project.get("optional-dependencies", {})
-            lists = list(extras.values()) if isinstance(extras, dict) else []
+            lists = [v for k, v in extras.items() if not _is_development(k)] if isinstance(extras, dict) else []
         else:
             lists = [project.get("dependencies", [])]
     except (tomllib.TOMLDecodeError, AttributeError, RecursionError):
@@ -201,8 +204,8 @@ def _setup_cfg(path: str, optional: bool = False) -> List[str]:
     try:
         parser.read_string(text)
         if optional:
-            values = list(parser["options.extras_require"].values()) if parser.has_section(
-                "options.extras_require") else []
+            values = [v for k, v in parser["options.extras_require"].items() if not _is_development(k)] \
+                if parser.has_section("options.extras_require") else []
         else:
             values = [parser.get("options", "install_requires", fallback="")]
     except configparser.Error:
@@ -226,9 +229,27 @@ def _setup_py(path: str, optional: bool = False) -> List[str]:
             lists.append(node.value)
         elif optional and isinstance(node, ast.keyword) and node.arg == "extras_require" \
                 and isinstance(node.value, ast.Dict):
-            lists += node.value.values
+            lists += [value for key, value in zip(node.value.keys, node.value.values)
+                      if not (isinstance(key, ast.Constant) and _is_development(str(key.value)))]
     return [item.value for items in lists if isinstance(items, (ast.List, ast.Tuple))
             for item in items.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+
+
+# Extras that install the project's development tools, not a way to use it: a torch they
+# pin is the one its own tests run on (torchlint's ``test`` extra), no floor of what it supports.
+_DEVELOPMENT_EXTRAS = frozenset({"test", "tests", "testing", "dev", "develop", "development", "docs", "doc",
+                                 "lint", "linting", "quality", "style", "typing", "types", "benchmark",
+                                 "benchmarks", "ci"})
+
+
+def _is_development(extra: str) -> bool:
+    return extra.strip().lower().replace("_", "-") in _DEVELOPMENT_EXTRAS
+
+
+def _development_extra(marker: str) -> bool:
+    """Is a ``Requires-Dist`` marker (``extra == "test"``) one of a development extra?"""
+    names = re.findall(r"""extra\s*==\s*['"]([^'"]+)['"]""", marker)
+    return bool(names) and all(_is_development(name) for name in names)
 
 
 def _requirements_txt(path: str) -> List[str]:
