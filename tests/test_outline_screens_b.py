@@ -201,7 +201,7 @@ FLAGGED = [
                 loss = ce(model(x), y)
                 loss.backward()
                 total += loss
-            return total
+            print(float(total))  # returned, the total might be differentiated by a caller
     """),
     ("TL209", """
         import torch.nn as nn

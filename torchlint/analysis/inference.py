@@ -1576,15 +1576,19 @@ class _AutogradUse(cst.CSTVisitor):
 
 
 def _mentions_any(expr: cst.CSTNode, names: Set[str]) -> bool:
-    found = []
+    finder = _NameFinder(names)
+    expr.visit(finder)
+    return finder.found
 
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value in names:
-                found.append(node)
 
-    expr.visit(_Names())
-    return bool(found)
+class _NameFinder(cst.CSTVisitor):
+    def __init__(self, names: Set[str]) -> None:
+        super().__init__()
+        self._names = names
+        self.found = False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found = self.found or node.value in self._names
 
 
 def _passed(call: cst.Call, position: Optional[int], name: str) -> Optional[cst.BaseExpression]:

@@ -179,31 +179,36 @@ def softmax_subclasses(outline: Outline) -> FrozenSet[str]:
     too; not when one of them defines ``__init__`` (it may pass a dim), nor when a
     ``forward`` of theirs does not hand on to the base's (which reads ``dim``)."""
     whole = outline.whole_file
+    return whole.memo("TL204 softmax subclasses", lambda: _SoftmaxClasses(whole).names())
 
-    def find() -> FrozenSet[str]:
-        classes = {s.name: s for s in whole.tree.body if isinstance(s, ast.ClassDef)}
-        modules = {name for name, index in IMPLICIT_DIM_CALLABLES.items() if index == 0}
-        found: Dict[str, bool] = {}
 
-        def keeps_base(name: str, seen: FrozenSet[str]) -> bool:
-            """No ``__init__`` of its own, a ``forward`` (if any) handing on, and so for its file's bases."""
-            node = classes[name]
-            methods = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
-            if "__init__" in methods or ("forward" in methods and not _hands_on(methods["forward"])):
-                return False
-            return all(keeps_base(b, seen | {name}) for b in _local_bases(node, classes, seen | {name}))
+class _SoftmaxClasses:
+    """The search behind ``softmax_subclasses`` (plain methods: no closures, no cycles to collect)."""
 
-        def is_softmax(name: str, seen: FrozenSet[str]) -> bool:
-            if name not in found:
-                node = classes[name]
-                direct = any(modules & set(resolved_names(whole, base)) for base in node.bases)
-                found[name] = keeps_base(name, seen) and (direct or any(
-                    is_softmax(b, seen | {name}) for b in _local_bases(node, classes, seen | {name})))
-            return found[name]
+    def __init__(self, outline: Outline) -> None:
+        self.outline = outline
+        self.classes = {s.name: s for s in outline.tree.body if isinstance(s, ast.ClassDef)}
+        self.modules = {name for name, index in IMPLICIT_DIM_CALLABLES.items() if index == 0}
+        self.found: Dict[str, bool] = {}
 
-        return frozenset(name for name in classes if is_softmax(name, frozenset()))
+    def names(self) -> FrozenSet[str]:
+        return frozenset(name for name in self.classes if self.is_softmax(name, frozenset()))
 
-    return whole.memo("TL204 softmax subclasses", find)
+    def keeps_base(self, name: str, seen: FrozenSet[str]) -> bool:
+        """No ``__init__`` of its own, a ``forward`` (if any) handing on, and so for its file's bases."""
+        node = self.classes[name]
+        methods = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if "__init__" in methods or ("forward" in methods and not _hands_on(methods["forward"])):
+            return False
+        return all(self.keeps_base(b, seen | {name}) for b in _local_bases(node, self.classes, seen | {name}))
+
+    def is_softmax(self, name: str, seen: FrozenSet[str]) -> bool:
+        if name not in self.found:
+            node = self.classes[name]
+            direct = any(self.modules & set(resolved_names(self.outline, base)) for base in node.bases)
+            self.found[name] = self.keeps_base(name, seen) and (direct or any(
+                self.is_softmax(b, seen | {name}) for b in _local_bases(node, self.classes, seen | {name})))
+        return self.found[name]
 
 
 def _local_bases(node: ast.ClassDef, classes: Dict[str, ast.ClassDef], seen: FrozenSet[str]) -> List[str]:
