@@ -442,23 +442,30 @@ def parameters_from_calls(outline: "Outline") -> Dict[str, FrozenSet[str]]:
     defined once, and the module runs as a script (a top-level ``if __name__ ==
     "__main__":``) or the name is private: other modules do not call it."""
     whole = outline.whole_file
-    return whole.memo("parameters from calls", lambda: _parameters_from_calls(whole.tree))
+    return whole.memo("parameters from calls", lambda: _parameters_from_calls(whole))
 
 
-def _parameters_from_calls(tree: ast.Module) -> Dict[str, FrozenSet[str]]:
+def _parameters_from_calls(outline: "Outline") -> Dict[str, FrozenSet[str]]:
+    tree = outline.tree
     script = any(isinstance(s, ast.If) and _is_main_test(s.test) for s in tree.body)
     defs = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
             and (script or (s.name.startswith("_") and not s.name.startswith("__")))}
     if not defs:
         return {}
-    callees, reads, definitions = set(), {}, {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            callees.add(id(node.func))
-        elif isinstance(node, ast.Name) and node.id in defs:
+    # From the file's census (its nodes by type), not another walk of the tree.
+    callees = {id(node.func) for node in outline.nodes(ast.Call)}
+    reads: Dict[str, List[ast.Name]] = {}
+    for node in outline.nodes(ast.Name):
+        if node.id in defs:
             reads.setdefault(node.id, []).append(node)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in defs:
-            definitions[node.name] = definitions.get(node.name, 0) + 1
+    for node in outline.names_not_loaded():
+        if isinstance(node, ast.Name) and node.id in defs:
+            reads.setdefault(node.id, []).append(node)
+    definitions: Dict[str, int] = {}
+    for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        for node in outline.nodes(kind):
+            if node.name in defs:
+                definitions[node.name] = definitions.get(node.name, 0) + 1
     return {name: frozenset(a.arg for a in (*s.args.posonlyargs, *s.args.args, *s.args.kwonlyargs))
             for name, s in defs.items()
             if definitions.get(name) == 1 and not s.decorator_list and reads.get(name)

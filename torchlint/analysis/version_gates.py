@@ -260,6 +260,8 @@ def _distribution_readers(outline: Outline, functions: List[ast.AST]) -> Dict[st
     "torch", the item holding that version is the torch version, and the name
     it is assigned to a flag; the other items (whether it is installed) are not."""
     readers: Dict[str, _Reader] = {}
+    if not any(True for _ in calls_to(outline, _DISTRIBUTION_QUERY_NAMES)):
+        return readers  # no packaging library asked here (most files): no def to walk
     for function in functions:
         parameters = [argument.arg for argument in function.args.posonlyargs + function.args.args]  # type: ignore[attr-defined]
         for position, parameter in enumerate(parameters):

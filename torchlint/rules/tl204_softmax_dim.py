@@ -10,6 +10,7 @@ from torchlint.analysis.outline import (
     Outline,
     attributes_named,
     calls_resolving_to,
+    dotted,
     has_splat,
     keyword_value,
     resolved_names,
@@ -192,6 +193,10 @@ class _SoftmaxClasses:
         self.found: Dict[str, bool] = {}
 
     def names(self) -> FrozenSet[str]:
+        last_names = {name.rsplit(".", 1)[1] for name in self.modules}
+        if not any((dotted(base) or "").rsplit(".", 1)[-1] in last_names
+                   for node in self.classes.values() for base in node.bases):
+            return frozenset()  # no class of the file names a softmax module among its bases (most files)
         return frozenset(name for name in self.classes if self.is_softmax(name, frozenset()))
 
     def keeps_base(self, name: str, seen: FrozenSet[str]) -> bool:
