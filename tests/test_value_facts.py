@@ -448,3 +448,28 @@ def test_the_per_element_losses_have_more_than_one_element_under_torch():
         for value in (F.mse_loss(out, y, None, False), nn.L1Loss(None, False)(out, y),
                       nn.CrossEntropyLoss(None, None, -100, False)(out, target)):
             assert value.dim() > 0 and value.numel() > 1  # .item() would raise
+
+
+def test_tl215_asks_the_engine_for_the_rank_of_an_element():
+    source = """\
+    import torch
+
+
+    def scores():
+        x = torch.randn(4, 5, 6)
+        rows = x[0]  # 2-D: torch.dot raises
+        flat = x.sum(0).view(-1)  # 1-D
+        return torch.dot(rows, rows), torch.dot(flat, flat), torch.dot(x[0][0], x[1][1])
+    """
+    assert _lines(source, "TL215") == [8]  # the first dot (one finding for the call)
+
+
+def test_the_dot_of_a_2_d_element_raises_under_torch():
+    import torch
+
+    x = torch.randn(4, 5, 6)
+    try:
+        torch.dot(x[0], x[0])
+    except RuntimeError:
+        return
+    raise AssertionError("torch.dot of 2-D tensors ran")
