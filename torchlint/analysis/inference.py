@@ -1295,7 +1295,7 @@ class Inference:
             if callee.endswith("Tensor") and not isinstance(data, (cst.List, cst.Tuple)):
                 # The legacy constructors take sizes too: ``torch.FloatTensor(2, 3)``, ``torch.Tensor(n)``.
                 return self._sizes(call) if all(a.keyword is None for a in call.args) else None
-            return _literal_rank(data) if data is not None else None
+            return literal_rank(data) if data is not None else None
         first = self.value(positional[0]) if positional else UNKNOWN
         if (callee in api.UNARY_ELEMENTWISE_FUNCTIONS and len(call.args) == 1) or callee == "torch.multinomial":
             return first.ndim if first.kind is Kind.TENSOR else None
@@ -1525,15 +1525,15 @@ def _integer_literal(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Integer)
 
 
-def _literal_rank(expr: cst.BaseExpression) -> Optional[int]:
+def literal_rank(expr: cst.BaseExpression) -> Optional[int]:
     """The nesting depth of a rectangular-looking literal of numbers: 0 for ``3``, 1 for
     ``[0, 2]``, 2 for ``[[1, 2], [3, 4]]``; None for anything else."""
     if isinstance(expr, (cst.Integer, cst.Float)):
         return 0
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        return _literal_rank(expr.expression)
+        return literal_rank(expr.expression)
     if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements:
-        ranks = {_literal_rank(e.value) if isinstance(e, cst.Element) else None for e in expr.elements}
+        ranks = {literal_rank(e.value) if isinstance(e, cst.Element) else None for e in expr.elements}
         rank = ranks.pop() if len(ranks) == 1 else None
         return rank + 1 if rank is not None else None
     return None

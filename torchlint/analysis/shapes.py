@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.inference import Kind
+from torchlint.analysis.inference import Kind, literal_rank
 from torchlint.knowledge.torch_api import (
     ARRAY_TO_TENSOR,
     NDARRAY_ONLY_TO_TENSOR,
@@ -110,7 +110,7 @@ def _data_rank(expr: cst.BaseExpression, ctx: NodeContext, depth: int) -> Option
     if isinstance(expr, cst.Call):
         argument = _converted(expr, ctx)
         return _data_rank(argument, ctx, depth + 1) if argument is not None else None
-    return _literal_rank(expr)
+    return literal_rank(expr)
 
 
 def _converted(call: cst.Call, ctx: NodeContext) -> Optional[cst.BaseExpression]:
@@ -148,20 +148,6 @@ def _values(name: cst.Name, ctx: NodeContext) -> Optional[Sequence[cst.BaseExpre
     run (``tensor = torch.FloatTensor(data)`` rebinding an earlier ``tensor``), else all its values."""
     reaching = ctx.inference.dominating_value(name)
     return (reaching,) if reaching is not None else ctx.inference.bound_values(name)
-
-
-def _literal_rank(expr: cst.BaseExpression) -> Optional[int]:
-    """The nesting depth of a rectangular-looking literal of numbers: 1 for
-    ``[0, 2]``, 2 for ``[[1, 2], [3, 4]]``; None for anything else."""
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        return 0
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        return _literal_rank(expr.expression)
-    if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements:
-        ranks = {_literal_rank(e.value) if not isinstance(e, cst.StarredElement) else None for e in expr.elements}
-        rank = ranks.pop() if len(ranks) == 1 else None
-        return rank + 1 if rank is not None else None
-    return None
 
 
 def is_1d_tensor(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
