@@ -473,3 +473,36 @@ def test_the_dot_of_a_2_d_element_raises_under_torch():
     except RuntimeError:
         return
     raise AssertionError("torch.dot of 2-D tensors ran")
+
+
+TOP_LEVEL_CALLER = """\
+import torch.nn.functional as F
+
+
+def train_epoch(model, batches):
+    running = 0
+    for x, y in batches:
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        running += loss
+    return running / len(batches)
+
+
+if __name__ == "__main__":
+    average = train_epoch(None, [])
+    print(float(average))
+"""
+
+
+def test_a_returned_total_whose_top_level_caller_only_prints_it_is_flagged():
+    # The caller is the module's own code (no def around it): it differentiates nothing.
+    assert _lines(TOP_LEVEL_CALLER, "TL209") == [9]
+    differentiated = TOP_LEVEL_CALLER.replace("    print(float(average))", "    average.backward()")
+    assert _lines(differentiated, "TL209") == []
+
+
+def test_a_module_level_def_that_differentiates_the_global_result_counts():
+    source = TOP_LEVEL_CALLER.replace(
+        '    print(float(average))', '    step()').replace(
+        'if __name__', 'def step():\n    average.backward()\n\n\nif __name__')
+    assert _lines(source, "TL209") == []

@@ -181,6 +181,8 @@ class Collector(Listener):
 
     def on_visit(self, node: cst.CSTNode) -> None:
         kind = type(node)
+        if kind is cst.Module:
+            self.facts.module = node
         if kind in self._wanted:
             self.collected.setdefault(kind, []).append((node, self._frame))
         if kind in _FRAME_TYPES:

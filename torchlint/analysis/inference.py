@@ -284,6 +284,8 @@ class FileFacts:
     param_function: Dict[cst.Param, cst.FunctionDef] = field(default_factory=dict)
     # Every call inside a small statement -> that statement.
     call_statement: Dict[cst.Call, cst.CSTNode] = field(default_factory=dict)
+    # The module walked (the body of its global scope, which libcst's scope does not hold).
+    module: Optional[cst.Module] = None
 
 
 @dataclass(frozen=True)
@@ -1000,10 +1002,12 @@ class Inference:
     def _differentiates_around(self, call: cst.Call, names: Set[str]) -> bool:
         """Does the def (or module) holding ``call`` differentiate anything, or return ``names``?"""
         scope = self._resolver.scope_of(call)
-        body = getattr(scope, "node", None)
+        if scope is None:
+            return True
+        body = self._facts.module if scope is scope.globals else getattr(scope, "node", None)
         if body is None:
             return True
-        finder = _AutogradUse(self._resolver, names)
+        finder = _AutogradUse(self._resolver, names, body)
         body.visit(finder)
         return finder.found
 
@@ -1551,13 +1555,28 @@ def _plain_targets(target: cst.BaseExpression) -> List[cst.Name]:
 
 class _AutogradUse(cst.CSTVisitor):
     """A backward (``x.backward()``, ``torch.autograd.backward/grad``, ``scaler.scale(x)``)
-    anywhere in a body, or a ``return``/``yield`` of one of ``names``."""
+    in a def (with the defs nested in it) or, for a module, in its own code, or a
+    ``return``/``yield`` of one of ``names``. A module's defs and classes count
+    only where they mention one of ``names`` (a global they may differentiate)."""
 
-    def __init__(self, resolver: Resolver, names: Set[str]) -> None:
+    def __init__(self, resolver: Resolver, names: Set[str], root: cst.CSTNode) -> None:
         super().__init__()
         self._resolver = resolver
         self._names = names
+        self._root = root
         self.found = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
+        return self._enter(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> Optional[bool]:
+        return self._enter(node)
+
+    def _enter(self, node: cst.CSTNode) -> bool:
+        if not isinstance(self._root, cst.Module):
+            return not self.found  # a caller's own closures may differentiate: walk them
+        self.found = self.found or _mentions_any(node, self._names)
+        return False
 
     def visit_Call(self, node: cst.Call) -> Optional[bool]:
         func = node.func
