@@ -390,3 +390,44 @@ def test_the_torch_version_a_project_helper_reads_from_the_distribution_it_is_gi
         reported = {line.split(":")[0].rsplit("/", 1)[-1] for line in run.stdout.splitlines() if "TL109" in line}
         # whether torch is installed, or another package's version, gates nothing
         assert reported == {"is_torch_available.py", "is_vision_version.py"}, run.stdout
+
+
+@pytest.mark.parametrize("source, reported", [
+    # torch_geometric's torch_load: the gate's body returns on every path, so what follows it
+    # is the fallback for older torch; both spellings are compatibility code.
+    ("""
+     import pickle
+     import torch
+     _TORCH_24 = torch.__version__ >= "2.4"
+     def load(path):
+         if _TORCH_24:
+             try:
+                 return torch.load(path, weights_only=True)
+             except pickle.UnpicklingError:
+                 return torch.load(path, weights_only=False)
+         return torch.load(path)
+     """, []),
+    # the same fallback when the body may fall through (no return on the except path): reported
+    ("""
+     import pickle
+     import torch
+     _TORCH_24 = torch.__version__ >= "2.4"
+     def load(path):
+         if _TORCH_24:
+             try:
+                 return torch.load(path, weights_only=True)
+             except pickle.UnpicklingError:
+                 pass
+         return torch.load(path)
+     """, [(10, "TL214")]),
+    # a guard that only raises: what follows is code for the torch it requires, still checked
+    ("""
+     import torch
+     if torch.__version__ < "2.0":
+         raise ImportError("needs torch 2")
+     def lower(a):
+         return torch.cholesky(a)
+     """, [(5, "TL109")]),
+])
+def test_code_after_a_gate_whose_body_always_returns_is_its_else(source, reported):
+    assert [item for item in codes(source) if item[1] in ("TL214", "TL109")] == reported

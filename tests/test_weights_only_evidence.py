@@ -153,3 +153,63 @@ def test_a_path_ending_in_the_same_file_name_is_evidence(save: str, load: str, v
         assert found.fix is None
     else:
         assert f"weights_only={value})" in fixed(source)
+
+
+def test_an_old_floor_still_reports_the_load_without_a_fix():
+    # torch 1.9-1.12 lack the keyword, but a project supporting 1.9 also runs on 1.13-2.5,
+    # where this load unpickles whatever the file holds: reported, with no fix to break 1.9.
+    source = """
+        import torch
+        state = torch.load("checkpoint.pt", map_location="cpu")
+        """
+    [found] = findings(source, torch_version=(1, 9, 0))
+    assert found.fix is None
+    assert "supports torch 1.9" in found.detail and "1.13" in found.detail
+    assert Engine(TL214, Settings(torch_version=(1, 9, 0))).fix(dedent(source), unsafe=True).source == dedent(source)
+    [newer] = findings(source, torch_version=(1, 13, 0))
+    assert "supports torch" not in newer.detail
+
+
+def _write_patching_project(root, patch: str) -> None:
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text("from pkg.utils import helper\n")
+    (root / "pkg" / "utils").mkdir()
+    (root / "pkg" / "utils" / "__init__.py").write_text(
+        "import torch\n"
+        "from pkg.utils.patches import torch_load\n"
+        f"{patch}\n"
+        "def helper():\n"
+        "    return 1\n")
+    (root / "pkg" / "utils" / "patches.py").write_text(
+        "import torch\n"
+        "_torch_load = torch.load\n"
+        "def torch_load(*args, **kwargs):\n"
+        "    kwargs.setdefault('weights_only', False)\n"
+        "    return _torch_load(*args, **kwargs)\n")
+    (root / "pkg" / "train.py").write_text(
+        "import torch\n"
+        "from pkg.utils import helper\n"
+        "state = torch.load('last.pt', map_location='cpu')\n")
+    (root / "pkg" / "models").mkdir()
+    (root / "pkg" / "models" / "__init__.py").write_text("")
+    (root / "pkg" / "models" / "build.py").write_text(  # reaches the patch through its package only
+        "import torch\n"
+        "state = torch.load('sam.pt', map_location='cpu')\n")
+    (root / "pyproject.toml").write_text("[tool.torchlint]\n")
+
+
+@pytest.mark.parametrize("patch, reported", [
+    ("torch.load = torch_load", set()),           # ultralytics: every load calls the project's wrapper
+    ("torch.save = torch_load", {("train.py", 3), ("build.py", 2)}),  # another name: torch.load stays torch's
+    ("import torch as t\nt.load = torch_load", set()),
+])
+def test_a_project_that_rebinds_torch_load_is_left_to_its_wrapper(tmp_path, patch, reported):
+    import subprocess
+    import sys
+    _write_patching_project(tmp_path, patch)
+    result = subprocess.run([sys.executable, "-m", "torchlint.frontends.cli", "--no-cache", "--select", "TL214",
+                             "--output-format", "json", "."], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=300)
+    found = {(item["filename"].replace("\\", "/").rsplit("/", 1)[-1], item["location"]["row"])
+             for item in json.loads(result.stdout)}
+    assert found == reported, result.stderr

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import (
     Callable,
     Dict,
+    Iterable,
     Iterator,
     List,
     Mapping,
@@ -119,6 +120,13 @@ class NodeContext:
     @property
     def inference(self) -> Inference:
         return self.file.inference
+
+    def project_patches(self, qualified_names: Iterable[str]) -> bool:
+        """Does a module of the project that runs before this file rebind one of
+        these torch names (``torch.load = torch_load``)? Then the file calls the
+        project's replacement, whatever it spells."""
+        patched = self.file.memo("project patches", self.inference.project.patched_torch_names)
+        return any(name in patched for name in qualified_names)
 
     def enclosing(self, *types: Type[cst.CSTNode]) -> Optional[cst.CSTNode]:
         frame = self.frame

@@ -248,6 +248,12 @@ class ProjectLink:
         own module) differentiate what it returns? True when unknown."""
         return True
 
+    def patched_torch_names(self) -> FrozenSet[str]:
+        """The torch names (``torch.load``) a module of the project rebinds before the
+        checked file's code runs (``torch.load = project_load``): there they call the
+        project's replacement."""
+        return frozenset()
+
 
 NO_PROJECT = ProjectLink()
 

@@ -102,6 +102,8 @@ REGISTERED_KEPT = 4
 # it, and what such classes hold is rarely a tensor a rule can use.
 MAX_DEFINITION_LINES = 1500
 # The key of a module's analysis with every def and class cut (not a Python name).
+# How many modules the search for torch names the project rebinds reads at most.
+PATCH_SEARCH_MODULES = 64
 _HEADERS = "<headers>"
 _WHOLE = "<whole>"  # an analysis of the module with nothing cut
 
@@ -116,6 +118,9 @@ class _Facts:
         self.defined: Dict[str, int] = {}  # name -> how many defs, classes and assignments bind it
         self.stars: List[str] = []  # modules star-imported, as spelled
         self.all: Optional[List[str]] = None
+        # torch names the module rebinds when it runs (``torch.load = torch_load``): every
+        # module importing it afterwards calls the project's replacement under torch's name.
+        self.patched: List[str] = []
         for statement in _top_level(tree.body):
             self._note(statement)
         self.function_classes = self._function_classes(tree)
@@ -170,14 +175,22 @@ class _Facts:
         elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             for target in targets:
+                self._note_patch(target)
                 for name in _target_names(target):
                     self.defined[name] = self.defined.get(name, 0) + 1
                     if name == "__all__":
                         self.all = _string_list(statement.value) if isinstance(statement, ast.Assign) else None
 
+    def _note_patch(self, target: ast.AST) -> None:
+        if isinstance(target, ast.Attribute):
+            qualified = self._qualified(target)
+            if qualified is not None and qualified.startswith(api.TORCH_PACKAGES):
+                self.patched.append(qualified)
+
     def to_json(self) -> Dict[str, Any]:
         return {"added_folders": self.added_folders, "imports": self.imports, "defined": self.defined,
-                "stars": self.stars, "all": self.all, "function_classes": self.function_classes}
+                "stars": self.stars, "all": self.all, "function_classes": self.function_classes,
+                "patched": self.patched}
 
     @classmethod
     def from_json(cls, data: Any) -> "_Facts":
@@ -191,6 +204,7 @@ class _Facts:
             facts.stars = _strings(data["stars"])
             facts.all = None if data["all"] is None else _strings(data["all"])
             facts.function_classes = _strings(data["function_classes"])
+            facts.patched = _strings(data["patched"])
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not the facts of a module: {exc}") from None
         if len(facts.defined) != len(data["defined"]) or not all(
@@ -565,6 +579,36 @@ class Project:
             if digest is not None:
                 digests[key] = digest
         return digests
+
+    # -- torch names the project rebinds --------------------------------------
+
+    def patched_torch_names(self, ref: ModuleRef) -> FrozenSet[str]:
+        """The torch names (``torch.load``) that ``ref`` or the modules certainly run
+        before its code rebind: the packages holding it, the modules its top-level
+        imports reach with the packages holding them, and so on, breadth first,
+        up to ``PATCH_SEARCH_MODULES`` modules (what lies beyond is not known)."""
+        patched: Set[str] = set()
+        queue, seen = [ref], {ref.key}
+        packages = _packages_of(ref.name)
+        queue_names: List[str] = packages if ref.is_package else packages[:-1]
+        while queue and len(seen) <= PATCH_SEARCH_MODULES:
+            current = queue.pop(0)
+            module = self.known(current.key) or self.module(current)
+            facts = module.facts() if module is not None else None
+            if facts is None:
+                continue
+            patched.update(facts.patched)
+            names = list(queue_names) if current is ref else []
+            for spelled in (*(module for pairs in facts.imports.values() for module, _ in pairs), *facts.stars):
+                absolute = absolute_module(spelled, current)
+                if absolute is not None:
+                    names.extend(_packages_of(absolute))
+            for name in dict.fromkeys(names):
+                found = self.find(name, current)
+                if found is not None and found.key not in seen:
+                    seen.add(found.key)
+                    queue.append(found)
+        return frozenset(patched)
 
     # -- star imports --------------------------------------------------------
 
@@ -946,6 +990,9 @@ class ModuleLink(ProjectLink):
         self._know(qualified)
         return self._project.result_may_be_differentiated(qualified)
 
+    def patched_torch_names(self) -> FrozenSet[str]:
+        return self._project.patched_torch_names(self.ref)
+
     def _know(self, qualified: str) -> None:
         """Read the module defining ``qualified`` when it is the checked one, not yet read."""
         ref_key, _ = _split_key(qualified)
@@ -960,6 +1007,12 @@ def _key(ref: ModuleRef, name: str) -> str:
 def _split_key(key: str) -> Tuple[str, str]:
     ref_key, _, name = key.rpartition("\x00")
     return ref_key, name
+
+
+def _packages_of(name: str) -> List[str]:
+    """``a.b.c`` and the packages importing it runs first: ``a``, ``a.b``, ``a.b.c``."""
+    parts = name.split(".")
+    return [".".join(parts[:end]) for end in range(1, len(parts) + 1)]
 
 
 def absolute_module(spelled: str, importer: ModuleRef) -> Optional[str]:

@@ -111,7 +111,7 @@ def names_that_may_gate(outline: Outline, lines: Iterable[int]) -> FrozenSet[str
     whether it is a flag (which reads the module defining it)."""
     wanted = sorted(set(lines))
     tests = [node.test for node in outline.nodes(ast.If) + outline.nodes(ast.IfExp)  # type: ignore[attr-defined]
-             if _holds_one(_span(node), wanted)]
+             if _holds_one(_gate_span(outline, node), wanted)]
     if not tests:
         return frozenset()
     found = {name for test in tests for name in _names_read(test)}
@@ -183,7 +183,7 @@ def _find(outline: Outline, imported_flags: FrozenSet[str], lines: Optional[List
     def holding(nodes: List[ast.AST]) -> List[ast.AST]:
         if lines is None:
             return nodes
-        return [node for node in nodes if _holds_one(_span(node), lines)]
+        return [node for node in nodes if _holds_one(_gate_span(outline, node), lines)]
 
     ranges: List[LineRange] = []
     if _find_tests(outline, imported_flags):
@@ -191,7 +191,7 @@ def _find(outline: Outline, imported_flags: FrozenSet[str], lines: Optional[List
         flags = _version_flags(outline, imported_flags) if tests else set()
         for node in tests:
             if _asks_for_torch_version(outline, node.test, flags):  # type: ignore[attr-defined]
-                ranges.append(_span(node))
+                ranges.append(_gate_span(outline, node))
     for node in holding(outline.nodes(ast.Try) + outline.nodes(getattr(ast, "TryStar", ast.Try))):
         if _is_torch_fallback(outline, node):  # type: ignore[arg-type]
             ranges.append(_span(node))
@@ -396,3 +396,59 @@ def _imports_torch(statement: ast.AST) -> bool:
 
 def _span(node: ast.AST) -> LineRange:
     return node.lineno, getattr(node, "end_lineno", None) or node.lineno
+
+
+def _gate_span(outline: Outline, node: ast.AST) -> LineRange:
+    """The lines a gate ``node`` chooses between. An ``if`` without ``else`` whose
+    body always leaves the block (``return``, ``raise``, ...) chooses for the rest
+    of its block too: that is its ``else`` (``if WITH_PT24: return torch.load(f,
+    weights_only=True)`` then ``return torch.load(f)`` for older torch). Only when
+    the body gives a result of its own: after a guard that raises or returns
+    nothing (``if torch.__version__ < "2": raise ImportError(...)``) the rest is
+    the code for the torch it requires, not a fallback."""
+    first, last = _span(node)
+    if isinstance(node, ast.If) and not node.orelse and _always_leaves(node.body) and _returns_a_result(node.body):
+        block = outline.memo("statement blocks", lambda: _statement_blocks(outline.tree))
+        last = _span(block.get(id(node), [node])[-1])[1]
+    return first, last
+
+
+def _statement_blocks(tree: ast.AST) -> Dict[int, List[ast.stmt]]:
+    """Every statement (by ``id``) -> the block of statements holding it."""
+    blocks: Dict[int, List[ast.stmt]] = {}
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                for statement in block:
+                    blocks[id(statement)] = block
+    return blocks
+
+
+_LEAVING = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _returns_a_result(block: List[ast.stmt]) -> bool:
+    """Does ``block`` ``return`` something computed (not nothing or a constant)?"""
+    return any(isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, ast.Constant)
+               for statement in block for node in ast.walk(statement))
+
+
+def _always_leaves(block: List[ast.stmt]) -> bool:
+    """Does every way through ``block`` end in ``return``, ``raise``,
+    ``continue`` or ``break`` (never reaching what follows it)?"""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, _LEAVING):
+        return True
+    if isinstance(last, ast.If):
+        return bool(last.orelse) and _always_leaves(last.body) and _always_leaves(last.orelse)
+    if isinstance(last, (ast.With, ast.AsyncWith)):
+        return _always_leaves(last.body)
+    if isinstance(last, ast.Try) or type(last).__name__ == "TryStar":
+        if _always_leaves(last.finalbody):  # type: ignore[attr-defined]
+            return True
+        completes = _always_leaves(last.body) or _always_leaves(last.orelse)  # type: ignore[attr-defined]
+        return completes and all(_always_leaves(handler.body) for handler in last.handlers)  # type: ignore[attr-defined]
+    return False

@@ -29,6 +29,10 @@ UNKNOWN_MESSAGE = (
     "(no since 2.6, yes before); pass `weights_only=True` for tensors and state dicts, or "
     "`weights_only=False` only for a file you trust"
 )
+OLD_FLOOR_MESSAGE = (
+    "The project supports torch {floor}, older than the torch 1.13 that added the keyword: pass it only "
+    "where the installed torch has it (a version check), or raise the project's floor; no fix is offered"
+)
 WEIGHTS_MESSAGE = (
     "without `weights_only=`: before torch 2.6 it unpickles arbitrary code; this file saves only tensors "
     "and state dicts there (`{save}`), so pass `weights_only=True`"
@@ -65,7 +69,10 @@ class TorchLoadWeightsOnly(Rule):
         "of a class needs `weights_only=False`, which is only safe for files you trust. Files written "
         "elsewhere (another module, another program) are not followed. With `--torch-version` 2.6 or later "
         "only loads of files saved with pickled objects are reported (the default is already safe for the "
-        "rest)."
+        "rest). Under an older floor than 1.13, which lacks the keyword, the load is still reported, "
+        "without a fix: the project also runs on the torch 1.13 to 2.5 where it unpickles in full. A "
+        "project that rebinds `torch.load` to a wrapper of its own (`torch.load = torch_load` in a module "
+        "that runs before the file's code) is left to that wrapper."
     )
     fix_safety = FixSafety.UNSAFE
     # ``weights_only=`` arrived in torch 1.13: a load in a torch-version fallback
@@ -260,12 +267,20 @@ class TorchLoadWeightsOnly(Rule):
         if any(arg.star == "**" for arg in node.args) or edits.keyword(node, "weights_only") is not None:
             return
         oldest = ctx.file.settings.torch_version
-        if oldest is not None and oldest < WEIGHTS_ONLY_SINCE:
-            return  # no such argument yet
+        if ctx.project_patches(TORCH_LOAD):
+            return  # the project rebinds torch.load to its own wrapper, which decides the keyword
         saved, save = _evidence(node, ctx)
         if oldest is not None and oldest >= WEIGHTS_ONLY_DEFAULT_SINCE and saved.kind != PICKLED:
             return  # the default is already the safe choice
         spelled = edits.expression_code(node.func)
+        if oldest is not None and oldest < WEIGHTS_ONLY_SINCE:
+            # The risk is real on the project's torch 1.13-2.5, but the keyword does not
+            # exist on its floor: a finding without a fix, saying how to keep both.
+            floor = ".".join(map(str, oldest[:2]))
+            yield Finding(node, fitting(f"`{spelled}()` without `weights_only=`: may run pickled code on torch < 2.6",
+                                        "`torch.load()` without `weights_only=`: may run pickled code on torch < 2.6"),
+                          detail=f"`{spelled}()` {UNKNOWN_MESSAGE}. {OLD_FLOOR_MESSAGE.format(floor=floor)}")
+            return
         if saved.kind == UNKNOWN:
             yield Finding(node, fitting(f"`{spelled}()` without `weights_only=`: may run pickled code on torch < 2.6",
                                         "`torch.load()` without `weights_only=`: may run pickled code on torch < 2.6"),
