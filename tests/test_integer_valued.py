@@ -261,3 +261,68 @@ def test_project_function_rearranging_whole_numbers_keeps_them_whole(project):
 ])
 def test_scopes_loops_and_keywords_are_respected(code):
     assert len(tl301_lines(code)) == 1
+
+
+@pytest.mark.parametrize("code, reported", [
+    # torch_geometric's degree(): ones added into zeros, whole whatever the index and dtype given
+    pytest.param("""
+        import torch
+        def degree(index, num_nodes, dtype=None):
+            out = torch.zeros((num_nodes, ), dtype=dtype, device=index.device)
+            one = torch.ones((index.size(0), ), dtype=out.dtype, device=out.device)
+            return out.scatter_add_(0, index, one)
+        def scale(out, index):
+            deg = degree(index, out.size(0), dtype=out.dtype).view(-1, 1)
+            return out * torch.log(deg + 1), out / torch.log(deg.clamp(min=1) + 1)
+        """, [], id="scatter-add-of-ones-whatever-the-arguments"),
+    # the same with weights scattered instead of ones: reported
+    pytest.param("""
+        import torch
+        def weighted_degree(index, weight, num_nodes):
+            out = torch.zeros((num_nodes, ))
+            return out.scatter_add_(0, index, weight)
+        def scale(out, index, weight):
+            deg = weighted_degree(index, weight, out.size(0))
+            return torch.log(deg + 1)
+        """, [8], id="scatter-add-of-unknown-weights"),
+    # a function whose result is whole only given whole arguments, called with a fraction
+    pytest.param("""
+        import torch
+        def shifted(x):
+            return x.add(1)
+        def f(n):
+            return torch.log(1 + shifted(torch.arange(n) * 0.5)), torch.log(1 + shifted(torch.arange(n)))
+        """, [6], id="add-method-keeps-whole-given-whole-arguments"),
+    pytest.param("""
+        import torch
+        def f(mask, n):
+            x = torch.arange(n).masked_fill(mask, 0.5)
+            return torch.log(1 + x)
+        """, [5], id="masked-fill-with-a-fraction"),
+])
+def test_combining_methods_and_functions_whole_whatever_their_arguments(code, reported):
+    assert tl301_lines(code) == reported
+
+
+@pytest.mark.parametrize("code, reported", [
+    # speechbrain's HiFi-GAN: the duration is rounded to a whole number right away
+    pytest.param("""
+        import torch
+        def durations(log_dur_pred):
+            return torch.clamp(torch.round((torch.exp(log_dur_pred) - 1)).long(), min=1)
+        """, [], id="torch-round-then-long"),
+    pytest.param("""
+        import torch
+        def f(x, y):
+            return (torch.exp(x) - 1).long(), int(torch.log(1 + y))
+        """, [], id="long-method-and-int"),
+    # rounding to decimals keeps small values: reported; so is a value used as it is
+    pytest.param("""
+        import torch
+        def f(x, y):
+            a = torch.round(torch.log(1 + y), decimals=2)
+            return a, torch.exp(x) - 1
+        """, [4, 5], id="decimals-and-unrounded"),
+])
+def test_a_result_rounded_to_whole_numbers_right_away_is_not_reported(code, reported):
+    assert tl301_lines(code) == reported

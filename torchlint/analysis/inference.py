@@ -232,9 +232,10 @@ class ProjectLink:
         value = self.call_value(key)
         return value is None or value.kind not in _HOLDS_NO_TENSOR
 
-    def returns_integer_valued(self, qualified: str) -> bool:
-        """Given integer-valued arguments, does the project function ``qualified``
-        return integer-valued results only (``integral.py``)?"""
+    def returns_integer_valued(self, qualified: str, given_whole_arguments: bool = True) -> bool:
+        """Given integer-valued arguments (or, without ``given_whole_arguments``, whatever
+        the arguments), does the project function ``qualified`` return integer-valued
+        results only (``integral.py``)?"""
         return False
 
     def parameter_value(self, qualified: str, parameter: str) -> Value:

@@ -61,6 +61,18 @@ _KEEPING_METHODS = frozenset((
     "gather", "unbind", "split", "chunk", "sum", "cumsum", "prod", "max", "min", "amax", "amin", "item",
     "tolist", "clamp", "clip", "diff", "relu",
 ))
+# Tensor methods that combine the receiver's numbers with those of some arguments (the
+# others are dimensions, indices or masks): method -> (position, keyword) of each such argument.
+# Whole when the receiver and those arguments are (``zeros.scatter_add_(0, index, ones)``).
+_COMBINING_METHODS: Dict[str, Tuple[Tuple[int, str], ...]] = {
+    **{name: ((2, "src"),) for name in ("scatter_add", "scatter_add_")},
+    **{name: ((2, "source"), (-1, "alpha")) for name in ("index_add", "index_add_")},
+    **{name: ((2, "src"), (-1, "value")) for name in ("scatter", "scatter_")},
+    **{name: ((1, "value"),) for name in ("masked_fill", "masked_fill_")},
+    **{name: ((2, "value"),) for name in ("index_fill", "index_fill_")},
+    **{name: ((0, "other"), (-1, "alpha")) for name in ("add", "add_", "sub", "sub_")},
+    **{name: ((0, "other"),) for name in ("mul", "mul_")},
+}
 # Builtins and math functions with whole results.
 _WHOLE_BUILTINS = frozenset((
     "builtins.len", "builtins.int", "builtins.ord", "builtins.sum", "math.floor", "math.ceil", "math.trunc",
@@ -87,12 +99,13 @@ class IntegerValues:
         names are not followed), hold whole numbers only?"""
         return self._whole(expr, function, 0)
 
-    def returns_integer_valued(self, function: cst.FunctionDef) -> bool:
-        """Given integer-valued arguments, is every value ``function`` returns integer-valued?"""
+    def returns_integer_valued(self, function: cst.FunctionDef, given_whole_arguments: bool = True) -> bool:
+        """Given integer-valued arguments (or, without ``given_whole_arguments``,
+        whatever the arguments), is every value ``function`` returns integer-valued?"""
         returns = list(_returns(function))
         if not returns or any(value is None for value in returns) or _yields(function):
             return False
-        self._assume_parameters = function
+        self._assume_parameters = function if given_whole_arguments else None
         try:
             return all(self._whole(value, function, 0) for value in returns if value is not None)
         finally:
@@ -143,11 +156,13 @@ class IntegerValues:
                 return True
             if method in _KEEPING_METHODS:
                 return self._whole(func.value, function, depth)
+            if method in _COMBINING_METHODS:
+                return self._combined_whole(call, _COMBINING_METHODS[method], function, depth)
             return False
         local = self._local_function(func)
         if local is not None:
-            return self._arguments_whole(call, function, depth, options=False) and \
-                self._project_function_whole(local)
+            key = self._global_function_key(local)
+            return key is not None and self._project_call_whole(call, key, function, depth)
         return False
 
     def _known_call_whole(self, call: cst.Call, callee: str, function: Optional[cst.FunctionDef],
@@ -166,8 +181,36 @@ class IntegerValues:
         if callee.startswith(api.TORCH_PACKAGES) or callee.startswith(("builtins.", "math.", "numpy.")):
             return False
         key = self._inference.project.absolute(callee)
-        return key is not None and self._arguments_whole(call, function, depth, options=False) and \
-            self._inference.project.returns_integer_valued(key)
+        return key is not None and self._project_call_whole(call, key, function, depth)
+
+    def _project_call_whole(self, call: cst.Call, key: str, function: Optional[cst.FunctionDef],
+                            depth: int) -> bool:
+        """A call of the project function ``key``: whole when its results are whatever
+        the arguments (``degree()``: ones added into zeros), or given whole arguments."""
+        project = self._inference.project
+        if self._arguments_whole(call, function, depth, options=False) and project.returns_integer_valued(key):
+            return True
+        return project.returns_integer_valued(key, given_whole_arguments=False)
+
+    def _combined_whole(self, call: cst.Call, numbers: Tuple[Tuple[int, str], ...],
+                        function: Optional[cst.FunctionDef], depth: int) -> bool:
+        """A combining method (``_COMBINING_METHODS``): its receiver and the arguments
+        holding numbers whole; a ``*args``/``**kwargs`` call is not known."""
+        if any(arg.star for arg in call.args):
+            return False
+        if not self._whole(call.func.value, function, depth):  # type: ignore[attr-defined]
+            return False
+        for position, keyword in numbers:
+            if position < 0:  # a keyword-only option (``alpha=``): whole when given
+                given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == keyword),
+                             None)
+                if given is not None and not self._whole(given, function, depth):
+                    return False
+                continue
+            argument = _argument(call, position, keyword)
+            if argument is None or not self._whole(argument, function, depth):
+                return False
+        return True
 
     def _arange_whole(self, call: cst.Call, function: Optional[cst.FunctionDef], depth: int) -> bool:
         """``arange(end)`` counts 0, 1, 2, ...: whole whatever ``end``; ``arange(start, end, step)``
@@ -195,12 +238,11 @@ class IntegerValues:
                 return False
         return True
 
-    def _project_function_whole(self, local: cst.FunctionDef) -> bool:
+    def _global_function_key(self, local: cst.FunctionDef) -> Optional[str]:
+        """The project key of a top-level def of the file (None for a nested one)."""
         key = self._inference.project.local(local.name.value)
         scope = self._resolver.scope_of(local)
-        if key is not None and scope is not None and scope is scope.globals:
-            return self._inference.project.returns_integer_valued(key)
-        return False
+        return key if scope is not None and scope is scope.globals else None
 
     def _local_function(self, func: cst.BaseExpression) -> Optional[cst.FunctionDef]:
         local = self._inference.local_definition(func)

@@ -778,10 +778,11 @@ class Project:
         return self._answer(key, "autograd Function", cst.ClassDef, False,
                             lambda inference, classdef: inference.is_autograd_function_class(classdef))
 
-    def returns_integer_valued(self, key: str) -> bool:
-        return self._answer(key, "integer-valued", cst.FunctionDef, False,
+    def returns_integer_valued(self, key: str, given_whole_arguments: bool = True) -> bool:
+        question = "integer-valued" if given_whole_arguments else "integer-valued whatever the arguments"
+        return self._answer(key, question, cst.FunctionDef, False,
                             lambda inference, function: IntegerValues(inference.resolver, inference)
-                            .returns_integer_valued(function))
+                            .returns_integer_valued(function, given_whole_arguments))
 
     def parameter_value(self, key: str, parameter: str) -> Value:
         """What the calls of the top-level def ``key`` in its module agree its
@@ -976,11 +977,9 @@ class ModuleLink(ProjectLink):
     def function_classes(self, spelled: str) -> FrozenSet[str]:
         return self._project.function_classes(spelled, self.ref)
 
-    def returns_integer_valued(self, qualified: str) -> bool:
-        ref_key, _ = _split_key(qualified)
-        if self._project.known(ref_key) is None and ref_key == self.ref.key:
-            self._project.module(self.ref)
-        return self._project.returns_integer_valued(qualified)
+    def returns_integer_valued(self, qualified: str, given_whole_arguments: bool = True) -> bool:
+        self._know(qualified)
+        return self._project.returns_integer_valued(qualified, given_whole_arguments)
 
     def parameter_value(self, qualified: str, parameter: str) -> Value:
         self._know(qualified)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterator, Optional, Tuple
+from typing import Callable, Iterator, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -229,7 +229,8 @@ class ImpreciseMath(Rule):
         argument = node.args[0].value
         if isinstance(argument, cst.BinaryOperation) and isinstance(argument.operator, cst.Add):
             side = _one_side(argument)
-            if side is not None and not _whole(argument.right if side == "left" else argument.left, ctx):
+            if side is not None and not _whole(argument.right if side == "left" else argument.left, ctx) \
+                    and not _rounded_right_away(node, ctx):
                 spelled = _spelled(node, "log1p", ctx)
                 fix = None
                 if spelled is not None:
@@ -247,7 +248,7 @@ class ImpreciseMath(Rule):
         left = node.left
         if not isinstance(left, cst.Call) or not _single_positional(left) or left.args[0].keyword is not None:
             return
-        if ctx.resolver.resolve(left.func) != EXP or _whole(left.args[0].value, ctx):
+        if ctx.resolver.resolve(left.func) != EXP or _whole(left.args[0].value, ctx) or _rounded_right_away(node, ctx):
             return
         spelled = _spelled(left, "expm1", ctx)
         fix = None
@@ -290,6 +291,32 @@ class ImpreciseMath(Rule):
                               "`log(sum(exp(x)))` overflows for large `x`; use `logsumexp(x, ...)`")
             detail = ""
         yield Finding(log, message, fix, detail=detail)
+
+
+# Rounding to whole numbers: what ``log1p``/``expm1`` add (precision for small values,
+# far below 1) is rounded away when the result goes straight into one of these.
+_ROUNDING = frozenset(("torch.round", "torch.floor", "torch.ceil", "torch.trunc", "torch.fix", "builtins.round",
+                       "builtins.int", "math.floor", "math.ceil", "math.trunc"))
+_ROUNDING_METHODS = frozenset(("round", "floor", "ceil", "trunc", "fix", "long", "int"))
+
+
+def _rounded_right_away(node: cst.BaseExpression, ctx: NodeContext) -> bool:
+    """Is ``node`` the argument (or receiver) of a rounding to whole numbers
+    (``torch.round(torch.exp(d) - 1)``, ``(torch.exp(d) - 1).long()``)?"""
+    return node in ctx.file.memo(("TL301", "rounded"), lambda: _rounded_operands(ctx))
+
+
+def _rounded_operands(ctx: NodeContext) -> Set[cst.CSTNode]:
+    rounded: Set[cst.CSTNode] = set()
+    for call in ctx.file.nodes(cst.Call):
+        assert isinstance(call, cst.Call)
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _ROUNDING_METHODS and not call.args:
+            rounded.add(func.value)
+        elif _single_positional(call) and call.args[0].keyword is None and \
+                ctx.resolver.resolve(func) in _ROUNDING:
+            rounded.add(call.args[0].value)
+    return rounded
 
 
 def _whole(operand: cst.BaseExpression, ctx: NodeContext) -> bool:
