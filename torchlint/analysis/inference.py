@@ -375,35 +375,42 @@ class Inference:
                 return self._member(owners, expr.attr.value, called=False, numbers=False)
         return value
 
-    def read_from_file(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    def read_from_file(self, expr: cst.BaseExpression) -> bool:
         """Does ``expr`` hold what a checkpoint load returned (``torch.load``,
         ``load_state_dict_from_url``, safetensors' ``load_file``) on some run,
         or a part of it (a subscript, ``.get()``, an unfiltered comprehension
         over its ``.items()`` that renames keys)? A filtered comprehension is
         a subset chosen on purpose; a call of anything else, unknown: no."""
+        return bool(self.checkpoint_loads(expr))
+
+    def checkpoint_loads(self, expr: cst.BaseExpression, depth: int = 0) -> List[cst.Call]:
+        """The checkpoint loads whose result (or a part of it) ``expr`` may hold,
+        as ``read_from_file`` follows them."""
         if depth > 12:
-            return False
+            return []
         if isinstance(expr, cst.Call):
             if self._resolver.resolve(expr.func) in api.CHECKPOINT_LOADERS:
-                return True
+                return [expr]
             func = expr.func
-            return (isinstance(func, cst.Attribute) and func.attr.value in ("get", "pop", "copy")
-                    and self.read_from_file(func.value, depth + 1))
+            if isinstance(func, cst.Attribute) and func.attr.value in ("get", "pop", "copy"):
+                return self.checkpoint_loads(func.value, depth + 1)
+            return []
         if isinstance(expr, cst.Subscript):
-            return self.read_from_file(expr.value, depth + 1)
+            return self.checkpoint_loads(expr.value, depth + 1)
         if isinstance(expr, cst.IfExp):
-            return self.read_from_file(expr.body, depth + 1) or self.read_from_file(expr.orelse, depth + 1)
+            return self.checkpoint_loads(expr.body, depth + 1) + self.checkpoint_loads(expr.orelse, depth + 1)
         if isinstance(expr, cst.DictComp) and not expr.for_in.ifs and expr.for_in.inner_for_in is None:
             items = expr.for_in.iter
-            return (isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute)
-                    and items.func.attr.value == "items" and self.read_from_file(items.func.value, depth + 1))
+            if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and items.func.attr.value == "items":
+                return self.checkpoint_loads(items.func.value, depth + 1)
+            return []
         if isinstance(expr, cst.Name):
             dominating = self.dominating_value(expr)
             if dominating is not None:
-                return self.read_from_file(dominating, depth + 1)
+                return self.checkpoint_loads(dominating, depth + 1)
             values = self.bound_values(expr)
-            return values is not None and any(self.read_from_file(value, depth + 1) for value in values)
-        return False
+            return [load for value in values or () for load in self.checkpoint_loads(value, depth + 1)]
+        return []
 
     def bound_in(self, name: cst.Name, block: cst.CSTNode) -> List[Binding]:
         """The bindings of ``name``'s variable made inside the indented block ``block``."""

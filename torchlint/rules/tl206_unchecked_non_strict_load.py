@@ -9,7 +9,9 @@ import libcst as cst
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
 from torchlint.analysis.outline import Outline, is_literal, keyword_value
+from torchlint.analysis.saved_files import saves_read_by
 from torchlint.core.settings import versions
+from torchlint.knowledge.torch_api import TORCH_LOAD
 from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
@@ -26,7 +28,9 @@ class UncheckedNonStrictLoad(Rule):
         "reports the call when it is a bare statement, in files that import torch, and the state was read "
         "from a file (`torch.load`, `load_state_dict_from_url`, safetensors' `load_file`, or a part of what "
         "they return): another module's `state_dict()`, a subset of the model's own keys or a dict built "
-        "in place is a partial load by construction; assigning or checking "
+        "in place is a partial load by construction, and so is a file that the same file's `torch.save` "
+        "calls only ever write with a filtered part of a state dict (`{n: p for n, p in "
+        "self.state_dict().items() if p.requires_grad}`); assigning or checking "
         "the result (even `_ = ...`) is the explicit way to say the mismatch is expected, and so is a comment "
         "about strictness right above the call or at the end of its line (`# non-strict: the head differs`): "
         "the author wrote down the decision."
@@ -38,6 +42,8 @@ class UncheckedNonStrictLoad(Rule):
         "result.missing_keys`, or log `result.unexpected_keys`."
     )
     triggers = (re.compile(r"strict\s*=\s*False"),)
+    gathers = ("Call",)  # the file's ``torch.save`` calls: what a loaded path holds
+    whole_file = True  # those saves may be anywhere in the file
     references = ("https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.load_state_dict",)
     # The returned NamedTuple of missing/unexpected keys exists since torch 1.1.
     torch_versions = versions(since="1.1")
@@ -69,6 +75,17 @@ class UncheckedNonStrictLoad(Rule):
             import torch
             # load the pretrained backbone (a comment, but not about which keys may not match)
             model.load_state_dict(torch.load("backbone.pt", map_location="cpu", weights_only=True), strict=False)
+            """,
+        ),
+        Example(
+            # the file saves the whole state dict there: a partial load of it is a mismatch
+            """
+            import torch
+            class Adapted(torch.nn.Module):
+                def save(self, path):
+                    torch.save(self.state_dict(), path)
+                def load(self, path):
+                    self.load_state_dict(torch.load(path, map_location="cpu", weights_only=True), strict=False)
             """,
         ),
     )
@@ -106,6 +123,15 @@ class UncheckedNonStrictLoad(Rule):
         model.load_state_dict({"bias": torch.zeros(4)}, strict=False)
         def restore(model, state):
             model.load_state_dict(state, strict=False)
+        """,
+        """
+        import torch
+        class Adapted(torch.nn.Module):
+            def save(self, path):  # only the trained parameters: loading them back is partial by design
+                trained = {n: p.detach() for n, p in self.state_dict(keep_vars=True).items() if p.requires_grad}
+                torch.save(trained, path)
+            def load(self, path):
+                self.load_state_dict(torch.load(path, map_location="cpu", weights_only=True), strict=False)
         """,
         """
         from max import nn  # another framework's Module API, no torch in this file
@@ -151,13 +177,44 @@ class UncheckedNonStrictLoad(Rule):
         if ctx.inference.value(call.func.value).kind in (Kind.TENSOR, Kind.LOADER, Kind.NUMBER):
             return
         state = edits.argument(call, 0, "state_dict")
-        if state is None or not ctx.inference.read_from_file(state):
+        loads = ctx.inference.checkpoint_loads(state) if state is not None else []
+        if not loads:
             return  # another module's state_dict(), a subset of the model's own, a dict built here: on purpose
+        if all(_saved_as_a_subset(load, ctx) for load in loads):
+            return  # the file only ever saves a chosen part of a state dict there
         yield Finding(
             call,
             "`load_state_dict(..., strict=False)` result discarded: keys that did not load go unnoticed",
             detail="check the returned `missing_keys` and `unexpected_keys`",
         )
+
+
+def _saved_as_a_subset(load: cst.Call, ctx: NodeContext) -> bool:
+    """Does the file write the path ``load`` reads with ``torch.save`` calls that all
+    save a filtered part of a state dict (``{n: p for n, p in self.state_dict().items()
+    if p.requires_grad}``, speechbrain's adapters)? Then a partial load is the design."""
+    if ctx.resolver.resolve(load.func) not in TORCH_LOAD:
+        return False
+    saves = saves_read_by(load, ctx.file)
+    return bool(saves) and all(_filtered_state_dict(saved, ctx, 0) for saved, _ in saves)
+
+
+def _filtered_state_dict(expr: cst.BaseExpression, ctx: NodeContext, depth: int) -> bool:
+    """A dict comprehension with a filter over ``<something>.state_dict(...).items()``,
+    or a name whose every binding is one."""
+    if depth > 4:
+        return False
+    if isinstance(expr, cst.Name):
+        values = ctx.inference.bound_values(expr)
+        return bool(values) and all(_filtered_state_dict(value, ctx, depth + 1) for value in values)
+    if not (isinstance(expr, cst.DictComp) and expr.for_in.ifs and expr.for_in.inner_for_in is None):
+        return False
+    items = expr.for_in.iter
+    if not (isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and items.func.attr.value == "items"):
+        return False
+    source = items.func.value
+    return isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and \
+        source.func.attr.value == "state_dict"
 
 
 # A comment that speaks of the strictness of the load: "non-strict", "strict=False", "not strict".

@@ -1,18 +1,18 @@
 """TL214: `torch.load(...)` without `weights_only=`, fixed from what the file saves there."""
 
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Outline, calls_resolving_to, keyword_value
+from torchlint.analysis.saved_files import saves_read_by
 from torchlint.analysis.screens import CallWithout
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import (
     TORCH_LOAD,
     TORCH_LOAD_POSITIONAL,
-    TORCH_SAVE,
     WEIGHTS_ONLY_DEFAULT_SINCE,
     WEIGHTS_ONLY_SINCE,
 )
@@ -305,23 +305,9 @@ def _short(code: str, limit: int = 60) -> str:
     return code if len(code) <= limit else code[:limit - 3] + "..."
 
 
-def _path_argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:
-    arg = edits.keyword(call, keyword)
-    if arg is not None:
-        return arg.value
-    positional = [a for a in call.args if a.keyword is None]
-    if len(positional) > position and not any(a.star for a in positional[:position + 1]):
-        return positional[position].value
-    return None
-
-
 def _evidence(load: cst.Call, ctx: NodeContext) -> Tuple[Saved, Optional[cst.Call]]:
     """What this file's ``torch.save`` calls write where ``load`` reads, and one such call."""
-    source = _path_argument(load, 0, "f")
-    if source is None:
-        return Saved(UNKNOWN, ""), None
-    by_path, by_name = ctx.file.memo(("TL214", "saves"), lambda: _saves_by_path(ctx))
-    found = by_path.get(_key(source)) or by_name.get(_file_name(source) or "", [])
+    found = saves_read_by(load, ctx.file)
     if not found:
         return Saved(UNKNOWN, ""), None
     kinds = [(_classify(obj, ctx, 0), call) for obj, call in found]
@@ -331,74 +317,6 @@ def _evidence(load: cst.Call, ctx: NodeContext) -> Tuple[Saved, Optional[cst.Cal
     if all(saved.kind == WEIGHTS for saved, _ in kinds):
         return kinds[0]
     return Saved(UNKNOWN, ""), None
-
-
-def _key(path: cst.BaseExpression) -> str:
-    return " ".join(edits.expression_code(path).split())
-
-
-_Saves = Dict[str, List[Tuple[cst.BaseExpression, cst.Call]]]
-
-
-def _saves_by_path(ctx: NodeContext) -> Tuple[_Saves, _Saves]:
-    """Every ``torch.save(obj, path)`` of the file, by the code of ``path``, and by the file
-    name it spells (``os.path.join(out_dir, 'best.pth')``: ``best.pth``)."""
-    by_path: _Saves = {}
-    by_name: _Saves = {}
-    resolve = ctx.resolver.resolve
-
-    for node in ctx.file.nodes(cst.Call):
-        if resolve(node.func) not in TORCH_SAVE:  # type: ignore[attr-defined]
-            continue
-        obj, path = _path_argument(node, 0, "obj"), _path_argument(node, 1, "f")  # type: ignore[arg-type]
-        if obj is not None and path is not None:
-            by_path.setdefault(_key(path), []).append((obj, node))
-            name = _file_name(path)
-            if name is not None:
-                by_name.setdefault(name, []).append((obj, node))
-    return by_path, by_name
-
-
-def _file_name(path: cst.BaseExpression) -> Optional[str]:
-    """The file name a path expression ends in, when a string literal spells it whole:
-    ``best.pth`` of ``os.path.join(out_dir, 'best.pth')``, ``out_dir + '/best.pth'``,
-    ``'%s/best.pth' % out_dir`` or ``f'{out_dir}/best.pth'``; a name with an extension
-    and nothing formatted into it (``'model_%d.pth' % epoch`` names many files)."""
-    leaf = _last_leaf(path)
-    whole = True  # the literal is the whole path, or follows a separate directory part
-    if isinstance(leaf, cst.BinaryOperation) and isinstance(leaf.operator, cst.Modulo):
-        leaf, whole = leaf.left, False
-    if isinstance(leaf, cst.SimpleString):
-        text = leaf.evaluated_value
-    elif isinstance(leaf, cst.FormattedString) and leaf.parts and isinstance(leaf.parts[-1], cst.FormattedStringText):
-        text, whole = leaf.parts[-1].value, len(leaf.parts) == 1
-    else:
-        return None
-    if not isinstance(text, str) or (not whole and "/" not in text):
-        return None
-    name = text.replace("\\", "/").rsplit("/", 1)[-1]
-    if "." not in name.strip(".") or any(mark in name for mark in "%{}*"):
-        return None
-    return name
-
-
-def _last_leaf(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """The last part of a path expression: ``'best.pth'`` of ``os.path.join(d, 'best.pth')``,
-    ``d + '/best.pth'`` or ``Path(d) / 'best.pth'``."""
-    while True:
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Divide)):
-            expr = expr.right
-        elif (isinstance(expr, cst.Call) and _called_name(expr.func) == "join" and expr.args
-              and all(a.keyword is None and not a.star for a in expr.args)):
-            expr = expr.args[-1].value
-        else:
-            return expr
-
-
-def _called_name(func: cst.BaseExpression) -> Optional[str]:
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return func.value if isinstance(func, cst.Name) else None
 
 
 _PLAIN = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
