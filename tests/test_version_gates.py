@@ -431,3 +431,54 @@ def test_the_torch_version_a_project_helper_reads_from_the_distribution_it_is_gi
 ])
 def test_code_after_a_gate_whose_body_always_returns_is_its_else(source, reported):
     assert [item for item in codes(source) if item[1] in ("TL214", "TL109")] == reported
+
+
+@pytest.mark.parametrize("source, release", [
+    ("import torch\nif torch.__version__ >= '1.12':\n    pass\n", (1, 11)),
+    ("import torch\nfrom packaging import version\n"
+     "NEW = version.parse(torch.__version__) >= version.parse('2.1')\n", (2, 0)),
+    ("import torch\nNEW = torch.__version__ >= (2, 4)\n", (2, 3)),
+    # torch_geometric's flags, derived from each other
+    ("import torch\nWITH_PT20 = int(torch.__version__.split('.')[0]) >= 2\n"
+     "WITH_PT112 = WITH_PT20 or int(torch.__version__.split('.')[1]) >= 12\n"
+     "WITH_PT24 = WITH_PT20 and int(torch.__version__.split('.')[1]) >= 4\n", (1, 11)),
+    # a guard refusing old torch tells nothing about what the project runs on
+    ("import torch\nif torch.__version__ < '1.9':\n    raise ImportError('torch 1.9 or newer')\n", None),
+    # what cannot be evaluated tells nothing either
+    ("import torch\nNEW = parse(torch.__version__) >= (1, 12)\n", None),
+    ("import os\nNEW = os.environ.get('V', '1.0') >= '1.12'\n", None),
+])
+def test_the_oldest_release_a_module_tells_apart(source, release):
+    from torchlint.analysis.version_tests import oldest_release_told_apart
+    assert oldest_release_told_apart(Outline(ast.parse(source))) == release
+
+
+def _write_undeclared_project(root, flags: str, floor: str = "") -> None:
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text("import pkg.typing\n")
+    (root / "pkg" / "typing.py").write_text("import torch\n" + flags)
+    (root / "pkg" / "datasets").mkdir()
+    (root / "pkg" / "datasets" / "__init__.py").write_text("")
+    (root / "pkg" / "datasets" / "pascal.py").write_text(
+        "import torch\n"
+        "from torchvision import models\n"
+        "vgg16 = models.vgg16(pretrained=True)\n")
+    (root / "pyproject.toml").write_text(
+        "[project]\nname = 'pkg'\n" + (f"dependencies = ['torch>={floor}']\n" if floor else ""))
+
+
+@pytest.mark.parametrize("flags, floor, reported", [
+    # torch_geometric declares no torch floor, but its flags tell torch 1.11 from 1.12:
+    # it runs on a torch without torchvision's weights= (torch 1.12), so TL112 does not fit
+    ("WITH_PT112 = int(torch.__version__.split('.')[1]) >= 12 or int(torch.__version__.split('.')[0]) >= 2\n",
+     "", False),
+    # flags that only tell 2.x releases apart leave the advice standing
+    ("WITH_PT24 = torch.__version__ >= (2, 4)\n", "", True),
+    # a declared floor wins over what the code shows
+    ("WITH_PT112 = torch.__version__ >= (1, 12)\n", "1.12", True),
+])
+def test_a_project_without_a_floor_is_judged_by_the_torch_its_version_tests_show(tmp_path, flags, floor, reported):
+    _write_undeclared_project(tmp_path, flags, floor)
+    for run in (run_torchlint(["--no-cache", "--select", "TL112", "pkg"], cwd=tmp_path),
+                run_flake8(["--select", "TL112", "pkg"], cwd=tmp_path)):
+        assert ("TL112" in run.stdout) is reported, run.stdout + run.stderr

@@ -37,6 +37,7 @@ from torchlint.analysis.outline import Outline, dotted
 from torchlint.analysis.summaries import SummaryStore, decode, encode
 from torchlint.analysis.sys_path import added_folders
 from torchlint.analysis.version_gates import version_flags
+from torchlint.analysis.version_tests import oldest_release_told_apart
 from torchlint.core.dependencies import ABSENT, ABSENT_DIGEST, content_digest
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.settings import Settings
@@ -102,8 +103,8 @@ REGISTERED_KEPT = 4
 # it, and what such classes hold is rarely a tensor a rule can use.
 MAX_DEFINITION_LINES = 1500
 # The key of a module's analysis with every def and class cut (not a Python name).
-# How many modules the search for torch names the project rebinds reads at most.
-PATCH_SEARCH_MODULES = 64
+# How many modules ``run_first`` reads at most.
+RUN_FIRST_MODULES = 64
 _HEADERS = "<headers>"
 _WHOLE = "<whole>"  # an analysis of the module with nothing cut
 
@@ -121,6 +122,9 @@ class _Facts:
         # torch names the module rebinds when it runs (``torch.load = torch_load``): every
         # module importing it afterwards calls the project's replacement under torch's name.
         self.patched: List[str] = []
+        # Every module a top-level import names, as spelled (``import a.b.c``: "a.b.c";
+        # ``from .x import y``: ".x" and ".x.y", which may be a submodule).
+        self.modules_imported: List[str] = []
         for statement in _top_level(tree.body):
             self._note(statement)
         self.function_classes = self._function_classes(tree)
@@ -157,6 +161,7 @@ class _Facts:
 
     def _note(self, statement: ast.AST) -> None:
         if isinstance(statement, ast.Import):
+            self.modules_imported.extend(alias.name for alias in statement.names)
             for alias in statement.names:
                 if alias.asname:
                     self.imports.setdefault(alias.asname, []).append((alias.name, ""))
@@ -165,6 +170,9 @@ class _Facts:
                     self.imports.setdefault(root, []).append((root, ""))
         elif isinstance(statement, ast.ImportFrom):
             module = "." * statement.level + (statement.module or "")
+            self.modules_imported.append(module)
+            self.modules_imported.extend(f"{module.rstrip('.')}.{alias.name}" if statement.module else module + alias.name
+                                         for alias in statement.names if alias.name != "*")
             for alias in statement.names:
                 if alias.name == "*":
                     self.stars.append(module)
@@ -190,7 +198,7 @@ class _Facts:
     def to_json(self) -> Dict[str, Any]:
         return {"added_folders": self.added_folders, "imports": self.imports, "defined": self.defined,
                 "stars": self.stars, "all": self.all, "function_classes": self.function_classes,
-                "patched": self.patched}
+                "patched": self.patched, "modules_imported": self.modules_imported}
 
     @classmethod
     def from_json(cls, data: Any) -> "_Facts":
@@ -205,6 +213,7 @@ class _Facts:
             facts.all = None if data["all"] is None else _strings(data["all"])
             facts.function_classes = _strings(data["function_classes"])
             facts.patched = _strings(data["patched"])
+            facts.modules_imported = _strings(data["modules_imported"])
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not the facts of a module: {exc}") from None
         if len(facts.defined) != len(data["defined"]) or not all(
@@ -332,6 +341,19 @@ class _Module:
                 self._flags = frozenset()
             self.remember("flags", sorted(self._flags))
         return self._flags
+
+    def oldest_release_told_apart(self) -> Optional[Tuple[int, int]]:
+        """The oldest torch release this module's version tests tell apart from the
+        next (``version_tests.py``): the module evidently runs on it, or older."""
+        kept = self.summary.get("told apart", False) if not self.source.parsed else False
+        if kept is None or (isinstance(kept, list) and len(kept) == 2 and all(type(n) is int for n in kept)):
+            return tuple(kept) if kept is not None else None  # type: ignore[return-value]
+        try:
+            found = oldest_release_told_apart(Outline(self.source.tree))
+        except (ParseError, Unsupported, RecursionError, ValueError):
+            found = None
+        self.remember("told apart", list(found) if found is not None else None)
+        return found
 
     def defines_class(self, name: str) -> bool:
         """Is a top-level statement of this module ``class name``?"""
@@ -584,22 +606,35 @@ class Project:
 
     def patched_torch_names(self, ref: ModuleRef) -> FrozenSet[str]:
         """The torch names (``torch.load``) that ``ref`` or the modules certainly run
-        before its code rebind: the packages holding it, the modules its top-level
-        imports reach with the packages holding them, and so on, breadth first,
-        up to ``PATCH_SEARCH_MODULES`` modules (what lies beyond is not known)."""
-        patched: Set[str] = set()
-        queue, seen = [ref], {ref.key}
+        before its code (``run_first``) rebind."""
+        return frozenset(name for _, facts in self.run_first(ref) for name in facts.patched)
+
+    def oldest_release_told_apart(self, ref: ModuleRef) -> Optional[Tuple[int, int]]:
+        """The oldest torch release the version tests of ``ref`` or of the modules
+        run before it (``run_first``) tell apart from the next: the project evidently
+        runs on it, or on an older one (``version_tests.py``). None: no such test."""
+        found = [release for module, _ in self.run_first(ref)
+                 if (release := module.oldest_release_told_apart()) is not None]
+        return min(found) if found else None
+
+    def run_first(self, ref: ModuleRef) -> Iterator[Tuple[_Module, _Facts]]:
+        """``ref`` and the modules certainly run before its code, with their facts: the
+        packages holding it, the modules its top-level imports reach with the packages
+        holding them, and so on, breadth first, up to ``RUN_FIRST_MODULES`` modules
+        (what lies beyond is not known)."""
+        queue, seen, read = [ref], {ref.key}, 0
         packages = _packages_of(ref.name)
-        queue_names: List[str] = packages if ref.is_package else packages[:-1]
-        while queue and len(seen) <= PATCH_SEARCH_MODULES:
+        holding: List[str] = packages if ref.is_package else packages[:-1]
+        while queue and read < RUN_FIRST_MODULES:
             current = queue.pop(0)
             module = self.known(current.key) or self.module(current)
             facts = module.facts() if module is not None else None
-            if facts is None:
+            read += 1
+            if module is None or facts is None:
                 continue
-            patched.update(facts.patched)
-            names = list(queue_names) if current is ref else []
-            for spelled in (*(module for pairs in facts.imports.values() for module, _ in pairs), *facts.stars):
+            yield module, facts
+            names = list(holding) if current is ref else []
+            for spelled in facts.modules_imported:
                 absolute = absolute_module(spelled, current)
                 if absolute is not None:
                     names.extend(_packages_of(absolute))
@@ -608,7 +643,6 @@ class Project:
                 if found is not None and found.key not in seen:
                     seen.add(found.key)
                     queue.append(found)
-        return frozenset(patched)
 
     # -- star imports --------------------------------------------------------
 

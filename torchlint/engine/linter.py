@@ -258,6 +258,7 @@ class Engine:
             places = locator.ranges({id(f.node): f.node for _, f in found}.values())
             noqa = noqa_index(source) if self.honour_noqa else None  # flake8 applies `# noqa` itself
             lines = source.lines if "\x0c" in source.text else None
+            found = self._fitting_the_torch_shown(found, ref)
             gates = _version_gates(found, places, tree, outline, self.project, ref)
             moot = _moot_ranges(found, places, tree, outline)
             for rule, finding in found:
@@ -283,6 +284,24 @@ class Engine:
         diagnostics.sort(key=Diagnostic.sort_key)
         return CheckResult(_dedupe(diagnostics), file_context.module, errors, narrowed is not None,
                            file_context.top_of, locator, suppressed)
+
+    def _fitting_the_torch_shown(self, found: List[Tuple[Rule, object]], ref: ModuleRef) -> List[Tuple[Rule, object]]:
+        """Without a declared floor, the findings of rules that need a newer torch
+        than the project's own version tests show it runs on (TL112's ``weights=``
+        needs 1.12; ``if torch.__version__ >= "1.11"`` shows a torch 1.10 in use)
+        are dropped: the oldest release those tests tell apart bounds the floor
+        from above (``version_tests.py``). Only the rules' ``since`` is compared:
+        a bound from above cannot say a problem that ended in some release is
+        gone. Asked only when such a finding exists."""
+        if self.settings.torch_version is not None or not any(
+                rule.torch_versions.since is not None for rule, _ in found):
+            return found
+        release = self.project.oldest_release_told_apart(ref)
+        if release is None:
+            return found
+        shown = (*release, 0)
+        return [(rule, finding) for rule, finding in found
+                if rule.torch_versions.since is None or shown >= rule.torch_versions.since]
 
     def fix(self, source: Union[str, SourceFile], unsafe: bool = False, module: ModuleRef = STANDALONE) -> FixResult:
         original = SourceFile.of(source)

@@ -28,7 +28,8 @@ extras wins: the package runs with it whatever extra is chosen. Extras of the
 project's own development (``test``, ``dev``, ``docs``...) do not count: a torch
 they pin is the one its tests run on, not what it supports.
 
-Not read: a floor implied by the project's own code. A project that
+Not read here: a floor implied by the project's own code (the engine uses
+it, as a bound from above, when none is declared: ``version_tests.py``). A project that
 declares none but tests ``torch.__version__ >= "1.12"`` evidently runs on
 some torch older than 1.12, and advice whose fix needs 1.12 (TL112's
 ``weights=``) does not fit it. That is an upper bound on the floor, not a

@@ -1,0 +1,225 @@
+"""Which torch releases a module's own version tests tell apart.
+
+A project that declares no torch floor may still show, in its code, that it
+runs on old releases: ``WITH_PT112 = WITH_PT20 or int(torch.__version__.split('.')[1])
+>= 12`` (torch_geometric) only makes sense if some supported torch is older
+than 1.12. Each test of the torch version is evaluated here at every release
+of ``RELEASES``; where its answer changes between two neighbours, the module
+evidently runs on the older one (or on something older still). The oldest
+such release is an upper bound on the project's true floor: advice that needs
+a newer torch than that (TL112's ``weights=`` needs torch 1.12) does not fit
+the project.
+
+Evaluated, never executed: a small interpreter over Python's tree knows
+constants, the names this module assigns once, ``torch.__version__``,
+``int``/``str``, ``.split``, indexing, comparisons, ``and``/``or``/``not``,
+tuples and the packaging spellings of a version (``version.parse``,
+``Version``, ``LooseVersion``, ``parse_version``). Anything else makes the
+test unknown, and an unknown test tells nothing apart. A guard whose body only
+raises (``if torch.__version__ < "1.9": raise ImportError(...)``) tells the
+release it refuses apart from the rest: it is left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+from torchlint.analysis.outline import Outline, qualified_names
+
+Release = Tuple[int, int]
+
+# The torch releases a test is evaluated at, oldest first.
+RELEASES: Tuple[Release, ...] = (
+    (0, 4), *((1, minor) for minor in range(0, 14)), *((2, minor) for minor in range(0, 16)))
+
+# How a version string becomes comparable, in the libraries projects use.
+_VERSION_PARSERS = frozenset((
+    "packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version",
+    "distutils.version.LooseVersion", "distutils.version.StrictVersion", "looseversion.LooseVersion",
+))
+_DEPTH = 20
+
+
+class _Unknown(Exception):
+    """The expression's value cannot be worked out here."""
+
+
+class _ParsedVersion(tuple):
+    """A version as its release numbers, trailing zeros dropped (``1.12.0`` == ``1.12``)."""
+
+    @classmethod
+    def of(cls, text: Any) -> "_ParsedVersion":
+        if isinstance(text, _ParsedVersion):
+            return text
+        if isinstance(text, tuple) and all(isinstance(part, int) for part in text):
+            numbers = list(text)
+        elif isinstance(text, str):
+            match = re.match(r"\s*v?(\d+(?:\.\d+)*)", text)
+            if match is None:
+                raise _Unknown(text)
+            numbers = [int(part) for part in match.group(1).split(".")]
+        else:
+            raise _Unknown(text)
+        while len(numbers) > 1 and numbers[-1] == 0:
+            numbers.pop()
+        return cls(numbers)
+
+
+class _TorchVersion(str):
+    """``torch.__version__`` at one release: a string that compares as a version."""
+
+
+def oldest_release_told_apart(outline: Outline) -> Optional[Release]:
+    """The oldest release of ``RELEASES`` that a test of the torch version in this
+    module answers differently from the next one (None: no such test evaluates)."""
+    tree = outline.tree
+    assigned = _assigned_once(tree)
+    tests = [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign) and len(node.targets) == 1]
+    tests += [node.test for node in ast.walk(tree) if isinstance(node, (ast.If, ast.IfExp, ast.While))
+              and not _only_raises(node)]
+    reading = _names_reading_the_version(outline, assigned)
+    oldest: Optional[Release] = None
+    for test in tests:
+        if not _reads_torch_version(outline, test, reading):
+            continue
+        answers = [_answer(outline, test, assigned, release) for release in RELEASES]
+        for older, newer, release in zip(answers, answers[1:], RELEASES):
+            if older is not None and newer is not None and older != newer:
+                oldest = release if oldest is None else min(oldest, release)
+                break
+    return oldest
+
+
+def _only_raises(node: ast.AST) -> bool:
+    body = getattr(node, "body", None)
+    return isinstance(body, list) and bool(body) and all(isinstance(s, (ast.Raise, ast.Expr)) for s in body) \
+        and isinstance(body[-1], ast.Raise) and not getattr(node, "orelse", None)
+
+
+def _assigned_once(tree: ast.AST) -> Dict[str, ast.AST]:
+    """Module-level names bound by exactly one plain assignment -> the value."""
+    counts: Dict[str, int] = {}
+    values: Dict[str, ast.AST] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    counts[target.id] = counts.get(target.id, 0) + 1
+                    values[target.id] = node.value
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+            counts[node.target.id] = counts.get(node.target.id, 0) + 2
+    return {name: value for name, value in values.items() if counts[name] == 1}
+
+
+def _names_reading_the_version(outline: Outline, assigned: Dict[str, ast.AST]) -> Set[str]:
+    """The names in ``assigned`` whose value reads ``torch.__version__``, directly or
+    through another such name (to a fixed point, each value walked once per round)."""
+    reading = {name for name, value in assigned.items()
+               if any(_is_torch_version(outline, node) for node in ast.walk(value))}
+    if not reading:
+        return reading
+    reads = {name: {node.id for node in ast.walk(value) if isinstance(node, ast.Name)}
+             for name, value in assigned.items() if name not in reading}
+    changed = True
+    while changed:
+        changed = False
+        for name, names in reads.items():
+            if name not in reading and names & reading:
+                reading.add(name)
+                changed = True
+    return reading
+
+
+def _reads_torch_version(outline: Outline, expr: ast.AST, reading: Set[str]) -> bool:
+    return any(_is_torch_version(outline, node) or (isinstance(node, ast.Name) and node.id in reading)
+               for node in ast.walk(expr))
+
+
+def _is_torch_version(outline: Outline, node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "__version__" and \
+        "torch" in qualified_names(outline, node.value)
+
+
+def _answer(outline: Outline, test: ast.AST, assigned: Dict[str, ast.AST], release: Release) -> Optional[bool]:
+    try:
+        return bool(_evaluate(outline, test, assigned, _TorchVersion(f"{release[0]}.{release[1]}.0"), 0, {}))
+    except (_Unknown, TypeError, ValueError, IndexError, AttributeError, RecursionError):
+        return None
+
+
+def _evaluate(outline: Outline, node: ast.AST, assigned: Dict[str, ast.AST], version: _TorchVersion,
+              depth: int, names: Dict[str, Any]) -> Any:
+    """``node``'s value at ``version``; ``names``: the names worked out so far."""
+    if depth > _DEPTH:
+        raise _Unknown("too deep")
+    again = lambda child: _evaluate(outline, child, assigned, version, depth + 1, names)  # noqa: E731
+    if isinstance(node, ast.Constant):
+        return node.value
+    if _is_torch_version(outline, node):
+        return version
+    if isinstance(node, ast.Name):
+        if node.id not in assigned:
+            raise _Unknown(node.id)
+        if node.id not in names:
+            names[node.id] = again(assigned[node.id])
+        return names[node.id]
+    if isinstance(node, ast.Tuple):
+        return tuple(again(element) for element in node.elts)
+    if isinstance(node, ast.BoolOp):
+        values = [again(value) for value in node.values]
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return not again(node.operand)
+    if isinstance(node, ast.Compare):
+        return _compare(again(node.left), node.ops, [again(c) for c in node.comparators])
+    if isinstance(node, ast.Subscript):
+        index = again(node.slice)
+        if not isinstance(index, int):
+            raise _Unknown("slice")
+        return again(node.value)[index]
+    if isinstance(node, ast.Call):
+        return _call(outline, node, again)
+    raise _Unknown(type(node).__name__)
+
+
+def _call(outline: Outline, node: ast.Call, again: Any) -> Any:
+    if node.keywords or any(isinstance(arg, ast.Starred) for arg in node.args):
+        raise _Unknown("arguments")
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr == "split":
+        return str(again(func.value)).split(*[again(arg) for arg in node.args])
+    names = set(qualified_names(outline, func))
+    if isinstance(func, ast.Name) and func.id in ("int", "str") and len(node.args) == 1:
+        value = again(node.args[0])
+        return int(value) if func.id == "int" else str(value)
+    if names & _VERSION_PARSERS and len(node.args) == 1:
+        return _ParsedVersion.of(str(again(node.args[0])))
+    raise _Unknown("call")
+
+
+_OPERATORS = {
+    ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b, ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+}
+
+
+def _compare(left: Any, operators: List[ast.cmpop], rights: List[Any]) -> bool:
+    for operator, right in zip(operators, rights):
+        compare = _OPERATORS.get(type(operator))
+        if compare is None:
+            raise _Unknown("operator")
+        if isinstance(left, _TorchVersion) or isinstance(right, _TorchVersion):
+            # torch.__version__ is a TorchVersion: it compares with strings and tuples as a version
+            a, b = _ParsedVersion.of(_plain(left)), _ParsedVersion.of(_plain(right))
+        else:
+            a, b = left, right
+        if not compare(a, b):
+            return False
+        left = right
+    return True
+
+
+def _plain(value: Any) -> Any:
+    return str(value) if isinstance(value, _TorchVersion) else value
