@@ -208,8 +208,8 @@ def _finding(call: cst.Call, overload: Overload, positional: Sequence[cst.BaseEx
         fix = Fix(edits.edits_for([(call, edits.move_to_keywords(kept, keywords))]))
     old, new = overload.signature(old=True), overload.signature(old=False)
     message = fitting(f"deprecated overload `{old}`; use `{new}`",
-                      f"deprecated scalar-first overload of `{overload.name}`; use `{new}`",
-                      f"deprecated scalar-first overload of `{overload.name}`")
+                      f"`{old}` is deprecated; use `{new}`",
+                      f"deprecated overload of `{overload.name}`; use `{new}`")
     detail = f"torch warns: This overload of {overload.name} is deprecated"
     if fix is None:
         detail += "; not fixed: moving the scalars after the tensors would change the order calls run in"
