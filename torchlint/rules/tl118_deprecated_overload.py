@@ -213,4 +213,6 @@ def _finding(call: cst.Call, overload: Overload, positional: Sequence[cst.BaseEx
     detail = f"torch warns: This overload of {overload.name} is deprecated"
     if fix is None:
         detail += "; not fixed: moving the scalars after the tensors would change the order calls run in"
-    return Finding(call, message, fix, detail=detail)
+    # A method is reported at its name: in ``m.mul_(b).add_(1 - b, g)`` that is what is wrong.
+    where = call.func.attr if overload.form == METHOD and isinstance(call.func, cst.Attribute) else call
+    return Finding(where, message, fix, detail=detail)
