@@ -29,7 +29,8 @@ class DeprecatedOverload(Rule):
         "warns `This overload of add_ is deprecated: add_(Number alpha, Tensor other)` and names the "
         "signature to use, where the factor is a keyword (`add_(grad, alpha=-lr)`). The overloads are "
         "torch's own list (`deprecated.yaml`, shipped with torch); a call is one when it passes more "
-        "positional arguments than any current signature takes."
+        "positional arguments than any current signature takes, or, for `torch.addmm(beta, M, a, b)` "
+        "and `torch.baddbmm`, whose `out_dtype` signature takes four, when the first one is a number."
     )
     fix_safety = FixSafety.SAFE
     fix_description = (
@@ -93,6 +94,26 @@ class DeprecatedOverload(Rule):
             """,
             count=3,
             runnable=True,
+        ),
+        Example(
+            """
+            from torch.optim import Optimizer
+
+            class SGD(Optimizer):
+                def step(self):
+                    for group in self.param_groups:
+                        for p in group['params']:
+                            p.data.add_(-group['lr'], p.grad.data)
+            """,
+            """
+            from torch.optim import Optimizer
+
+            class SGD(Optimizer):
+                def step(self):
+                    for group in self.param_groups:
+                        for p in group['params']:
+                            p.data.add_(p.grad.data, alpha=-group['lr'])
+            """,
         ),
         Example(
             """
