@@ -267,3 +267,27 @@ def test_no_fix_where_the_order_of_calls_would_change() -> None:
     fixed = _engine().fix(code).source
     assert "w.add_(-rate(), torch.ones(3))" in fixed  # rate() would run after torch.ones(3)
     assert "w.add_(torch.ones(3), alpha=-0.1)" in fixed  # a number spelled in the code can move
+
+
+def test_a_def_variable_no_call_can_rebind_may_move_past_calls() -> None:
+    code = textwrap.dedent("""\
+        import torch
+
+        def line_search(p, update, step_size):
+            p.add_(step_size, update.view_as(p))
+            p.add_(-step_size, update.view_as(p))
+
+        def closure_rebinds(update):
+            p = torch.ones(3)
+            step = 0.1
+            def grow():
+                nonlocal step
+                step = 0.2
+                return update
+            p.add_(step, grow())
+        """)
+    assert _lines(code) == [4, 5, 14]
+    fixed = _engine().fix(code).source
+    assert "p.add_(update.view_as(p), alpha=step_size)" in fixed  # a parameter of the def
+    assert "p.add_(-step_size, update.view_as(p))" in fixed  # ``-x`` is computed when evaluated
+    assert "p.add_(step, grow())" in fixed  # ``grow`` rebinds ``step``

@@ -181,7 +181,7 @@ class DeprecatedOverload(Rule):
             return
         if not _is_the_deprecated_overload(overload, func, positional, ctx):
             return
-        yield _finding(node, overload, positional)
+        yield _finding(node, overload, positional, ctx)
 
 
 def _leading_positional(call: cst.Call) -> List[cst.BaseExpression]:
@@ -218,14 +218,25 @@ def _is_the_deprecated_overload(overload: Overload, func: cst.BaseExpression,
             and not any(ctx.inference.is_tensor(s) for s in scalars))
 
 
-def _finding(call: cst.Call, overload: Overload, positional: Sequence[cst.BaseExpression]) -> Finding:
+def _fixed_reference(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
+    """Does ``expr`` give the same object whenever it is evaluated in its call: a number
+    spelled in the code, or a def's variable that no call can rebind? (Either side of
+    a reorder being such, the other side's calls cannot change what it gives.)"""
+    if edits.is_number_literal(expr):
+        return True
+    return isinstance(expr, cst.Name) and ctx.resolver.private_local(expr)
+
+
+def _finding(call: cst.Call, overload: Overload, positional: Sequence[cst.BaseExpression],
+             ctx: NodeContext) -> Finding:
     index = {name: i for i, name in enumerate(overload.old)}
     kept = [index[name] for name in overload.new]
     keywords = [(name, index[name]) for name in overload.keywords]
     moved = [positional[i] for _, i in keywords]
     passed = [positional[i] for i in kept if i > min(i for _, i in keywords)]
     fix: Optional[Fix] = None
-    if edits.reorder_keeps_meaning(moved, passed):
+    if edits.reorder_keeps_meaning(moved, passed) or all(_fixed_reference(e, ctx) for e in moved) or all(
+            _fixed_reference(e, ctx) for e in passed):
         fix = Fix(edits.edits_for([(call, edits.move_to_keywords(kept, keywords))]))
     old, new = overload.signature(old=True), overload.signature(old=False)
     message = fitting(f"deprecated overload `{old}`; use `{new}`",
