@@ -291,3 +291,21 @@ def test_a_def_variable_no_call_can_rebind_may_move_past_calls() -> None:
     assert "p.add_(update.view_as(p), alpha=step_size)" in fixed  # a parameter of the def
     assert "p.add_(-step_size, update.view_as(p))" in fixed  # ``-x`` is computed when evaluated
     assert "p.add_(step, grow())" in fixed  # ``grow`` rebinds ``step``
+
+
+def test_param_groups_zipped_with_other_lists_and_a_gradient_rebound_from_itself() -> None:
+    code = textwrap.dedent("""\
+        import torch
+
+
+        class Bounded(torch.optim.Optimizer):
+            def step(self):
+                for group, base_lr in zip(self.param_groups, self.base_lrs):
+                    for p in group['params']:
+                        grad = p.grad.data
+                        if group['weight_decay'] != 0:
+                            grad = grad.add(group['weight_decay'], p.data)
+                        state = self.state[p]
+                        state['exp_avg'].mul_(0.9).add_(0.1, grad)
+        """)
+    assert _lines(code) == [10, 12]

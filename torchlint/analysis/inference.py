@@ -1111,6 +1111,12 @@ class Inference:
                     self._iterated(inner, path[1:]) if path[0] == 1 else UNKNOWN)
             if callee in api.ITERATION_WRAPPERS:
                 return self._iterated(inner, path)
+            if callee == "builtins.zip":
+                # ``for group, lr in zip(self.param_groups, lrs)``: each target walks its own iterable.
+                zipped = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
+                if not path or len(zipped) != len(iterable.args) or path[0] >= len(zipped):
+                    return UNKNOWN
+                return self._iterated(zipped[path[0]], path[1:])
             if callee == "builtins.range" and not path:
                 return NUMBER
         if isinstance(iterable, cst.Call) and not iterable.args and isinstance(iterable.func, cst.Attribute):

@@ -209,13 +209,14 @@ def _is_the_deprecated_overload(overload: Overload, func: cst.BaseExpression,
         # there the first argument must be a number, which no tensor input is.
         return overload.decided_by_arity or all(ctx.inference.value(s).kind is Kind.NUMBER for s in scalars)
     assert isinstance(func, cst.Attribute)
-    if ctx.inference.used_as_tensor(func.value).kind is Kind.TENSOR:
-        return True
-    # An unknown receiver: a tensor among the tensor arguments, and no tensor where
-    # a scalar goes (``graph.add(edge, weight)`` is someone else's method).
+    # A tensor among the tensor arguments, and no tensor where a scalar goes
+    # (``graph.add(edge, weight)`` is someone else's method). Asked before the
+    # receiver: in ``grad = grad.add(wd, p.data)`` the receiver's value depends on
+    # the statement itself, and asking there first leaves ``grad`` unknown below.
     tensors = [by_name[t] for t in overload.new]
-    return (any(ctx.inference.is_tensor(t) for t in tensors)
-            and not any(ctx.inference.is_tensor(s) for s in scalars))
+    if any(ctx.inference.is_tensor(t) for t in tensors) and not any(ctx.inference.is_tensor(s) for s in scalars):
+        return True
+    return ctx.inference.used_as_tensor(func.value).kind is Kind.TENSOR
 
 
 def _fixed_reference(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
