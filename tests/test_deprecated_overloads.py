@@ -248,8 +248,12 @@ def test_param_groups_of_a_class_that_is_no_optimizer_prove_nothing() -> None:
     "seen = set()\nseen.add(1)\n",
     "def f(counter, graph, edge, weight):\n    counter.add(1, 2)\n    graph.add(edge, weight)\n",
     "from numba import cuda\n\ndef k(lock, b, u):\n    cuda.atomic.add(lock, (b, u + 1), -1)\n",
-    # A tensor in a scalar's place: someone else's method.
+    # A tensor, or a string, in a scalar's place: someone else's method.
     "import torch\n\ndef f(graph):\n    graph.add(torch.ones(2), torch.ones(2))\n",
+    "import torch\n\ndef f(writer):\n    writer.add('loss', torch.ones(2))\n",
+    # Receivers that are no tensor: an imported module or class, a method's ``self``.
+    "import operator\nimport torch\nt = torch.ones(2)\nu = operator.add(2, t)\nv = torch.Tensor.add(t, t)\n",
+    "import torch\n\nclass Buffer:\n    def push(self, error):\n        self.add(error, torch.ones(2))\n",
     # The current signatures.
     "import torch\nx = torch.ones(3)\nx.add_(x, alpha=2)\ny = torch.add(x, x)\nz = x.addcmul(x, x, value=0.5)\n",
     "import torch\nm = torch.ones(2, 2)\ny = torch.addmm(m, m, m, torch.float16)\nz = torch.addmm(m, m, m, beta=2)\n",

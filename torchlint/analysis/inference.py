@@ -420,6 +420,11 @@ class Inference:
                 found.append(binding)
         return found
 
+    def is_self_of_class(self, expr: cst.BaseExpression) -> bool:
+        """Is ``expr`` a method's ``self``: an instance of a class the file defines (read
+        from the bindings alone, without evaluating anything)?"""
+        return isinstance(expr, cst.Name) and self._self_class(expr) is not None
+
     def is_module(self, expr: cst.BaseExpression) -> bool:
         return self.value(expr).kind is Kind.MODULE
 

@@ -37,7 +37,8 @@ class DeprecatedOverload(Rule):
         "Moves the scalars to the keywords of torch's suggested signature, the tensors keep their order: "
         "`p.add_(-lr, grad)` -> `p.add_(grad, alpha=-lr)`, `torch.addmm(b, M, a, x, y)` -> "
         "`torch.addmm(M, x, y, beta=b, alpha=a)`; `out=` stays. The method form is checked only where "
-        "inference knows the receiver, or one of the tensor arguments, is a tensor. No fix where moving "
+        "inference knows the receiver is a tensor, or one of the tensor arguments is and each scalar may "
+        "be a number (not on an imported module or class, nor a method's `self`). No fix where moving "
         "a scalar after the tensors would change the order in which calls in the arguments run."
     )
     # ``alpha=``, ``value=`` and ``beta=`` are keywords of the current signatures since
@@ -209,14 +210,25 @@ def _is_the_deprecated_overload(overload: Overload, func: cst.BaseExpression,
         # there the first argument must be a number, which no tensor input is.
         return overload.decided_by_arity or all(ctx.inference.value(s).kind is Kind.NUMBER for s in scalars)
     assert isinstance(func, cst.Attribute)
-    # A tensor among the tensor arguments, and no tensor where a scalar goes
-    # (``graph.add(edge, weight)`` is someone else's method). Asked before the
-    # receiver: in ``grad = grad.add(wd, p.data)`` the receiver's value depends on
-    # the statement itself, and asking there first leaves ``grad`` unknown below.
+    receiver = func.value
+    if ctx.resolver.resolve(receiver) is not None or ctx.inference.is_self_of_class(receiver):
+        return False  # ``operator.add(2, t)``, ``torch.Tensor.add(x, t)``, ``self.add(key, t)``
+    # A tensor among the tensor arguments, and what may be a number where each scalar
+    # goes (``graph.add(edge, weight)``, ``writer.add('tag', t)`` are someone else's
+    # methods). Asked before the receiver: in ``grad = grad.add(wd, p.data)`` the
+    # receiver's value depends on the statement itself, and asking there first
+    # leaves ``grad`` unknown below.
     tensors = [by_name[t] for t in overload.new]
-    if any(ctx.inference.is_tensor(t) for t in tensors) and not any(ctx.inference.is_tensor(s) for s in scalars):
+    if any(ctx.inference.is_tensor(t) for t in tensors) and all(_may_be_number(s, ctx) for s in scalars):
         return True
-    return ctx.inference.used_as_tensor(func.value).kind is Kind.TENSOR
+    return ctx.inference.used_as_tensor(receiver).kind is Kind.TENSOR
+
+
+def _may_be_number(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
+    """Not a string literal, and of no kind inference knows that is not a number."""
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return False
+    return ctx.inference.value(expr).kind in (Kind.NUMBER, Kind.UNKNOWN)
 
 
 def _fixed_reference(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
