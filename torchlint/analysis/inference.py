@@ -87,7 +87,8 @@ class Value:
 UNKNOWN = Value(Kind.UNKNOWN)
 TENSOR = Value(Kind.TENSOR)
 # ``self.param_groups`` of an optimizer: dicts whose ``'params'`` list tensors.
-PARAM_GROUPS = Value(Kind.TUPLE, element=Value(Kind.MAPPING, keys=((api.PARAMS_KEY, Value(Kind.TUPLE, element=TENSOR)),)))
+PARAM_GROUPS = Value(Kind.TUPLE, element=Value(Kind.MAPPING, keys=(
+    (api.PARAMS_KEY, Value(Kind.TUPLE, element=TENSOR)),)))
 MODULE = Value(Kind.MODULE)
 NUMBER = Value(Kind.NUMBER)
 NONE = Value(Kind.NONE)
@@ -127,8 +128,8 @@ def meet(values: Iterable[Value]) -> Value:
                            element=element)
             continue
         if value.kind is Kind.MAPPING:
-            keys = tuple((key, meet((known, dict(value.keys)[key])))
-                         for key, known in result.keys if key in dict(value.keys))
+            other = dict(value.keys)
+            keys = tuple((key, meet((known, other[key]))) for key, known in result.keys if key in other)
             result = Value(Kind.MAPPING, element=meet((result.element or UNKNOWN, value.element or UNKNOWN)),
                            keys=keys)
             continue
@@ -746,10 +747,9 @@ class Inference:
             base = self.value(expr.value)
             if base.kind is Kind.TENSOR:
                 return Value(Kind.TENSOR, cuda=base.cuda, dtype=base.dtype, ndim=self._indexed_ndim(base.ndim, expr))
-            if base.kind is Kind.MAPPING and base.keys:
-                key = _constant_key(expr)
-                if key is not None and key in dict(base.keys):
-                    return dict(base.keys)[key]
+            keyed = dict(base.keys).get(_constant_key(expr)) if base.kind is Kind.MAPPING and base.keys else None
+            if keyed is not None:
+                return keyed
             if base.kind is Kind.MAPPING and base.element is not None:
                 return base.element
             if base.kind is Kind.UNKNOWN and _is_shape(expr.value) and _constant_index(expr) is not None:
