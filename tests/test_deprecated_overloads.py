@@ -139,7 +139,14 @@ def test_the_fix_of_each_overload_runs_the_same_without_the_warning(overload: Ov
     assert _engine().fix(fixed).source == fixed, "the fix is not idempotent"
 
     before, said = _run(original, warnings_as_errors=False)
-    assert any(f"This overload of {overload.name} is deprecated" in message for message in said), said
+    warning = next((m for m in said if f"This overload of {overload.name} is deprecated" in m), None)
+    assert warning is not None, said
+    # The rewrite is the signature torch suggests: the tensors by position, the scalars by keyword.
+    suggested = warning.split("instead:", 1)[1]
+    positional, keywords = suggested.split("*", 1)
+    places = [positional.find(f"Tensor {name}") for name in overload.new]
+    assert -1 not in places and places == sorted(places), warning
+    assert all(f"Number {name}" in keywords for name in overload.keywords), warning
     after, _ = _run(fixed, warnings_as_errors=True)
     assert torch.equal(before, after), f"{before} != {after}\n{fixed}"
 
