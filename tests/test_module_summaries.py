@@ -195,6 +195,7 @@ def test_answers_survive_encoding():
         Value(Kind.MODULE, module_class="torch.nn.MSELoss", reduces=True, instance_of="/p/m.py\x00Net"),
         Value(Kind.TUPLE, items=(Value(Kind.TENSOR), Value(Kind.UNKNOWN))),
         Value(Kind.MAPPING, element=Value(Kind.NUMBER)),
+        Value(Kind.MAPPING, keys=(("params", Value(Kind.TUPLE, element=Value(Kind.TENSOR))),)),
         (1, "y"),
         {"volatile": ("torch.autograd.Variable", "volatile")},
     ]
@@ -206,6 +207,7 @@ def test_answers_survive_encoding():
     {"value": {"scalar": True}},  # no kind
     {"value": {"kind": {"kind": "tensor"}, "colour": "red"}},
     {"value": {"kind": {"kind": "tensor"}, "items": {"tuple": [3]}}},
+    {"value": {"kind": {"kind": "mapping"}, "keys": {"tuple": [{"tuple": ["params", 3]}]}}},
     {"kind": "nonsense"},
     {"dict": [[1, 2]]},
     [1, 2],

@@ -72,6 +72,9 @@ class Value:
     # the value as only a tensor is used (``used_as_tensor``) does it count.
     unless_number: Optional["Value"] = None
     ndim: Optional[int] = None  # TENSOR: how many dimensions, when the code shows it (0: ``scalar``)
+    # MAPPING: the values of some constant string keys, where they differ from ``element``
+    # (an optimizer's param group: ``group['params']`` lists tensors, ``group['lr']`` is not one).
+    keys: Tuple[Tuple[str, "Value"], ...] = ()
 
     def __post_init__(self) -> None:
         # One fact, two spellings: 0-dim and ``scalar`` say the same.
@@ -83,6 +86,9 @@ class Value:
 
 UNKNOWN = Value(Kind.UNKNOWN)
 TENSOR = Value(Kind.TENSOR)
+# ``self.param_groups`` of an optimizer: dicts whose ``'params'`` list tensors.
+PARAM_GROUPS = Value(Kind.TUPLE, element=Value(Kind.MAPPING, keys=(
+    (api.PARAMS_KEY, Value(Kind.TUPLE, element=TENSOR)),)))
 MODULE = Value(Kind.MODULE)
 NUMBER = Value(Kind.NUMBER)
 NONE = Value(Kind.NONE)
@@ -122,7 +128,10 @@ def meet(values: Iterable[Value]) -> Value:
                            element=element)
             continue
         if value.kind is Kind.MAPPING:
-            result = Value(Kind.MAPPING, element=meet((result.element or UNKNOWN, value.element or UNKNOWN)))
+            other = dict(value.keys)
+            keys = tuple((key, meet((known, other[key]))) for key, known in result.keys if key in other)
+            result = Value(Kind.MAPPING, element=meet((result.element or UNKNOWN, value.element or UNKNOWN)),
+                           keys=keys)
             continue
         result = Value(
             result.kind,
@@ -327,6 +336,7 @@ class Inference:
         self._cache: Dict[cst.CSTNode, Value] = {}
         self._module_classes: Dict[cst.ClassDef, bool] = {}
         self._function_classes: Dict[cst.ClassDef, bool] = {}
+        self._optimizer_classes: Dict[cst.ClassDef, bool] = {}
         self._returns: Dict[cst.FunctionDef, Value] = {}
         self._attributes: Optional[Dict[cst.ClassDef, Dict[str, List[Binding]]]] = None
         self._backward: Optional[Set[Tuple[object, str]]] = None
@@ -424,6 +434,11 @@ class Inference:
             if around is not None:
                 found.append(binding)
         return found
+
+    def is_self_of_class(self, expr: cst.BaseExpression) -> bool:
+        """Is ``expr`` a method's ``self``: an instance of a class the file defines (read
+        from the bindings alone, without evaluating anything)?"""
+        return isinstance(expr, cst.Name) and self._self_class(expr) is not None
 
     def is_module(self, expr: cst.BaseExpression) -> bool:
         return self.value(expr).kind is Kind.MODULE
@@ -724,6 +739,8 @@ class Inference:
                 data = expr.attr.value == "data"
                 return replace(base, scalar=base.scalar and data, ndim=base.ndim if data or base.ndim else None,
                                loss=base.loss and expr.attr.value not in ("data", "grad"))
+            if expr.attr.value == api.PARAM_GROUPS and self._optimizer_self(expr.value):
+                return PARAM_GROUPS
             owners = self._attribute_owners(expr.value, expr.attr.value, base)
             if owners is not None:
                 return self._member(owners, expr.attr.value, called=False)
@@ -744,6 +761,9 @@ class Inference:
             base = self.value(expr.value)
             if base.kind is Kind.TENSOR:
                 return Value(Kind.TENSOR, cuda=base.cuda, dtype=base.dtype, ndim=self._indexed_ndim(base.ndim, expr))
+            keyed = dict(base.keys).get(_constant_key(expr)) if base.kind is Kind.MAPPING and base.keys else None
+            if keyed is not None:
+                return keyed
             if base.kind is Kind.MAPPING and base.element is not None:
                 return base.element
             if base.kind is Kind.UNKNOWN and _is_shape(expr.value) and _constant_index(expr) is not None:
@@ -1110,6 +1130,12 @@ class Inference:
                     self._iterated(inner, path[1:]) if path[0] == 1 else UNKNOWN)
             if callee in api.ITERATION_WRAPPERS:
                 return self._iterated(inner, path)
+            if callee == "builtins.zip":
+                # ``for group, lr in zip(self.param_groups, lrs)``: each target walks its own iterable.
+                zipped = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
+                if not path or len(zipped) != len(iterable.args) or path[0] >= len(zipped):
+                    return UNKNOWN
+                return self._iterated(zipped[path[0]], path[1:])
             if callee == "builtins.range" and not path:
                 return NUMBER
         if isinstance(iterable, cst.Call) and not iterable.args and isinstance(iterable.func, cst.Attribute):
@@ -1176,7 +1202,10 @@ class Inference:
         if receiver.kind is Kind.MODULE:
             if method in ("cuda", "to", "cpu", "float", "double", "half", "train", "eval"):
                 return replace(receiver, cuda=_device_after(method, call, receiver.cuda))
-            return self._project_method_value(receiver, method)
+            known = self._project_method_value(receiver, method)
+            if known is None and method in api.PARAMETER_METHODS and not call.args:
+                return _parameters_value(method)
+            return known
         if receiver.kind is Kind.OBJECT:
             return self._project_method_value(receiver, method)
         if receiver.kind is Kind.TENSOR or receiver.cuda or receiver.dtype is not None:
@@ -1472,6 +1501,27 @@ class Inference:
         local = self._local_class(base)
         return local is not None and self.is_module_class(local)
 
+    def is_optimizer_class(self, classdef: cst.ClassDef) -> bool:
+        """Does this class derive from a torch optimizer (directly or via the file)?"""
+        known = self._optimizer_classes.get(classdef)
+        if known is None:
+            self._optimizer_classes[classdef] = False  # cycles: not an optimizer
+            known = any(self._is_optimizer_base(base.value) for base in classdef.bases if base.keyword is None)
+            self._optimizer_classes[classdef] = known
+        return known
+
+    def _is_optimizer_base(self, base: cst.BaseExpression) -> bool:
+        qualified = self._resolver.resolve(base)
+        if qualified is not None:
+            return api.is_optimizer_class(qualified)
+        local = self._local_class(base)
+        return local is not None and self.is_optimizer_class(local)
+
+    def _optimizer_self(self, receiver: cst.BaseExpression) -> bool:
+        """Is ``receiver`` the ``self`` of a method of an optimizer class?"""
+        classdef = self._self_class(receiver) if isinstance(receiver, cst.Name) else None
+        return classdef is not None and self.is_optimizer_class(classdef)
+
     def _is_function_base(self, base: cst.BaseExpression) -> bool:
         qualified = self._resolver.resolve(base)
         if qualified is not None:
@@ -1630,6 +1680,21 @@ def _passed(call: cst.Call, position: Optional[int], name: str) -> Optional[cst.
     if position is not None and position < len(positional):
         return positional[position].value
     return next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
+
+
+def _parameters_value(method: str) -> Value:
+    """What a torch module's ``parameters()`` / ``named_parameters()`` iterate over."""
+    if method == "named_parameters":
+        return Value(Kind.TUPLE, element=Value(Kind.TUPLE, items=(UNKNOWN, TENSOR)))
+    return Value(Kind.TUPLE, element=TENSOR)
+
+
+def _constant_key(subscript: cst.Subscript) -> Optional[str]:
+    """``'params'`` of ``group['params']``."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    index = subscript.slice[0].slice.value
+    return index.evaluated_value if isinstance(index, cst.SimpleString) else None
 
 
 def _element(value: Value, path: Tuple[int, ...]) -> Value:

@@ -18,6 +18,7 @@ from torchlint.analysis.scopes import (
     IMPORT,
     Assignment,
     BaseAssignment,
+    FunctionScope,
     ImportAssignment,
     Scope,
     StarImportAssignment,
@@ -98,6 +99,15 @@ class Resolver:
         if scope is None or name.value not in scope:
             return frozenset()
         return frozenset(scope[name.value])
+
+    def private_local(self, name: cst.Name) -> bool:
+        """Is ``name`` a variable of a def that only the def's own statements bind (not a
+        global, not one a closure rebinds with ``nonlocal``)? A call made in the def then
+        cannot change what the name holds."""
+        scope = self._scopes.get(name)
+        assignments = self.assignments(name)
+        return isinstance(scope, FunctionScope) and bool(assignments) and all(
+            a.scope is scope and self._scopes.get(getattr(a, "node", None)) is scope for a in assignments)
 
     def name_for_module(self, module: str, at: cst.CSTNode) -> Optional[str]:
         """How to spell ``module`` at ``at`` through a plain ``import``, if any.

@@ -93,4 +93,9 @@ def _value(content: Dict[str, Any]) -> Value:
             element is None or isinstance(element, Value)) or not (
             unless_number is None or isinstance(unless_number, Value)):
         raise ValueError("a value holding something else than values")
+    keys = decoded.get("keys", ())
+    if not isinstance(keys, tuple) or not all(
+            isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], Value)
+            for pair in keys):
+        raise ValueError("keys are not (name, value) pairs")
     return Value(**decoded)

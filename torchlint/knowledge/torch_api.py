@@ -321,6 +321,23 @@ def is_nn_class(qualified: str) -> bool:
     return tail[:1].isupper() and not qualified.startswith((FUNCTIONAL, INIT, NN + "utils."))
 
 
+OPTIM = "torch.optim."
+# An optimizer's ``param_groups`` is a list of dicts whose ``'params'`` entry lists the
+# parameters (tensors) it updates.
+PARAM_GROUPS = "param_groups"
+PARAMS_KEY = "params"
+# Module methods that give the module's parameters (``named_parameters``: as (name, tensor)).
+PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
+
+
+def is_optimizer_class(qualified: str) -> bool:
+    """``torch.optim.Optimizer``, ``torch.optim.Adam``, ``torch.optim.optimizer.Optimizer``:
+    every class torch.optim exports is an optimizer."""
+    if qualified == OPTIM + "optimizer.Optimizer":
+        return True
+    return qualified.startswith(OPTIM) and qualified.count(".") == 2 and qualified.rsplit(".", 1)[1][:1].isupper()
+
+
 def is_loss_class(qualified: str) -> bool:
     return is_nn_class(qualified) and qualified.endswith(("Loss", "Loss2d"))
 

@@ -21,6 +21,7 @@ CATALOG = (
     ('TL115', 'tl115_async_keyword', True, None, None),
     ('TL116', 'tl116_removed_keyword', True, None, None),
     ('TL117', 'tl117_documented_deprecation', False, None, None),
+    ('TL118', 'tl118_deprecated_overload', True, '0.4.0', None),
     ('TL201', 'tl201_discarded_conversion', True, None, None),
     ('TL202', 'tl202_cuda_numpy', True, None, None),
     ('TL203', 'tl203_torch_load', True, None, None),

@@ -130,6 +130,62 @@ def without_side_effects(expr: cst.BaseExpression) -> bool:
     return False
 
 
+# Expressions that may run code with effects when evaluated (a call, an
+# assignment expression, a suspension) or that define code run later.
+_RUNS_CODE = (cst.Call, cst.NamedExpr, cst.Await, cst.Yield, cst.Lambda, cst.ListComp, cst.SetComp,
+              cst.DictComp, cst.GeneratorExp)
+
+
+def runs_no_code(expr: cst.BaseExpression) -> bool:
+    """Is ``expr`` made of reads, literals and operators only (``-group['lr']``,
+    ``exp_avg / denom``), so that evaluating it changes nothing another argument
+    reads? Unlike ``without_side_effects``, subscripts count as reads."""
+    found: List[bool] = []
+
+    class _Finder(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, _RUNS_CODE):
+                found.append(True)
+            return not found
+
+    expr.visit(_Finder())
+    return not found
+
+
+def is_number_literal(expr: cst.BaseExpression) -> bool:
+    """A number spelled in the code, or arithmetic on such (``1 - 0.9``, ``-1e-3``)."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+        return is_number_literal(expr.expression)
+    if isinstance(expr, cst.BinaryOperation):
+        return is_number_literal(expr.left) and is_number_literal(expr.right)
+    return False
+
+
+def reorder_keeps_meaning(moved: Sequence[cst.BaseExpression], passed: Sequence[cst.BaseExpression]) -> bool:
+    """Can the arguments ``moved`` be evaluated after ``passed`` instead of before
+    them (``f(a, b)`` -> ``f(b, x=a)``) and give the same values? Yes when the moved
+    ones are numbers spelled in the code, or when no argument runs any code."""
+    return all(is_number_literal(e) for e in moved) or all(runs_no_code(e) for e in (*moved, *passed))
+
+
+def move_to_keywords(positional: Sequence[int], keywords: Sequence[Tuple[str, int]]) -> Callable[[cst.CSTNode], cst.CSTNode]:
+    """Rewrite a call's leading positional arguments: keep those at ``positional``
+    (indices into the old argument list, in their new order), then pass each
+    ``(name, index)`` of ``keywords`` as ``name=``; the arguments after them (keywords,
+    such as ``out=``) stay last."""
+    count = len(positional) + len(keywords)
+
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        old = list(node.args)
+        moved = [old[i] for i in positional] + [keyword_arg(name, old[i].value) for name, i in keywords]
+        return set_args(node, moved + old[count:])
+
+    return apply
+
+
 def remove_keywords(names: Iterable[str]) -> Callable[[cst.CSTNode], cst.CSTNode]:
     names = frozenset(names)
 
