@@ -307,6 +307,19 @@ class Engine:
         original = SourceFile.of(source)
         result = FixResult(original.text, [])
         checked = self.check(original, whole=True, module=module)
+        reported = Counter(d.code for d in checked.diagnostics)  # what a check of the file says
+        try:
+            return self._fix_loop(original, checked, result, unsafe, module)
+        finally:
+            # A fix counts the findings it made go: one fix may answer several findings
+            # (TL111's whole Function), or make another's unnecessary (TL107 drops the
+            # volatile= TL102 would), so the count is what a check reported less what
+            # remains, as ``--diff`` and a check of the file will agree.
+            if result.source != original.text:
+                result.fixed = reported - Counter(d.code for d in result.diagnostics)
+
+    def _fix_loop(self, original: SourceFile, checked: CheckResult, result: FixResult, unsafe: bool,
+                  module: ModuleRef) -> FixResult:
         if checked.repair is not None:
             repaired = self._apply_repair(checked, result)
             if repaired is None:
@@ -321,19 +334,21 @@ class Engine:
             result.internal_errors.extend(checked.internal_errors)
             if round_trip is None and checked.module is not None:
                 round_trip = checked.module.code
-            by_fix: Dict[int, Diagnostic] = {}
+            # One fix may answer several findings (TL111 turns a whole legacy Function
+            # into the new style): each of them counts as fixed, as each was reported fixable.
+            by_fix: Dict[int, List[Diagnostic]] = {}
             for diagnostic in checked.diagnostics:
                 if diagnostic.fix is not None and (diagnostic.fix.safe or unsafe):
-                    by_fix.setdefault(id(diagnostic.fix), diagnostic)
+                    by_fix.setdefault(id(diagnostic.fix), []).append(diagnostic)
             if not by_fix or checked.module is None:
                 return self._finish(result, original, round_trip, current, checked.diagnostics, module)
-            fixes = [d.fix for d in by_fix.values()]
-            fix_round = apply_fixes(checked.module, fixes)
-            owner = {id(d.fix): d for d in by_fix.values()}
+            fixes = [owners[0].fix for owners in by_fix.values()]
+            fix_round = apply_fixes(checked.module, fixes)  # type: ignore[arg-type]
             for fix, reason in fix_round.discarded:
-                result.discarded.append((owner[id(fix)], reason))
+                result.discarded.append((by_fix[id(fix)][0], reason))
             for fix in fix_round.applied:
-                result.fixed[owner[id(fix)].code] += 1
+                for owner in by_fix[id(fix)]:
+                    result.fixed[owner.code] += 1
             if fix_round.code == current.text:
                 return self._finish(result, original, round_trip, current, checked.diagnostics, module)
             current = original.rewritten(fix_round.code)

@@ -205,10 +205,25 @@ _ATOMS = (
 
 
 def parenthesized_if_needed(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """``expr`` wrapped in parentheses unless it is an atom that can take ``.attr`` or an operator."""
-    if expr.lpar or isinstance(expr, _ATOMS):
+    """``expr`` wrapped in parentheses unless it is an atom that can take ``.attr`` or an
+    operator and stands on its own lines (an argument continued over lines inside the
+    call's brackets, ``Variable(\n    t\n    .float())``, needs brackets of its own)."""
+    if expr.lpar or (isinstance(expr, _ATOMS) and not _spans_lines_bare(expr)):
         return expr
     return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _spans_lines_bare(expr: cst.BaseExpression) -> bool:
+    """Does ``expr``'s code break a line outside any bracket of its own (valid only
+    inside enclosing brackets)?"""
+    code = expression_code(expr)
+    if "\n" not in code:
+        return False
+    try:
+        compile(code, "<expression>", "eval")
+    except SyntaxError:
+        return True
+    return False
 
 
 def expression_code(node: cst.CSTNode) -> str:

@@ -48,8 +48,9 @@ class VariableWrapper(Rule):
         "the caller's tensor `x` is untouched (on a tensor just created by a torch factory such as "
         "`torch.randn(3)`, simply `torch.randn(3).requires_grad_()`). Unsafe because `Variable(x)` detaches: "
         "if `x` already requires grad, `x` keeps it connected to its graph; for fresh data (the usual "
-        "legacy case) nothing changes. No fix with other arguments (`volatile=`, "
-        "see TL102) or a non-literal `requires_grad`. An import the fix leaves unused "
+        "legacy case) nothing changes. A `volatile=` goes with the wrapper (it has had no "
+        "effect since torch 0.4; see TL102) unless its value has side effects; no fix with other arguments "
+        "or a non-literal `requires_grad`. An import the fix leaves unused "
         "is removed, and so is an assignment it leaves as `x = x` (`x = Variable(x)`)."
     )
     triggers = ("Variable",)
@@ -157,6 +158,29 @@ class VariableWrapper(Rule):
             silent=True,
         ),
         Example(
+            # volatile= has done nothing since torch 0.4: it goes with the wrapper (TL102 says why)
+            """
+            import torch
+            from torch.autograd import Variable
+            x = torch.ones(3)
+            y = Variable(x, volatile=True).sum()
+            """,
+            """
+            import torch
+            x = torch.ones(3)
+            y = x.sum()
+            """,
+        ),
+        Example(
+            # a volatile= whose value has side effects stays: no fix
+            """
+            import torch
+            from torch.autograd import Variable
+            x = torch.ones(3)
+            y = Variable(x, volatile=next(flags))
+            """,
+        ),
+        Example(
             """
             from torch.autograd import Variable
             v = Variable(x, requires_grad=flag)  # not a literal: no fix
@@ -219,14 +243,22 @@ def _requires_grad(call: cst.Call) -> Optional[bool]:
     return value if known and isinstance(value, bool) else None
 
 
+def _droppable_keyword(arg: cst.Arg) -> bool:
+    """``requires_grad=`` (what the fix rewrites into), or a ``volatile=`` whose value
+    has no side effects: it has done nothing since torch 0.4 (TL102 drops it the same way)."""
+    assert arg.keyword is not None
+    return arg.keyword.value == "requires_grad" or (
+        arg.keyword.value == "volatile" and edits.without_side_effects(arg.value))
+
+
 def _fix(call: cst.Call, requires_grad: Optional[bool], fresh: bool) -> Optional[Fix]:
     if requires_grad is None or edits.has_star_args(call) or not call.args or call.args[0].keyword is not None:
         return None
     allowed = 2 if edits.keyword(call, "requires_grad") is None else 1
     positional = [a for a in call.args if a.keyword is None]
     keywords = [a for a in call.args if a.keyword is not None]
-    if len(positional) > allowed or any(a.keyword.value != "requires_grad" for a in keywords):
-        return None  # volatile=, name=, ...: see TL102
+    if len(positional) > allowed or any(not _droppable_keyword(a) for a in keywords):
+        return None  # name=, a volatile= with side effects, ...
 
     def apply(node: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(node, cst.Call)
