@@ -32,7 +32,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Mapping, Optional, Tuple, Union
 
-from torchlint.core.settings import VersionRange, versions
+from torchlint.core.settings import Version, VersionRange, parse_version, versions
+
+# The newest torch release the table knows (scripts/mine_torch_deprecations.py
+# mined it): the version a project moves to unless it says otherwise
+# (``--target-torch-version``).
+NEWEST_RELEASE = "2.15"
 
 
 class Kind(enum.Enum):
@@ -46,8 +51,8 @@ class Kind(enum.Enum):
 
 
 class Status(enum.Enum):
-    DEPRECATED = "deprecated"  # still works in current torch (TL109)
-    REMOVED = "removed"  # absent, or a stub that raises, in current torch (TL108)
+    DEPRECATED = "deprecated"  # still works in the torch the project moves to (TL109)
+    REMOVED = "removed"  # absent, or a stub that raises, there (TL108)
 
 
 # --- rewrites -------------------------------------------------------------------
@@ -154,7 +159,13 @@ class Deprecation:
     replacement: str  # message text, markdown
     since: Optional[str] = None  # the replacement exists from this torch on
     deprecated: Optional[str] = None  # torch version that deprecated ``old``, where known
-    removed: Optional[str] = None  # torch version that removed ``old``, where known
+    # torch version that removed ``old``, where known. A DEPRECATED entry with
+    # ``removed`` is reported as removed (TL108) for code moving to that
+    # version or later (``--target-torch-version``), as deprecated before.
+    removed: Optional[str] = None
+    # torch version that stopped deprecating ``old``: not reported for code
+    # moving to it or later (torch 2.15 took back ``all_gather_into_tensor``'s).
+    undeprecated: Optional[str] = None
     rewrite: Optional[Rewrite] = None  # None: flag only (no exact rewrite)
     new: Tuple[str, ...] = ()  # replacement names that must exist (checked by the tests)
     keyword: Optional[str] = None  # KEYWORD entries: the deprecated keyword
@@ -188,6 +199,26 @@ class Deprecation:
         else:
             signal = "torch documents it; an exact fix is offered" if self.exact_fix else "torch signals it on use"
         return f"default: {signal}; matches {match}"
+
+    def status_for(self, target: Optional[Version] = None) -> Optional[Status]:
+        """What the entry is for code moving to torch ``target`` (None: the newest release known):
+        removed, deprecated, or nothing to report (deprecated only later, or no longer)."""
+        if self.status is Status.REMOVED:
+            return Status.REMOVED
+        target = target or parse_version(NEWEST_RELEASE)
+        if self.undeprecated and target >= parse_version(self.undeprecated):
+            return None
+        if self.removed and target >= parse_version(self.removed):
+            return Status.REMOVED
+        if self.deprecated and target < parse_version(self.deprecated):
+            return None
+        return Status.DEPRECATED
+
+    def may_be(self, status: Status) -> bool:
+        """Can the entry have ``status`` for some target version (which rule may report it)?"""
+        if status is Status.REMOVED:
+            return self.status is Status.REMOVED or self.removed is not None
+        return self.status is Status.DEPRECATED
 
     @property
     def exact_fix(self) -> bool:
@@ -382,9 +413,11 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
                 new=("torch.autograd.profiler.profile",), warns=False,
                 opt_in="marked for type checkers only (`@deprecated(category=None)`: torch does not warn); the "
                        "replacement's options differ: no exact fix"),
-    Deprecation("torch.autograd.profiler.profile", Kind.KEYWORD, D, "`use_device='cuda'`", keyword="use_cuda"),
+    # torch 2.14 dropped ``use_cuda`` from both signatures: passing it raises TypeError.
+    Deprecation("torch.autograd.profiler.profile", Kind.KEYWORD, D, "`use_device='cuda'`", keyword="use_cuda",
+                removed="2.14"),
     Deprecation("torch.profiler.profile", Kind.KEYWORD, D, "`activities=[ProfilerActivity.CUDA, ...]`",
-                keyword="use_cuda"),
+                keyword="use_cuda", removed="2.14"),
     Deprecation("torch.cuda.reset_max_memory_allocated", Kind.FUNCTION, D,
                 "`torch.cuda.reset_peak_memory_stats` (which resets every peak statistic)", "1.4", "1.4",
                 new=("torch.cuda.reset_peak_memory_stats",)),
@@ -426,10 +459,13 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
     Deprecation(DIST + "_reduce_scatter_base", Kind.FUNCTION, D,
                 f"`{DIST}reduce_scatter_single` (torch 2.13), `reduce_scatter_tensor` before",
                 rewrite=Rename(DIST + "reduce_scatter_single", since="2.13"), new=(DIST + "reduce_scatter_single",)),
-    Deprecation(DIST + "all_gather_into_tensor", Kind.FUNCTION, D, f"`{DIST}all_gather_single`", "2.13",
-                rewrite=Rename(DIST + "all_gather_single"), new=(DIST + "all_gather_single",)),
-    Deprecation(DIST + "reduce_scatter_tensor", Kind.FUNCTION, D, f"`{DIST}reduce_scatter_single`", "2.13",
-                rewrite=Rename(DIST + "reduce_scatter_single"), new=(DIST + "reduce_scatter_single",)),
+    # torch 2.15 took these deprecations back (``gather_into_tensor``'s too, below): code moving to
+    # 2.15 or later is not told to leave them.
+    Deprecation(DIST + "all_gather_into_tensor", Kind.FUNCTION, D, f"`{DIST}all_gather_single`", "2.13", "2.13",
+                undeprecated="2.15", rewrite=Rename(DIST + "all_gather_single"), new=(DIST + "all_gather_single",)),
+    Deprecation(DIST + "reduce_scatter_tensor", Kind.FUNCTION, D, f"`{DIST}reduce_scatter_single`", "2.13", "2.13",
+                undeprecated="2.15", rewrite=Rename(DIST + "reduce_scatter_single"),
+                new=(DIST + "reduce_scatter_single",)),
     Deprecation(DIST + "reduce_op", Kind.ATTRIBUTE, D, f"`{DIST}ReduceOp`", "1.0",
                 rewrite=Rename(DIST + "ReduceOp"), new=(DIST + "ReduceOp",)),
     Deprecation(DIST + "all_gather_coalesced", Kind.FUNCTION, D, f"`{DIST}all_gather` per tensor"),
@@ -493,11 +529,55 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
                 "`return_aux=AuxRequest(lse=True)`", keyword="return_lse", warns=False),
     Deprecation("torch.utils.data.datapipes.iter.RoutedDecoder", Kind.CLASS, D, "`torchdata` (datapipes moved there)",
                 aliases=("torch.utils.data.datapipes.iter.routeddecoder.RoutedDecoderIterDataPipe",)),
+    # onnx: the TorchScript exporter's functions, reached through its backward-compatibility module
+    *(Deprecation(f"torch.onnx.utils.{name}", Kind.FUNCTION, D, f"nothing ({why})")
+      for name, why in (("disable_apex_o2_state_dict_hook", "copy its logic where it is needed"),
+                        ("exporter_context", "remove the call; set the model's mode yourself"),
+                        ("setup_onnx_logging", "remove the call"),
+                        ("unconvertible_ops", "remove the call; its answer was not definitive"))),
     # onnx
     Deprecation("torch.onnx.select_model_mode_for_export", Kind.FUNCTION, D,
                 "nothing (set the training mode before exporting)", warns=False,
                 opt_in="marked for type checkers only (`@deprecated(category=None)`: torch does not warn); "
                        "nothing replaces it"),
+)
+
+
+# --- entries reviewed from torch 2.14.1 and 2.15.0 -------------------------------------
+#
+# Mined from the releases' wheels (never imported); the replacement of a
+# deprecation newer than the installed torch may not exist there, so the
+# fixes name it with the ``since`` of the release that added it: a fix is
+# offered only where the project's floor (``--torch-version``) has it.
+# ``deprecated`` is the release that started warning: code moving to an older
+# one is not told (``--target-torch-version``).
+
+PROFILER = "torch.autograd.profiler."
+
+ENTRIES_2_14: Tuple[Deprecation, ...] = (
+    Deprecation(PROFILER + "profile", Kind.KEYWORD, D,
+                "`with_stack=True` (`with_modules` only covered TorchScript models)", deprecated="2.14",
+                keyword="with_modules"),
+    Deprecation(DIST + "distributed_c10d._set_pg_timeout", Kind.FUNCTION, D, f"`{DIST}set_timeout` (torch 2.14)",
+                deprecated="2.14", rewrite=Rename(DIST + "set_timeout", since="2.14")),
+    Deprecation(DIST + "gather_into_tensor", Kind.FUNCTION, D, f"`{DIST}gather_single` (torch 2.14)", deprecated="2.14",
+                undeprecated="2.15", rewrite=Rename(DIST + "gather_single", since="2.14")),
+)
+
+ENTRIES_2_15: Tuple[Deprecation, ...] = (
+    Deprecation("torch._C._profiler._ExperimentalConfig", Kind.KEYWORD, D, "nothing (`adjust_profiler_step` is "
+                "ignored)", deprecated="2.15", keyword="adjust_profiler_step",
+                aliases=("torch.profiler._ExperimentalConfig",)),
+    Deprecation(PROFILER + "EnforceUnique", Kind.CLASS, D, "a `set` of the keys seen (it is removed in torch 2.17)",
+                deprecated="2.15"),
+    Deprecation(PROFILER + "load_nvprof", Kind.FUNCTION, D, "`torch.profiler` traces (nvprof support is removed "
+                "in torch 2.17)", deprecated="2.15"),
+    Deprecation(PROFILER + "parse_nvprof_trace", Kind.FUNCTION, D, "`torch.profiler` traces (nvprof support is "
+                "removed in torch 2.17)", deprecated="2.15"),
+    Deprecation(DIST + "checkpoint._fsspec_filesystem", Kind.MODULE, D,
+                f"`{DIST}checkpoint.fsspec_filesystem` (torch 2.15)", deprecated="2.15"),
+    Deprecation("torch.cuda.graph_annotations.clear_kernel_annotations", Kind.FUNCTION, D,
+                "nothing (annotations are dropped with their graph)", deprecated="2.15"),
 )
 
 
@@ -572,22 +652,23 @@ ENTRIES: Tuple[Deprecation, ...] = (
                 rewrite=CallRewrite(LINALG + "lu_solve", params=("input", "LU_data", "LU_pivots"),
                                     args=("LU_data", "LU_pivots", "input")),
                 new=(LINALG + "lu_solve",)),
+    # torch 2.14 turned these four into stubs that raise (TL108 for code moving to 2.14 or later)
     Deprecation("torch.cholesky", Kind.FUNCTION, D, "`torch.linalg.cholesky(A)` (`upper=` is a keyword there)",
-                "1.8", "1.9",
+                "1.8", "1.9", removed="2.14",
                 rewrite=CallRewrite(LINALG + "cholesky", params=("input", "upper"), args=("input",),
                                     keywords=(("upper", "upper"),), passthrough=("out",), since="1.10"),
                 new=(LINALG + "cholesky",)),
-    Deprecation(f"{TENSOR}.cholesky", Kind.METHOD, D, "`torch.linalg.cholesky(A)`", "1.8", "1.9",
+    Deprecation(f"{TENSOR}.cholesky", Kind.METHOD, D, "`torch.linalg.cholesky(A)`", "1.8", "1.9", removed="2.14",
                 rewrite=CallRewrite(LINALG + "cholesky", params=("input", "upper"), args=("input",),
                                     keywords=(("upper", "upper"),), since="1.10"),
                 new=(LINALG + "cholesky",)),
     Deprecation("torch.qr", Kind.FUNCTION, D, "`torch.linalg.qr(A, mode='reduced')` (`some=False` is "
-                "`mode='complete'`)", "1.8", "1.9",
+                "`mode='complete'`)", "1.8", "1.9", removed="2.14",
                 rewrite=CallRewrite(LINALG + "qr", params=("input", "some"), args=("input",),
                                     keywords=(("mode", "some"),), passthrough=("out",),
                                     literals={"some": {True: DROP, False: "'complete'"}}),
                 new=(LINALG + "qr",)),
-    Deprecation(f"{TENSOR}.qr", Kind.METHOD, D, "`torch.linalg.qr(A)`", "1.8", "1.9",
+    Deprecation(f"{TENSOR}.qr", Kind.METHOD, D, "`torch.linalg.qr(A)`", "1.8", "1.9", removed="2.14",
                 rewrite=CallRewrite(LINALG + "qr", params=("input", "some"), args=("input",),
                                     keywords=(("mode", "some"),), literals={"some": {True: DROP, False: "'complete'"}}),
                 new=(LINALG + "qr",)),
@@ -661,6 +742,8 @@ ENTRIES: Tuple[Deprecation, ...] = (
                 rewrite=RenameKeyword("grad_tensors")),
     # -- reviewed from the mined data (knowledge/data/torch_deprecations_mined.json) --
     *ENTRIES_2_13,
+    *ENTRIES_2_14,
+    *ENTRIES_2_15,
 )
 
 
@@ -669,8 +752,10 @@ def entries(status: Status) -> Tuple[Deprecation, ...]:
 
 
 def reported_entries(status: Status, opt_in: bool) -> Tuple[Deprecation, ...]:
-    """The entries one rule reports: by default (TL108, TL109) or opt-in (TL117)."""
-    return tuple(e for e in entries(status) if bool(e.opt_in) is opt_in)
+    """The entries one rule may report: by default (TL108, TL109) or opt-in (TL117). An entry
+    deprecated now and removed in a later release is in both TL109's and TL108's; which one
+    reports it depends on the file's target version (``Deprecation.status_for``)."""
+    return tuple(e for e in ENTRIES if e.may_be(status) and bool(e.opt_in) is opt_in)
 
 
 def by_old(status: Status) -> Dict[str, Deprecation]:

@@ -18,7 +18,11 @@ message; this class finds the entries' uses and interprets their rewrites:
 
 Entries whose replacement is newer than the oldest supported torch
 (``--torch-version``) are skipped; a rewrite that needs a newer torch than the
-message is dropped (flag only). ``OPT_IN`` picks the entries a subclass
+message is dropped (flag only). Which rule reports an entry, if any, depends
+on the torch the project moves to (``--target-torch-version``): an entry
+removed in 2.14 is TL108's for a target of 2.14 or later and TL109's before;
+one deprecated only in a later release, or no longer deprecated there, is not
+reported (``Deprecation.status_for``). ``OPT_IN`` picks the entries a subclass
 reports: TL108/TL109 the default ones, TL117 those torch only documents
 (``Deprecation.opt_in``).
 """
@@ -46,11 +50,13 @@ from torchlint.analysis.outline import (
 )
 from torchlint.analysis.screens import referenced
 from torchlint.core.diagnostic import Edit, Fix
+from torchlint.core.settings import Settings, Version, parse_version
 from torchlint.knowledge.deprecations import (
     ALL,
     FUNCTION_CTX,
     CallRewrite,
     Deprecation,
+    NEWEST_RELEASE,
     InclusiveRange,
     Kind,
     ReadAs,
@@ -141,7 +147,9 @@ class DeprecatedApiRule(RenamedSymbolRule):
     # -- applicability ------------------------------------------------------------
 
     def _applies(self, entry: Deprecation, ctx: NodeContext) -> bool:
-        return entry.versions.applies_to(ctx.file.settings.torch_version)
+        settings = ctx.file.settings
+        return (entry.status_for(_target(settings)) is self.STATUS
+                and entry.versions.applies_to(settings.torch_version))
 
     def _fixable(self, entry: Deprecation, ctx: NodeContext) -> bool:
         return entry.rewrite is not None and entry.fix_versions.applies_to(ctx.file.settings.torch_version)
@@ -364,13 +372,31 @@ def deprecated_message(entry: Deprecation) -> str:
     return concise_message(entry, f"is deprecated{since}", "is deprecated")
 
 
+def _target(settings: Settings) -> Optional[Version]:
+    """The torch the file moves to: as configured, else the newest release known, unless the floor
+    is newer still."""
+    if settings.target_torch_version is not None:
+        return settings.target_torch_version
+    floor = settings.torch_version
+    return floor if floor is not None and floor > parse_version(NEWEST_RELEASE) else None
+
+
 def entry_table(table: Sequence[Deprecation]) -> str:
     """The entries as a markdown table, for the rule docs: with why each is reported by default or opt-in."""
-    rows = ["| API | use instead | since torch | fix | reported |", "| --- | --- | --- | --- | --- |"]
+    rows = ["| API | use instead | since torch | releases | fix | reported |",
+            "| --- | --- | --- | --- | --- | --- |"]
     for entry in table:
-        rows.append(f"| `{entry.display}` | {entry.replacement} | {entry.since or 'any'} | {_fix_kind(entry)} "
-                    f"| {entry.reporting} |")
+        rows.append(f"| `{entry.display}` | {entry.replacement} | {entry.since or 'any'} | {_releases(entry)} "
+                    f"| {_fix_kind(entry)} | {entry.reporting} |")
     return "\n".join(rows)
+
+
+def _releases(entry: Deprecation) -> str:
+    """``deprecated 1.9, removed 2.14``: the torch releases that changed the entry, where known."""
+    parts = [f"{what} {version}" for what, version in (
+        ("deprecated", entry.deprecated), ("removed", entry.removed), ("no longer deprecated", entry.undeprecated))
+        if version]
+    return ", ".join(parts) or "-"
 
 
 def _fix_kind(entry: Deprecation) -> str:

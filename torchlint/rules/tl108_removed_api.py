@@ -1,6 +1,6 @@
 """TL108: torch functions that were removed (torch.solve, symeig, potrf, ...)."""
 
-from torchlint.knowledge.deprecations import Deprecation, Status, entries
+from torchlint.knowledge.deprecations import Deprecation, Status, reported_entries
 from torchlint.rules._deprecated import DeprecatedApiRule, concise_message, entry_table, split_replacement
 from torchlint.rules.rule import Example, FixSafety
 
@@ -28,7 +28,7 @@ class RemovedTorchApi(DeprecatedApiRule):
         "`potrf(A)` -> `torch.linalg.cholesky(A, upper=True)`, the import then dropped), or not at all when "
         "one use cannot be rewritten. With `--torch-version`, "
         "entries whose replacement is newer than that version are not reported.\n\n"
-        + entry_table(entries(Status.REMOVED))
+        + entry_table(reported_entries(Status.REMOVED, opt_in=False))
     )
     STATUS = Status.REMOVED
 
