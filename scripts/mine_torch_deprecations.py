@@ -946,15 +946,18 @@ def spellings(entry) -> Dict[str, str]:
 def measure_table() -> Dict[str, Dict[str, object]]:
     """Table key -> {spelling: "fixed" | "flagged" | "missed"} for the name-like entries (functions,
     classes, attributes; not methods, keywords or ctx attributes), by running TL108, TL109 and TL117."""
+    from torchlint.core.settings import Settings
     from torchlint.engine.linter import Engine
     from torchlint.knowledge.deprecations import ENTRIES, FUNCTION_CTX, Kind
     from torchlint.rules import rule_by_code
 
-    engine = Engine([rule_by_code("TL108"), rule_by_code("TL109"), rule_by_code("TL117")])  # TL117: the opt-in ones
+    rules = [rule_by_code("TL108"), rule_by_code("TL109"), rule_by_code("TL117")]  # TL117: the opt-in ones
     results: Dict[str, Dict[str, object]] = {}
     for entry in ENTRIES:
         if entry.kind in (Kind.METHOD, Kind.KEYWORD, Kind.MODULE) or entry.old.startswith(FUNCTION_CTX):
             continue
+        # a project moving to the first release that reports the entry (all_gather_into_tensor: 2.13)
+        engine = Engine(rules, Settings(target_torch_version=entry.first_target()))
         row: Dict[str, object] = {}
         for spelling, source in spellings(entry).items():
             if not engine.check(source).diagnostics:

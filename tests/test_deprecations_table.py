@@ -180,14 +180,10 @@ def test_every_entry_belongs_to_its_rule(status: Status, code: str, opt_in: bool
             assert Engine([rule], moving_to(entry, status)).check(use).diagnostics, f"{code} does not flag:\n{use}"
 
 
-KNOWN_TARGETS = ("2.13", "2.14", "2.15")
-
-
 def moving_to(entry: Deprecation, status: Status) -> Settings:
     """Settings of a project moving to the first known release where ``entry`` has ``status``
     (``torch.qr``: TL109's for 2.13, TL108's from 2.14 on)."""
-    target = next(v for v in map(parse_version, KNOWN_TARGETS) if entry.status_for(v) is status)
-    return Settings(target_torch_version=target)
+    return Settings(target_torch_version=entry.first_target(status))
 
 
 def _uses(entry: Deprecation) -> List[str]:
@@ -429,7 +425,7 @@ def test_newer_entry_is_witnessed_by_its_release(entry: Deprecation) -> None:
         assert "warns" in statuses, f"{entry.key}: torch {entry.deprecated} does not warn ({statuses})"
     new = getattr(entry.rewrite, "new", None)
     if new is not None and _newer_than_installed(entry.rewrite.since):
-        assert any(new in item["message"] for item in items), f"{entry.key}: no release names {new}"
+        assert any(new.rsplit(".", 1)[1] in item["message"] for item in items), f"{entry.key}: no release names {new}"
 
 
 # --- rewrites match the real signatures --------------------------------------------------

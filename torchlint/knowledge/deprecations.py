@@ -34,10 +34,11 @@ from typing import Dict, Mapping, Optional, Tuple, Union
 
 from torchlint.core.settings import Version, VersionRange, parse_version, versions
 
-# The newest torch release the table knows (scripts/mine_torch_deprecations.py
-# mined it): the version a project moves to unless it says otherwise
+# The torch releases the table was mined from (scripts/mine_torch_deprecations.py);
+# the newest is the version a project moves to unless it says otherwise
 # (``--target-torch-version``).
-NEWEST_RELEASE = "2.15"
+KNOWN_RELEASES = ("2.13", "2.14", "2.15")
+NEWEST_RELEASE = KNOWN_RELEASES[-1]
 
 
 class Kind(enum.Enum):
@@ -213,6 +214,12 @@ class Deprecation:
         if self.deprecated and target < parse_version(self.deprecated):
             return None
         return Status.DEPRECATED
+
+    def first_target(self, status: Optional[Status] = None) -> Version:
+        """The oldest known release a project can move to and be told about the entry (with
+        ``status``, where given): where tests and measurements look at it."""
+        return next(v for v in map(parse_version, KNOWN_RELEASES)
+                    if self.status_for(v) is not None and self.status_for(v) is (status or self.status_for(v)))
 
     def may_be(self, status: Status) -> bool:
         """Can the entry have ``status`` for some target version (which rule may report it)?"""
@@ -559,7 +566,8 @@ ENTRIES_2_14: Tuple[Deprecation, ...] = (
                 "`with_stack=True` (`with_modules` only covered TorchScript models)", deprecated="2.14",
                 keyword="with_modules"),
     Deprecation(DIST + "distributed_c10d._set_pg_timeout", Kind.FUNCTION, D, f"`{DIST}set_timeout` (torch 2.14)",
-                deprecated="2.14", rewrite=Rename(DIST + "set_timeout", since="2.14")),
+                # the fix keeps the module, so a from-import of it is fixed in place too
+                deprecated="2.14", rewrite=Rename(DIST + "distributed_c10d.set_timeout", since="2.14")),
     Deprecation(DIST + "gather_into_tensor", Kind.FUNCTION, D, f"`{DIST}gather_single` (torch 2.14)", deprecated="2.14",
                 undeprecated="2.15", rewrite=Rename(DIST + "gather_single", since="2.14")),
 )
