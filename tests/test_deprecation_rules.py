@@ -549,3 +549,29 @@ def test_target_older_than_the_floor_is_an_error() -> None:
 
     with pytest.raises(SettingsError, match="older than"):
         Settings(parse_version("2.14"), parse_version("2.13"))
+
+
+OPTIMIZER_WITH_A_SET = """
+import torch
+from torch.optim import Adam
+model = torch.nn.Linear(2, 2)
+a = torch.optim.SGD(set(model.parameters()), lr=0.1)
+b = Adam({model.weight, model.bias})
+c = torch.optim.AdamW(params={p for p in model.parameters()})
+d = torch.optim.SGD(list(model.parameters()), lr=0.1)
+e = torch.optim.SGD(*groups)
+f = torch.optim.SGD(lr=0.1, params=[model.weight])
+s = set(model.parameters())
+"""
+
+
+def test_optimizer_given_a_set_is_deprecated_in_2_15() -> None:
+    assert _check(OPTIMIZER_WITH_A_SET) == [(4, "TL109", False), (5, "TL109", False), (6, "TL109", False)]
+    assert _check(OPTIMIZER_WITH_A_SET, target="2.14") == []
+    message = _engine("TL109").check(textwrap.dedent(OPTIMIZER_WITH_A_SET).lstrip()).diagnostics[0].message
+    assert message.startswith("`Optimizer(params={...})` is deprecated since torch 2.15")
+
+
+def test_a_users_own_set_taking_function_is_not_an_optimizer() -> None:
+    source = "def SGD(params, lr):\n    return params\nopt = SGD({1, 2}, lr=0.1)\n"
+    assert _check(source) == []

@@ -146,7 +146,7 @@ def test_entries_are_unique_and_consistent() -> None:
             assert entry.old.startswith(TENSOR + "."), entry.old
         if entry.kind is Kind.KEYWORD:
             assert entry.keyword and isinstance(entry.rewrite, (RenameKeyword, type(None)))
-        elif entry.kind is Kind.MISSING_KEYWORD:
+        elif entry.kind in (Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT):
             assert entry.keyword and entry.position is not None and entry.rewrite is None
         else:
             assert entry.keyword is None
@@ -194,6 +194,8 @@ def _uses(entry: Deprecation) -> List[str]:
         return [f"import torch\nx = torch.ones(3, 3)\ny = x.{entry.name}()\n"]
     if entry.kind is Kind.MISSING_KEYWORD:
         return [f"import torch\ny = {entry.old}(a, b)\n"]
+    if entry.kind is Kind.SET_ARGUMENT:
+        return [f"import torch\ny = {name}({{a, b}})\n" for name in (entry.old, *entry.aliases)]
     if entry.old.startswith(FUNCTION_CTX + "."):
         return [
             "import torch\n\n\nclass Fn(torch.autograd.Function):\n    @staticmethod\n"

@@ -194,7 +194,7 @@ def test_releases_are_mined() -> None:
     ("torch.autograd.profiler.parse_nvprof_trace", "2.15.0", None, None),
     ("torch.autograd.profiler.FunctionEvent.event_metadata", "2.15.0", None, None),
     ("torch.distributed.checkpoint._fsspec_filesystem", "2.15.0", None, None),
-    ("torch.optim.Optimizer(params=)", "2.15.0", None, None),
+    ("torch.optim.Optimizer(params=)", "2.15.0", None, None),  # an optimizer given a set
     ("torch.cuda.graph_annotations.clear_kernel_annotations", "2.15.0", None, None),
     # no longer deprecated in 2.15
     ("torch.distributed.all_gather_into_tensor", "2.13.0", None, "2.15.0"),

@@ -115,7 +115,6 @@ OUT_OF_SCOPE: Tuple[Tuple[str, Scope, str], ...] = (
     ("torch.distributed.tensor.distribute_module(*", RT, "depends on the callback's arity"),
     ("torch.distributed.*.WorkerSpec", RT, "depends on the `fn` field's value"),
     ("torch.cuda.GreenContext.*_context", RT, "a method of a green context instance (receiver type; torch 2.14)"),
-    ("torch.optim.Optimizer(params=)", RT, "warns when `params` is a set, a runtime type (torch 2.15)"),
     ("torch.distributed.nn.functional._deprecated", RT, "the helper: its callers are table entries"),
     ("torch.ao.quantization.UniformQuantizationObserverBase(reduce_range=)", RT,
      "warned by every observer subclass when reduce_range is true (a value)"),

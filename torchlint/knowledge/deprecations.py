@@ -49,6 +49,9 @@ class Kind(enum.Enum):
     CLASS = "class"
     KEYWORD = "keyword"  # ``keyword`` of the function ``old``
     MISSING_KEYWORD = "missing keyword"  # ``old`` called without ``keyword`` (nor an argument at ``position``)
+    # ``old`` called with a set (a set display or comprehension, ``set(...)``) as
+    # ``keyword`` or the argument at ``position``: torch 2.15's ``Optimizer({...})``
+    SET_ARGUMENT = "set argument"
 
 
 class Status(enum.Enum):
@@ -172,7 +175,7 @@ class Deprecation:
     keyword: Optional[str] = None  # KEYWORD entries: the deprecated keyword
     warns: bool = True  # DEPRECATED entries: current torch warns when it is used
     aliases: Tuple[str, ...] = ()  # other qualified names of the same object (``torch.ao.quantization.prepare``)
-    position: Optional[int] = None  # MISSING_KEYWORD entries: the keyword's positional index
+    position: Optional[int] = None  # MISSING_KEYWORD, SET_ARGUMENT entries: the keyword's positional index
     # Why the entry is reported only when asked for (TL117, opt-in); empty:
     # reported by default (TL108/TL109), for the reason ``reporting`` gives.
     opt_in: str = ""
@@ -192,6 +195,7 @@ class Deprecation:
             Kind.METHOD: "only where inference knows the receiver is a tensor",
             Kind.KEYWORD: "the keyword, in a call of the resolved callable",
             Kind.MISSING_KEYWORD: "a call of the resolved callable without the keyword",
+            Kind.SET_ARGUMENT: "a call of the resolved callable with a set display or `set(...)` there",
         }.get(self.kind, "the name, resolved through the file's imports")
         if self.status is Status.REMOVED:
             signal = "the code fails on current torch"
@@ -264,7 +268,7 @@ class Deprecation:
         """How the mined data names this entry: ``torch.qr``, ``torch.autograd.grad(only_inputs=)``."""
         if self.kind is Kind.MISSING_KEYWORD:
             return f"{self.old}(without {self.keyword}=)"
-        return f"{self.old}({self.keyword}=)" if self.kind is Kind.KEYWORD else self.old
+        return f"{self.old}({self.keyword}=)" if self.kind in (Kind.KEYWORD, Kind.SET_ARGUMENT) else self.old
 
     @property
     def display(self) -> str:
@@ -273,6 +277,8 @@ class Deprecation:
             return f"{self.old.rsplit('.', 1)[1]}({self.keyword}=)"
         if self.kind is Kind.MISSING_KEYWORD:
             return f"{self.old} without {self.keyword}="
+        if self.kind is Kind.SET_ARGUMENT:
+            return f"{self.old.rsplit('.', 1)[1]}({self.keyword}={{...}})"
         if self.kind is Kind.METHOD:
             return "Tensor." + self.name
         if self.old.startswith(FUNCTION_CTX + "."):
@@ -586,6 +592,13 @@ ENTRIES_2_15: Tuple[Deprecation, ...] = (
                 f"`{DIST}checkpoint.fsspec_filesystem` (torch 2.15)", deprecated="2.15"),
     Deprecation("torch.cuda.graph_annotations.clear_kernel_annotations", Kind.FUNCTION, D,
                 "nothing (annotations are dropped with their graph)", deprecated="2.15"),
+    # A set of parameters: its order, so the optimizer state's, changes between runs (a TypeError
+    # in add_param_group already). Matched on torch's own optimizers, called with a set there.
+    Deprecation("torch.optim.Optimizer", Kind.SET_ARGUMENT, D, "a `list` of the parameters (a set's order "
+                "changes between runs)", deprecated="2.15", keyword="params", position=0,
+                aliases=tuple(f"torch.optim.{name}" for name in (
+                    "Adafactor", "Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS", "Muon", "NAdam",
+                    "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam"))),
 )
 
 

@@ -84,6 +84,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
     _ctx_attrs: ClassVar[Dict[str, Deprecation]]  # autograd ctx attributes, by name
     _keywords: ClassVar[Tuple[Deprecation, ...]]
     _missing: ClassVar[Tuple[Deprecation, ...]]  # calls that leave out a keyword (``torch.cross`` without dim)
+    _sets: ClassVar[Tuple[Deprecation, ...]]  # calls given a set (``torch.optim.SGD({...})``)
     _modules: ClassVar[Tuple[Deprecation, ...]]
     _names: ClassVar[frozenset]  # every entry's last name component
 
@@ -93,15 +94,19 @@ class DeprecatedApiRule(RenamedSymbolRule):
         on_ctx = FUNCTION_CTX + "."
         cls.ENTRIES = table
         cls._by_old = {name: e for e in table
-                       if e.kind not in (Kind.KEYWORD, Kind.MISSING_KEYWORD) and not e.old.startswith(on_ctx)
+                       if e.kind not in CALL_KINDS and not e.old.startswith(on_ctx)
                        for name in (e.old, *e.aliases)}
         cls._missing = tuple(e for e in table if e.kind is Kind.MISSING_KEYWORD)
         cls._screen_missing = Names([name for e in cls._missing for name in (e.old, *e.aliases)])
+        cls._sets = tuple(e for e in table if e.kind is Kind.SET_ARGUMENT)
+        cls._screen_sets = Names([name for e in cls._sets for name in (e.old, *e.aliases)])
         cls._methods = {e.name: e for e in table if e.kind is Kind.METHOD}
         cls._ctx_attrs = {e.name: e for e in table if e.old.startswith(on_ctx)}
         cls._keywords = tuple(e for e in table if e.kind is Kind.KEYWORD)
         cls._modules = tuple(e for e in table if e.kind is Kind.MODULE)
-        cls._names = frozenset(e.name for e in table)
+        # a SET_ARGUMENT entry is called through any of its names (``torch.optim.SGD``)
+        cls._names = frozenset(e.name for e in table) | {
+            name.rsplit(".", 1)[1] for e in cls._sets for name in e.aliases}
         # What a file must contain to use an entry: its last name component,
         # used as an attribute, imported, or (for keyword entries) passed.
         cls.triggers = (
@@ -136,6 +141,9 @@ class DeprecatedApiRule(RenamedSymbolRule):
             yield from _imports_of_modules(outline, [e.old for e in cls._modules])
         if cls._missing:
             yield from calls_to(outline, cls._screen_missing)
+        if cls._sets:
+            yield from (call for call in calls_to(outline, cls._screen_sets) if any(
+                _is_set_ast(arg) for arg in [*call.args, *(k.value for k in call.keywords)]))
         spelled = keyword_arguments(outline)
         for names, keyword in cls._screen_keywords:
             if keyword in spelled:
@@ -282,6 +290,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         if self._missing:
             yield from self._missing_keyword(node, ctx)
+        if self._sets:
+            yield from self._set_argument(node, ctx)
         if not self._keywords:
             return
         given = {arg.keyword.value: arg for arg in node.args if arg.keyword is not None}
@@ -313,8 +323,50 @@ class DeprecatedApiRule(RenamedSymbolRule):
             if callee in (entry.old, *entry.aliases) and self._applies(entry, ctx):
                 yield self._finding(node.func, entry, None)
 
+    def _set_argument(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        """``torch.optim.SGD({w, b}, lr=0.1)``: a set where torch wants an ordered collection."""
+        callee = None
+        for entry in self._sets:
+            arg = _argument(node, entry.keyword, entry.position)
+            if arg is None or not _is_set(arg.value):
+                continue
+            callee = callee or ctx.resolver.resolve(node.func)
+            if callee in (entry.old, *entry.aliases) and self._applies(entry, ctx):
+                yield self._finding(arg, entry, None)
+
     def _old_attrs(self) -> frozenset:
         return self._names
+
+
+CALL_KINDS = (Kind.KEYWORD, Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT)  # entries about a call's arguments
+SET_MAKERS = ("set", "frozenset")
+
+
+def _argument(node: cst.Call, keyword: Optional[str], position: Optional[int]) -> Optional[cst.Arg]:
+    """The argument passed as ``keyword`` or at ``position`` (positionals before it all plain)."""
+    for index, arg in enumerate(node.args):
+        if arg.keyword is not None:
+            if arg.keyword.value == keyword:
+                return arg
+        elif arg.star:
+            return None
+        elif index == position:
+            return arg
+    return None
+
+
+def _is_set(expr: cst.BaseExpression) -> bool:
+    """A set display or comprehension, or a ``set(...)`` / ``frozenset(...)`` call."""
+    if isinstance(expr, (cst.Set, cst.SetComp)):
+        return True
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in SET_MAKERS
+
+
+def _is_set_ast(expr: ast.AST) -> bool:
+    """``_is_set`` on the outline's tree."""
+    if isinstance(expr, (ast.Set, ast.SetComp)):
+        return True
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in SET_MAKERS
 
 
 def _imports_of_modules(outline: Outline, modules: Sequence[str]) -> Iterator[ast.AST]:
