@@ -180,10 +180,13 @@ NOT_RUNNABLE: Dict[str, str] = {
 }
 
 ENGINE_RULES = ("TL108", "TL109", "TL117")
+
+
 def _engine(entry: Deprecation) -> Engine:
     """The rules of a project moving to the first known release where ``entry`` is reported
     (``all_gather_into_tensor`` is no longer deprecated in 2.15: 2.13)."""
-    return Engine([rule_by_code(code) for code in ENGINE_RULES], Settings(target_torch_version=entry.first_target()))
+    settings = Settings(target_torch_version=entry.first_target())
+    return Engine([rule_by_code(code) for code in ENGINE_RULES], settings)
 
 
 def _exact_entries() -> List[Deprecation]:

@@ -514,8 +514,7 @@ torch.cuda.graph_annotations.clear_kernel_annotations()
 
 
 def test_deprecated_in_2_15() -> None:
-    flagged = [(2, "TL109", False)] * 3 + [(3, "TL109", False), (4, "TL109", False), (8, "TL109", False),
-                                          (9, "TL109", False)]
+    flagged = [(2, "TL109", False)] * 3 + [(line, "TL109", False) for line in (3, 4, 8, 9)]
     assert _check(NEW_IN_2_15, target="2.15") == flagged
     assert _check(NEW_IN_2_15) == flagged  # the default target: the newest release known
     assert _check(NEW_IN_2_15, target="2.14") == []

@@ -244,6 +244,7 @@ def test_report_prints_each_release() -> None:
 
 # --- reading releases from wheels (small ones made here) -------------------------------
 
+REMOVED = "This function was deprecated since version 1.9 and is now removed."
 RELEASE_2_13: Dict[str, str] = {
     "torch/version.py": "__version__ = '2.13.0+cpu'\n",
     "torch/__init__.py": "from torch._linalg_utils import cholesky, solve\nfrom torch import profiler\n"
@@ -252,7 +253,7 @@ RELEASE_2_13: Dict[str, str] = {
     "torch/_linalg_utils.py": (
         "import warnings\n"
         "def cholesky(A, upper=False):\n    warnings.warn('cholesky is deprecated', FutureWarning)\n"
-        "def solve(A, B):\n    raise RuntimeError('This function was deprecated since version 1.9 and is now removed.')\n"
+        f"def solve(A, B):\n    raise RuntimeError({REMOVED!r})\n"
     ),
     "torch/profiler/__init__.py": "from .profiler import profile\n",
     "torch/profiler/profiler.py": (
@@ -276,8 +277,8 @@ RELEASE_2_14 = {
     "torch/version.py": "__version__ = '2.14.1'\n",
     "torch/_linalg_utils.py": (
         "def cholesky(A, upper=False):\n    mode = 'upper' if upper else 'lower'\n"
-        "    raise RuntimeError('This function was deprecated since version 1.9 and is now removed.')\n"
-        "def solve(A, B):\n    raise RuntimeError('This function was deprecated since version 1.9 and is now removed.')\n"
+        f"    raise RuntimeError({REMOVED!r})\n"
+        f"def solve(A, B):\n    raise RuntimeError({REMOVED!r})\n"
     ),
     "torch/profiler/profiler.py": "class profile:\n    def __init__(self, activities=None):\n        pass\n",
     "torch/distributed/c10d.py": "__all__ = ['all_gather_into_tensor']\ndef all_gather_into_tensor(a, b):\n    pass\n",

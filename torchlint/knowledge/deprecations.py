@@ -222,8 +222,11 @@ class Deprecation:
     def first_target(self, status: Optional[Status] = None) -> Version:
         """The oldest known release a project can move to and be told about the entry (with
         ``status``, where given): where tests and measurements look at it."""
-        return next(v for v in map(parse_version, KNOWN_RELEASES)
-                    if self.status_for(v) is not None and self.status_for(v) is (status or self.status_for(v)))
+        for version in map(parse_version, KNOWN_RELEASES):
+            found = self.status_for(version)
+            if found is not None and status in (None, found):
+                return version
+        raise ValueError(f"{self.key} is reported for no known release")
 
     def may_be(self, status: Status) -> bool:
         """Can the entry have ``status`` for some target version (which rule may report it)?"""

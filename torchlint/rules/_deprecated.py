@@ -54,9 +54,9 @@ from torchlint.core.settings import Settings, Version, parse_version
 from torchlint.knowledge.deprecations import (
     ALL,
     FUNCTION_CTX,
+    NEWEST_RELEASE,
     CallRewrite,
     Deprecation,
-    NEWEST_RELEASE,
     InclusiveRange,
     Kind,
     ReadAs,
