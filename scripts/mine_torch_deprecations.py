@@ -951,11 +951,11 @@ def measure_table() -> Dict[str, Dict[str, object]]:
     from torchlint.knowledge.deprecations import ENTRIES, FUNCTION_CTX, Kind
     from torchlint.rules import rule_by_code
 
+    NOT_NAME_LIKE = (Kind.METHOD, Kind.KEYWORD, Kind.MODULE, Kind.SET_ARGUMENT, Kind.INSTANCE_METHOD)
     rules = [rule_by_code("TL108"), rule_by_code("TL109"), rule_by_code("TL117")]  # TL117: the opt-in ones
     results: Dict[str, Dict[str, object]] = {}
     for entry in ENTRIES:
-        if entry.kind in (Kind.METHOD, Kind.KEYWORD, Kind.MODULE, Kind.SET_ARGUMENT) or entry.old.startswith(
-                FUNCTION_CTX):
+        if entry.kind in NOT_NAME_LIKE or entry.old.startswith(FUNCTION_CTX):
             continue
         # a project moving to the first release that reports the entry (all_gather_into_tensor: 2.13)
         engine = Engine(rules, Settings(target_torch_version=entry.first_target()))

@@ -574,3 +574,34 @@ def test_optimizer_given_a_set_is_deprecated_in_2_15() -> None:
 def test_a_users_own_set_taking_function_is_not_an_optimizer() -> None:
     source = "def SGD(params, lr):\n    return params\nopt = SGD({1, 2}, lr=0.1)\n"
     assert _check(source) == []
+
+
+GREEN_CONTEXTS = """
+import torch
+from torch.cuda.green_contexts import GreenContext
+ctx = torch.cuda.GreenContext.create(num_sms=8)
+ctx.set_context()
+run()
+ctx.pop_context()
+g = GreenContext.create(num_sms=4)
+g.set_context()
+torch.cuda.GreenContext.pop_context(g)
+"""
+
+
+def test_green_context_stack_is_deprecated_in_2_14() -> None:
+    assert _check(GREEN_CONTEXTS) == [(4, "TL109", False), (6, "TL109", False), (8, "TL109", False),
+                                      (9, "TL109", False)]
+    assert _check(GREEN_CONTEXTS, target="2.13") == []
+    message = _engine("TL109").check(textwrap.dedent(GREEN_CONTEXTS).lstrip()).diagnostics[0].message
+    assert "set_context` is deprecated since torch 2.14; use `" in message and "ctx.Stream()" in message
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\ndef enter(ctx):\n    ctx.set_context()\n",  # unknown receiver
+    "import torch\nctx = make()\nctx.set_context()\n",
+    "import torch\nctx = torch.cuda.GreenContext.create(num_sms=8)\nctx = other\nctx.set_context()\n",
+    "import torch\nif flag:\n    ctx = torch.cuda.GreenContext.create(num_sms=8)\nctx.set_context()\n",
+])
+def test_set_context_needs_a_known_green_context(source: str) -> None:
+    assert _check(source) == []

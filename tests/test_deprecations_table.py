@@ -194,6 +194,8 @@ def _uses(entry: Deprecation) -> List[str]:
         return [f"import torch\nx = torch.ones(3, 3)\ny = x.{entry.name}()\n"]
     if entry.kind is Kind.MISSING_KEYWORD:
         return [f"import torch\ny = {entry.old}(a, b)\n"]
+    if entry.kind is Kind.INSTANCE_METHOD:
+        return [f"import torch\nctx = {maker}(num_sms=8)\nctx.{entry.name}()\n" for maker in entry.made_by]
     if entry.kind is Kind.SET_ARGUMENT:
         return [f"import torch\ny = {name}({{a, b}})\n" for name in (entry.old, *entry.aliases)]
     if entry.old.startswith(FUNCTION_CTX + "."):

@@ -114,7 +114,6 @@ OUT_OF_SCOPE: Tuple[Tuple[str, Scope, str], ...] = (
     ("torch.distributed.fsdp.FSDPModule.set_reduce_scatter_divide_factor", RT, "a method of an FSDP module instance"),
     ("torch.distributed.tensor.distribute_module(*", RT, "depends on the callback's arity"),
     ("torch.distributed.*.WorkerSpec", RT, "depends on the `fn` field's value"),
-    ("torch.cuda.GreenContext.*_context", RT, "a method of a green context instance (receiver type; torch 2.14)"),
     ("torch.distributed.nn.functional._deprecated", RT, "the helper: its callers are table entries"),
     ("torch.ao.quantization.UniformQuantizationObserverBase(reduce_range=)", RT,
      "warned by every observer subclass when reduce_range is true (a value)"),

@@ -52,6 +52,9 @@ class Kind(enum.Enum):
     # ``old`` called with a set (a set display or comprehension, ``set(...)``) as
     # ``keyword`` or the argument at ``position``: torch 2.15's ``Optimizer({...})``
     SET_ARGUMENT = "set argument"
+    # ``old`` is ``<class>.<method>``, called on an instance one of ``made_by``
+    # made (``ctx = GreenContext.create(...)``; ``ctx.set_context()``)
+    INSTANCE_METHOD = "instance method"
 
 
 class Status(enum.Enum):
@@ -176,6 +179,7 @@ class Deprecation:
     warns: bool = True  # DEPRECATED entries: current torch warns when it is used
     aliases: Tuple[str, ...] = ()  # other qualified names of the same object (``torch.ao.quantization.prepare``)
     position: Optional[int] = None  # MISSING_KEYWORD, SET_ARGUMENT entries: the keyword's positional index
+    made_by: Tuple[str, ...] = ()  # INSTANCE_METHOD entries: the calls that make the instance
     # Why the entry is reported only when asked for (TL117, opt-in); empty:
     # reported by default (TL108/TL109), for the reason ``reporting`` gives.
     opt_in: str = ""
@@ -196,6 +200,7 @@ class Deprecation:
             Kind.KEYWORD: "the keyword, in a call of the resolved callable",
             Kind.MISSING_KEYWORD: "a call of the resolved callable without the keyword",
             Kind.SET_ARGUMENT: "a call of the resolved callable with a set display or `set(...)` there",
+            Kind.INSTANCE_METHOD: "a call on a name last assigned what the class's factory made",
         }.get(self.kind, "the name, resolved through the file's imports")
         if self.status is Status.REMOVED:
             signal = "the code fails on current torch"
@@ -282,6 +287,8 @@ class Deprecation:
             return f"{self.old} without {self.keyword}="
         if self.kind is Kind.SET_ARGUMENT:
             return f"{self.old.rsplit('.', 1)[1]}({self.keyword}={{...}})"
+        if self.kind is Kind.INSTANCE_METHOD:
+            return ".".join(self.old.rsplit(".", 2)[1:])  # GreenContext.set_context
         if self.kind is Kind.METHOD:
             return "Tensor." + self.name
         if self.old.startswith(FUNCTION_CTX + "."):
@@ -570,7 +577,13 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
 
 PROFILER = "torch.autograd.profiler."
 
+GREEN_CONTEXT = "torch.cuda.GreenContext"
+
 ENTRIES_2_14: Tuple[Deprecation, ...] = (
+    *(Deprecation(f"{GREEN_CONTEXT}.{name}", Kind.INSTANCE_METHOD, D, "`torch.cuda.stream(ctx.Stream())` (a stream of the green context)",
+                  deprecated="2.14", aliases=(f"torch.cuda.green_contexts.GreenContext.{name}",),
+                  made_by=(f"{GREEN_CONTEXT}.create", "torch.cuda.green_contexts.GreenContext.create"))
+      for name in ("set_context", "pop_context")),
     Deprecation(PROFILER + "profile", Kind.KEYWORD, D,
                 "`with_stack=True` (`with_modules` only covered TorchScript models)", deprecated="2.14",
                 keyword="with_modules"),

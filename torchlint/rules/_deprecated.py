@@ -82,6 +82,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
     _by_old: ClassVar[Dict[str, Deprecation]]  # names reached through imports, by qualified name
     _methods: ClassVar[Dict[str, Deprecation]]  # Tensor methods, by method name
     _ctx_attrs: ClassVar[Dict[str, Deprecation]]  # autograd ctx attributes, by name
+    _instance_methods: ClassVar[Dict[str, Tuple[Deprecation, ...]]]  # methods of instances a factory made, by name
     _keywords: ClassVar[Tuple[Deprecation, ...]]
     _missing: ClassVar[Tuple[Deprecation, ...]]  # calls that leave out a keyword (``torch.cross`` without dim)
     _sets: ClassVar[Tuple[Deprecation, ...]]  # calls given a set (``torch.optim.SGD({...})``)
@@ -102,6 +103,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
         cls._screen_sets = Names([name for e in cls._sets for name in (e.old, *e.aliases)])
         cls._methods = {e.name: e for e in table if e.kind is Kind.METHOD}
         cls._ctx_attrs = {e.name: e for e in table if e.old.startswith(on_ctx)}
+        made = [e for e in table if e.kind is Kind.INSTANCE_METHOD]
+        cls._instance_methods = {e.name: tuple(m for m in made if m.name == e.name) for e in made}
         cls._keywords = tuple(e for e in table if e.kind is Kind.KEYWORD)
         cls._modules = tuple(e for e in table if e.kind is Kind.MODULE)
         # a SET_ARGUMENT entry is called through any of its names (``torch.optim.SGD``)
@@ -134,7 +137,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
         for node in attributes_named(outline, cls._methods):
             if may_be_tensor(outline, node.value):
                 yield node
-        for node in attributes_named(outline, cls._ctx_attrs):
+        for node in attributes_named(outline, {**cls._ctx_attrs, **cls._instance_methods}):
             if isinstance(node.value, ast.Name):
                 yield node
         if cls._modules:
@@ -192,6 +195,10 @@ class DeprecatedApiRule(RenamedSymbolRule):
                 fix = _method_call_fix(call, entry.rewrite, ctx) if call is not None else None
             yield self._finding(node.attr, entry, fix)
             return
+        for entry in self._instance_methods.get(name, ()):
+            if self._applies(entry, ctx) and _made_by(node.value, entry.made_by, ctx):
+                yield self._finding(node.attr, entry, None)
+                return
         entry = self._ctx_attrs.get(name)
         if entry is not None and self._applies(entry, ctx) and _is_autograd_ctx(node.value, ctx):
             fix = None
@@ -336,6 +343,12 @@ class DeprecatedApiRule(RenamedSymbolRule):
 
     def _old_attrs(self) -> frozenset:
         return self._names
+
+
+def _made_by(receiver: cst.BaseExpression, makers: Sequence[str], ctx: NodeContext) -> bool:
+    """``receiver`` is a name last assigned a call of one of ``makers`` (``GreenContext.create(...)``)."""
+    value = ctx.inference.dominating_value(receiver) if isinstance(receiver, cst.Name) else None
+    return isinstance(value, cst.Call) and ctx.resolver.resolve(value.func) in makers
 
 
 CALL_KINDS = (Kind.KEYWORD, Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT)  # entries about a call's arguments
