@@ -76,8 +76,8 @@ SKIPPED_DIRS = (
     "torch/share",
 )
 
-# Public namespaces imported to find which public names reach a definition.
-# Private modules users import by name anyway count as public here.
+# The namespaces users import: an item's names in them come first (its id is
+# the first name). Private modules users import by name anyway count as public.
 NAMESPACES: Tuple[str, ...] = (
     "torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.utils.rnn",
     "torch.nn.utils.parametrize", "torch.nn.utils.parametrizations", "torch.nn.utils.stateless",
@@ -825,9 +825,6 @@ def mine_release(release: Release, names: StaticNames) -> Dict[str, Dict[str, ob
 # it raises there already), ``undeprecated`` the first silent one after a
 # release that warned. Releases are compared as mined; none is imported.
 
-DEPRECATING = ("warn", "decorator", "helper", "factory")
-
-
 def status_in(item: Dict[str, object], mined: Dict[str, Dict[str, object]], names: StaticNames) -> str:
     """The status of an item (mined in some release) in one release, given what that release mined."""
     found = mined.get(str(item["id"]))
@@ -860,6 +857,9 @@ def history(statuses: Dict[str, str], releases: Sequence[str]) -> Dict[str, Opti
             if warned and undeprecated is None and removed is None:
                 undeprecated = release
     return {"deprecated": deprecated, "removed": removed, "undeprecated": undeprecated}
+
+
+HISTORY = ("deprecated", "removed", "undeprecated")
 
 
 def _release_key(version: str) -> Tuple[int, ...]:
@@ -895,9 +895,6 @@ def build_table(mined: Dict[str, Dict[str, Dict[str, object]]], names: Dict[str,
     }
 
 
-HISTORY = ("deprecated", "removed", "undeprecated")
-
-
 def mine(wheels: Sequence[Path] = (), previous: Optional[Dict[str, object]] = None) -> Dict[str, object]:
     """The installed torch and the given wheels, mined and diffed into one table."""
     releases = [Release.installed(), *(Release.wheel(w) for w in wheels)]
@@ -905,9 +902,9 @@ def mine(wheels: Sequence[Path] = (), previous: Optional[Dict[str, object]] = No
     names = {r.version: StaticNames(r) for r in releases}
     mined = {r.version: mine_release(r, names[r.version]) for r in releases}
     missing = [r for r in (previous or {}).get("releases", []) if r not in mined]  # type: ignore[union-attr]
-    unknown = [i for i in mined[installed] if previous and missing and i not in
-               {p["id"] for p in previous["items"]}]  # type: ignore[index]
-    if unknown:
+    known = {p["id"] for p in (previous or {}).get("items", [])}  # type: ignore[union-attr]
+    unknown = [i for i in mined[installed] if i not in known] if missing else []
+    if unknown:  # their statuses in those releases would be guessed: say so
         sys.stderr.write(f"new items have no status for {', '.join(missing)}: mine those wheels again "
                          f"(--wheel): {', '.join(unknown[:5])}\n")
     return build_table(mined, names, installed, previous)
