@@ -208,6 +208,8 @@ class Deprecation:
             signal = "torch warns on use"
         else:
             signal = "torch documents it; an exact fix is offered" if self.exact_fix else "torch signals it on use"
+        if self.status is Status.DEPRECATED and self.removed:
+            signal += f", and the code fails from torch {self.removed} on"
         return f"default: {signal}; matches {match}"
 
     def status_for(self, target: Optional[Version] = None) -> Optional[Status]:
