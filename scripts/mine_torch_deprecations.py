@@ -2,52 +2,65 @@
 """Write torchlint/knowledge/data/torch_deprecations_mined.json: torch's own deprecations, as data.
 
 The deprecation table (``torchlint/knowledge/deprecations.py``) is written by
-hand; this script measures it against what the installed torch says about
-itself. It reads torch's (and functorch's) ``.py`` files as syntax trees and
-records every deprecation a user can trigger:
+hand; this script measures it against what torch releases say about
+themselves. It reads torch's (and functorch's) ``.py`` files as syntax trees,
+never importing them, and records every deprecation a user can trigger:
 
 * ``warnings.warn(msg, DeprecationWarning | FutureWarning | PendingDeprecationWarning)``,
   and ``UserWarning`` (or no category) whose message says deprecated/removed;
 * callables decorated with ``@deprecated(...)`` (``typing_extensions`` or
   ``warnings``);
 * removed-function stubs: a function whose whole body raises with a message
-  that says removed/deprecated;
+  that says removed/deprecated (and a function that only forwards to one);
 * deprecated parameters: a warning under an ``if`` that tests one of the
-  enclosing function's parameters records that parameter as the keyword.
+  enclosing function's parameters (or ``self.<parameter>``) records that
+  parameter as the keyword.
 
 Each finding is attached to its enclosing function or class and then to the
-public names through which users reach it: the script imports torch and a
-fixed list of public namespaces and looks up which public attributes hold the
-defining object (``torch.jit.script`` is defined in ``torch.jit._script``).
-Findings no public name reaches are kept with an empty ``names`` list (the
-review marks them internal).
+public names through which users reach it, read from the syntax trees too:
+the bindings of every public module (``from m import n``, ``__all__``, star
+imports) are followed to the defining module (``torch.jit.script`` is defined
+in ``torch.jit._script``). Findings no public name reaches are kept with an
+empty ``names`` list (the review marks them internal).
+
+Releases: the installed torch (2.13) and, with ``--wheel``, the wheels of
+later ones (2.14.1, 2.15.0; read with zipfile, only their ``.py``/``.pyi``
+members). The output is one table: each item says, per release, whether torch
+warns, raises, no longer has it, or is silent about it, and from that in which
+release it was deprecated, removed and un-deprecated. Without ``--wheel`` the
+committed statuses of the releases not installed stand, so CI never needs a
+wheel.
 
 The output is sorted and carries no line numbers, so it changes only when
-torch does. Run it after upgrading torch:
-``python scripts/mine_torch_deprecations.py``; ``--stdout`` prints instead of
-writing; ``--report`` prints the coverage report against the reviewed table
-(``torchlint.knowledge.deprecation_review``) and the table's fixes by import
-spelling (measured by running the fixer on a snippet of each); ``--report-only``
-prints the same report for the committed data without mining.
+torch does. Run it after upgrading torch or for a new release:
+``python scripts/mine_torch_deprecations.py --wheel torch-2.15.0-....whl``
+(download a wheel with ``pip download --no-deps --only-binary :all:
+--python-version 3.11 --platform manylinux_2_28_x86_64 torch==2.15.0``);
+``--stdout`` prints instead of writing; ``--report`` prints the coverage
+report against the reviewed table (``torchlint.knowledge.deprecation_review``:
+by namespace, then per release flagged of detectable and fixed of exact) and
+the table's fixes by import spelling (measured by running the fixer on a
+snippet of each); ``--report-only`` prints the same report for the committed
+data without mining.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import importlib
-import inspect
+import importlib.util
 import json
 import re
 import sys
-import warnings
+import zipfile
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT = REPO / "torchlint" / "knowledge" / "data" / "torch_deprecations_mined.json"
-FORMAT = 1
+FORMAT = 2  # 2: one table over several releases (``releases``, per-item ``status``)
 
 PACKAGES = ("torch", "functorch")
 
@@ -63,8 +76,8 @@ SKIPPED_DIRS = (
     "torch/share",
 )
 
-# Public namespaces imported to find which public names reach a definition.
-# Private modules users import by name anyway count as public here.
+# The namespaces users import: an item's names in them come first (its id is
+# the first name). Private modules users import by name anyway count as public.
 NAMESPACES: Tuple[str, ...] = (
     "torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.utils.rnn",
     "torch.nn.utils.parametrize", "torch.nn.utils.parametrizations", "torch.nn.utils.stateless",
@@ -112,8 +125,9 @@ class Finding:
 # --- reading the sources ----------------------------------------------------------------
 
 
-def _module_name(path: Path, root: Path) -> str:
-    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+def _module_name(relative: str) -> str:
+    """``torch/nn/__init__.py`` -> ``torch.nn``; ``torch/_C/__init__.pyi`` -> ``torch._C``."""
+    parts = relative.rsplit(".", 1)[0].split("/")
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -194,8 +208,12 @@ def _decorator_deprecation(decorator: ast.AST, strings: Dict[str, str]) -> Optio
 
 
 def _raising_stub(function: ast.FunctionDef) -> Optional[str]:
+    """The message of a function whose body only raises (after assignments that word the message:
+    torch 2.14's ``qr`` first picks the ``mode`` it names)."""
     body = function.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    while len(body) > 1 and isinstance(body[0], ast.Assign):
         body = body[1:]
     if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
         return None
@@ -218,14 +236,23 @@ def _condition_keyword(path: Sequence[ast.AST], function: ast.AST) -> Optional[s
         if node is function:
             return None
         if isinstance(node, (ast.If, ast.IfExp)):
-            tested = sorted({n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)} & params)
+            tested = sorted({_tested_name(n) for n in ast.walk(node.test)} & params)
             if tested:
                 return tested[0]
     return None
 
 
+def _tested_name(node: ast.AST) -> str:
+    """``x`` for ``x`` and for ``self.x`` (a parameter an ``__init__`` stored first: ``if self.use_cuda:``)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return ""
+
+
 class _Walker:
-    def __init__(self, module: str, tree: ast.Module) -> None:
+    def __init__(self, module: str, tree: ast.Module, is_package: bool = False) -> None:
         self.module = module
         self.findings: List[Finding] = []
         self.strings = {  # module-level message constants: MSG = "... deprecated ..."
@@ -240,9 +267,10 @@ class _Walker:
         self.defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if isinstance(node, ast.ImportFrom) and (node.module or node.level):
+                source = _absolute(module, is_package, node.level, node.module)
                 for alias in node.names:
-                    self.imported[alias.asname or alias.name] = (node.module, alias.name)
+                    self.imported[alias.asname or alias.name] = (source, alias.name)
         self.assignments: List[Tuple[str, str]] = []  # module level ``name = factory(...)``
         for node in tree.body:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
@@ -328,17 +356,60 @@ class _Walker:
                                      nested=nested))
 
 
-def _source_files() -> Iterator[Tuple[str, Path]]:
-    for package in PACKAGES:
-        spec = importlib.util.find_spec(package)
+class Release:
+    """One torch release's Python sources, read as text and never imported: the installed torch
+    (a site-packages folder) or a wheel (a zip archive, of which only the ``.py``/``.pyi`` members
+    are read). ``files`` maps a path inside the package root (``torch/nn/init.py``) to a reader."""
+
+    def __init__(self, version: str, files: Dict[str, Callable[[], str]]) -> None:
+        self.version = version
+        self.files = files
+        self._texts: Dict[str, str] = {}
+
+    def text(self, relative: str) -> str:
+        if relative not in self._texts:
+            self._texts[relative] = self.files[relative]()
+        return self._texts[relative]
+
+    @classmethod
+    def installed(cls) -> "Release":
+        spec = importlib.util.find_spec("torch")
         if spec is None or not spec.submodule_search_locations:
+            raise SystemExit("torch is not installed")
+        root = Path(list(spec.submodule_search_locations)[0]).parent
+        files: Dict[str, Callable[[], str]] = {}
+        for package in PACKAGES:
+            for path in sorted((root / package).rglob("*.py*")):
+                if path.suffix in (".py", ".pyi"):
+                    files[path.relative_to(root).as_posix()] = partial(path.read_text, encoding="utf-8",
+                                                                       errors="replace")
+        return cls(_version_of(files["torch/version.py"]()), files)
+
+    @classmethod
+    def wheel(cls, path: Path) -> "Release":
+        archive = zipfile.ZipFile(path)
+        read = lambda name: archive.read(name).decode("utf-8", errors="replace")  # noqa: E731
+        files = {name: partial(read, name) for name in sorted(archive.namelist())
+                 if name.split("/")[0] in PACKAGES and name.endswith((".py", ".pyi"))}
+        return cls(_version_of(files["torch/version.py"]()), files)
+
+
+def _version_of(version_py: str) -> str:
+    """``2.14.1`` from torch/version.py's ``__version__ = '2.14.1+cu130'``."""
+    match = re.search(r"__version__\s*=\s*['\"]([^'\"+]+)", version_py)
+    if match is None:
+        raise SystemExit("torch/version.py names no version")
+    return match.group(1)
+
+
+def _source_files(release: Release) -> Iterator[Tuple[str, str]]:
+    """(module, path) of every ``.py`` file users run."""
+    for relative in release.files:
+        if not relative.endswith(".py"):
             continue
-        root = Path(list(spec.submodule_search_locations)[0])
-        for path in sorted(root.rglob("*.py")):
-            relative = path.relative_to(root.parent).as_posix()
-            if any(relative.startswith(skip) for skip in SKIPPED_DIRS) or "/test" in relative:
-                continue
-            yield _module_name(path, root), path
+        if any(relative.startswith(skip) for skip in SKIPPED_DIRS) or "/test" in relative:
+            continue
+        yield _module_name(relative), relative
 
 
 HELPER = re.compile(r"^_?warn|deprecat", re.IGNORECASE)
@@ -350,18 +421,18 @@ def _may_deprecate(text: str) -> bool:
     return bool(SAYS_DEPRECATED.search(text)) or any(category in text for category in DEPRECATION_CATEGORIES)
 
 
-def mine_sources() -> List[Finding]:
+def mine_sources(release: Release) -> List[Finding]:
     """Parse only the files that can matter (most of torch's 2,000 files cannot: parsing is most
     of the generator's time): those that may word a deprecation, then those that call one of
     the deprecating helpers found there (``functorch.vmap`` calls ``warn_deprecated``). The
     walkers stay in file order, so the first message of a repeated id is the same as ever."""
-    texts = {(module, path): path.read_text(encoding="utf-8", errors="replace") for module, path in _source_files()}
-    walkers: Dict[Tuple[str, Path], _Walker] = {}
+    texts = {(module, path): release.text(path) for module, path in _source_files(release)}
+    walkers: Dict[Tuple[str, str], _Walker] = {}
 
-    def parse(keys: Sequence[Tuple[str, Path]]) -> None:
+    def parse(keys: Sequence[Tuple[str, str]]) -> None:
         for key in keys:
             try:
-                walkers[key] = _Walker(key[0], ast.parse(texts[key]))
+                walkers[key] = _Walker(key[0], ast.parse(texts[key]), key[1].endswith("/__init__.py"))
             except SyntaxError:
                 continue
 
@@ -381,8 +452,12 @@ def _through_helpers(walkers: Sequence[_Walker], findings: Sequence[Finding]) ->
       that warns unconditionally: every function calling it is deprecated
       (``functorch.vmap`` calls ``warn_deprecated("vmap", "torch.vmap")``);
     * a factory whose closure warns: every module-level ``name = factory(...)``
-      is deprecated (``nn.init.constant = _make_deprecate(constant_)``).
+      is deprecated (``nn.init.constant = _make_deprecate(constant_)``);
+    * a removed function's stub that raises: a function that only forwards
+      to it raises too (torch 2.14's ``Tensor.cholesky`` calls
+      ``torch._linalg_utils.cholesky``).
     """
+    stubs = {(f.module, f.qualname): f for f in findings if f.how == "raises" and f.kind == "function"}
     helpers: Dict[Tuple[str, str], Finding] = {}
     factories: Dict[Tuple[str, str], Finding] = {}
     for f in findings:
@@ -399,6 +474,9 @@ def _through_helpers(walkers: Sequence[_Walker], findings: Sequence[Finding]) ->
             if found is not None:
                 derived.append(Finding(walker.module, name, "function", "factory", found.category, found.message))
         for scopes, callee, argument in walker.calls:
+            stub = stubs.get(callee)
+            if stub is not None and _forwards(scopes[-1]) and len(scopes) <= 2:
+                derived.append(_forwarding_finding(walker.module, scopes, stub))
             helper = helpers.get(callee)
             if helper is None or any(getattr(s, "name", "") == callee[1].rsplit(".", 1)[-1] for s in scopes):
                 continue
@@ -418,67 +496,284 @@ def _through_helpers(walkers: Sequence[_Walker], findings: Sequence[Finding]) ->
     return derived
 
 
+def _forwards(function: ast.AST) -> bool:
+    """The function's body is one call, after its docstring and imports."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    body = [s for s in function.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return len(body) == 1 and isinstance(body[0], (ast.Return, ast.Expr)) and isinstance(body[0].value, ast.Call)
+
+
+def _forwarding_finding(module: str, scopes: Sequence[ast.AST], stub: Finding) -> Finding:
+    kind = "method" if len(scopes) == 2 and isinstance(scopes[0], ast.ClassDef) else "function"
+    return Finding(module, ".".join(s.name for s in scopes), kind, "raises", stub.category, stub.message)
+
+
 # --- public names -----------------------------------------------------------------------
+#
+# Which public names reach a definition, read from the syntax trees of the
+# release's modules (a wheel is never imported): every binding of a public
+# module (``def``, ``class``, assignment, ``from m import n [as a]``,
+# ``from m import *`` through ``__all__``, ``import m as a``) is followed to
+# the module that defines it. Bindings inside ``if``/``try``/``with`` blocks
+# count (torch binds much of its namespace under conditions).
+
+# torch/__init__.py copies the C functions in a loop (``globals()[name] = ...``)
+# that no syntax tree shows: their names are the stubs' (``torch._C._VariableFunctions``).
+FALLBACKS = {"torch": "torch._C._VariableFunctions"}
+
+Binding = Tuple[str, str, str]  # ("def" | "from" | "instance" | "module", module, name)
 
 
 def _is_public_module(name: str) -> bool:
     return name in PUBLIC_PRIVATE_MODULES or not any(part.startswith("_") for part in name.split("."))
 
 
-def _import_quietly(name: str):
-    try:
-        return importlib.import_module(name)
-    except Exception:
-        return None
+def _absolute(module: str, is_package: bool, level: int, target: Optional[str]) -> str:
+    """The module a ``from .x import y`` in ``module`` names."""
+    if not level:
+        return target or ""
+    parts = module.split(".")
+    base = parts[: len(parts) - level + (1 if is_package else 0)]
+    return ".".join(base + ([target] if target else []))
 
 
-def _defined_objects(findings: Sequence[Finding]) -> Dict[int, Tuple[str, str]]:
-    """id(object) -> (defining module, top-level name), for every finding's definition."""
-    objects: Dict[int, Tuple[str, str]] = {}
-    for module_name, top in sorted({(f.module, f.qualname.split(".")[0]) for f in findings if f.qualname}):
-        module = _import_quietly(module_name)
-        obj = getattr(module, top, None) if module is not None else None
-        if obj is not None:
-            objects[id(obj)] = (module_name, top)
-            unwrapped = inspect.unwrap(obj) if callable(obj) else obj
-            objects.setdefault(id(unwrapped), (module_name, top))
-    return objects
+def _top_level(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """A module's statements, those under ``if``/``try``/``with`` included (not those in defs)."""
+    for node in body:
+        yield node
+        if isinstance(node, (ast.If, ast.For, ast.While)):
+            yield from _top_level(node.body + node.orelse)
+        elif isinstance(node, ast.Try):
+            yield from _top_level(node.body + node.orelse + node.finalbody
+                                  + [s for h in node.handlers for s in h.body])
+        elif isinstance(node, ast.With):
+            yield from _top_level(node.body)
 
 
-def public_names(findings: Sequence[Finding]) -> Dict[Tuple[str, str], List[str]]:
+class StaticNames:
+    """The bindings of a release's modules, from their syntax trees."""
+
+    def __init__(self, release: Release) -> None:
+        self.release = release
+        self.paths: Dict[str, str] = {}  # module -> file; a .py wins over its .pyi stub
+        for relative in release.files:
+            module = _module_name(relative)
+            if relative.endswith(".py") or module not in self.paths:
+                self.paths[module] = relative
+        self._trees: Dict[str, Optional[ast.Module]] = {}
+        self._bindings: Dict[str, Dict[str, Binding]] = {}
+
+    def tree(self, module: str) -> Optional[ast.Module]:
+        if module not in self._trees:
+            path = self.paths.get(module)
+            try:
+                self._trees[module] = ast.parse(self.release.text(path)) if path else None
+            except SyntaxError:
+                self._trees[module] = None
+        return self._trees[module]
+
+    def bindings(self, module: str) -> Dict[str, Binding]:
+        if module not in self._bindings:
+            self._bindings[module] = {}  # a cycle of star imports reads it empty
+            self._bindings[module] = self._read_bindings(module)
+        return self._bindings[module]
+
+    def _read_bindings(self, module: str) -> Dict[str, Binding]:
+        tree = self.tree(module)
+        if tree is None:
+            return {}
+        is_package = self.paths[module].rsplit("/", 1)[-1].startswith("__init__.")
+        found: Dict[str, Binding] = {}
+        for node in _top_level(tree.body):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found[node.name] = ("def", module, node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                value = node.value
+                for target in targets:
+                    if not isinstance(target, ast.Name):
+                        continue
+                    if isinstance(value, ast.Name):  # symeig = _symeig
+                        found[target.id] = ("from", module, value.id) if value.id != target.id else found.get(
+                            target.id, ("def", module, target.id))
+                    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+                        found[target.id] = ("instance", module, value.func.id)
+                    else:
+                        found[target.id] = ("def", module, target.id)
+            elif isinstance(node, ast.ImportFrom):
+                source = _absolute(module, is_package, node.level, node.module)
+                for alias in node.names:
+                    if alias.name == "*":
+                        for name in self.exported(source):
+                            found.setdefault(name, ("from", source, name))
+                        continue
+                    submodule = f"{source}.{alias.name}"
+                    found[alias.asname or alias.name] = (
+                        ("module", submodule, "") if submodule in self.paths else ("from", source, alias.name))
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        found[alias.asname] = ("module", alias.name, "")
+        return found
+
+    def exported(self, module: str) -> List[str]:
+        """What ``from module import *`` binds: ``__all__`` where it is a literal, else the public bindings."""
+        tree = self.tree(module)
+        if tree is None:
+            return []
+        names: List[str] = []
+        for node in _top_level(tree.body):
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and isinstance(
+                    getattr(node, "value", None), (ast.List, ast.Tuple)):
+                names += [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+        return names or [n for n in self.bindings(module) if not n.startswith("_")]
+
+    def resolve(self, module: str, name: str, depth: int = 0) -> Optional[Binding]:
+        """Where ``module.name`` is defined: ("def", module, name), ("module", module, ""), an
+        instance of a class (``reduce_op = _ReduceOp()``), or None where nothing binds it."""
+        binding = self.bindings(module).get(name)
+        if binding is None:
+            if f"{module}.{name}" in self.paths:
+                return ("module", f"{module}.{name}", "")
+            fallback = FALLBACKS.get(module)
+            return self.resolve(fallback, name, depth + 1) if fallback and depth < 30 else None
+        kind, source, source_name = binding
+        if kind == "from" and depth < 30:
+            if source not in self.paths:  # compiled, without a stub: taken as defined there
+                return ("def", source, source_name)
+            return self.resolve(source, source_name, depth + 1) or ("def", source, source_name)
+        if kind == "instance":
+            made = self.resolve(module, source_name, depth + 1) if depth < 30 else None
+            if made is not None and made[0] == "def" and self.class_def(made[1], made[2]) is not None:
+                return ("instance", made[1], made[2])
+            return ("def", module, name)  # made by a factory (``constant = _make_deprecate(constant_)``)
+        return binding
+
+    def public_modules(self) -> List[str]:
+        return sorted(m for m in self.paths if _is_public_module(m) and m.split(".")[0] in PACKAGES
+                      and not any(m.replace(".", "/").startswith(s) for s in SKIPPED_DIRS))
+
+    # -- does a name exist in this release ---------------------------------------------
+
+    def exists(self, qualified: str) -> bool:
+        """Does ``qualified`` (``torch.qr``, ``torch.Tensor.qr``, ``torch.cuda.green_contexts``) name
+        something in this release? Unknown counts as yes: a name is gone only where the release's
+        sources show that nothing binds it."""
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = ".".join(parts[:cut])
+            if module in self.paths:
+                return self._has_path(module, parts[cut:])
+        return True
+
+    def _has_path(self, module: str, path: List[str]) -> bool:
+        if not path:
+            return True
+        found = self.resolve(module, path[0])
+        if found is None:
+            return self._may_be_dynamic(module, path[0])
+        kind, source, name = found
+        if kind == "module":
+            return self._has_path(source, path[1:])
+        return not path[1:] or self._class_has(source, name, path[1])
+
+    def _may_be_dynamic(self, module: str, name: str) -> bool:
+        """A module-level ``__getattr__`` may serve a name its text spells."""
+        tree = self.tree(module)
+        serves = tree is not None and any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body)
+        return serves and repr(name)[1:-1] in self.release.text(self.paths[module])
+
+    def class_def(self, module: str, name: str) -> Optional[ast.ClassDef]:
+        tree = self.tree(module)
+        if tree is None:
+            return None
+        return next((n for n in _top_level(tree.body) if isinstance(n, ast.ClassDef) and n.name == name), None)
+
+    def _class_has(self, module: str, name: str, member: str, depth: int = 0) -> bool:
+        cls = self.class_def(module, name)
+        if cls is None or depth > 10:
+            return True  # not a class the sources show (a C type without a stub, an instance): unknown
+        for node in cls.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == member:
+                return True
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            if any(isinstance(t, ast.Name) and t.id == member for t in targets):
+                return True
+        for base in cls.bases:
+            dotted = _dotted(base)
+            if dotted is None:
+                return True
+            head, _, rest = dotted.partition(".")
+            found = self.resolve(module, head)
+            if found is None:
+                return True
+            if found[0] == "module" and rest:
+                base_module, _, base_name = f"{found[1]}.{rest}".rpartition(".")
+                found = self.resolve(base_module, base_name)
+            if found is None or found[0] != "def" or found[2] in ("object", "Generic", "Protocol"):
+                continue
+            if self._class_has(found[1], found[2], member, depth + 1):
+                return True
+        return False
+
+    def function_def(self, defined: str) -> Optional[ast.AST]:
+        """The def of ``module:Qual.name`` (a class: its ``__init__``), or None."""
+        module, _, qualname = defined.partition(":")
+        tree = self.tree(module)
+        body: Sequence[ast.stmt] = tree.body if tree is not None else []
+        node: Optional[ast.AST] = None
+        for part in qualname.split(".") if qualname else []:
+            node = next((n for n in _top_level(body) if isinstance(
+                n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == part), None)
+            if node is None:
+                return None
+            body = node.body
+        if isinstance(node, ast.ClassDef):
+            node = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+        return node
+
+    def accepts_keyword(self, defined: str, keyword: str) -> Optional[bool]:
+        """Does the function still take ``keyword``? None where its def is not found."""
+        function = self.function_def(defined)
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        return function.args.kwarg is not None or keyword in _params(function)
+
+
+def public_names(findings: Sequence[Finding], names: StaticNames) -> Dict[Tuple[str, str], List[str]]:
     """(defining module, top-level name) -> names that hold that object: public
     names first (fewest dots), then private ones (``torch.distributed._all_gather_base``).
 
-    Objects are matched by identity, since ``__module__`` is often rewritten
-    (``torch.Tensor.__module__ == "torch"``). Module-level instances of a
-    defining class (``torch.distributed.reduce_op``) count as its names too.
+    Module-level instances of a defining class (``torch.distributed.reduce_op``)
+    count as its names too (listed in ``INSTANCES``).
     """
-    for name in NAMESPACES:
-        _import_quietly(name)
-    objects = _defined_objects(findings)
-    names: Dict[Tuple[str, str], Set[str]] = {key: set() for key in objects.values()}
-    instances: Set[str] = set()
-    names.update({(f.module, ""): set() for f in findings if not f.qualname})
-    modules = {n: m for n, m in sorted(sys.modules.items()) if n.split(".")[0] in PACKAGES and m is not None}
-    for name, module in modules.items():
-        if (name, "") in names and _is_public_module(name):
-            names[(name, "")].add(name)
-        if not _is_public_module(name):
-            continue
-        try:
-            members = dict(vars(module))
-        except TypeError:
-            continue
-        for attr, obj in members.items():
-            key = objects.get(id(obj))
-            if key is None and objects.get(id(type(obj))) is not None:
-                key = objects[id(type(obj))]
-                instances.add(f"{name}.{attr}")
-            if key is not None and not attr.startswith("__"):
-                names[key].add(f"{name}.{attr}")
-    order = lambda n: (any(p.startswith("_") for p in n.split(".")), n.count("."), n)  # noqa: E731
-    INSTANCES.update(instances)
-    return {key: sorted(values, key=order) for key, values in names.items()}
+    wanted = {(f.module, f.qualname.split(".")[0]) for f in findings if f.qualname}
+    found: Dict[Tuple[str, str], Set[str]] = {key: set() for key in wanted}
+    found.update({(f.module, ""): set() for f in findings if not f.qualname})
+    for module in names.public_modules():
+        if (module, "") in found:
+            found[(module, "")].add(module)
+        for attr in names.bindings(module):
+            if attr.startswith("__"):
+                continue
+            target = names.resolve(module, attr)
+            if target is None or (target[1], target[2]) not in wanted:
+                continue
+            if target[0] == "instance":
+                INSTANCES.add(f"{module}.{attr}")
+            found[(target[1], target[2])].add(f"{module}.{attr}")
+    return {key: sorted(values, key=_preference) for key, values in found.items()}
+
+
+def _preference(name: str) -> Tuple[bool, bool, int, str]:
+    """Public names first, those of the namespaces users import (``NAMESPACES``) before other
+    modules', then the shortest."""
+    return (any(p.startswith("_") for p in name.split(".")), name.rsplit(".", 1)[0] not in NAMESPACES,
+            name.count("."), name)
 
 
 INSTANCES: Set[str] = set()  # names found as instances of a defining class (``torch.distributed.reduce_op``)
@@ -487,12 +782,11 @@ INSTANCES: Set[str] = set()  # names found as instances of a defining class (``t
 # --- the data file ----------------------------------------------------------------------
 
 
-def mine() -> Dict[str, object]:
-    warnings.simplefilter("ignore")  # importing namespaces and reading attributes warns
-    import torch
-
-    findings = mine_sources()
-    reach = public_names(findings)
+def mine_release(release: Release, names: StaticNames) -> Dict[str, Dict[str, object]]:
+    """One release's deprecations by id: what it warns about, and the removed APIs that raise."""
+    INSTANCES.clear()
+    findings = mine_sources(release)
+    reach = public_names(findings, names)
     items: Dict[str, Dict[str, object]] = {}
     for finding in findings:
         top, _, rest = finding.qualname.partition(".")
@@ -516,11 +810,104 @@ def mine() -> Dict[str, object]:
             "category": finding.category,
             "message": finding.message,
         }
+    return items
+
+
+# --- releases: one table over the mined releases ----------------------------------------
+#
+# Each release is mined on its own; the table then records, per item and
+# release, its status there: ``warns`` (torch warns on use), ``raises`` (a
+# stub that raises: removed), ``gone`` (nothing binds the name, or the
+# function no longer takes the keyword: removed, or not yet added), ``silent``
+# (it exists and torch no longer, or not yet, warns). From the statuses:
+# ``deprecated`` is the first release that warns, ``removed`` the first that
+# raises or lacks it after one that had it (or the first release mined, where
+# it raises there already), ``undeprecated`` the first silent one after a
+# release that warned. Releases are compared as mined; none is imported.
+
+def status_in(item: Dict[str, object], mined: Dict[str, Dict[str, object]], names: StaticNames) -> str:
+    """The status of an item (mined in some release) in one release, given what that release mined."""
+    found = mined.get(str(item["id"]))
+    if found is not None:
+        return "raises" if found["how"] == "raises" else "warns"
+    keyword = item.get("keyword")
+    if keyword:
+        accepted = names.accepts_keyword(str(item["defined"]), str(keyword))
+        if accepted is not None:
+            return "silent" if accepted else "gone"
+    known = item["names"] or [str(item["defined"]).replace(":", ".")]
+    return "silent" if any(names.exists(str(n)) for n in known) else "gone"  # type: ignore[union-attr]
+
+
+def history(statuses: Dict[str, str], releases: Sequence[str]) -> Dict[str, Optional[str]]:
+    """``deprecated`` / ``removed`` / ``undeprecated``: the first release of each, from the statuses."""
+    deprecated = removed = undeprecated = None
+    existed = warned = False
+    for index, release in enumerate(releases):
+        status = statuses.get(release)
+        if status == "warns":
+            deprecated = deprecated or release
+            warned, existed, undeprecated = True, True, None
+        elif status == "raises" and removed is None and (existed or index == 0):
+            removed = release
+        elif status == "gone" and removed is None and existed:
+            removed = release
+        elif status == "silent":
+            existed = True
+            if warned and undeprecated is None and removed is None:
+                undeprecated = release
+    return {"deprecated": deprecated, "removed": removed, "undeprecated": undeprecated}
+
+
+HISTORY = ("deprecated", "removed", "undeprecated")
+
+
+def _release_key(version: str) -> Tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+
+
+def build_table(mined: Dict[str, Dict[str, Dict[str, object]]], names: Dict[str, StaticNames], installed: str,
+                previous: Optional[Dict[str, object]] = None) -> Dict[str, object]:
+    """The one table over all releases. ``mined``: release -> its items by id, for the releases mined
+    now (``installed`` among them); the statuses of ``previous`` (the committed table) stand for the
+    releases not mined now."""
+    kept = {str(i["id"]): i for i in (previous or {}).get("items", [])}  # type: ignore[union-attr]
+    old_releases = [str(r) for r in (previous or {}).get("releases", [])]  # type: ignore[union-attr]
+    releases = sorted(set(old_releases) | set(mined), key=_release_key)
+    items: Dict[str, Dict[str, object]] = {}
+    for release in releases:  # an item's fields are the first mining's
+        for item_id, item in (mined.get(release) or {}).items():
+            items.setdefault(item_id, dict(item))
+    for item_id, item in kept.items():
+        if item_id not in items and any(r not in mined for r in item.get("status", {})):  # type: ignore[union-attr]
+            items[item_id] = {k: v for k, v in item.items() if k not in ("status", *HISTORY)}
+    for item_id, item in items.items():
+        statuses = {r: s for r, s in kept.get(item_id, {}).get("status", {}).items() if r not in mined}
+        for release in mined:
+            statuses[release] = status_in(item, mined[release], names[release])
+        item["status"] = {r: statuses[r] for r in releases if r in statuses}
+        item.update(history(item["status"], releases))
     return {
         "format": FORMAT,
-        "torch": torch.__version__.split("+")[0],
+        "torch": installed,
+        "releases": releases,
         "items": [items[key] for key in sorted(items)],
     }
+
+
+def mine(wheels: Sequence[Path] = (), previous: Optional[Dict[str, object]] = None) -> Dict[str, object]:
+    """The installed torch and the given wheels, mined and diffed into one table."""
+    releases = [Release.installed(), *(Release.wheel(w) for w in wheels)]
+    installed = releases[0].version
+    names = {r.version: StaticNames(r) for r in releases}
+    mined = {r.version: mine_release(r, names[r.version]) for r in releases}
+    missing = [r for r in (previous or {}).get("releases", []) if r not in mined]  # type: ignore[union-attr]
+    known = {p["id"] for p in (previous or {}).get("items", [])}  # type: ignore[union-attr]
+    unknown = [i for i in mined[installed] if i not in known] if missing else []
+    if unknown:  # their statuses in those releases would be guessed: say so
+        sys.stderr.write(f"new items have no status for {', '.join(missing)}: mine those wheels again "
+                         f"(--wheel): {', '.join(unknown[:5])}\n")
+    return build_table(mined, names, installed, previous)
 
 
 # --- how the table is applied: every import spelling ------------------------------------
@@ -556,15 +943,19 @@ def spellings(entry) -> Dict[str, str]:
 def measure_table() -> Dict[str, Dict[str, object]]:
     """Table key -> {spelling: "fixed" | "flagged" | "missed"} for the name-like entries (functions,
     classes, attributes; not methods, keywords or ctx attributes), by running TL108, TL109 and TL117."""
+    from torchlint.core.settings import Settings
     from torchlint.engine.linter import Engine
     from torchlint.knowledge.deprecations import ENTRIES, FUNCTION_CTX, Kind
     from torchlint.rules import rule_by_code
 
-    engine = Engine([rule_by_code("TL108"), rule_by_code("TL109"), rule_by_code("TL117")])  # TL117: the opt-in ones
+    NOT_NAME_LIKE = (Kind.METHOD, Kind.KEYWORD, Kind.MODULE, Kind.SET_ARGUMENT, Kind.INSTANCE_METHOD)
+    rules = [rule_by_code("TL108"), rule_by_code("TL109"), rule_by_code("TL117")]  # TL117: the opt-in ones
     results: Dict[str, Dict[str, object]] = {}
     for entry in ENTRIES:
-        if entry.kind in (Kind.METHOD, Kind.KEYWORD, Kind.MODULE) or entry.old.startswith(FUNCTION_CTX):
+        if entry.kind in NOT_NAME_LIKE or entry.old.startswith(FUNCTION_CTX):
             continue
+        # a project moving to the first release that reports the entry (all_gather_into_tensor: 2.13)
+        engine = Engine(rules, Settings(target_torch_version=entry.first_target()))
         row: Dict[str, object] = {}
         for spelling, source in spellings(entry).items():
             if not engine.check(source).diagnostics:
@@ -602,11 +993,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--report", action="store_true", help="print the coverage report (to stderr)")
     parser.add_argument("--report-only", action="store_true",
                         help="print the report for the committed data without mining torch (seconds, not minutes)")
+    parser.add_argument("--wheel", type=Path, action="append", default=[],
+                        help="a torch wheel to mine as well (read as a zip, never installed); without one, the "
+                             "committed statuses of the releases not installed stand")
     args = parser.parse_args(argv)
     if args.report_only:
         text = OUTPUT.read_text(encoding="utf-8")
     else:
-        text = render(mine())
+        previous = json.loads(OUTPUT.read_text(encoding="utf-8")) if OUTPUT.exists() else None
+        text = render(mine(args.wheel, previous if previous and previous.get("format") == FORMAT else None))
         if args.stdout:
             sys.stdout.write(text)
         else:

@@ -421,3 +421,55 @@ def test_every_key_is_documented():
     doc = (Path(__file__).resolve().parent.parent / "docs" / "configuration.md").read_text()
     for key in KEYS:
         assert f"| `{key}` |" in doc, key
+
+
+# --------------------------------------------------------------------------
+# the torch the code moves to (issue 35)
+# --------------------------------------------------------------------------
+
+CHOLESKY = "import torch\nA = torch.eye(2)\nL = torch.cholesky(A)\n"
+
+
+def _codes(result) -> List[str]:
+    return [line.split()[1] for line in result.stdout.splitlines() if ": TL" in line]
+
+
+def test_target_torch_version_on_the_command_line_and_in_the_configuration(tmp_path):
+    put(tmp_path, "s.py", CHOLESKY)
+    select = ["--select", "TL108,TL109", "s.py"]
+    assert _codes(run_torchlint(select, cwd=tmp_path)) == ["TL108"]  # default: the newest release known
+    assert _codes(run_torchlint(["--target-torch-version", "2.13", *select], cwd=tmp_path)) == ["TL109"]
+    put(tmp_path, "pyproject.toml", '[tool.torchlint]\ntarget-torch-version = "2.13"\n')
+    assert _codes(run_torchlint(select, cwd=tmp_path)) == ["TL109"]
+    assert _codes(run_torchlint(["--target-torch-version", "2.14", *select], cwd=tmp_path)) == ["TL108"]
+    (tmp_path / "pyproject.toml").unlink()
+    put(tmp_path, "setup.cfg", "[torchlint]\ntarget-torch-version = 2.13\n")
+    assert _codes(run_torchlint(select, cwd=tmp_path)) == ["TL109"]
+
+
+def test_show_settings_shows_the_target(tmp_path):
+    put(tmp_path, "s.py", CHOLESKY)
+    shown = run_torchlint(["--isolated", "--show-settings", "s.py"], cwd=tmp_path).stdout
+    assert re.search(r"^target-torch-version: +2\.15 \(the newest release known\)$", shown, re.M), shown
+    shown = run_torchlint(["--isolated", "--target-torch-version", "2.14", "--show-settings", "s.py"],
+                          cwd=tmp_path).stdout
+    assert re.search(r"^target-torch-version: +2\.14\.0$", shown, re.M), shown
+
+
+def test_a_target_older_than_the_floor_is_an_error(tmp_path):
+    put(tmp_path, "s.py", CHOLESKY)
+    result = run_torchlint(["--isolated", "--torch-version", "2.14", "--target-torch-version", "2.13", "s.py"],
+                           cwd=tmp_path)
+    assert result.returncode == 2 and "older than" in result.stderr, result.stderr
+    put(tmp_path, "pyproject.toml", '[tool.torchlint]\ntarget-torch-version = 2.14\n')  # a number: rejected
+    result = run_torchlint(["s.py"], cwd=tmp_path)
+    assert result.returncode == 2 and "target-torch-version" in result.stderr, result.stderr
+
+
+def test_flake8_takes_the_target_from_its_own_config(tmp_path):
+    put(tmp_path, "s.py", CHOLESKY)
+    put(tmp_path, "setup.cfg", "[flake8]\nselect = TL108,TL109\n")
+    assert " TL108 " in _flake8(["s.py"], cwd=tmp_path).stdout
+    put(tmp_path, "setup.cfg", "[flake8]\nselect = TL108,TL109\ntarget-torch-version = 2.13\n")
+    assert " TL109 " in _flake8(["s.py"], cwd=tmp_path).stdout
+    assert " TL108 " in _flake8(["--target-torch-version", "2.14", "s.py"], cwd=tmp_path).stdout

@@ -17,19 +17,22 @@ from torchlint.engine.linter import Engine
 from torchlint.rules import rule_by_code
 
 
-def _engine(codes: str, torch_version: Optional[str] = None) -> Engine:
-    settings = Settings(parse_version(torch_version)) if torch_version else Settings()
+def _engine(codes: str, torch_version: Optional[str] = None, target: Optional[str] = None) -> Engine:
+    settings = Settings(parse_version(torch_version) if torch_version else None,
+                        parse_version(target) if target else None)
     return Engine([rule_by_code(code) for code in codes.split(",")], settings)
 
 
-def _check(source: str, codes: str = "TL108,TL109", torch_version: Optional[str] = None) -> List[Tuple[int, str, bool]]:
-    result = _engine(codes, torch_version).check(textwrap.dedent(source).lstrip())
+def _check(source: str, codes: str = "TL108,TL109", torch_version: Optional[str] = None,
+           target: Optional[str] = None) -> List[Tuple[int, str, bool]]:
+    result = _engine(codes, torch_version, target).check(textwrap.dedent(source).lstrip())
     assert result.internal_errors == []
     return [(d.line, d.code, d.fix is not None) for d in result.diagnostics]
 
 
-def _fix(source: str, codes: str = "TL108,TL109", torch_version: Optional[str] = None, unsafe: bool = False) -> str:
-    result = _engine(codes, torch_version).fix(textwrap.dedent(source).lstrip(), unsafe=unsafe)
+def _fix(source: str, codes: str = "TL108,TL109", torch_version: Optional[str] = None, unsafe: bool = False,
+         target: Optional[str] = None) -> str:
+    result = _engine(codes, torch_version, target).fix(textwrap.dedent(source).lstrip(), unsafe=unsafe)
     assert result.internal_errors == [] and result.discarded == []
     return result.source
 
@@ -57,7 +60,8 @@ Y = torch.lu_solve(B, LU, piv)
     ],
 )
 def test_entries_and_fixes_follow_the_oldest_torch(version, expected) -> None:
-    assert _check(VERSIONED, torch_version=version) == expected
+    # a project moving to torch 2.13, where torch.cholesky is still deprecated (removed in 2.14)
+    assert _check(VERSIONED, torch_version=version, target="2.13") == expected
 
 
 def test_rules_without_a_version_range_stay_on() -> None:
@@ -217,14 +221,14 @@ def test_from_import_kept_while_the_module_exports_it() -> None:
     source = "from torch import qr\n__all__ = ['qr']\ny = qr(a)\n"
     fixed = _fix(source)
     assert fixed == "import torch\nfrom torch import qr\n__all__ = ['qr']\ny = torch.linalg.qr(a)\n"
-    assert _check(fixed) == [(2, "TL109", False)]
+    assert _check(fixed) == [(2, "TL108", False)]  # removed in torch 2.14, the default target
 
 
 def test_from_import_fix_follows_the_oldest_torch() -> None:
     # linalg.cholesky's upper= exists from torch 1.10: flagged, not fixed, for 1.9.
     source = "from torch import cholesky\nu = cholesky(a, True)\n"
-    assert _check(source, torch_version="1.9") == [(1, "TL109", False)]
-    assert _check(source, torch_version="1.10") == [(1, "TL109", True)]
+    assert _check(source, torch_version="1.9") == [(1, "TL108", False)]
+    assert _check(source, torch_version="1.10") == [(1, "TL108", True)]
 
 
 # --- where no fix may be offered -----------------------------------------------------------
@@ -286,7 +290,7 @@ def test_tensor_methods_need_a_known_tensor() -> None:
         t = (a + 1).ger(a[0])
         """
     # a.qr() is rewritten to torch.linalg.qr(a): the receiver is known to be a tensor.
-    assert _check(source) == [(3, "TL109", True), (5, "TL108", False), (6, "TL109", True)]
+    assert _check(source) == [(3, "TL108", True), (5, "TL108", False), (6, "TL109", True)]
 
 
 def test_tensor_method_rewrites_take_the_receiver_as_first_argument() -> None:
@@ -388,7 +392,7 @@ def test_legacy_function_subclass_chain_and_static_methods() -> None:
 
 def test_documented_only_deprecations_are_tl117_not_tl109() -> None:
     source = "import torch\nn = torch.norm(x, dim=1)\nu, s, v = torch.svd(a)\nq, r = torch.qr(a)\n"
-    assert _check(source) == [(4, "TL109", True)]
+    assert _check(source) == [(4, "TL108", True)]  # torch.qr: removed in 2.14, the default target
     assert _check(source, codes="TL117") == [(2, "TL117", False), (3, "TL117", False)]
     engine = _engine("TL117")
     messages = [d.message for d in engine.check(source).diagnostics]
@@ -433,3 +437,171 @@ def test_retain_variables_is_renamed_retain_graph_by_tl116_alone() -> None:
     assert found == [(4, "TL116"), (5, "TL116")]
     fixed = engine.fix(source, unsafe=True).source
     assert fixed.count("retain_graph=True") == 2 and "variables" not in fixed
+
+
+# --- --target-torch-version: the torch a project moves to (issue 35) ------------------------
+
+REMOVED_IN_2_14 = """
+import torch
+A = torch.eye(2)
+L = torch.cholesky(A)
+Q, R = torch.qr(A, some=False)
+U = A.cholesky(upper=True)
+Q2, R2 = A.qr()
+with torch.profiler.profile(use_cuda=True):
+    pass
+with torch.autograd.profiler.profile(use_cuda=True):
+    pass
+"""
+
+
+@pytest.mark.parametrize("target, code", [("2.13", "TL109"), ("2.14", "TL108"), ("2.15", "TL108"), (None, "TL108")])
+def test_removed_in_2_14_is_tl108_for_a_target_of_2_14_or_later(target, code) -> None:
+    assert _check(REMOVED_IN_2_14, target=target) == [
+        (3, code, True), (4, code, True), (5, code, True), (6, code, True), (7, code, False), (9, code, False)]
+
+
+def test_removed_in_2_14_keeps_its_exact_rewrites() -> None:
+    assert _fix(REMOVED_IN_2_14, target="2.14") == textwrap.dedent(REMOVED_IN_2_14).lstrip().replace(
+        "torch.cholesky(A)", "torch.linalg.cholesky(A)").replace(
+        "torch.qr(A, some=False)", "torch.linalg.qr(A, mode='complete')").replace(
+        "A.cholesky(upper=True)", "torch.linalg.cholesky(A, upper=True)").replace(
+        "A.qr()", "torch.linalg.qr(A)")
+
+
+def test_removed_in_2_14_message_names_the_release() -> None:
+    result = _engine("TL108", target="2.14").check("import torch\nL = torch.cholesky(A)\n")
+    assert "removed in torch 2.14" in result.diagnostics[0].message
+
+
+NEW_IN_2_14 = """
+import torch
+import torch.distributed as dist
+with torch.autograd.profiler.profile(with_modules=True):
+    pass
+dist.distributed_c10d._set_pg_timeout(timeout)
+dist.gather_into_tensor(out, x)
+"""
+
+
+@pytest.mark.parametrize("target, expected", [
+    ("2.13", []),  # not deprecated yet in the torch the project moves to
+    ("2.14", [(3, "TL109", False), (5, "TL109", False), (6, "TL109", False)]),
+    ("2.15", [(3, "TL109", False), (5, "TL109", False)]),  # gather_into_tensor is no longer deprecated
+])
+def test_deprecated_in_2_14_for_a_floor_of_2_13(target, expected) -> None:
+    # the fixes name set_timeout / gather_single, which torch 2.13 (the floor) does not have
+    assert _check(NEW_IN_2_14, torch_version="2.13", target=target) == expected
+
+
+def test_deprecated_in_2_14_is_fixed_for_a_floor_of_2_14() -> None:
+    assert _fix(NEW_IN_2_14, torch_version="2.14", target="2.14") == textwrap.dedent(NEW_IN_2_14).lstrip().replace(
+        "dist.distributed_c10d._set_pg_timeout", "dist.distributed_c10d.set_timeout").replace(
+        "dist.gather_into_tensor", "dist.gather_single")
+
+
+NEW_IN_2_15 = """
+import torch
+from torch.autograd.profiler import EnforceUnique, load_nvprof, parse_nvprof_trace
+from torch.distributed.checkpoint import _fsspec_filesystem
+import torch.distributed.checkpoint._fsspec_filesystem
+seen = EnforceUnique()
+trace = load_nvprof("trace.prof")
+events = parse_nvprof_trace("trace.prof")
+config = torch.profiler._ExperimentalConfig(adjust_profiler_step=True)
+torch.cuda.graph_annotations.clear_kernel_annotations()
+"""
+
+
+def test_deprecated_in_2_15() -> None:
+    flagged = [(2, "TL109", False)] * 3 + [(line, "TL109", False) for line in (3, 4, 8, 9)]
+    assert _check(NEW_IN_2_15, target="2.15") == flagged
+    assert _check(NEW_IN_2_15) == flagged  # the default target: the newest release known
+    assert _check(NEW_IN_2_15, target="2.14") == []
+
+
+UNDEPRECATED_IN_2_15 = """
+import torch.distributed as dist
+dist.all_gather_into_tensor(out, x)
+dist.reduce_scatter_tensor(out, x)
+"""
+
+
+def test_undeprecated_in_2_15_is_not_reported_from_2_15_on() -> None:
+    assert _check(UNDEPRECATED_IN_2_15, target="2.14") == [(2, "TL109", True), (3, "TL109", True)]
+    assert _check(UNDEPRECATED_IN_2_15, target="2.15") == []
+    assert _check(UNDEPRECATED_IN_2_15) == []
+
+
+def test_still_deprecated_private_collectives_stay_reported() -> None:
+    source = "import torch.distributed as dist\ndist._all_gather_base(out, x)\ndist._reduce_scatter_base(out, x)\n"
+    assert _check(source) == [(2, "TL109", True), (3, "TL109", True)]
+
+
+def test_a_floor_newer_than_the_newest_release_is_the_target() -> None:
+    source = "import torch\nL = torch.cholesky(A)\n"
+    assert _check(source, torch_version="2.16") == [(2, "TL108", True)]
+
+
+def test_target_older_than_the_floor_is_an_error() -> None:
+    from torchlint.core.settings import SettingsError
+
+    with pytest.raises(SettingsError, match="older than"):
+        Settings(parse_version("2.14"), parse_version("2.13"))
+
+
+OPTIMIZER_WITH_A_SET = """
+import torch
+from torch.optim import Adam
+model = torch.nn.Linear(2, 2)
+a = torch.optim.SGD(set(model.parameters()), lr=0.1)
+b = Adam({model.weight, model.bias})
+c = torch.optim.AdamW(params={p for p in model.parameters()})
+d = torch.optim.SGD(list(model.parameters()), lr=0.1)
+e = torch.optim.SGD(*groups)
+f = torch.optim.SGD(lr=0.1, params=[model.weight])
+s = set(model.parameters())
+"""
+
+
+def test_optimizer_given_a_set_is_deprecated_in_2_15() -> None:
+    assert _check(OPTIMIZER_WITH_A_SET) == [(4, "TL109", False), (5, "TL109", False), (6, "TL109", False)]
+    assert _check(OPTIMIZER_WITH_A_SET, target="2.14") == []
+    message = _engine("TL109").check(textwrap.dedent(OPTIMIZER_WITH_A_SET).lstrip()).diagnostics[0].message
+    assert message.startswith("`Optimizer(params={...})` is deprecated since torch 2.15")
+
+
+def test_a_users_own_set_taking_function_is_not_an_optimizer() -> None:
+    source = "def SGD(params, lr):\n    return params\nopt = SGD({1, 2}, lr=0.1)\n"
+    assert _check(source) == []
+
+
+GREEN_CONTEXTS = """
+import torch
+from torch.cuda.green_contexts import GreenContext
+ctx = torch.cuda.GreenContext.create(num_sms=8)
+ctx.set_context()
+run()
+ctx.pop_context()
+g = GreenContext.create(num_sms=4)
+g.set_context()
+torch.cuda.GreenContext.pop_context(g)
+"""
+
+
+def test_green_context_stack_is_deprecated_in_2_14() -> None:
+    assert _check(GREEN_CONTEXTS) == [(4, "TL109", False), (6, "TL109", False), (8, "TL109", False),
+                                      (9, "TL109", False)]
+    assert _check(GREEN_CONTEXTS, target="2.13") == []
+    message = _engine("TL109").check(textwrap.dedent(GREEN_CONTEXTS).lstrip()).diagnostics[0].message
+    assert "set_context` is deprecated since torch 2.14; use `" in message and "ctx.Stream()" in message
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\ndef enter(ctx):\n    ctx.set_context()\n",  # unknown receiver
+    "import torch\nctx = make()\nctx.set_context()\n",
+    "import torch\nctx = torch.cuda.GreenContext.create(num_sms=8)\nctx = other\nctx.set_context()\n",
+    "import torch\nif flag:\n    ctx = torch.cuda.GreenContext.create(num_sms=8)\nctx.set_context()\n",
+])
+def test_set_context_needs_a_known_green_context(source: str) -> None:
+    assert _check(source) == []

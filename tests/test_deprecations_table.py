@@ -30,7 +30,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from torchlint.analysis.outline import Outline  # noqa: E402
-from torchlint.core.settings import parse_version  # noqa: E402
+from torchlint.core.settings import Settings, parse_version  # noqa: E402
 from torchlint.engine.linter import Engine  # noqa: E402
 from torchlint.knowledge.deprecations import (  # noqa: E402
     ALL,
@@ -95,8 +95,24 @@ def _ids(items) -> List[str]:
     return [e.display for e in items]
 
 
-ALL_TARGETS = sorted({name for entry in ENTRIES for name in _targets(entry)})
-REWRITE_TARGETS = sorted({name for entry in ENTRIES if entry.rewrite is not None for name in _targets(entry)[-1:]})
+INSTALLED = parse_version(torch.__version__.split("+")[0])
+
+
+def _newer_than_installed(version) -> bool:
+    """A release after the installed torch: what it adds or deprecates is witnessed by the mined
+    table (its wheel's sources), not by running the installed torch."""
+    return version is not None and parse_version(version)[:2] > INSTALLED[:2]
+
+
+def _checked_here(entry: Deprecation) -> bool:
+    return not _newer_than_installed(getattr(entry.rewrite, "since", None)) and not _newer_than_installed(
+        entry.deprecated)
+
+
+ALL_TARGETS = sorted({name for entry in ENTRIES if _checked_here(entry) for name in _targets(entry)})
+REWRITE_TARGETS = sorted({name for entry in ENTRIES if entry.rewrite is not None and _checked_here(entry)
+                          for name in _targets(entry)[-1:]})
+NEWER = [e for e in ENTRIES if not _checked_here(e)]
 
 
 def _witnessed_by_mining() -> Dict[str, List[str]]:
@@ -130,7 +146,7 @@ def test_entries_are_unique_and_consistent() -> None:
             assert entry.old.startswith(TENSOR + "."), entry.old
         if entry.kind is Kind.KEYWORD:
             assert entry.keyword and isinstance(entry.rewrite, (RenameKeyword, type(None)))
-        elif entry.kind is Kind.MISSING_KEYWORD:
+        elif entry.kind in (Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT):
             assert entry.keyword and entry.position is not None and entry.rewrite is None
         else:
             assert entry.keyword is None
@@ -161,7 +177,13 @@ def test_every_entry_belongs_to_its_rule(status: Status, code: str, opt_in: bool
         for use in _uses(entry):
             assert rule.may_match(use) and rule.may_match_tree(Outline(ast.parse(use))), (
                 f"{entry.display} cannot trigger {code}:\n{use}")
-            assert Engine([rule]).check(use).diagnostics, f"{code} does not flag:\n{use}"
+            assert Engine([rule], moving_to(entry, status)).check(use).diagnostics, f"{code} does not flag:\n{use}"
+
+
+def moving_to(entry: Deprecation, status: Status) -> Settings:
+    """Settings of a project moving to the first known release where ``entry`` has ``status``
+    (``torch.qr``: TL109's for 2.13, TL108's from 2.14 on)."""
+    return Settings(target_torch_version=entry.first_target(status))
 
 
 def _uses(entry: Deprecation) -> List[str]:
@@ -172,6 +194,10 @@ def _uses(entry: Deprecation) -> List[str]:
         return [f"import torch\nx = torch.ones(3, 3)\ny = x.{entry.name}()\n"]
     if entry.kind is Kind.MISSING_KEYWORD:
         return [f"import torch\ny = {entry.old}(a, b)\n"]
+    if entry.kind is Kind.INSTANCE_METHOD:
+        return [f"import torch\nctx = {maker}(num_sms=8)\nctx.{entry.name}()\n" for maker in entry.made_by]
+    if entry.kind is Kind.SET_ARGUMENT:
+        return [f"import torch\ny = {name}({{a, b}})\n" for name in (entry.old, *entry.aliases)]
     if entry.old.startswith(FUNCTION_CTX + "."):
         return [
             "import torch\n\n\nclass Fn(torch.autograd.Function):\n    @staticmethod\n"
@@ -357,7 +383,7 @@ def observed() -> Dict[str, Dict[str, Any]]:
     return json.loads(result.stdout)
 
 
-DEPRECATED = [e for e in entries(Status.DEPRECATED) if not e.old.startswith(FUNCTION_CTX + ".")]
+DEPRECATED = [e for e in entries(Status.DEPRECATED) if not e.old.startswith(FUNCTION_CTX + ".") and _checked_here(e)]
 
 
 
@@ -378,6 +404,32 @@ def test_deprecated_entry_exists_and_warns(entry: Deprecation, observed) -> None
         assert not seen["warnings"], f"{entry.old} warns now: set warns=True ({seen['warnings']})"
     if entry.old != "torch.cuda.reset_max_memory_cached":  # needs CUDA after warning
         assert seen["error"] is None, seen
+
+
+# --- entries of releases after the installed torch ---------------------------------------
+
+
+def _mined_for(entry: Deprecation) -> List[Dict[str, Any]]:
+    from torchlint.knowledge.deprecation_review import decide, load_mined, table_keys
+
+    keys = table_keys()
+    return [item for item in load_mined()["items"] if (decide(item, keys) or None) is not None
+            and decide(item, keys).entry is entry]
+
+
+@pytest.mark.parametrize("entry", NEWER, ids=_ids(NEWER))
+def test_newer_entry_is_witnessed_by_its_release(entry: Deprecation) -> None:
+    """What a later release deprecates, and the replacement it names, are in that release's own
+    sources: the mined table shows the warning there, and its message names the replacement."""
+    items = _mined_for(entry)
+    assert items, f"{entry.key}: no mined item is decided by this entry"
+    if _newer_than_installed(entry.deprecated):
+        statuses = [status for item in items for release, status in item["status"].items()
+                    if release.startswith(entry.deprecated + ".")]
+        assert "warns" in statuses, f"{entry.key}: torch {entry.deprecated} does not warn ({statuses})"
+    new = getattr(entry.rewrite, "new", None)
+    if new is not None and _newer_than_installed(entry.rewrite.since):
+        assert any(new.rsplit(".", 1)[1] in item["message"] for item in items), f"{entry.key}: no release names {new}"
 
 
 # --- rewrites match the real signatures --------------------------------------------------

@@ -1,10 +1,14 @@
-"""torch 2.13's own deprecations (mined) against torchlint's table and review.
+"""torch's own deprecations (mined) against torchlint's table and review.
 
-``scripts/mine_torch_deprecations.py`` reads the installed torch's sources for
-every deprecation a user can trigger; ``knowledge/deprecation_review.py``
+``scripts/mine_torch_deprecations.py`` reads the installed torch's sources
+(2.13) and the wheels of later releases (2.14.1, 2.15.0) for every deprecation
+a user can trigger, into one table that says per item in which release it was
+deprecated, removed or un-deprecated; ``knowledge/deprecation_review.py``
 decides each mined item (a table entry, another rule, or out of scope with a
-reason). These tests regenerate the data under the installed torch and hold
-the committed file, the review and the rules to it.
+reason). These tests regenerate the data under the installed torch (the other
+releases' statuses are the committed ones: no wheel is downloaded here) and
+hold the committed file, the review and the rules to it; the reading of
+releases from wheels is tested on small wheels made here.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ import importlib.util
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
+from typing import Dict
 
 import pytest
 
@@ -51,7 +57,7 @@ def test_data_is_sorted_and_small() -> None:
     ids = [item["id"] for item in MINED["items"]]
     assert ids == sorted(ids) and len(ids) == len(set(ids))
     assert len(ids) > 200, "the miner found far fewer deprecations than torch 2.13 has"
-    assert review.MINED_FILE.stat().st_size < 200_000
+    assert review.MINED_FILE.stat().st_size < 250_000  # three releases' statuses
 
 
 def test_every_mined_item_is_decided() -> None:
@@ -156,3 +162,165 @@ def test_torchfix_deprecated_symbol_is_flagged(qualified: str) -> None:
         codes = {d.code for d in engine.check(source).diagnostics}
         # TL117 (opt-in) has torch.norm and torch.svd: deprecated in the docs only, no exact fix.
         assert codes & {"TL108", "TL109", "TL117"}, f"{qualified} is not flagged:\n{source}"
+
+
+# --- releases ----------------------------------------------------------------------------
+
+BY_ID = {item["id"]: item for item in MINED["items"]}
+
+
+def test_releases_are_mined() -> None:
+    assert MINED["format"] == 2
+    assert MINED["releases"] == ["2.13.0", "2.14.1", "2.15.0"]
+    assert all(set(item["status"]) == set(MINED["releases"]) for item in MINED["items"])
+
+
+@pytest.mark.parametrize("mined_id, deprecated, removed, undeprecated", [
+    # removed in 2.14: stubs that raise, and a keyword the signatures dropped (TypeError)
+    ("torch.cholesky", None, "2.14.1", None),
+    ("torch.qr", None, "2.14.1", None),
+    ("torch.Tensor.cholesky", None, "2.14.1", None),
+    ("torch.Tensor.qr", None, "2.14.1", None),
+    ("torch.profiler.profile(use_cuda=)", "2.13.0", "2.14.1", None),
+    ("torch.autograd.profiler.profile(use_cuda=)", "2.13.0", "2.14.1", None),
+    # deprecated in 2.14
+    ("torch.autograd.profiler.profile(with_modules=)", "2.14.1", None, None),
+    ("torch.cuda.GreenContext.set_context", "2.14.1", None, None),
+    ("torch.cuda.GreenContext.pop_context", "2.14.1", None, None),
+    ("torch.distributed.distributed_c10d._set_pg_timeout", "2.14.1", None, None),
+    # deprecated in 2.15
+    ("torch.autograd.profiler.EnforceUnique", "2.15.0", None, None),
+    ("torch.autograd.profiler.load_nvprof", "2.15.0", None, None),
+    ("torch.autograd.profiler.parse_nvprof_trace", "2.15.0", None, None),
+    ("torch.autograd.profiler.FunctionEvent.event_metadata", "2.15.0", None, None),
+    ("torch.distributed.checkpoint._fsspec_filesystem", "2.15.0", None, None),
+    ("torch.optim.Optimizer(params=)", "2.15.0", None, None),  # an optimizer given a set
+    ("torch.cuda.graph_annotations.clear_kernel_annotations", "2.15.0", None, None),
+    # no longer deprecated in 2.15
+    ("torch.distributed.all_gather_into_tensor", "2.13.0", None, "2.15.0"),
+    ("torch.distributed.reduce_scatter_tensor", "2.13.0", None, "2.15.0"),
+    ("torch.distributed.gather_into_tensor", "2.14.1", None, "2.15.0"),
+])
+def test_release_history_of_the_items_the_issue_names(mined_id: str, deprecated, removed, undeprecated) -> None:
+    item = BY_ID[mined_id]
+    assert (item["deprecated"], item["removed"], item["undeprecated"]) == (deprecated, removed, undeprecated), item
+    assert review.decide(item) is not None, f"{mined_id} is not decided"
+
+
+def test_adjust_profiler_step_warns_in_2_15() -> None:
+    """``_ExperimentalConfig(adjust_profiler_step=True)`` warns from ``profile``; the config is
+    made by the user, so the table's entry is the config's keyword."""
+    item = BY_ID["torch.autograd.profiler.profile(experimental_config=)"]
+    decision = review.decide(item)
+    assert decision.entry.key == "torch._C._profiler._ExperimentalConfig(adjust_profiler_step=)"
+    assert decision.entry.deprecated == "2.15"
+
+
+def _minor(version):
+    return ".".join(version.split(".")[:2]) if version else None
+
+
+def test_table_entries_agree_with_the_mined_history() -> None:
+    """An entry with an item of its own key carries that item's removal and un-deprecation (to the
+    minor version); a removal before the first release mined is not dated by mining."""
+    first = MINED["releases"][0]
+    keys = review.table_keys()
+    for item in MINED["items"]:
+        entry = keys.get(item["id"])
+        if entry is None or entry.key != item["id"]:
+            continue
+        if item["removed"] and item["removed"] != first:
+            assert entry.removed == _minor(item["removed"]), (item["id"], entry.removed, item["removed"])
+        assert entry.undeprecated == _minor(item["undeprecated"]), (item["id"], entry.undeprecated)
+
+
+def test_report_prints_each_release() -> None:
+    report = review.coverage_report(MINED)
+    rows = {line.split()[0]: line.split()[1:] for line in report.splitlines() if line[:1].isdigit()}
+    assert sorted(rows) == MINED["releases"]
+    for release, (mined, detectable, flagged, exact, fixed) in rows.items():
+        assert int(flagged) <= int(detectable) <= int(mined) and int(fixed) <= int(exact) <= int(flagged)
+
+
+# --- reading releases from wheels (small ones made here) -------------------------------
+
+REMOVED = "This function was deprecated since version 1.9 and is now removed."
+RELEASE_2_13: Dict[str, str] = {
+    "torch/version.py": "__version__ = '2.13.0+cpu'\n",
+    "torch/__init__.py": "from torch._linalg_utils import cholesky, solve\nfrom torch import profiler\n"
+                         "from .functional import *\n",
+    "torch/functional.py": "__all__ = ['norm']\ndef norm(x):\n    return x\n",
+    "torch/_linalg_utils.py": (
+        "import warnings\n"
+        "def cholesky(A, upper=False):\n    warnings.warn('cholesky is deprecated', FutureWarning)\n"
+        f"def solve(A, B):\n    raise RuntimeError({REMOVED!r})\n"
+    ),
+    "torch/profiler/__init__.py": "from .profiler import profile\n",
+    "torch/profiler/profiler.py": (
+        "import warnings\n"
+        "class profile:\n"
+        "    def __init__(self, activities=None, use_cuda=None):\n"
+        "        if use_cuda is not None:\n"
+        "            warnings.warn('`use_cuda` is deprecated', FutureWarning)\n"
+    ),
+    "torch/distributed/__init__.py": "from .c10d import *\n",
+    "torch/distributed/c10d.py": (
+        "__all__ = ['all_gather_into_tensor']\n"
+        "from typing_extensions import deprecated\n"
+        "@deprecated('all_gather_into_tensor is deprecated', category=FutureWarning)\n"
+        "def all_gather_into_tensor(a, b):\n    pass\n"
+    ),
+}
+
+RELEASE_2_14 = {
+    **RELEASE_2_13,
+    "torch/version.py": "__version__ = '2.14.1'\n",
+    "torch/_linalg_utils.py": (
+        "def cholesky(A, upper=False):\n    mode = 'upper' if upper else 'lower'\n"
+        f"    raise RuntimeError({REMOVED!r})\n"
+        f"def solve(A, B):\n    raise RuntimeError({REMOVED!r})\n"
+    ),
+    "torch/profiler/profiler.py": "class profile:\n    def __init__(self, activities=None):\n        pass\n",
+    "torch/distributed/c10d.py": "__all__ = ['all_gather_into_tensor']\ndef all_gather_into_tensor(a, b):\n    pass\n",
+}
+
+
+def _wheel(tmp_path: Path, name: str, files: Dict[str, str]) -> Path:
+    path = tmp_path / name
+    with zipfile.ZipFile(path, "w") as archive:
+        for member, text in files.items():
+            archive.writestr(member, text)
+        archive.writestr("torch/lib/libtorch.so", b"\0binary, never read")
+    return path
+
+
+def test_releases_are_read_from_wheels_and_diffed(tmp_path: Path) -> None:
+    script = _script()
+    releases = [script.Release.wheel(_wheel(tmp_path, f"torch-{v}.whl", files))
+                for v, files in (("2.13", RELEASE_2_13), ("2.14", RELEASE_2_14))]
+    assert [r.version for r in releases] == ["2.13.0", "2.14.1"]
+    assert not any(name.endswith(".so") for r in releases for name in r.files)
+    names = {r.version: script.StaticNames(r) for r in releases}
+    mined = {r.version: script.mine_release(r, names[r.version]) for r in releases}
+    table = script.build_table(mined, names, "2.13.0")
+    by_id = {item["id"]: item for item in table["items"]}
+    history = {i: (by_id[i]["deprecated"], by_id[i]["removed"], by_id[i]["undeprecated"]) for i in by_id}
+    assert history == {
+        "torch.cholesky": ("2.13.0", "2.14.1", None),  # warns, then a stub that raises
+        "torch.solve": (None, "2.13.0", None),  # raises in the first release mined
+        "torch.profiler.profile(use_cuda=)": ("2.13.0", "2.14.1", None),  # the keyword is gone
+        "torch.distributed.all_gather_into_tensor": ("2.13.0", None, "2.14.1"),  # silent again
+    }
+    assert by_id["torch.cholesky"]["names"] == ["torch.cholesky"]
+    assert by_id["torch.distributed.all_gather_into_tensor"]["names"][0] == "torch.distributed.all_gather_into_tensor"
+
+
+def test_static_names_follow_imports(tmp_path: Path) -> None:
+    script = _script()
+    names = script.StaticNames(script.Release.wheel(_wheel(tmp_path, "torch.whl", RELEASE_2_13)))
+    assert names.resolve("torch", "cholesky") == ("def", "torch._linalg_utils", "cholesky")
+    assert names.resolve("torch", "norm") == ("def", "torch.functional", "norm")  # through __all__
+    assert names.resolve("torch", "profiler") == ("module", "torch.profiler", "")
+    assert names.exists("torch.profiler.profile") and not names.exists("torch.nothing_here")
+    assert names.accepts_keyword("torch.profiler.profiler:profile", "use_cuda") is True
+    assert names.accepts_keyword("torch.profiler.profiler:profile", "use_gpu") is False

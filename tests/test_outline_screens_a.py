@@ -153,11 +153,11 @@ FLAGGED = [
         with amp.autocast():
             pass
         """),
-    ("TL109", """
+    ("TL108", """
         import torch
         x = torch.randn(4, 4)
         q, r = x.qr()
-        """),
+        """),  # removed in torch 2.14, the default target
     ("TL109", """
         import torch
 

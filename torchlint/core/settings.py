@@ -5,6 +5,12 @@
 offered. Set, it turns off advice that does not apply to that version: a
 replacement that does not exist yet is not suggested, and a warning that no
 longer exists there is not reported.
+
+``target_torch_version`` is the torch the code moves to (runs on next).
+Unset means the newest release torchlint knows. It decides what a
+deprecation is for the code: removed there (TL108), still deprecated (TL109),
+or not deprecated yet / any more (not reported). It is never older than
+``torch_version``.
 """
 
 from __future__ import annotations
@@ -83,3 +89,10 @@ def versions(since: Optional[str] = None, until: Optional[str] = None) -> Versio
 @dataclass(frozen=True)
 class Settings:
     torch_version: Optional[Version] = None
+    target_torch_version: Optional[Version] = None
+
+    def __post_init__(self) -> None:
+        if self.torch_version and self.target_torch_version and self.target_torch_version < self.torch_version:
+            raise SettingsError(
+                f"the target torch version {format_version(self.target_torch_version)} is older than the "
+                f"oldest supported one {format_version(self.torch_version)}")

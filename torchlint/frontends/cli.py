@@ -20,6 +20,7 @@ from typing import Optional, Sequence, TextIO
 
 from torchlint import __version__
 from torchlint.core.settings import SettingsError
+from torchlint.knowledge.deprecations import NEWEST_RELEASE
 from torchlint.rules import rule_specs
 from torchlint.run.config import ConfigError, resolve
 from torchlint.run.reporters import REPORTERS
@@ -66,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument(
         "--torch-version", metavar="X.Y",
         help="oldest torch the code must run on; advice that does not apply to it is skipped (default: no constraint)",
+    )
+    rules.add_argument(
+        "--target-torch-version", metavar="X.Y",
+        help="torch the code moves to: what is removed, deprecated or no longer deprecated there decides "
+             f"TL108/TL109 (default: the newest release torchlint knows, {NEWEST_RELEASE})",
     )
 
     files = parser.add_argument_group("files")

@@ -80,6 +80,14 @@ class TorchlintChecker:
             help="torchlint: oldest torch the code must run on (default: no constraint)",
         )
         parser.add_option(
+            "--target-torch-version",
+            metavar="X.Y",
+            default=None,
+            parse_from_config=True,
+            help="torchlint: torch the code moves to; decides what is removed or deprecated there "
+                 "(default: the newest release torchlint knows)",
+        )
+        parser.add_option(
             "--torchlint-enable",
             metavar="CODES",
             default=None,
@@ -98,10 +106,12 @@ class TorchlintChecker:
     @classmethod
     def parse_options(cls, options) -> None:
         text = getattr(options, "torch_version", None)
+        target = getattr(options, "target_torch_version", None)
         try:
-            cls._settings = Settings(torch_version=parse_version(text) if text else _declared_floor())
+            cls._settings = Settings(torch_version=parse_version(text) if text else _declared_floor(),
+                                     target_torch_version=parse_version(target) if target else None)
         except SettingsError as exc:  # a config error: say so on stderr, like flake8 does
-            sys.stderr.write(f"torchlint: error: --torch-version: {exc}\n")
+            sys.stderr.write(f"torchlint: error: --torch-version / --target-torch-version: {exc}\n")
             raise SystemExit(2) from None
         try:
             enable = parse_enable(_text(getattr(options, "torchlint_enable", None)), all_rules())

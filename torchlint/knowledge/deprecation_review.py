@@ -1,7 +1,9 @@
-"""What torchlint does about each deprecation torch 2.13 reports about itself.
+"""What torchlint does about each deprecation torch reports about itself.
 
-``scripts/mine_torch_deprecations.py`` mines the installed torch for every
-deprecation a user can trigger and writes ``data/torch_deprecations_mined.json``.
+``scripts/mine_torch_deprecations.py`` mines the installed torch (2.13) and
+the wheels of later releases (2.14.1, 2.15.0) for every deprecation a user can
+trigger and writes ``data/torch_deprecations_mined.json``: one table whose
+items say in which release each was deprecated, removed or un-deprecated.
 Mining cannot know the replacement, whether a rewrite is exact, or whether a
 use can be seen in source code at all; this module is the review of each mined
 item, and ``tests/test_mined_deprecations.py`` fails on any item it does not
@@ -33,6 +35,7 @@ import json
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Tuple
 
+from torchlint.core.settings import parse_version
 from torchlint.knowledge.deprecations import ENTRIES, Deprecation
 from torchlint.knowledge.torch_api import RENAMES
 
@@ -55,7 +58,6 @@ COVERED_BY: Mapping[str, str] = {
         "torch.distributed.fsdp.FullyShardedDataParallel.full_optim_state_dict",
     "torch.distributed.fsdp.FullyShardedDataParallel._warn_optim_input(optim_input=)":
         "torch.distributed.fsdp.FullyShardedDataParallel.full_optim_state_dict",
-    "torch.autograd.profiler.profile": "torch.autograd.profiler.profile(use_cuda=)",
     "torch.jit._script:_script_impl(optimize=)": "torch.jit.script(optimize=)",
     "torch.jit.ignore": "torch.jit.ignore(drop_on_export=)",
     "torch.utils.data.dataloader._BaseDataLoaderIter(loader=)": "torch.utils.data.DataLoader(pin_memory_device=)",
@@ -64,6 +66,10 @@ COVERED_BY: Mapping[str, str] = {
     "torch.nn.attention.flex_attention.flex_attention": "torch.nn.attention.flex_attention.flex_attention(return_lse=)",
     "torch.ao.quantization.quantize_fx._prepare_fx(prepare_custom_config=)": "torch.ao.quantization.quantize_fx.prepare_fx",
     "torch.ao.quantization.quantize_fx._convert_fx(convert_custom_config=)": "torch.ao.quantization.quantize_fx.convert_fx",
+    # torch 2.14 warns for fields of the config (profiler_metrics, ...; 2.15: adjust_profiler_step),
+    # which users set where they make it.
+    "torch.autograd.profiler.profile(experimental_config=)":
+        "torch._C._profiler._ExperimentalConfig(adjust_profiler_step=)",
 }
 
 # Mined id -> another rule that flags it.
@@ -93,21 +99,21 @@ OUT_OF_SCOPE: Tuple[Tuple[str, Scope, str], ...] = (
     ("torch.nn.quantizable.MultiheadAttention._forward_impl*", RT, "depends on the mask's dtype"),
     ("torch.nn.functional._canonical_mask*", RT, "depends on the masks' dtypes"),
     ("torch.nn.functional.embedding_bag(input=)", RT, "depends on the arguments' shapes (old argument order)"),
-    ("torch.nn.parallel.comm.gather(destination=)", RT, "depends on the value -1 at run time"),
+    ("torch.cuda.comm.gather(destination=)", RT, "depends on the value -1 at run time"),
     ("torch.optim.lr_scheduler.*.step(epoch=)", RT, "a method of a scheduler instance: the receiver's type is runtime"),
     ("torch.GradScaler.step(optimizer=)", RT, "depends on the optimizer's step signature"),
     ("torch.distributions.Distribution.sample_n", RT, "a method of a distribution instance (receiver type)"),
     ("torch.autograd.profiler.FunctionEvent.*", RT, "attributes of profiler events (receiver type)"),
     ("torch.autograd.profiler_util.FormattedTimesMixin.cuda_time", RT, "attribute of profiler events"),
     ("torch.profiler._KinetoProfile.export_memory_timeline", RT, "a method of a profiler instance"),
-    ("torch.export.dynamic_shapes.TreeSpec.children_specs", RT, "attribute of a TreeSpec instance"),
+    ("torch.*.TreeSpec.children_specs", RT, "attribute of a TreeSpec instance"),
     ("torch.utils.data.ConcatDataset.cummulative_sizes", RT, "attribute of a dataset instance"),
     ("torch.utils.data.IterDataPipe.__getattr__", RT, "attribute access on datapipe instances"),
     ("torch.utils.data.MapDataPipe.__getattr__", RT, "attribute access on datapipe instances"),
     ("torch.distributed.checkpoint.staging.AsyncStager.synchronize_staging", RT, "a method of a stager instance"),
     ("torch.distributed.fsdp.FSDPModule.set_reduce_scatter_divide_factor", RT, "a method of an FSDP module instance"),
     ("torch.distributed.tensor.distribute_module(*", RT, "depends on the callback's arity"),
-    ("torch.distributed.elastic.agent.server.WorkerSpec", RT, "depends on the `fn` field's value"),
+    ("torch.distributed.*.WorkerSpec", RT, "depends on the `fn` field's value"),
     ("torch.distributed.nn.functional._deprecated", RT, "the helper: its callers are table entries"),
     ("torch.ao.quantization.UniformQuantizationObserverBase(reduce_range=)", RT,
      "warned by every observer subclass when reduce_range is true (a value)"),
@@ -123,17 +129,20 @@ OUT_OF_SCOPE: Tuple[Tuple[str, Scope, str], ...] = (
      "decorating a class with a grad-mode context manager; needs the decorated object's kind"),
     ("torch.autograd.variable", NM, "ambiguous: `torch.autograd.variable` is also the module of `Variable`"),
     ("torch.fx.experimental.symbolic_shapes.ShapeEnv.*", RT, "methods and attributes of a ShapeEnv instance"),
-    ("torch.fx.experimental.unification.isvar.resolve", RT, "a method of a Dispatcher instance"),
+    ("torch.fx.experimental.unification.multipledispatch.Dispatcher.resolve", RT, "a method of a Dispatcher instance"),
+    ("torch.onnx.utils.export(*", NM, "warns for values other than the default, not the keyword's presence"),
     # -- internal --------------------------------------------------------------------
     ("torch._*", I, "private module (leading underscore)"),
     ("functorch.einops._parsing:*", I, "private module"),
     ("torch.*._*:*", I, "private module"),
-    ("torch.ao.quantization.fx.*", I, "the FX quantization implementation; users call quantize_fx"),
+    *((f"torch.ao.quantization.quantize_fx.{name}(*", I, "the FX quantization implementation "
+       "(torch.ao.quantization.fx); users call quantize_fx's *_fx functions") for name in ("convert", "fuse", "prepare")),
     ("torch.distributed._*", I, "private name"),
-    ("torch.distributed.checkpoint.optimizer.ShardedTensor.*", I, "ShardedTensor internals"),
+    ("torch.distributed.checkpoint.*.ShardedTensor.*", I, "ShardedTensor internals"),
     ("torch.distributed.checkpoint.state_dict._*", I, "private function"),
     ("torch.distributed.device_mesh._MeshEnv.*", I, "private class"),
-    ("torch.distributed.DeviceMesh._*", I, "private method"),
+    ("torch.*DeviceMesh._*", I, "private method"),
+    ("torch.utils.checkpoint._*", I, "private class"),
     ("torch.distributed.distributed_c10d._*", I, "private function"),
     ("torch.distributed.fsdp.fully_sharded_data_parallel._*", I, "private function"),
     ("torch.distributed.optim._*", I, "private classes"),
@@ -239,12 +248,49 @@ def coverage(mined: Mapping[str, object]) -> Dict[str, Dict[str, int]]:
 
 
 def coverage_report(mined: Mapping[str, object]) -> str:
-    """A plain-text table of ``coverage`` by namespace."""
+    """A plain-text table of ``coverage`` by namespace, then ``release_coverage`` by release."""
     counts = coverage(mined)
-    lines: List[str] = [f"torch {mined['torch']}: mined deprecations and torchlint's coverage "
-                        "(detect = statically detectable; exact = exact rewrite known)",
+    lines: List[str] = [f"torch {', '.join(map(str, mined.get('releases', [mined['torch']])))}: mined "
+                        "deprecations and torchlint's coverage (detect = statically detectable; exact = exact "
+                        "rewrite known)",
                         f"{'namespace':<22}{'mined':>7}{'detect':>8}{'flagged':>9}{'exact':>7}"]
     for group in ["all"] + sorted(g for g in counts if g != "all"):
         row = counts[group]
         lines.append(f"{group:<22}{row['mined']:>7}{row['detectable']:>8}{row['flagged']:>9}{row['exact']:>7}")
+    lines += ["", "by release: what each one warns about or raises on, for code moving to it (flagged of "
+              "detectable; fixed of exact, for a project whose floor is that release)",
+              f"{'release':<10}{'mined':>7}{'detect':>8}{'flagged':>9}{'exact':>7}{'fixed':>7}"]
+    for release, row in release_coverage(mined).items():
+        lines.append(f"{release:<10}{row['mined']:>7}{row['detectable']:>8}{row['flagged']:>9}{row['exact']:>7}"
+                     f"{row['fixed']:>7}")
     return "\n".join(lines) + "\n"
+
+
+def in_release(mined: Mapping[str, object], release: str) -> List[Mapping[str, object]]:
+    """The items a release warns about or raises on."""
+    return [item for item in mined["items"]  # type: ignore[union-attr]
+            if item.get("status", {}).get(release, "warns") in ("warns", "raises")]  # type: ignore[union-attr]
+
+
+def release_coverage(mined: Mapping[str, object]) -> Dict[str, Dict[str, int]]:
+    """Per release: its items, the detectable ones, those flagged for code moving to it (an entry
+    reported there: not deprecated later, nor taken back), and of the exact ones those whose fix a
+    project with that floor gets."""
+    keys = table_keys()
+    counts: Dict[str, Dict[str, int]] = {}
+    for release in mined.get("releases", [mined["torch"]]):  # type: ignore[union-attr]
+        version = parse_version(str(release))
+        row = counts.setdefault(str(release), dict.fromkeys(("mined", "detectable", "flagged", "exact", "fixed"), 0))
+        for item in in_release(mined, str(release)):
+            decision = decide(item, keys)
+            row["mined"] += 1
+            if decision is None:
+                continue
+            entry = decision.entry
+            reported = decision.flagged and (entry is None or entry.status_for(version) is not None)
+            row["detectable"] += decision.detectable
+            row["flagged"] += reported
+            row["exact"] += reported and decision.exact
+            row["fixed"] += reported and decision.exact and (
+                entry is None or entry.fix_versions.applies_to(version))
+    return counts

@@ -32,7 +32,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Mapping, Optional, Tuple, Union
 
-from torchlint.core.settings import VersionRange, versions
+from torchlint.core.settings import Version, VersionRange, parse_version, versions
+
+# The torch releases the table was mined from (scripts/mine_torch_deprecations.py);
+# the newest is the version a project moves to unless it says otherwise
+# (``--target-torch-version``).
+KNOWN_RELEASES = ("2.13", "2.14", "2.15")
+NEWEST_RELEASE = KNOWN_RELEASES[-1]
 
 
 class Kind(enum.Enum):
@@ -43,11 +49,17 @@ class Kind(enum.Enum):
     CLASS = "class"
     KEYWORD = "keyword"  # ``keyword`` of the function ``old``
     MISSING_KEYWORD = "missing keyword"  # ``old`` called without ``keyword`` (nor an argument at ``position``)
+    # ``old`` called with a set (a set display or comprehension, ``set(...)``) as
+    # ``keyword`` or the argument at ``position``: torch 2.15's ``Optimizer({...})``
+    SET_ARGUMENT = "set argument"
+    # ``old`` is ``<class>.<method>``, called on an instance one of ``made_by``
+    # made (``ctx = GreenContext.create(...)``; ``ctx.set_context()``)
+    INSTANCE_METHOD = "instance method"
 
 
 class Status(enum.Enum):
-    DEPRECATED = "deprecated"  # still works in current torch (TL109)
-    REMOVED = "removed"  # absent, or a stub that raises, in current torch (TL108)
+    DEPRECATED = "deprecated"  # still works in the torch the project moves to (TL109)
+    REMOVED = "removed"  # absent, or a stub that raises, there (TL108)
 
 
 # --- rewrites -------------------------------------------------------------------
@@ -154,13 +166,20 @@ class Deprecation:
     replacement: str  # message text, markdown
     since: Optional[str] = None  # the replacement exists from this torch on
     deprecated: Optional[str] = None  # torch version that deprecated ``old``, where known
-    removed: Optional[str] = None  # torch version that removed ``old``, where known
+    # torch version that removed ``old``, where known. A DEPRECATED entry with
+    # ``removed`` is reported as removed (TL108) for code moving to that
+    # version or later (``--target-torch-version``), as deprecated before.
+    removed: Optional[str] = None
+    # torch version that stopped deprecating ``old``: not reported for code
+    # moving to it or later (torch 2.15 took back ``all_gather_into_tensor``'s).
+    undeprecated: Optional[str] = None
     rewrite: Optional[Rewrite] = None  # None: flag only (no exact rewrite)
     new: Tuple[str, ...] = ()  # replacement names that must exist (checked by the tests)
     keyword: Optional[str] = None  # KEYWORD entries: the deprecated keyword
     warns: bool = True  # DEPRECATED entries: current torch warns when it is used
     aliases: Tuple[str, ...] = ()  # other qualified names of the same object (``torch.ao.quantization.prepare``)
-    position: Optional[int] = None  # MISSING_KEYWORD entries: the keyword's positional index
+    position: Optional[int] = None  # MISSING_KEYWORD, SET_ARGUMENT entries: the keyword's positional index
+    made_by: Tuple[str, ...] = ()  # INSTANCE_METHOD entries: the calls that make the instance
     # Why the entry is reported only when asked for (TL117, opt-in); empty:
     # reported by default (TL108/TL109), for the reason ``reporting`` gives.
     opt_in: str = ""
@@ -180,6 +199,8 @@ class Deprecation:
             Kind.METHOD: "only where inference knows the receiver is a tensor",
             Kind.KEYWORD: "the keyword, in a call of the resolved callable",
             Kind.MISSING_KEYWORD: "a call of the resolved callable without the keyword",
+            Kind.SET_ARGUMENT: "a call of the resolved callable with a set display or `set(...)` there",
+            Kind.INSTANCE_METHOD: "a call on a name last assigned what the class's factory made",
         }.get(self.kind, "the name, resolved through the file's imports")
         if self.status is Status.REMOVED:
             signal = "the code fails on current torch"
@@ -187,7 +208,38 @@ class Deprecation:
             signal = "torch warns on use"
         else:
             signal = "torch documents it; an exact fix is offered" if self.exact_fix else "torch signals it on use"
+        if self.status is Status.DEPRECATED and self.removed:
+            signal += f", and the code fails from torch {self.removed} on"
         return f"default: {signal}; matches {match}"
+
+    def status_for(self, target: Optional[Version] = None) -> Optional[Status]:
+        """What the entry is for code moving to torch ``target`` (None: the newest release known):
+        removed, deprecated, or nothing to report (deprecated only later, or no longer)."""
+        if self.status is Status.REMOVED:
+            return Status.REMOVED
+        target = target or parse_version(NEWEST_RELEASE)
+        if self.undeprecated and target >= parse_version(self.undeprecated):
+            return None
+        if self.removed and target >= parse_version(self.removed):
+            return Status.REMOVED
+        if self.deprecated and target < parse_version(self.deprecated):
+            return None
+        return Status.DEPRECATED
+
+    def first_target(self, status: Optional[Status] = None) -> Version:
+        """The oldest known release a project can move to and be told about the entry (with
+        ``status``, where given): where tests and measurements look at it."""
+        for version in map(parse_version, KNOWN_RELEASES):
+            found = self.status_for(version)
+            if found is not None and status in (None, found):
+                return version
+        raise ValueError(f"{self.key} is reported for no known release")
+
+    def may_be(self, status: Status) -> bool:
+        """Can the entry have ``status`` for some target version (which rule may report it)?"""
+        if status is Status.REMOVED:
+            return self.status is Status.REMOVED or self.removed is not None
+        return self.status is Status.DEPRECATED
 
     @property
     def exact_fix(self) -> bool:
@@ -226,7 +278,7 @@ class Deprecation:
         """How the mined data names this entry: ``torch.qr``, ``torch.autograd.grad(only_inputs=)``."""
         if self.kind is Kind.MISSING_KEYWORD:
             return f"{self.old}(without {self.keyword}=)"
-        return f"{self.old}({self.keyword}=)" if self.kind is Kind.KEYWORD else self.old
+        return f"{self.old}({self.keyword}=)" if self.kind in (Kind.KEYWORD, Kind.SET_ARGUMENT) else self.old
 
     @property
     def display(self) -> str:
@@ -235,6 +287,10 @@ class Deprecation:
             return f"{self.old.rsplit('.', 1)[1]}({self.keyword}=)"
         if self.kind is Kind.MISSING_KEYWORD:
             return f"{self.old} without {self.keyword}="
+        if self.kind is Kind.SET_ARGUMENT:
+            return f"{self.old.rsplit('.', 1)[1]}({self.keyword}={{...}})"
+        if self.kind is Kind.INSTANCE_METHOD:
+            return ".".join(self.old.rsplit(".", 2)[1:])  # GreenContext.set_context
         if self.kind is Kind.METHOD:
             return "Tensor." + self.name
         if self.old.startswith(FUNCTION_CTX + "."):
@@ -382,9 +438,11 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
                 new=("torch.autograd.profiler.profile",), warns=False,
                 opt_in="marked for type checkers only (`@deprecated(category=None)`: torch does not warn); the "
                        "replacement's options differ: no exact fix"),
-    Deprecation("torch.autograd.profiler.profile", Kind.KEYWORD, D, "`use_device='cuda'`", keyword="use_cuda"),
+    # torch 2.14 dropped ``use_cuda`` from both signatures: passing it raises TypeError.
+    Deprecation("torch.autograd.profiler.profile", Kind.KEYWORD, D, "`use_device='cuda'`", keyword="use_cuda",
+                removed="2.14"),
     Deprecation("torch.profiler.profile", Kind.KEYWORD, D, "`activities=[ProfilerActivity.CUDA, ...]`",
-                keyword="use_cuda"),
+                keyword="use_cuda", removed="2.14"),
     Deprecation("torch.cuda.reset_max_memory_allocated", Kind.FUNCTION, D,
                 "`torch.cuda.reset_peak_memory_stats` (which resets every peak statistic)", "1.4", "1.4",
                 new=("torch.cuda.reset_peak_memory_stats",)),
@@ -426,10 +484,13 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
     Deprecation(DIST + "_reduce_scatter_base", Kind.FUNCTION, D,
                 f"`{DIST}reduce_scatter_single` (torch 2.13), `reduce_scatter_tensor` before",
                 rewrite=Rename(DIST + "reduce_scatter_single", since="2.13"), new=(DIST + "reduce_scatter_single",)),
-    Deprecation(DIST + "all_gather_into_tensor", Kind.FUNCTION, D, f"`{DIST}all_gather_single`", "2.13",
-                rewrite=Rename(DIST + "all_gather_single"), new=(DIST + "all_gather_single",)),
-    Deprecation(DIST + "reduce_scatter_tensor", Kind.FUNCTION, D, f"`{DIST}reduce_scatter_single`", "2.13",
-                rewrite=Rename(DIST + "reduce_scatter_single"), new=(DIST + "reduce_scatter_single",)),
+    # torch 2.15 took these deprecations back (``gather_into_tensor``'s too, below): code moving to
+    # 2.15 or later is not told to leave them.
+    Deprecation(DIST + "all_gather_into_tensor", Kind.FUNCTION, D, f"`{DIST}all_gather_single`", "2.13", "2.13",
+                undeprecated="2.15", rewrite=Rename(DIST + "all_gather_single"), new=(DIST + "all_gather_single",)),
+    Deprecation(DIST + "reduce_scatter_tensor", Kind.FUNCTION, D, f"`{DIST}reduce_scatter_single`", "2.13", "2.13",
+                undeprecated="2.15", rewrite=Rename(DIST + "reduce_scatter_single"),
+                new=(DIST + "reduce_scatter_single",)),
     Deprecation(DIST + "reduce_op", Kind.ATTRIBUTE, D, f"`{DIST}ReduceOp`", "1.0",
                 rewrite=Rename(DIST + "ReduceOp"), new=(DIST + "ReduceOp",)),
     Deprecation(DIST + "all_gather_coalesced", Kind.FUNCTION, D, f"`{DIST}all_gather` per tensor"),
@@ -493,11 +554,69 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
                 "`return_aux=AuxRequest(lse=True)`", keyword="return_lse", warns=False),
     Deprecation("torch.utils.data.datapipes.iter.RoutedDecoder", Kind.CLASS, D, "`torchdata` (datapipes moved there)",
                 aliases=("torch.utils.data.datapipes.iter.routeddecoder.RoutedDecoderIterDataPipe",)),
+    # onnx: the TorchScript exporter's functions, reached through its backward-compatibility module
+    *(Deprecation(f"torch.onnx.utils.{name}", Kind.FUNCTION, D, f"nothing ({why})")
+      for name, why in (("disable_apex_o2_state_dict_hook", "copy its logic where it is needed"),
+                        ("exporter_context", "remove the call; set the model's mode yourself"),
+                        ("setup_onnx_logging", "remove the call"),
+                        ("unconvertible_ops", "remove the call; its answer was not definitive"))),
     # onnx
     Deprecation("torch.onnx.select_model_mode_for_export", Kind.FUNCTION, D,
                 "nothing (set the training mode before exporting)", warns=False,
                 opt_in="marked for type checkers only (`@deprecated(category=None)`: torch does not warn); "
                        "nothing replaces it"),
+)
+
+
+# --- entries reviewed from torch 2.14.1 and 2.15.0 -------------------------------------
+#
+# Mined from the releases' wheels (never imported); the replacement of a
+# deprecation newer than the installed torch may not exist there, so the
+# fixes name it with the ``since`` of the release that added it: a fix is
+# offered only where the project's floor (``--torch-version``) has it.
+# ``deprecated`` is the release that started warning: code moving to an older
+# one is not told (``--target-torch-version``).
+
+PROFILER = "torch.autograd.profiler."
+
+GREEN_CONTEXT = "torch.cuda.GreenContext"
+
+ENTRIES_2_14: Tuple[Deprecation, ...] = (
+    *(Deprecation(f"{GREEN_CONTEXT}.{name}", Kind.INSTANCE_METHOD, D, "`torch.cuda.stream(ctx.Stream())` (a stream of the green context)",
+                  deprecated="2.14", aliases=(f"torch.cuda.green_contexts.GreenContext.{name}",),
+                  made_by=(f"{GREEN_CONTEXT}.create", "torch.cuda.green_contexts.GreenContext.create"))
+      for name in ("set_context", "pop_context")),
+    Deprecation(PROFILER + "profile", Kind.KEYWORD, D,
+                "`with_stack=True` (`with_modules` only covered TorchScript models)", deprecated="2.14",
+                keyword="with_modules"),
+    Deprecation(DIST + "distributed_c10d._set_pg_timeout", Kind.FUNCTION, D, f"`{DIST}set_timeout` (torch 2.14)",
+                # the fix keeps the module, so a from-import of it is fixed in place too
+                deprecated="2.14", rewrite=Rename(DIST + "distributed_c10d.set_timeout", since="2.14")),
+    Deprecation(DIST + "gather_into_tensor", Kind.FUNCTION, D, f"`{DIST}gather_single` (torch 2.14)", deprecated="2.14",
+                undeprecated="2.15", rewrite=Rename(DIST + "gather_single", since="2.14")),
+)
+
+ENTRIES_2_15: Tuple[Deprecation, ...] = (
+    Deprecation("torch._C._profiler._ExperimentalConfig", Kind.KEYWORD, D, "nothing (`adjust_profiler_step` is "
+                "ignored)", deprecated="2.15", keyword="adjust_profiler_step",
+                aliases=("torch.profiler._ExperimentalConfig",)),
+    Deprecation(PROFILER + "EnforceUnique", Kind.CLASS, D, "a `set` of the keys seen (it is removed in torch 2.17)",
+                deprecated="2.15"),
+    Deprecation(PROFILER + "load_nvprof", Kind.FUNCTION, D, "`torch.profiler` traces (nvprof support is removed "
+                "in torch 2.17)", deprecated="2.15"),
+    Deprecation(PROFILER + "parse_nvprof_trace", Kind.FUNCTION, D, "`torch.profiler` traces (nvprof support is "
+                "removed in torch 2.17)", deprecated="2.15"),
+    Deprecation(DIST + "checkpoint._fsspec_filesystem", Kind.MODULE, D,
+                f"`{DIST}checkpoint.fsspec_filesystem` (torch 2.15)", deprecated="2.15"),
+    Deprecation("torch.cuda.graph_annotations.clear_kernel_annotations", Kind.FUNCTION, D,
+                "nothing (annotations are dropped with their graph)", deprecated="2.15"),
+    # A set of parameters: its order, so the optimizer state's, changes between runs (a TypeError
+    # in add_param_group already). Matched on torch's own optimizers, called with a set there.
+    Deprecation("torch.optim.Optimizer", Kind.SET_ARGUMENT, D, "a `list` of the parameters (a set's order "
+                "changes between runs)", deprecated="2.15", keyword="params", position=0,
+                aliases=tuple(f"torch.optim.{name}" for name in (
+                    "Adafactor", "Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS", "Muon", "NAdam",
+                    "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam"))),
 )
 
 
@@ -572,22 +691,23 @@ ENTRIES: Tuple[Deprecation, ...] = (
                 rewrite=CallRewrite(LINALG + "lu_solve", params=("input", "LU_data", "LU_pivots"),
                                     args=("LU_data", "LU_pivots", "input")),
                 new=(LINALG + "lu_solve",)),
+    # torch 2.14 turned these four into stubs that raise (TL108 for code moving to 2.14 or later)
     Deprecation("torch.cholesky", Kind.FUNCTION, D, "`torch.linalg.cholesky(A)` (`upper=` is a keyword there)",
-                "1.8", "1.9",
+                "1.8", "1.9", removed="2.14",
                 rewrite=CallRewrite(LINALG + "cholesky", params=("input", "upper"), args=("input",),
                                     keywords=(("upper", "upper"),), passthrough=("out",), since="1.10"),
                 new=(LINALG + "cholesky",)),
-    Deprecation(f"{TENSOR}.cholesky", Kind.METHOD, D, "`torch.linalg.cholesky(A)`", "1.8", "1.9",
+    Deprecation(f"{TENSOR}.cholesky", Kind.METHOD, D, "`torch.linalg.cholesky(A)`", "1.8", "1.9", removed="2.14",
                 rewrite=CallRewrite(LINALG + "cholesky", params=("input", "upper"), args=("input",),
                                     keywords=(("upper", "upper"),), since="1.10"),
                 new=(LINALG + "cholesky",)),
     Deprecation("torch.qr", Kind.FUNCTION, D, "`torch.linalg.qr(A, mode='reduced')` (`some=False` is "
-                "`mode='complete'`)", "1.8", "1.9",
+                "`mode='complete'`)", "1.8", "1.9", removed="2.14",
                 rewrite=CallRewrite(LINALG + "qr", params=("input", "some"), args=("input",),
                                     keywords=(("mode", "some"),), passthrough=("out",),
                                     literals={"some": {True: DROP, False: "'complete'"}}),
                 new=(LINALG + "qr",)),
-    Deprecation(f"{TENSOR}.qr", Kind.METHOD, D, "`torch.linalg.qr(A)`", "1.8", "1.9",
+    Deprecation(f"{TENSOR}.qr", Kind.METHOD, D, "`torch.linalg.qr(A)`", "1.8", "1.9", removed="2.14",
                 rewrite=CallRewrite(LINALG + "qr", params=("input", "some"), args=("input",),
                                     keywords=(("mode", "some"),), literals={"some": {True: DROP, False: "'complete'"}}),
                 new=(LINALG + "qr",)),
@@ -661,6 +781,8 @@ ENTRIES: Tuple[Deprecation, ...] = (
                 rewrite=RenameKeyword("grad_tensors")),
     # -- reviewed from the mined data (knowledge/data/torch_deprecations_mined.json) --
     *ENTRIES_2_13,
+    *ENTRIES_2_14,
+    *ENTRIES_2_15,
 )
 
 
@@ -669,8 +791,10 @@ def entries(status: Status) -> Tuple[Deprecation, ...]:
 
 
 def reported_entries(status: Status, opt_in: bool) -> Tuple[Deprecation, ...]:
-    """The entries one rule reports: by default (TL108, TL109) or opt-in (TL117)."""
-    return tuple(e for e in entries(status) if bool(e.opt_in) is opt_in)
+    """The entries one rule may report: by default (TL108, TL109) or opt-in (TL117). An entry
+    deprecated now and removed in a later release is in both TL109's and TL108's; which one
+    reports it depends on the file's target version (``Deprecation.status_for``)."""
+    return tuple(e for e in ENTRIES if e.may_be(status) and bool(e.opt_in) is opt_in)
 
 
 def by_old(status: Status) -> Dict[str, Deprecation]:

@@ -18,7 +18,11 @@ message; this class finds the entries' uses and interprets their rewrites:
 
 Entries whose replacement is newer than the oldest supported torch
 (``--torch-version``) are skipped; a rewrite that needs a newer torch than the
-message is dropped (flag only). ``OPT_IN`` picks the entries a subclass
+message is dropped (flag only). Which rule reports an entry, if any, depends
+on the torch the project moves to (``--target-torch-version``): an entry
+removed in 2.14 is TL108's for a target of 2.14 or later and TL109's before;
+one deprecated only in a later release, or no longer deprecated there, is not
+reported (``Deprecation.status_for``). ``OPT_IN`` picks the entries a subclass
 reports: TL108/TL109 the default ones, TL117 those torch only documents
 (``Deprecation.opt_in``).
 """
@@ -46,9 +50,11 @@ from torchlint.analysis.outline import (
 )
 from torchlint.analysis.screens import referenced
 from torchlint.core.diagnostic import Edit, Fix
+from torchlint.core.settings import Settings, Version, parse_version
 from torchlint.knowledge.deprecations import (
     ALL,
     FUNCTION_CTX,
+    NEWEST_RELEASE,
     CallRewrite,
     Deprecation,
     InclusiveRange,
@@ -76,8 +82,10 @@ class DeprecatedApiRule(RenamedSymbolRule):
     _by_old: ClassVar[Dict[str, Deprecation]]  # names reached through imports, by qualified name
     _methods: ClassVar[Dict[str, Deprecation]]  # Tensor methods, by method name
     _ctx_attrs: ClassVar[Dict[str, Deprecation]]  # autograd ctx attributes, by name
+    _instance_methods: ClassVar[Dict[str, Tuple[Deprecation, ...]]]  # methods of instances a factory made, by name
     _keywords: ClassVar[Tuple[Deprecation, ...]]
     _missing: ClassVar[Tuple[Deprecation, ...]]  # calls that leave out a keyword (``torch.cross`` without dim)
+    _sets: ClassVar[Tuple[Deprecation, ...]]  # calls given a set (``torch.optim.SGD({...})``)
     _modules: ClassVar[Tuple[Deprecation, ...]]
     _names: ClassVar[frozenset]  # every entry's last name component
 
@@ -87,15 +95,21 @@ class DeprecatedApiRule(RenamedSymbolRule):
         on_ctx = FUNCTION_CTX + "."
         cls.ENTRIES = table
         cls._by_old = {name: e for e in table
-                       if e.kind not in (Kind.KEYWORD, Kind.MISSING_KEYWORD) and not e.old.startswith(on_ctx)
+                       if e.kind not in CALL_KINDS and not e.old.startswith(on_ctx)
                        for name in (e.old, *e.aliases)}
         cls._missing = tuple(e for e in table if e.kind is Kind.MISSING_KEYWORD)
         cls._screen_missing = Names([name for e in cls._missing for name in (e.old, *e.aliases)])
+        cls._sets = tuple(e for e in table if e.kind is Kind.SET_ARGUMENT)
+        cls._screen_sets = Names([name for e in cls._sets for name in (e.old, *e.aliases)])
         cls._methods = {e.name: e for e in table if e.kind is Kind.METHOD}
         cls._ctx_attrs = {e.name: e for e in table if e.old.startswith(on_ctx)}
+        made = [e for e in table if e.kind is Kind.INSTANCE_METHOD]
+        cls._instance_methods = {e.name: tuple(m for m in made if m.name == e.name) for e in made}
         cls._keywords = tuple(e for e in table if e.kind is Kind.KEYWORD)
         cls._modules = tuple(e for e in table if e.kind is Kind.MODULE)
-        cls._names = frozenset(e.name for e in table)
+        # a SET_ARGUMENT entry is called through any of its names (``torch.optim.SGD``)
+        cls._names = frozenset(e.name for e in table) | {
+            name.rsplit(".", 1)[1] for e in cls._sets for name in e.aliases}
         # What a file must contain to use an entry: its last name component,
         # used as an attribute, imported, or (for keyword entries) passed.
         cls.triggers = (
@@ -123,13 +137,16 @@ class DeprecatedApiRule(RenamedSymbolRule):
         for node in attributes_named(outline, cls._methods):
             if may_be_tensor(outline, node.value):
                 yield node
-        for node in attributes_named(outline, cls._ctx_attrs):
+        for node in attributes_named(outline, {**cls._ctx_attrs, **cls._instance_methods}):
             if isinstance(node.value, ast.Name):
                 yield node
         if cls._modules:
             yield from _imports_of_modules(outline, [e.old for e in cls._modules])
         if cls._missing:
             yield from calls_to(outline, cls._screen_missing)
+        if cls._sets:
+            yield from (call for call in calls_to(outline, cls._screen_sets) if any(
+                _is_set_ast(arg) for arg in [*call.args, *(k.value for k in call.keywords)]))
         spelled = keyword_arguments(outline)
         for names, keyword in cls._screen_keywords:
             if keyword in spelled:
@@ -141,7 +158,9 @@ class DeprecatedApiRule(RenamedSymbolRule):
     # -- applicability ------------------------------------------------------------
 
     def _applies(self, entry: Deprecation, ctx: NodeContext) -> bool:
-        return entry.versions.applies_to(ctx.file.settings.torch_version)
+        settings = ctx.file.settings
+        return (entry.status_for(_target(settings)) is self.STATUS
+                and entry.versions.applies_to(settings.torch_version))
 
     def _fixable(self, entry: Deprecation, ctx: NodeContext) -> bool:
         return entry.rewrite is not None and entry.fix_versions.applies_to(ctx.file.settings.torch_version)
@@ -176,6 +195,10 @@ class DeprecatedApiRule(RenamedSymbolRule):
                 fix = _method_call_fix(call, entry.rewrite, ctx) if call is not None else None
             yield self._finding(node.attr, entry, fix)
             return
+        for entry in self._instance_methods.get(name, ()):
+            if self._applies(entry, ctx) and _made_by(node.value, entry.made_by, ctx):
+                yield self._finding(node.attr, entry, None)
+                return
         entry = self._ctx_attrs.get(name)
         if entry is not None and self._applies(entry, ctx) and _is_autograd_ctx(node.value, ctx):
             fix = None
@@ -274,6 +297,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         if self._missing:
             yield from self._missing_keyword(node, ctx)
+        if self._sets:
+            yield from self._set_argument(node, ctx)
         if not self._keywords:
             return
         given = {arg.keyword.value: arg for arg in node.args if arg.keyword is not None}
@@ -305,8 +330,56 @@ class DeprecatedApiRule(RenamedSymbolRule):
             if callee in (entry.old, *entry.aliases) and self._applies(entry, ctx):
                 yield self._finding(node.func, entry, None)
 
+    def _set_argument(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        """``torch.optim.SGD({w, b}, lr=0.1)``: a set where torch wants an ordered collection."""
+        callee = None
+        for entry in self._sets:
+            arg = _argument(node, entry.keyword, entry.position)
+            if arg is None or not _is_set(arg.value):
+                continue
+            callee = callee or ctx.resolver.resolve(node.func)
+            if callee in (entry.old, *entry.aliases) and self._applies(entry, ctx):
+                yield self._finding(arg, entry, None)
+
     def _old_attrs(self) -> frozenset:
         return self._names
+
+
+def _made_by(receiver: cst.BaseExpression, makers: Sequence[str], ctx: NodeContext) -> bool:
+    """``receiver`` is a name last assigned a call of one of ``makers`` (``GreenContext.create(...)``)."""
+    value = ctx.inference.dominating_value(receiver) if isinstance(receiver, cst.Name) else None
+    return isinstance(value, cst.Call) and ctx.resolver.resolve(value.func) in makers
+
+
+CALL_KINDS = (Kind.KEYWORD, Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT)  # entries about a call's arguments
+SET_MAKERS = ("set", "frozenset")
+
+
+def _argument(node: cst.Call, keyword: Optional[str], position: Optional[int]) -> Optional[cst.Arg]:
+    """The argument passed as ``keyword`` or at ``position`` (positionals before it all plain)."""
+    for index, arg in enumerate(node.args):
+        if arg.keyword is not None:
+            if arg.keyword.value == keyword:
+                return arg
+        elif arg.star:
+            return None
+        elif index == position:
+            return arg
+    return None
+
+
+def _is_set(expr: cst.BaseExpression) -> bool:
+    """A set display or comprehension, or a ``set(...)`` / ``frozenset(...)`` call."""
+    if isinstance(expr, (cst.Set, cst.SetComp)):
+        return True
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in SET_MAKERS
+
+
+def _is_set_ast(expr: ast.AST) -> bool:
+    """``_is_set`` on the outline's tree."""
+    if isinstance(expr, (ast.Set, ast.SetComp)):
+        return True
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in SET_MAKERS
 
 
 def _imports_of_modules(outline: Outline, modules: Sequence[str]) -> Iterator[ast.AST]:
@@ -364,13 +437,31 @@ def deprecated_message(entry: Deprecation) -> str:
     return concise_message(entry, f"is deprecated{since}", "is deprecated")
 
 
+def _target(settings: Settings) -> Optional[Version]:
+    """The torch the file moves to: as configured, else the newest release known, unless the floor
+    is newer still."""
+    if settings.target_torch_version is not None:
+        return settings.target_torch_version
+    floor = settings.torch_version
+    return floor if floor is not None and floor > parse_version(NEWEST_RELEASE) else None
+
+
 def entry_table(table: Sequence[Deprecation]) -> str:
     """The entries as a markdown table, for the rule docs: with why each is reported by default or opt-in."""
-    rows = ["| API | use instead | since torch | fix | reported |", "| --- | --- | --- | --- | --- |"]
+    rows = ["| API | use instead | since torch | releases | fix | reported |",
+            "| --- | --- | --- | --- | --- | --- |"]
     for entry in table:
-        rows.append(f"| `{entry.display}` | {entry.replacement} | {entry.since or 'any'} | {_fix_kind(entry)} "
-                    f"| {entry.reporting} |")
+        rows.append(f"| `{entry.display}` | {entry.replacement} | {entry.since or 'any'} | {_releases(entry)} "
+                    f"| {_fix_kind(entry)} | {entry.reporting} |")
     return "\n".join(rows)
+
+
+def _releases(entry: Deprecation) -> str:
+    """``deprecated 1.9, removed 2.14``: the torch releases that changed the entry, where known."""
+    parts = [f"{what} {version}" for what, version in (
+        ("deprecated", entry.deprecated), ("removed", entry.removed), ("no longer deprecated", entry.undeprecated))
+        if version]
+    return ", ".join(parts) or "-"
 
 
 def _fix_kind(entry: Deprecation) -> str:

@@ -1,6 +1,6 @@
 """TL108: torch functions that were removed (torch.solve, symeig, potrf, ...)."""
 
-from torchlint.knowledge.deprecations import Deprecation, Status, entries
+from torchlint.knowledge.deprecations import Deprecation, Status, reported_entries
 from torchlint.rules._deprecated import DeprecatedApiRule, concise_message, entry_table, split_replacement
 from torchlint.rules.rule import Example, FixSafety
 
@@ -8,11 +8,12 @@ from torchlint.rules.rule import Example, FixSafety
 class RemovedTorchApi(DeprecatedApiRule):
     code = "TL108"
     name = "removed-torch-api"
-    summary = "`torch.solve`, `symeig`, `eig`, `lstsq`, `potrf` and other removed functions fail on current torch"
+    summary = "`torch.solve`, `symeig`, `eig`, `lstsq`, `cholesky`, `qr`, `potrf` and other removed functions fail"
     why = (
         "The pre-`torch.linalg` linear algebra functions were deprecated in torch 1.9 and are gone: "
         "`torch.solve`, `symeig`, `eig`, `lstsq` and `matrix_rank` (and their Tensor methods) are stubs "
-        "that raise `RuntimeError`, and the 0.4-era names `gels`, `gesv`, `potrf`, `potrs`, `trtrs`, "
+        "that raise `RuntimeError`, since torch 2.14 `cholesky` and `qr` too (and `profile(use_cuda=)` "
+        "raises `TypeError`), and the 0.4-era names `gels`, `gesv`, `potrf`, `potrs`, `trtrs`, "
         "`btrifact`, `btrisolve` no longer exist (`AttributeError`), nor do `set_deterministic`, "
         "`is_deterministic`, `torch._six`, `torch.utils.ffi` and `torch.legacy`. Their replacements often differ in more "
         "than the name: `torch.linalg.solve(A, B)` takes its arguments in the opposite order and returns "
@@ -27,8 +28,11 @@ class RemovedTorchApi(DeprecatedApiRule):
         "human at the call site. A from-imported name is fixed at every use (`from torch import potrf` ... "
         "`potrf(A)` -> `torch.linalg.cholesky(A, upper=True)`, the import then dropped), or not at all when "
         "one use cannot be rewritten. With `--torch-version`, "
-        "entries whose replacement is newer than that version are not reported.\n\n"
-        + entry_table(entries(Status.REMOVED))
+        "entries whose replacement is newer than that version are not reported. What torch removed in a "
+        "later release (`cholesky` and `qr` in 2.14) is reported here for code moving to that release or "
+        "later (`--target-torch-version`, default the newest release known), and by TL109 as deprecated "
+        "before.\n\n"
+        + entry_table(reported_entries(Status.REMOVED, opt_in=False))
     )
     STATUS = Status.REMOVED
 
@@ -58,6 +62,28 @@ class RemovedTorchApi(DeprecatedApiRule):
             B = torch.ones(3, 1)
             X, LU = torch.solve(B, A)
             """,
+        ),
+        Example(
+            """
+            import torch
+            A = torch.tensor([[4.0, 2.0], [2.0, 3.0]])
+            M = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+            U = torch.cholesky(A, True)
+            Q, R = torch.qr(M, some=False)
+            V = A.cholesky(upper=True)
+            Q2, R2 = M.qr()
+            """,
+            """
+            import torch
+            A = torch.tensor([[4.0, 2.0], [2.0, 3.0]])
+            M = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+            U = torch.linalg.cholesky(A, upper=True)
+            Q, R = torch.linalg.qr(M, mode='complete')
+            V = torch.linalg.cholesky(A, upper=True)
+            Q2, R2 = torch.linalg.qr(M)
+            """,
+            count=4,
+            runnable=True,  # removed in torch 2.14; the installed 2.13 still runs (and warns about) them
         ),
         Example(
             """

@@ -8,11 +8,12 @@ from torchlint.rules.rule import Example, FixSafety
 class DeprecatedTorchApi(DeprecatedApiRule):
     code = "TL109"
     name = "deprecated-torch-api"
-    summary = "`torch.range`, `chain_matmul`, `cholesky`, `qr`, `torch.cuda.amp.*` and other deprecated APIs"
+    summary = "`torch.range`, `chain_matmul`, `lu_solve`, `torch.cuda.amp.*` and other deprecated APIs"
     why = (
         "These APIs still work but are deprecated and scheduled for removal; most warn on use (some only "
         "once per process): `torch.range` (inclusive end, always floating point), `chain_matmul`, `lu`, "
-        "`lu_solve`, `cholesky`, `qr`, `triangular_solve` (superseded by `torch.linalg`), `ger`, the "
+        "`lu_solve`, `triangular_solve` (superseded by `torch.linalg`; `cholesky` and `qr` too, until torch "
+        "2.14 removed them: TL108 for code moving to 2.14 or later), `ger`, the "
         "device-specific `torch.cuda.amp` / `torch.cpu.amp` classes and decorators (now `torch.amp` with a "
         "device argument), `torch.cuda.memory_cached`, `torch.testing.assert_allclose`, "
         "`nn.utils.clip_grad_norm`, `nn.utils.weight_norm`, `nn.NLLLoss2d`, `torch.set_default_tensor_type`, "
@@ -21,8 +22,13 @@ class DeprecatedTorchApi(DeprecatedApiRule):
         "functions (`torch.get_autocast_gpu_dtype`, ...), `torch.distributed._all_gather_base` and `reduce_op`, "
         "`torch.utils._pytree._register_pytree_node`, TorchScript's `torch.jit.fork`/`wait`/`freeze`, the "
         "`torch.quantization` workflow (moved to torchao), and deprecated keywords (`only_inputs=`, "
-        "`Hardtanh(min_value=)`, `use_cuda=`). The table below lists every entry with its replacement and the "
-        "torch version that introduced it; `scripts/mine_torch_deprecations.py` checks it against torch's sources."
+        "`Hardtanh(min_value=)`), and what torch 2.14 and 2.15 deprecate (`profile(with_modules=)`, "
+        "`_set_pg_timeout`, `load_nvprof`, `EnforceUnique`, ...). What is reported depends on the torch the "
+        "project moves to (`--target-torch-version`, default the newest release known): a deprecation newer "
+        "than that release is not reported, nor one torch took back by then (torch 2.15 no longer deprecates "
+        "`all_gather_into_tensor` and `reduce_scatter_tensor`). The table below lists every entry with its "
+        "replacement, the torch version that introduced it and the releases that deprecated, removed or "
+        "un-deprecated it; `scripts/mine_torch_deprecations.py` checks it against the releases' sources."
     )
     fix_safety = FixSafety.SOMETIMES
     fix_description = (
@@ -36,7 +42,8 @@ class DeprecatedTorchApi(DeprecatedApiRule):
         "with integer literals, the end made exclusive and the numbers written as floats unless `dtype=` "
         "is given (`range` returns floating point). Calls with `*args`/`**kwargs` or comments between the "
         "arguments are not rewritten. With `--torch-version`, an API whose replacement is newer than that "
-        "version is not reported, and a rewrite needing a newer torch is not offered.\n\n"
+        "version is not reported, and a rewrite needing a newer torch is not offered (`_set_pg_timeout` -> "
+        "`set_timeout` needs torch 2.14).\n\n"
         + entry_table(reported_entries(Status.DEPRECATED, opt_in=False))
     )
     STATUS = Status.DEPRECATED
@@ -78,19 +85,14 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             import torch
             A = torch.tensor([[4.0, 2.0], [2.0, 3.0]])
             M = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
-            U = torch.cholesky(A, True)
-            Q, R = torch.qr(M, some=False)
             P = torch.chain_matmul(A, A, M.T)
             """,
             """
             import torch
             A = torch.tensor([[4.0, 2.0], [2.0, 3.0]])
             M = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
-            U = torch.linalg.cholesky(A, upper=True)
-            Q, R = torch.linalg.qr(M, mode='complete')
             P = torch.linalg.multi_dot([A, A, M.T])
             """,
-            count=3,
             runnable=True,
         ),
         Example(
@@ -357,8 +359,6 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             import torch
             A = torch.tensor([[4.0, 2.0], [2.0, 3.0]])
             B = torch.tensor([[1.0], [2.0]])
-            U = A.cholesky(upper=True)
-            Q, R = A.qr()
             LU, pivots = torch.linalg.lu_factor(A)
             X = B.lu_solve(LU, pivots)
             """,
@@ -366,12 +366,9 @@ class DeprecatedTorchApi(DeprecatedApiRule):
             import torch
             A = torch.tensor([[4.0, 2.0], [2.0, 3.0]])
             B = torch.tensor([[1.0], [2.0]])
-            U = torch.linalg.cholesky(A, upper=True)
-            Q, R = torch.linalg.qr(A)
             LU, pivots = torch.linalg.lu_factor(A)
             X = torch.linalg.lu_solve(LU, pivots, B)
             """,
-            count=3,
             runnable=True,
         ),
         Example(

@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from torchlint.core.settings import SettingsError, Version, parse_version
+from torchlint.core.settings import Settings, SettingsError, Version, parse_version
 from torchlint.rules.rule import Rule
 from torchlint.run.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
 from torchlint.run.files import DEFAULT_EXCLUDE, GitIgnored
@@ -230,6 +230,7 @@ KEYS: Dict[str, Callable[[Any], Any]] = {
     "per-file-ignores": _per_file_ignores_value,
     "unsafe-fixes": _bool_value,
     "torch-version": _version_value,
+    "target-torch-version": _version_value,
 }
 
 
@@ -237,6 +238,7 @@ KEYS: Dict[str, Callable[[Any], Any]] = {
 TOML_TYPES: Dict[str, type] = {
     "select": list, "extend-select": list, "ignore": list, "exclude": list, "extend-exclude": list,
     "force-exclude": bool, "respect-gitignore": bool, "per-file-ignores": dict, "unsafe-fixes": bool, "torch-version": str,
+    "target-torch-version": str,
 }
 _TYPE_NAMES = {list: "a list", bool: "true or false", dict: "a table", str: "a string"}
 
@@ -382,6 +384,8 @@ class Options:
     unsafe_fixes: bool = False
     torch_version: Optional[Version] = None
     torch_version_source: Optional[str] = None  # where the floor was said, for --show-settings
+    # The torch the code moves to; None: the newest release torchlint knows.
+    target_torch_version: Optional[Version] = None
     exclude: List[PathPattern] = field(default_factory=list)
     force_exclude: bool = False
     respect_gitignore: bool = True  # directory searches skip what git ignores
@@ -501,6 +505,9 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         per_file = [(PathPattern.make(p, base), codes) for p, codes in values.get("per-file-ignores", [])]
 
     torch_version, torch_version_source = _torch_floor(args, values, config, base)
+    target = getattr(args, "target_torch_version", None)
+    target_torch_version = parse_version(target) if target else values.get("target-torch-version")
+    Settings(torch_version, target_torch_version)  # raises SettingsError for a target older than the floor
     unsafe = args.unsafe_fixes if args.unsafe_fixes is not None else values.get("unsafe-fixes", False)
     force_exclude = args.force_exclude if args.force_exclude is not None else values.get("force-exclude", False)
     respect = getattr(args, "respect_gitignore", None)
@@ -514,6 +521,7 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         unsafe_fixes=unsafe,
         torch_version=torch_version,
         torch_version_source=torch_version_source,
+        target_torch_version=target_torch_version,
         exclude=exclude,
         force_exclude=force_exclude,
         respect_gitignore=respect_gitignore,

@@ -6,6 +6,7 @@ import os
 from typing import List, TextIO
 
 from torchlint import __version__
+from torchlint.knowledge.deprecations import NEWEST_RELEASE
 from torchlint.run.config import Options
 from torchlint.run.files import discover
 
@@ -19,6 +20,8 @@ def show_settings(options: Options, stdout: TextIO) -> None:
         ("rules", ", ".join(rule.code for rule in options.rules) or "(none)"),
         ("torch-version", "(no constraint)" if options.torch_version is None
          else ".".join(map(str, options.torch_version))),
+        ("target-torch-version", f"{NEWEST_RELEASE} (the newest release known)" if options.target_torch_version
+         is None else ".".join(map(str, options.target_torch_version))),
         ("exclude", ", ".join(_pattern(p) for p in options.exclude) or "(none)"),
         ("force-exclude", _flag(options.force_exclude)),
         ("respect-gitignore", _flag(options.respect_gitignore)),
