@@ -104,7 +104,7 @@ REGISTERED_KEPT = 4
 MAX_DEFINITION_LINES = 1500
 # The key of a module's analysis with every def and class cut (not a Python name).
 # How many modules ``run_first`` reads at most.
-RUN_FIRST_MODULES = 64
+RUN_FIRST_MODULES = 32
 _HEADERS = "<headers>"
 _WHOLE = "<whole>"  # an analysis of the module with nothing cut
 
@@ -345,6 +345,8 @@ class _Module:
     def oldest_release_told_apart(self) -> Optional[Tuple[int, int]]:
         """The oldest torch release this module's version tests tell apart from the
         next (``version_tests.py``): the module evidently runs on it, or older."""
+        if "__version__" not in self.source.text:
+            return None  # no test of the torch version: the common case, known without a parse
         kept = self.summary.get("told apart", False) if not self.source.parsed else False
         if kept is None or (isinstance(kept, list) and len(kept) == 2 and all(type(n) is int for n in kept)):
             return tuple(kept) if kept is not None else None  # type: ignore[return-value]
@@ -469,6 +471,8 @@ class Project:
         self._busy: Set[Tuple[str, str]] = set()  # questions being answered: recursion gives "unknown"
         self.consulted: Set[str] = set()  # keys of the modules read, for the cache's dependencies
         self._found: Dict[Tuple[str, ModuleRef], Optional[ModuleRef]] = {}
+        # importer key -> (its module, the folders it adds, the helpers read): ``_added_folders``
+        self._folders: Dict[str, Tuple[Optional[_Module], Tuple[str, ...], Tuple[ModuleRef, ...]]] = {}
         self._absent: Dict[Tuple[str, ModuleRef], List[str]] = {}  # question -> where nothing was found
         self._answering: List[str] = []  # the modules whose answers are being worked out, innermost last
         self._depends: Dict[str, Set[str]] = {}  # module key -> modules read to work out its answers
@@ -574,12 +578,26 @@ class Project:
 
     def _added_folders(self, importer: ModuleRef) -> Tuple[str, ...]:
         """The folders ``importer`` (or a module it imports first thing, like
-        ``import _init_paths``) puts on ``sys.path``."""
+        ``import _init_paths``) puts on ``sys.path``; worked out once per module
+        and text, like the answers of ``find`` that use them."""
         module = self.known(importer.key) or self.module(importer)
+        kept = self._folders.get(importer.key)
+        if kept is not None and kept[0] is module:
+            for helper in kept[2]:
+                self.module(helper)  # read again for the asker's dependencies
+            return kept[1]
+        folders, helpers = self._work_out_added_folders(importer, module)
+        self._folders[importer.key] = (module, folders, helpers)
+        return folders
+
+    def _work_out_added_folders(self, importer: ModuleRef, module: Optional[_Module]
+                                ) -> Tuple[Tuple[str, ...], Tuple[ModuleRef, ...]]:
+        """The folders, and the helper modules read to find them."""
         facts = module.facts() if module is not None else None
         if facts is None:
-            return ()
+            return (), ()
         folders = list(facts.added_folders)
+        helpers: List[ModuleRef] = []
         for imports in facts.imports.values():
             for spelled, attribute in imports:
                 if attribute or spelled.startswith(".") or "." in spelled:
@@ -587,9 +605,11 @@ class Project:
                 helper = self.finder.find(spelled, importer)
                 helper_module = self.module(helper) if helper is not None else None
                 helper_facts = helper_module.facts() if helper_module is not None else None
+                if helper is not None:
+                    helpers.append(helper)
                 if helper_facts is not None:
                     folders.extend(helper_facts.added_folders)
-        return tuple(dict.fromkeys(folders))
+        return tuple(dict.fromkeys(folders)), tuple(helpers)
 
     def dependencies(self, checked: ModuleRef) -> Dict[str, str]:
         """The modules the last check consulted (``consulted``: read directly, or
@@ -610,12 +630,14 @@ class Project:
         return frozenset(name for _, facts in self.run_first(ref) for name in facts.patched)
 
     def oldest_release_told_apart(self, ref: ModuleRef) -> Optional[Tuple[int, int]]:
-        """The oldest torch release the version tests of ``ref`` or of the modules
-        run before it (``run_first``) tell apart from the next: the project evidently
-        runs on it, or on an older one (``version_tests.py``). None: no such test."""
-        found = [release for module, _ in self.run_first(ref)
-                 if (release := module.oldest_release_told_apart()) is not None]
-        return min(found) if found else None
+        """The oldest torch release the version tests of ``ref``, or of the first of the
+        modules run before it (``run_first``) that has such tests, tell apart from the
+        next: the project evidently runs on it, or on an older one
+        (``version_tests.py``). None: no such test."""
+        # The first module found to tell releases apart is evidence enough (an upper bound
+        # on the floor); going on for an older one would read the rest for every such file.
+        return next((release for module, _ in self.run_first(ref)
+                     if (release := module.oldest_release_told_apart()) is not None), None)
 
     def run_first(self, ref: ModuleRef) -> Iterator[Tuple[_Module, _Facts]]:
         """``ref`` and the modules certainly run before its code, with their facts: the

@@ -407,21 +407,27 @@ def _gate_span(outline: Outline, node: ast.AST) -> LineRange:
     nothing (``if torch.__version__ < "2": raise ImportError(...)``) the rest is
     the code for the torch it requires, not a fallback."""
     first, last = _span(node)
-    if isinstance(node, ast.If) and not node.orelse and _always_leaves(node.body) and _returns_a_result(node.body):
+    if isinstance(node, ast.If) and not node.orelse and _returns_a_result(node.body):
         block = outline.memo("statement blocks", lambda: _statement_blocks(outline.tree))
         last = _span(block.get(id(node), [node])[-1])[1]
     return first, last
 
 
 def _statement_blocks(tree: ast.AST) -> Dict[int, List[ast.stmt]]:
-    """Every statement (by ``id``) -> the block of statements holding it."""
+    """Every statement (by ``id``) -> the block of statements holding it. Only
+    statements are visited, never the expressions in them."""
     blocks: Dict[int, List[ast.stmt]] = {}
-    for node in ast.walk(tree):
-        for field in ("body", "orelse", "finalbody"):
+    pending: List[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             block = getattr(node, field, None)
-            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            if not isinstance(block, list) or not block:
+                continue
+            if isinstance(block[0], ast.stmt):
                 for statement in block:
                     blocks[id(statement)] = block
+            pending.extend(block)  # statements, except handlers and match cases: visited for their bodies
     return blocks
 
 
@@ -429,26 +435,33 @@ _LEAVING = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
 def _returns_a_result(block: List[ast.stmt]) -> bool:
-    """Does ``block`` ``return`` something computed (not nothing or a constant)?"""
-    return any(isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, ast.Constant)
-               for statement in block for node in ast.walk(statement))
+    """Does every way through ``block`` leave it, one of them by ``return``ing
+    something computed (not nothing or a constant)?"""
+    return any(isinstance(exit, ast.Return) and exit.value is not None and not isinstance(exit.value, ast.Constant)
+               for exit in _exits(block))
 
 
-def _always_leaves(block: List[ast.stmt]) -> bool:
-    """Does every way through ``block`` end in ``return``, ``raise``,
-    ``continue`` or ``break`` (never reaching what follows it)?"""
+def _exits(block: List[ast.stmt]) -> List[ast.stmt]:
+    """The statements by which ``block`` is left (``return``, ``raise``,
+    ``continue``, ``break``) when every way through it ends in one; [] when
+    some way falls through. Only the ends of the block are looked at, never
+    its whole body (``_gate_span`` asks this of every ``if``)."""
     if not block:
-        return False
+        return []
     last = block[-1]
     if isinstance(last, _LEAVING):
-        return True
+        return [last]
     if isinstance(last, ast.If):
-        return bool(last.orelse) and _always_leaves(last.body) and _always_leaves(last.orelse)
+        body, orelse = _exits(last.body), _exits(last.orelse)
+        return body + orelse if body and orelse else []
     if isinstance(last, (ast.With, ast.AsyncWith)):
-        return _always_leaves(last.body)
+        return _exits(last.body)
     if isinstance(last, ast.Try) or type(last).__name__ == "TryStar":
-        if _always_leaves(last.finalbody):  # type: ignore[attr-defined]
-            return True
-        completes = _always_leaves(last.body) or _always_leaves(last.orelse)  # type: ignore[attr-defined]
-        return completes and all(_always_leaves(handler.body) for handler in last.handlers)  # type: ignore[attr-defined]
-    return False
+        final = _exits(last.finalbody)  # type: ignore[attr-defined]
+        if final:
+            return final
+        completes = _exits(last.body) or _exits(last.orelse)  # type: ignore[attr-defined]
+        handlers = [_exits(handler.body) for handler in last.handlers]  # type: ignore[attr-defined]
+        if completes and all(handlers):
+            return completes + [exit for exits in handlers for exit in exits]
+    return []

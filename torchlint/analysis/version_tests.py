@@ -74,11 +74,10 @@ class _TorchVersion(str):
 def oldest_release_told_apart(outline: Outline) -> Optional[Release]:
     """The oldest release of ``RELEASES`` that a test of the torch version in this
     module answers differently from the next one (None: no such test evaluates)."""
-    tree = outline.tree
-    assigned = _assigned_once(tree)
-    tests = [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign) and len(node.targets) == 1]
-    tests += [node.test for node in ast.walk(tree) if isinstance(node, (ast.If, ast.IfExp, ast.While))
-              and not _only_raises(node)]
+    assigned = _assigned_once(outline)
+    tests = [node.value for node in outline.nodes(ast.Assign) if len(node.targets) == 1]
+    tests += [node.test for kind in (ast.If, ast.IfExp, ast.While) for node in outline.nodes(kind)
+              if not _only_raises(node)]
     reading = _names_reading_the_version(outline, assigned)
     oldest: Optional[Release] = None
     for test in tests:
@@ -98,17 +97,17 @@ def _only_raises(node: ast.AST) -> bool:
         and isinstance(body[-1], ast.Raise) and not getattr(node, "orelse", None)
 
 
-def _assigned_once(tree: ast.AST) -> Dict[str, ast.AST]:
-    """Module-level names bound by exactly one plain assignment -> the value."""
+def _assigned_once(outline: Outline) -> Dict[str, ast.AST]:
+    """Names bound by exactly one plain assignment anywhere in the module -> the value."""
     counts: Dict[str, int] = {}
     values: Dict[str, ast.AST] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    counts[target.id] = counts.get(target.id, 0) + 1
-                    values[target.id] = node.value
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+    for node in outline.nodes(ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                counts[target.id] = counts.get(target.id, 0) + 1
+                values[target.id] = node.value
+    for node in (*outline.nodes(ast.AugAssign), *outline.nodes(ast.AnnAssign)):
+        if isinstance(node.target, ast.Name):
             counts[node.target.id] = counts.get(node.target.id, 0) + 2
     return {name: value for name, value in values.items() if counts[name] == 1}
 

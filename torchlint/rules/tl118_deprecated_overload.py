@@ -1,12 +1,13 @@
 """TL118: torch's deprecated scalar-first overloads (`p.add_(-lr, grad)`, `torch.addmm(beta, M, a, b)`)."""
 
+import ast
 from typing import Iterator, List, Optional, Sequence
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
-from torchlint.analysis.outline import Outline, has_splat
+from torchlint.analysis.outline import Outline, has_splat, qualified_names
 from torchlint.core.diagnostic import Fix
 from torchlint.core.settings import versions
 from torchlint.knowledge import deprecated_overloads as table
@@ -15,6 +16,12 @@ from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 _TORCH = "torch."
+# What a deprecated overload's leading scalar cannot be spelled as.
+_NOT_A_SCALAR = (ast.JoinedStr, ast.Lambda, ast.Dict, ast.List, ast.Set, ast.Tuple)
+
+
+def _may_be_a_scalar(arg: ast.AST) -> bool:
+    return not isinstance(arg, _NOT_A_SCALAR) and not (isinstance(arg, ast.Constant) and isinstance(arg.value, str))
 
 
 class DeprecatedOverload(Rule):
@@ -161,10 +168,24 @@ class DeprecatedOverload(Rule):
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
-        # A call of one of the names, with more positional arguments than a method
-        # form's current signature takes (1 or 2).
-        return any(sum(1 for _ in call.args) >= 2 and not has_splat(call)
-                   for call in outline.calls_named(table.names()))
+        # A call of one of the names whose count of positional arguments is that of a
+        # deprecated overload, in the form the call takes: ``torch.add(a, b)`` (the
+        # current function form) and ``x.add(y)`` pass; ``torch.add(a, 2, b)`` and
+        # ``p.add_(-lr, g)`` do not.
+        for call in outline.calls_named(table.names()):
+            if has_splat(call):
+                continue
+            func = call.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name is None:
+                continue
+            if _TORCH + name in qualified_names(outline, func):
+                if table.lookup(name, FUNCTION, len(call.args)) is not None:
+                    return True
+            elif isinstance(func, ast.Attribute) and table.lookup(name, METHOD, len(call.args)) is not None \
+                    and _may_be_a_scalar(call.args[0]):
+                return True  # (a regular expression's ``.sub(' ', text)`` is no tensor's)
+        return False
 
     def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         func = node.func
