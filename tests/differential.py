@@ -95,7 +95,9 @@ def _reset_torch(torch) -> None:
 
     torch.set_default_dtype(torch.float32)
     torch.set_grad_enabled(True)
-    torch.use_deterministic_algorithms(False)
+    # torch.empty's memory is whatever was there: filled (with NaN) it prints and compares the same
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
     torch.manual_seed(0)
     random.seed(0)
     try:

@@ -392,14 +392,20 @@ class _CallsOnModules(cst.CSTVisitor):
             self.calls.append(node)
 
 
+def _module_calls(module: cst.Module) -> List[cst.Call]:
+    """The calls into what the module imports (``F.upsample``, not ``loss.backward``)."""
+    calls, imported = _CallsOnModules(), _ImportBound()
+    module.visit(calls)
+    module.visit(imported)
+    return [call for call in calls.calls if _dotted(call.func).split(".")[0] in imported.names]
+
+
 _CALLS: Dict[str, List[cst.Call]] = {}
 
 
 def _snippet_calls(code: str) -> List[cst.Call]:
     if code not in _CALLS:
-        visitor = _CallsOnModules()
-        _module(code).visit(visitor)
-        _CALLS[code] = visitor.calls
+        _CALLS[code] = _module_calls(_module(code))
     return _CALLS[code]
 
 
@@ -414,9 +420,7 @@ def mutate_shadowing(module: cst.Module, rng) -> Optional[cst.Module]:
     program calls into, called with stand-ins: a rule that takes the parameter
     for the module rewrites the calls, and the value the function returns changes."""
     found = [call for snippet in rng.sample(_SNIPPETS, 3) for call in _snippet_calls(snippet)]
-    visitor = _CallsOnModules()
-    module.visit(visitor)
-    found += visitor.calls
+    found += _module_calls(module)
     if not found:
         return None
     calls = rng.sample(found, min(3, len(found)))
@@ -424,9 +428,17 @@ def mutate_shadowing(module: cst.Module, rng) -> Optional[cst.Module]:
     result = _fresh(module, "shadowed", rng)
     function = _fresh(module, "_uses_locals", rng)
     returned = ", ".join(cst.Module([]).code_for_node(_decoy_call(call)) for call in calls)
-    arguments = ", ".join(f"_Decoy({root!r})" for root in roots)
-    text = (f"{DECOY_CLASS}\n\ndef {function}({', '.join(roots)}):\n    return [{returned}]\n\n\n"
-            f"{result} = {function}({arguments})\n")
+    decoys = [f"_Decoy({root!r})" for root in roots]
+    kind = rng.choice(["parameters", "local assignments", "module rebinding"])
+    if kind == "parameters":
+        uses = f"def {function}({', '.join(roots)}):\n    return [{returned}]\n\n\n{result} = {function}({', '.join(decoys)})\n"
+    elif kind == "local assignments":
+        assigned = "".join(f"    {root} = {decoy}\n" for root, decoy in zip(roots, decoys))
+        uses = f"def {function}():\n{assigned}    return [{returned}]\n\n\n{result} = {function}()\n"
+    else:  # the program's own names rebound at the end: only the code after sees the stand-ins
+        assigned = "".join(f"{root} = {decoy}\n" for root, decoy in zip(roots, decoys))
+        uses = f"{assigned}{result} = [{returned}]\n"
+    text = f"{DECOY_CLASS}\n\n{uses}"
     return module.with_changes(body=[*module.body, *cst.parse_module(text).body])
 
 
@@ -653,6 +665,9 @@ def _assignments(module: cst.Module) -> List[int]:
     return found
 
 
+PRINTABLE = ("Tensor", "int", "float", "bool", "str", "tuple", "list", "Size")
+
+
 def _expression_form(kind: str, target: Optional[str], value: str, module: cst.Module, rng) -> Optional[str]:
     """The statements that bind ``target`` (None: evaluate only) to ``value`` in form ``kind``."""
     assign = f"{target} = " if target else ""
@@ -677,7 +692,9 @@ def _expression_form(kind: str, target: Optional[str], value: str, module: cst.M
     if kind == "match capture" and target and target.isidentifier():
         return f"match {value}:\n    case {target}:\n        pass\n"
     if kind == "printed" and target:
-        return f"{assign}{value}\nprint({target})\n"
+        # values only: an object's repr shows its address, and its class's module (an alias moved)
+        shown = f"{target} if type({target}).__name__ in {PRINTABLE!r} else type({target}).__name__"
+        return f"{assign}{value}\nprint({shown})\n"
     return None
 
 
