@@ -75,3 +75,48 @@ def test_a_from_import_declared_nonlocal_is_flagged_without_a_fix():
         """
     findings = [d for d in ENGINE.check(textwrap.dedent(source).lstrip()).diagnostics if d.code == "TL105"]
     assert [(d.line, d.fix) for d in findings] == [(6, None)]
+
+
+# --- a from-import in a class body ----------------------------------------------------------
+
+CLASS_IMPORT = """
+    import torch
+    class Box:
+        from torch.nn.init import orthogonal
+    w = torch.ones(2, 2)
+    Box.orthogonal(w)
+    """
+
+
+def test_a_from_import_in_a_class_body_keeps_binding_the_class_attribute():
+    fixed = _fixed(CLASS_IMPORT)
+    assert "    from torch.nn.init import orthogonal_ as orthogonal\n" in fixed
+    _same_run(CLASS_IMPORT, fixed)
+
+
+# --- the spelling of torch in a rewrite: an alias imported further down ----------------------
+
+LATER_ALIAS = """
+    import torch
+    A = torch.ones(2, 2)
+    P = torch.chain_matmul(A, A)
+    import torch as tc
+    B = tc.ones(2)
+    """
+
+
+def test_a_rewrite_does_not_spell_torch_through_an_alias_imported_further_down():
+    fixed = _fixed(LATER_ALIAS)
+    assert "P = torch.linalg.multi_dot([A, A])\n" in fixed
+    _same_run(LATER_ALIAS, fixed)
+
+
+def test_a_rewrite_inside_a_function_may_use_an_alias_imported_further_down_the_module():
+    # the function runs after the module's imports: the shorter alias is bound by then
+    fixed = _fixed("""
+        import torch
+        def product(A):
+            return torch.chain_matmul(A, A)
+        import torch as tc
+        """)
+    assert "    return tc.linalg.multi_dot([A, A])\n" in fixed

@@ -17,6 +17,7 @@ import inspect
 import keyword
 import math
 import random
+import symtable
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -279,13 +280,19 @@ def runnable_snippets() -> List[str]:
         example.code for rule in all_rules() for example in rule.flagged if example.runnable and example.python3))
 
 
-def _names_in(node: cst.CSTNode) -> Set[str]:
-    """Every identifier spelled in ``node`` (bound, used or imported)."""
+def _names_in(node: cst.CSTNode, attributes: bool = True) -> Set[str]:
+    """Every identifier spelled in ``node`` (bound, used or imported; attribute names unless told)."""
     names: Set[str] = set()
 
     class Names(cst.CSTVisitor):
         def visit_Name(self, name: cst.Name) -> None:
             names.add(name.value)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            if attributes:
+                return True
+            attribute.value.visit(self)
+            return False
 
     node.visit(Names())
     return names
@@ -358,6 +365,52 @@ def mutate_import_alias(module: cst.Module, rng) -> Optional[cst.Module]:
     if bound == dotted.split(".")[0] and head:
         # ``import torch.nn`` bound ``torch`` too: keep it bound for ``torch.nn.X`` spelled elsewhere
         body.insert(index, cst.parse_statement(f"import {dotted.split('.')[0]}\n"))
+    return module.with_changes(body=body)
+
+
+class _NamesOfModule(cst.CSTTransformer):
+    """``A.attr`` -> ``attr`` outside imports; records every bare ``A`` left."""
+
+    def __init__(self, alias: str) -> None:
+        super().__init__()
+        self.alias = alias
+        self.attrs: Set[str] = set()
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if isinstance(updated.value, cst.Name) and updated.value.value == self.alias:
+            self.attrs.add(updated.attr.value)
+            return updated.attr.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+        return updated
+
+
+def mutate_from_import(module: cst.Module, rng) -> Optional[cst.Module]:
+    """``import torch.nn.functional as F`` ... ``F.upsample(x)`` -> ``from
+    torch.nn.functional import upsample`` ... ``upsample(x)``."""
+    namespace = _import_namespace(module)
+    choices = []
+    for index in _top_level(module):
+        statement = module.body[index]
+        if _is_import_line(statement) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Import) \
+                and len(statement.body[0].names) == 1 and statement.body[0].names[0].asname is not None:
+            alias = statement.body[0].names[0]
+            if inspect.ismodule(namespace.get(alias.asname.name.value)):
+                choices.append((index, _dotted(alias.name), alias.asname.name.value))
+    if not choices:
+        return None
+    index, dotted, bound = rng.choice(choices)
+    taken = _names_in(module, attributes=False)
+    rewriter = _NamesOfModule(bound)
+    body = [statement.visit(rewriter) for statement in module.body]
+    rest = cst.Module(body=[s for i, s in enumerate(body) if i != index])
+    if not rewriter.attrs or bound in _names_in(rest) or rewriter.attrs & taken:
+        return None  # ``F`` used bare, or a name the program already spells
+    body[index] = cst.parse_statement(f"from {dotted} import {', '.join(sorted(rewriter.attrs))}\n")
     return module.with_changes(body=body)
 
 
@@ -587,6 +640,15 @@ def _bound_names(statements: Sequence[cst.BaseStatement]) -> List[str]:
     return sorted(names)
 
 
+def _class_level_names(box: cst.ClassDef) -> List[str]:
+    """The names ``box``'s body binds (its attributes), as Python's compiler sees them."""
+    table = symtable.symtable(cst.Module([box]).code, "<box>", "exec")
+    (body,) = [child for child in table.get_children() if child.get_name() == box.name.value]
+    return sorted(symbol.get_name() for symbol in body.get_symbols()
+                  if symbol.is_local() and (symbol.is_assigned() or symbol.is_imported())
+                  and not symbol.get_name().startswith("__"))
+
+
 def _statements(text: str) -> List[cst.BaseStatement]:
     return list(cst.parse_module(text).body)
 
@@ -607,9 +669,12 @@ def _wrapped(kind: str, run: Sequence[cst.BaseStatement], module: cst.Module, rn
         function = cst.FunctionDef(cst.Name(name), cst.Parameters(), _indented([*head, *run]))
         return [function, *_statements(f"{name}()\n")]
     if kind == "class body":
+        # copied out one by one, as static analysis can follow (``globals().update(vars(Box))``
+        # would bind names no linter can see)
         name = _fresh(module, "_Box", rng)
-        return [cst.ClassDef(cst.Name(name), _indented(run)),
-                *_statements(f"globals().update((k, v) for k, v in vars({name}).items() if not k.startswith('__'))\n")]
+        box = cst.ClassDef(cst.Name(name), _indented(run))
+        copies = "".join(f"{bound} = getattr({name}, {bound!r}, None)\n" for bound in _class_level_names(box))
+        return [box, *(_statements(copies) if copies else [])]
     if kind == "if":
         test = rng.choice(["True", "not False", "1 < 2"])
         orelse = cst.Else(_indented([])) if rng.random() < 0.5 else None
@@ -721,6 +786,7 @@ def mutate_expression(module: cst.Module, rng) -> Optional[cst.Module]:
 
 MUTATIONS = {
     "import alias": mutate_import_alias,
+    "from-import": mutate_from_import,
     "shadowing": mutate_shadowing,
     "arguments": mutate_arguments,
     "layout": mutate_layout,
@@ -740,6 +806,15 @@ def _with_accepted_snippet(module: cst.Module, rng) -> cst.Module:
     return module.with_changes(body=[*dict((id(s), s) for s in futures).values(), guarded, *rest])
 
 
+def _concatenated(first: cst.Module, second: cst.Module, rng) -> cst.Module:
+    """``second`` after ``first``, their imports sometimes hoisted to the top together."""
+    if rng.random() < 0.5:
+        return first.with_changes(body=[*first.body, *second.body])
+    statements = [*first.body, *second.body]
+    imports = [s for s in statements if _is_import_line(s)]
+    return first.with_changes(body=[*dict.fromkeys(imports), *[s for s in statements if not _is_import_line(s)]])
+
+
 class Program:
     """One generated program: its text and how it was made."""
 
@@ -755,13 +830,19 @@ def differential_program(seed: int, index: int) -> Program:
     any flagged example, or one after an accepted snippet), mutated 1 to 4 times."""
     rng = random.Random(f"{seed}:{index}")
     runnable = runnable_snippets()
-    if rng.random() < 0.85:
+    draw = rng.random()
+    if draw < 0.6:
         base = rng.choice(runnable)
         origin = f"runnable example {runnable.index(base)}"
+        module = _module(base)
+    elif draw < 0.85:  # two examples in one file: one's fix must not break the other
+        first, second = rng.sample(runnable, 2)
+        origin = f"runnable examples {runnable.index(first)} + {runnable.index(second)}"
+        module = _concatenated(_module(first), _module(second), rng)
     else:
         base = rng.choice(_SNIPPETS)
         origin = f"snippet {_SNIPPETS.index(base)}"
-    module = _module(base)
+        module = _module(base)
     applied: List[str] = []
     if rng.random() < 0.15:
         module = _with_accepted_snippet(module, rng)

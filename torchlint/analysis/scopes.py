@@ -236,6 +236,18 @@ class Scope:
     def record_access(self, access: Access) -> None:
         self._accesses_by_node[access.node].add(access)
 
+    def index_at(self, node: cst.CSTNode) -> Optional[int]:
+        """How many bindings this scope has made when ``node`` runs: the index of
+        the first read inside it (None when it reads nothing here)."""
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            accesses = self._accesses_by_node.get(current)
+            if accesses:
+                return min(access.index for access in accesses)
+            pending.extend(reversed(current.children))
+        return None
+
     def _release(self) -> None:
         """Drop this scope's bindings and reads, and their links to each other."""
         for assignments in self._assignments.values():
