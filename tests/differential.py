@@ -28,9 +28,11 @@ import warnings
 from collections import Counter
 from contextlib import redirect_stdout
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set
 
-from torch_code import Program, compiles, computed_values, differential_program, same_value
+import libcst as cst
+
+from torch_code import Program, _Bound, _ImportBound, compiles, computed_values, differential_program, same_value
 
 from torchlint.engine.linter import Engine, FixResult
 from torchlint.rules import all_rules
@@ -197,15 +199,30 @@ class Runner:
 # --------------------------------------------------------------------------
 
 
-def _behaviour_change(original: Outcome, fixed: Outcome) -> Optional[str]:
-    """What the fixed run did differently from the original (which completed), or None."""
+def imported_names(source: str) -> Set[str]:
+    """Names the program binds by imports only (``from torch import has_cuda``), never by assignment."""
+    module = cst.parse_module(source)
+    imported, assigned = _ImportBound(), _Bound()
+    module.visit(imported)
+    module.visit(assigned)
+    return imported.names - assigned.names
+
+
+def _behaviour_change(original: Outcome, fixed: Outcome, imported: Set[str] = frozenset()) -> Optional[str]:
+    """What the fixed run did differently from the original (which completed), or None.
+
+    A fix may drop an import it made unused (``from torch import has_cuda`` once every use reads
+    ``torch.backends.cuda.is_built()``): such names may be gone, never hold another value."""
     if fixed.error is not None:
         return f"the fixed program raised {fixed.error}"
     if fixed.printed != original.printed:
         return f"printed {fixed.printed!r} instead of {original.printed!r}"
-    if sorted(original.values) != sorted(fixed.values):
+    if sorted(set(original.values) - imported) != sorted(set(fixed.values) - imported) or \
+            not set(fixed.values) <= set(original.values):
         return f"module variables {sorted(fixed.values)} instead of {sorted(original.values)}"
     for name, value in original.values.items():
+        if name not in fixed.values:
+            continue  # an import the fix dropped
         same, why = same_value(value, fixed.values[name])
         if not same:
             return f"`{name}` differs: {why}"
@@ -250,7 +267,7 @@ def judge(engine: Engine, runner: Runner, program: Program, report: Report) -> N
         report.original_raised += 1
         return
     report.compared += 1
-    change = _behaviour_change(original, runner.run(safe.source))
+    change = _behaviour_change(original, runner.run(safe.source), imported_names(program.source))
     if change is not None:
         report.failures.append(Failure(f"safe fix changed behaviour ({', '.join(sorted(safe.fixed))})",
                                        program, change, safe.source))
