@@ -17,7 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from differential import Runner, campaign  # noqa: E402
+from differential import Runner, _behaviour_change, campaign, imported_names  # noqa: E402
 from torch_code import MUTATIONS, _module, compiles, differential_program, runnable_snippets, same_value  # noqa: E402
 
 COUNT = int(os.environ.get("TORCHLINT_DIFFERENTIAL_COUNT", "300"))
@@ -56,6 +56,29 @@ def test_each_mutation_keeps_what_the_examples_compute(name, runner, originals):
             same, why = same_value(value, run.values[variable])
             assert same, f"`{variable}`: {why}\n{mutated.code}"
     assert mutated_count >= 10, f"the {name} mutation applied to {mutated_count} examples only"
+
+
+def test_the_judge_sees_changed_values_and_output_and_lets_unused_imports_go(runner):
+    original = "import torch\nfrom torch import has_cuda\nx = torch.ones(2)\nprint(x.shape)\n"
+    run = runner.run(original)
+    assert run.error is None and "has_cuda" in run.values
+    imported = imported_names(original)
+    assert imported == {"torch", "has_cuda"}
+    dropped = "import torch\nx = torch.ones(2)\nprint(x.shape)\n"
+    assert _behaviour_change(run, runner.run(dropped), imported) is None
+    assert "`x` differs" in _behaviour_change(run, runner.run(original.replace("ones", "zeros")), imported)
+    printed = runner.run(original.replace("print(x.shape)", "print(x.sum())"))
+    assert _behaviour_change(run, printed, imported).startswith("printed")
+    assert "raised NameError" in _behaviour_change(run, runner.run(original + "y = z\n"), imported)
+
+
+def test_a_program_that_kills_its_worker_is_an_error_and_the_next_runs(runner, monkeypatch):
+    import differential
+
+    monkeypatch.setattr(differential, "WAIT_SECONDS", 10)
+    assert "did not finish" in runner.run("import os\nos.kill(os.getpid(), 9)\n").error
+    fresh = runner.run("x = 1\n")  # a fresh worker took over
+    assert (fresh.error, fresh.values) == (None, {"x": 1})
 
 
 def test_programs_are_named_by_seed_and_index():

@@ -8,6 +8,12 @@ keeps their imports at the top, shuffles the other statements, renames local
 variables consistently, wraps runs of statements in functions, methods,
 classes, loops, ``with``/``try``/``if`` blocks, and sprinkles comments, blank
 lines and ``# noqa``. Only programs CPython compiles are produced.
+
+``differential_program(seed, index)`` builds programs that still run (for
+the differential fix test, tests/differential.py): the runnable examples,
+rewritten by mutations that keep what they compute. ``computed_values`` and
+``same_value`` say what a run computed and whether two runs agree (shared
+with tests/test_runtime_torch.py).
 """
 
 from __future__ import annotations
@@ -320,10 +326,6 @@ def _dotted(node: cst.BaseExpression) -> Optional[str]:
         head = _dotted(node.value)
         return f"{head}.{node.attr.value}" if head else None
     return None
-
-
-def _dotted_expression(dotted: str) -> cst.BaseExpression:
-    return cst.parse_expression(dotted)
 
 
 # -- import aliases ---------------------------------------------------------
@@ -653,10 +655,6 @@ def _statements(text: str) -> List[cst.BaseStatement]:
     return list(cst.parse_module(text).body)
 
 
-def _indented(statements: Sequence[cst.BaseStatement]) -> cst.IndentedBlock:
-    return _block(statements)
-
-
 BLOCKS = ("function with globals", "class body", "if", "try", "for", "match", "while")
 
 
@@ -666,31 +664,31 @@ def _wrapped(kind: str, run: Sequence[cst.BaseStatement], module: cst.Module, rn
         name = _fresh(module, "_body", rng)
         names = [n for n in _bound_names(run) if n != name]
         head = [cst.SimpleStatementLine([cst.Global([cst.NameItem(cst.Name(n)) for n in names])])] if names else []
-        function = cst.FunctionDef(cst.Name(name), cst.Parameters(), _indented([*head, *run]))
+        function = cst.FunctionDef(cst.Name(name), cst.Parameters(), _block([*head, *run]))
         return [function, *_statements(f"{name}()\n")]
     if kind == "class body":
         # copied out one by one, as static analysis can follow (``globals().update(vars(Box))``
         # would bind names no linter can see)
         name = _fresh(module, "_Box", rng)
-        box = cst.ClassDef(cst.Name(name), _indented(run))
+        box = cst.ClassDef(cst.Name(name), _block(run))
         copies = "".join(f"{bound} = getattr({name}, {bound!r}, None)\n" for bound in _class_level_names(box))
         return [box, *(_statements(copies) if copies else [])]
     if kind == "if":
         test = rng.choice(["True", "not False", "1 < 2"])
-        orelse = cst.Else(_indented([])) if rng.random() < 0.5 else None
-        return [cst.If(cst.parse_expression(test), _indented(run), orelse=orelse)]
+        orelse = cst.Else(_block([])) if rng.random() < 0.5 else None
+        return [cst.If(cst.parse_expression(test), _block(run), orelse=orelse)]
     if kind == "try":
         if rng.random() < 0.5:
-            return [cst.Try(_indented(run), finalbody=cst.Finally(_indented([])))]
-        handler = cst.ExceptHandler(_indented(_statements("raise\n")), type=cst.Name("ZeroDivisionError"))
-        return [cst.Try(_indented(run), handlers=[handler], orelse=cst.Else(_indented([])))]
+            return [cst.Try(_block(run), finalbody=cst.Finally(_block([])))]
+        handler = cst.ExceptHandler(_block(_statements("raise\n")), type=cst.Name("ZeroDivisionError"))
+        return [cst.Try(_block(run), handlers=[handler], orelse=cst.Else(_block([])))]
     if kind == "for":
-        return [cst.For(cst.Name(_fresh(module, "_once", rng)), cst.parse_expression("range(1)"), _indented(run))]
+        return [cst.For(cst.Name(_fresh(module, "_once", rng)), cst.parse_expression("range(1)"), _block(run))]
     if kind == "while":
-        return [cst.While(cst.Name("True"), _indented([*run, *_statements("break\n")]))]
+        return [cst.While(cst.Name("True"), _block([*run, *_statements("break\n")]))]
     if kind == "match":
-        case = cst.MatchCase(pattern=cst.MatchValue(cst.Integer("0")), body=_indented(run))
-        other = cst.MatchCase(pattern=cst.MatchAs(), body=_indented([]))
+        case = cst.MatchCase(pattern=cst.MatchValue(cst.Integer("0")), body=_block(run))
+        other = cst.MatchCase(pattern=cst.MatchAs(), body=_block([]))
         return [cst.Match(subject=cst.Integer("0"), cases=[case, other])]
     raise ValueError(kind)
 
@@ -799,8 +797,8 @@ def _with_accepted_snippet(module: cst.Module, rng) -> cst.Module:
     """An accepted snippet first, inside ``try/except Exception`` (it names
     variables it never defines): the program still runs, and the rules see it."""
     snippet = _module(rng.choice([s for rule in all_rules() for s in rule.accepted]))
-    handler = cst.ExceptHandler(_indented(_statements("pass\n")), type=cst.Name("Exception"))
-    guarded = cst.Try(_indented([s for s in snippet.body if not _is_future(s)]), handlers=[handler])
+    handler = cst.ExceptHandler(_block(_statements("pass\n")), type=cst.Name("Exception"))
+    guarded = cst.Try(_block([s for s in snippet.body if not _is_future(s)]), handlers=[handler])
     futures = [s for s in snippet.body if _is_future(s)] + [s for s in module.body if _is_future(s)]
     rest = [s for s in module.body if not _is_future(s)]
     return module.with_changes(body=[*dict((id(s), s) for s in futures).values(), guarded, *rest])
