@@ -591,16 +591,29 @@ CONTINUATION = cst.SimpleWhitespace(" \\\n        ")
 
 
 def mutate_layout(module: cst.Module, rng) -> Optional[cst.Module]:
-    """A comment after a call's ``(`` or an argument's comma, or a backslash
-    continuation before an attribute's dot or after ``=``."""
+    """A comment after a call's ``(``, an argument's comma or its last
+    argument, or a backslash continuation before an attribute's dot or after
+    an argument's ``=``."""
     visitor = _CallsOnModules()
     module.visit(visitor)
     calls = [call for call in visitor.calls if call.args]
     if not calls:
         return None
     call = rng.choice(calls)
-    kind = rng.choice(["comment after (", "comment after comma", "continuation before dot"])
-    if kind == "comment after (":
+    kind = rng.choice(["comment after (", "comment after comma", "comment before )", "continuation before dot",
+                       "continuation after ="])
+    keywords = [i for i, arg in enumerate(call.args) if arg.keyword is not None]
+    if kind == "comment before )":
+        args = list(call.args)
+        args[-1] = args[-1].with_changes(whitespace_after_arg=_commented("# the last argument"))
+        new = call.with_changes(args=args)
+    elif kind == "continuation after =" and keywords:
+        args = list(call.args)
+        index = rng.choice(keywords)
+        args[index] = args[index].with_changes(equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=CONTINUATION))
+        new = call.with_changes(args=args)
+    elif kind == "comment after (":
         new = call.with_changes(whitespace_before_args=_commented("# F.upsample(x) torch.load(f)"))
     elif kind == "comment after comma" and len(call.args) > 1:
         index = rng.randrange(len(call.args) - 1)
