@@ -352,13 +352,17 @@ def mutate_import_alias(module: cst.Module, rng) -> Optional[cst.Module]:
     index, dotted, bound = rng.choice(choices)
     new = _fresh(module, _ALIAS_STEMS.get(bound, bound + "_"), rng)
     head, _, last = dotted.rpartition(".")
-    if head and rng.random() < 0.5:
-        line = f"from {head} import {last} as {new}\n"
+    root = dotted.split(".")[0]
+    spelled_out = head and bound != root and root not in _local_names(module) and rng.random() < 0.3
+    if spelled_out:  # ``import torch.nn.functional as F`` -> ``import torch.nn.functional``, ``F.x`` -> its path
+        line, renamer = f"import {dotted}\n", _Respell(bound, dotted)
+    elif head and rng.random() < 0.5:
+        line, renamer = f"from {head} import {last} as {new}\n", _Rename({bound: new})
     else:
-        line = f"import {dotted} as {new}\n"
+        line, renamer = f"import {dotted} as {new}\n", _Rename({bound: new})
     statement = module.body[index]
     others = [alias for alias in statement.body[0].names if _dotted(alias.name) != dotted]
-    renamed = [s.visit(_Rename({bound: new})) for s in module.body]
+    renamed = [s.visit(renamer) for s in module.body]
     replacement = [cst.parse_statement(line)]
     if others:  # ``import torch, numpy as np``: keep the other names
         keep = statement.body[0].with_changes(names=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in others])
@@ -368,6 +372,24 @@ def mutate_import_alias(module: cst.Module, rng) -> Optional[cst.Module]:
         # ``import torch.nn`` bound ``torch`` too: keep it bound for ``torch.nn.X`` spelled elsewhere
         body.insert(index, cst.parse_statement(f"import {dotted.split('.')[0]}\n"))
     return module.with_changes(body=body)
+
+
+class _Respell(_Rename):
+    """Every use of a variable spelled as a dotted path instead (``F`` -> ``torch.nn.functional``)."""
+
+    def __init__(self, name: str, dotted: str) -> None:
+        super().__init__({})
+        self.name, self.dotted = name, dotted
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        return cst.parse_expression(self.dotted) if updated.value == self.name else updated
+
+
+def _local_names(module: cst.Module) -> Set[str]:
+    """Names the module binds other than by imports (assignments, defs, parameters...)."""
+    visitor = _Bound()
+    module.visit(visitor)
+    return visitor.names
 
 
 class _NamesOfModule(cst.CSTTransformer):
