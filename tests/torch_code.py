@@ -23,6 +23,7 @@ import inspect
 import keyword
 import math
 import random
+import re
 import symtable
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
@@ -547,13 +548,58 @@ def _signature(call: cst.Call, namespace: Dict[str, object]):
             warnings.simplefilter("ignore")
             return inspect.signature(value) if value is not None else None
     except (AttributeError, TypeError, ValueError):
+        return _documented_signature(value)
+
+
+_DOCUMENTED = re.compile(r"\A\s*\w+\((.*)\)\s*->")
+
+
+def _documented_signature(value) -> Optional[inspect.Signature]:
+    """A torch builtin's signature as its docstring's first line writes it
+    (``range(start=0, end, step=1, *, out=None, ...) -> Tensor``); None without one."""
+    match = _DOCUMENTED.match(getattr(value, "__doc__", None) or "")
+    if match is None:
         return None
+    parameters, kind, defaulted = [], inspect.Parameter.POSITIONAL_OR_KEYWORD, False
+    for part in _top_level_parts(match.group(1)):
+        if part == "*":
+            kind = inspect.Parameter.KEYWORD_ONLY
+            continue
+        name = re.match(r"\**(\w+)", part)
+        if name is None:
+            return None
+        if kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and "=" not in part and defaulted:
+            return None  # ``arange(start=0, end, ...)``: overloads (``arange(3)`` is ``end=3``)
+        defaulted = defaulted or "=" in part
+        if part.startswith("*"):
+            parameters.append(inspect.Parameter(name.group(1), inspect.Parameter.VAR_POSITIONAL))
+            kind = inspect.Parameter.KEYWORD_ONLY
+        else:
+            parameters.append(inspect.Parameter(name.group(1), kind))
+    try:
+        return inspect.Signature(parameters)
+    except ValueError:
+        return None
+
+
+def _top_level_parts(text: str) -> List[str]:
+    """``text`` split at the commas outside brackets."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [part for part in [*parts, current.strip()] if part]
 
 
 def _reargued(call: cst.Call, signature, rng) -> Optional[cst.Call]:
     """``call`` with trailing positional arguments passed by keyword, or leading
     keywords passed by position, as the callee's signature allows."""
-    parameters = [p for p in signature.parameters.values() if p.name not in ("self", "cls")]
+    parameters = list(signature.parameters.values())
     positional = [arg for arg in call.args if arg.keyword is None]
     keywords = [arg for arg in call.args if arg.keyword is not None]
     if any(arg.star for arg in call.args) or list(call.args[:len(positional)]) != positional:
@@ -583,7 +629,7 @@ def _reargued(call: cst.Call, signature, rng) -> Optional[cst.Call]:
 
 
 def mutate_arguments(module: cst.Module, rng) -> Optional[cst.Module]:
-    """Pass one call's arguments by keyword instead of by position, or the reverse."""
+    """Pass calls' arguments by keyword instead of by position, or the reverse."""
     namespace = _import_namespace(module)
     visitor = _CallsOnModules()
     module.visit(visitor)
@@ -593,11 +639,12 @@ def mutate_arguments(module: cst.Module, rng) -> Optional[cst.Module]:
         if signature is not None and call.args:
             candidates.append((call, signature))
     rng.shuffle(candidates)
-    for call, signature in candidates:
+    changed = None
+    for call, signature in candidates:  # the first that can change, then each other one at even odds
         new = _reargued(call, signature, rng)
-        if new is not None:
-            return module.deep_replace(call, new)
-    return None
+        if new is not None and (changed is None or rng.random() < 0.5):
+            changed = (changed or module).deep_replace(call, new)
+    return changed
 
 
 # -- comments and line continuations inside expressions ---------------------
