@@ -120,3 +120,28 @@ def test_a_rewrite_inside_a_function_may_use_an_alias_imported_further_down_the_
         import torch as tc
         """)
     assert "    return tc.linalg.multi_dot([A, A])\n" in fixed
+
+
+def test_a_decorator_in_a_class_body_runs_before_a_torch_imported_further_down():
+    # the class body runs where it is written: ``import torch`` below is not bound yet
+    source = """
+        from torch.cuda import amp
+        class Double:
+            @amp.custom_bwd
+            def backward(ctx, grad):
+                return grad * 2
+        import torch
+        """
+    result = ENGINE.fix(textwrap.dedent(source).lstrip())
+    assert result.source == textwrap.dedent(source).lstrip()
+    assert [d.code for d in result.diagnostics if d.fix is None] == ["TL109"]  # still reported, not fixed
+
+
+def test_a_comprehension_in_a_class_body_may_use_torch_imported_above():
+    fixed = _fixed("""
+        import torch.cuda
+        class Box:
+            scalers = [torch.cuda.amp.GradScaler() for _ in range(1)]
+        import torch as tc
+        """)
+    assert "    scalers = [torch.amp.GradScaler('cuda') for _ in range(1)]\n" in fixed
