@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch")
 from differential import Runner, _behaviour_change, campaign, imported_names  # noqa: E402
 from torch_code import MUTATIONS, _module, compiles, differential_program, runnable_snippets, same_value  # noqa: E402
 
-COUNT = int(os.environ.get("TORCHLINT_DIFFERENTIAL_COUNT", "400"))
+COUNT = int(os.environ.get("TORCHLINT_DIFFERENTIAL_COUNT", "500"))
 SEED = int(os.environ.get("TORCHLINT_DIFFERENTIAL_SEED", "34"))
 
 
