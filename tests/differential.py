@@ -30,9 +30,7 @@ from contextlib import redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Set
 
-import libcst as cst
-
-from torch_code import Program, _Bound, _ImportBound, compiles, computed_values, differential_program, same_value
+from torch_code import Program, compiles, computed_values, differential_program, imported_names, same_value
 
 from torchlint.engine.linter import Engine, FixResult
 from torchlint.rules import all_rules
@@ -199,16 +197,7 @@ class Runner:
 # --------------------------------------------------------------------------
 
 
-def imported_names(source: str) -> Set[str]:
-    """Names the program binds by imports only (``from torch import has_cuda``), never by assignment."""
-    module = cst.parse_module(source)
-    imported, assigned = _ImportBound(), _Bound()
-    module.visit(imported)
-    module.visit(assigned)
-    return imported.names - assigned.names
-
-
-def _behaviour_change(original: Outcome, fixed: Outcome, imported: Set[str] = frozenset()) -> Optional[str]:
+def behaviour_change(original: Outcome, fixed: Outcome, imported: Set[str] = frozenset()) -> Optional[str]:
     """What the fixed run did differently from the original (which completed), or None.
 
     A fix may drop an import it made unused (``from torch import has_cuda`` once every use reads
@@ -267,7 +256,7 @@ def judge(engine: Engine, runner: Runner, program: Program, report: Report) -> N
         report.original_raised += 1
         return
     report.compared += 1
-    change = _behaviour_change(original, runner.run(safe.source), imported_names(program.source))
+    change = behaviour_change(original, runner.run(safe.source), imported_names(program.source))
     if change is not None:
         report.failures.append(Failure(f"safe fix changed behaviour ({', '.join(sorted(safe.fixed))})",
                                        program, change, safe.source))

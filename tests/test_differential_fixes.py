@@ -13,12 +13,14 @@ from __future__ import annotations
 import os
 import random
 
+import libcst as cst
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from differential import Runner, _behaviour_change, campaign, imported_names  # noqa: E402
-from torch_code import MUTATIONS, _module, compiles, differential_program, runnable_snippets, same_value  # noqa: E402
+from differential import Runner, behaviour_change, campaign  # noqa: E402
+from torch_code import (  # noqa: E402
+    MUTATIONS, compiles, differential_program, imported_names, runnable_snippets, same_value)
 
 COUNT = int(os.environ.get("TORCHLINT_DIFFERENTIAL_COUNT", "500"))
 SEED = int(os.environ.get("TORCHLINT_DIFFERENTIAL_SEED", "34"))
@@ -44,7 +46,7 @@ def test_each_mutation_keeps_what_the_examples_compute(name, runner, originals):
     rng = random.Random(f"{SEED}:{name}")
     mutated_count = 0
     for code, original in originals.items():
-        mutated = MUTATIONS[name](_module(code), rng)
+        mutated = MUTATIONS[name](cst.parse_module(code), rng)
         if mutated is None:
             continue
         assert compiles(mutated.code), mutated.code
@@ -65,11 +67,11 @@ def test_the_judge_sees_changed_values_and_output_and_lets_unused_imports_go(run
     imported = imported_names(original)
     assert imported == {"torch", "has_cuda"}
     dropped = "import torch\nx = torch.ones(2)\nprint(x.shape)\n"
-    assert _behaviour_change(run, runner.run(dropped), imported) is None
-    assert "`x` differs" in _behaviour_change(run, runner.run(original.replace("ones", "zeros")), imported)
+    assert behaviour_change(run, runner.run(dropped), imported) is None
+    assert "`x` differs" in behaviour_change(run, runner.run(original.replace("ones", "zeros")), imported)
     printed = runner.run(original.replace("print(x.shape)", "print(x.sum())"))
-    assert _behaviour_change(run, printed, imported).startswith("printed")
-    assert "raised NameError" in _behaviour_change(run, runner.run(original + "y = z\n"), imported)
+    assert behaviour_change(run, printed, imported).startswith("printed")
+    assert "raised NameError" in behaviour_change(run, runner.run(original + "y = z\n"), imported)
 
 
 def test_a_program_that_kills_its_worker_is_an_error_and_the_next_runs(runner, monkeypatch):

@@ -509,7 +509,8 @@ def mutate_shadowing(module: cst.Module, rng) -> Optional[cst.Module]:
     decoys = [f"_Decoy({root!r})" for root in roots]
     kind = rng.choice(["parameters", "local assignments", "module rebinding"])
     if kind == "parameters":
-        uses = f"def {function}({', '.join(roots)}):\n    return [{returned}]\n\n\n{result} = {function}({', '.join(decoys)})\n"
+        uses = (f"def {function}({', '.join(roots)}):\n    return [{returned}]\n\n\n"
+                f"{result} = {function}({', '.join(decoys)})\n")
     elif kind == "local assignments":
         assigned = "".join(f"    {root} = {decoy}\n" for root, decoy in zip(roots, decoys))
         uses = f"def {function}():\n{assigned}    return [{returned}]\n\n\n{result} = {function}()\n"
@@ -615,7 +616,7 @@ def _reargued(call: cst.Call, signature, rng) -> Optional[cst.Call]:
     else:
         named = {arg.keyword.value: arg for arg in keywords}
         args = list(positional)
-        while len(args) < len(parameters) and parameters[len(args)].kind is parameters[len(args)].POSITIONAL_OR_KEYWORD \
+        while len(args) < len(parameters) and parameters[len(args)].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD \
                 and parameters[len(args)].name in named:
             arg = named.pop(parameters[len(args)].name)
             args.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
@@ -997,3 +998,12 @@ def same_value(original: Any, fixed: Any) -> Tuple[bool, str]:
         return same, "" if same else f"{original!r} != {fixed!r}"
     same = original == fixed and type(original) is type(fixed)
     return same, "" if same else f"{original!r} != {fixed!r}"
+
+
+def imported_names(source: str) -> Set[str]:
+    """Names the program binds by imports only (``from torch import has_cuda``), never by assignment."""
+    module = cst.parse_module(source)
+    imported, assigned = _ImportBound(), _Bound()
+    module.visit(imported)
+    module.visit(assigned)
+    return imported.names - assigned.names
