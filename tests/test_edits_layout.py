@@ -31,6 +31,11 @@ def _add(code: str) -> str:
         ),
         ("load(\n    f,\n)", "load(\n    f,\n    weights_only=True,\n)"),
         ("load(\n    f\n)", "load(\n    f,\n    weights_only=True\n)"),
+        # the comments between arguments stay where they were, never copied (issue 34's campaign)
+        ("load(f,  # the file\n     'cpu')", "load(f,  # the file\n     'cpu',\n     weights_only=True)"),
+        ("load(  # why\n    f)", "load(  # why\n    f,\n    weights_only=True)"),
+        ("load(f,\n     # a line of its own\n     'cpu')",
+         "load(f,\n     # a line of its own\n     'cpu',\n     weights_only=True)"),
     ],
 )
 def test_added_keyword_follows_the_call_layout(code: str, expected: str) -> None:

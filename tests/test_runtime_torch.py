@@ -15,13 +15,14 @@ process are made to appear in every run (``torch.set_warn_always``).
 
 from __future__ import annotations
 
-import math
 import warnings
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 import pytest
 
 torch = pytest.importorskip("torch")
+
+from torch_code import computed_values, same_value  # noqa: E402
 
 from torchlint.engine.linter import Engine  # noqa: E402
 from torchlint.rules import all_rules  # noqa: E402
@@ -74,54 +75,6 @@ def _execute(code: str, label: str, warnings_as_errors: bool) -> Run:
     return Run(namespace, list(caught), error)
 
 
-def _values(namespace: Dict[str, Any]) -> Dict[str, Any]:
-    """The tensors and Python numbers a snippet computed, by variable name."""
-    return {
-        name: value
-        for name, value in namespace.items()
-        if not name.startswith("__") and _comparable(value)
-    }
-
-
-def _comparable(value: Any) -> bool:
-    if isinstance(value, (torch.Tensor, int, float, bool)):
-        return True
-    return isinstance(value, (list, tuple)) and bool(value) and all(_comparable(v) for v in value)
-
-
-def _equal(original: Any, fixed: Any) -> Tuple[bool, str]:
-    if isinstance(original, (list, tuple)) or isinstance(fixed, (list, tuple)):
-        if type(original) is not type(fixed) or len(original) != len(fixed):
-            return False, f"{original!r} != {fixed!r}"
-        for a, b in zip(original, fixed):
-            same, why = _equal(a, b)
-            if not same:
-                return False, why
-        return True, ""
-    if isinstance(original, torch.Tensor) and isinstance(fixed, torch.Tensor):
-        if original.shape != fixed.shape or original.dtype != fixed.dtype:
-            return False, f"shape/dtype {tuple(original.shape)} {original.dtype} != {tuple(fixed.shape)} {fixed.dtype}"
-        a, b = original.detach(), fixed.detach()
-        if a.is_floating_point() or a.is_complex():
-            same = torch.allclose(a, b, equal_nan=True)
-        else:
-            same = torch.equal(a, b)
-        return same, "" if same else f"{a} != {b}"
-    if isinstance(original, torch.Tensor) or isinstance(fixed, torch.Tensor):
-        # e.g. `loss.data[0]` (a 0-dim tensor on old torch) vs `loss.item()` (a number)
-        tensor, number = (original, fixed) if isinstance(original, torch.Tensor) else (fixed, original)
-        if tensor.numel() != 1:
-            return False, f"{tensor} is not a scalar to compare with {number!r}"
-        same = math.isclose(tensor.item(), number, rel_tol=1e-6, abs_tol=1e-6) or tensor.item() == number
-        return same, "" if same else f"{tensor.item()!r} != {number!r}"
-    if isinstance(original, float) or isinstance(fixed, float):
-        same = math.isclose(original, fixed, rel_tol=1e-9, abs_tol=1e-12) or (
-            math.isnan(original) and math.isnan(fixed))
-        return same, "" if same else f"{original!r} != {fixed!r}"
-    same = original == fixed and type(original) is type(fixed)
-    return same, "" if same else f"{original!r} != {fixed!r}"
-
-
 def _warning_lines(run: Run) -> str:
     return "\n".join(f"  {w.category.__name__}: {w.message}" for w in run.warnings) or "  (none)"
 
@@ -136,7 +89,7 @@ def test_runnable_example_under_torch(rule: Rule, example: Example) -> None:
             compile(example.code, f"<{rule.code} original>", "exec")
         result = _execute(fixed, f"{rule.code} fixed", warnings_as_errors=True)
         assert result.error is None, f"the fixed code failed: {type(result.error).__name__}: {result.error}"
-        assert _values(result.namespace), "the example computes no tensor or number"
+        assert computed_values(result.namespace), "the example computes no tensor or number"
         return
 
     original = _execute(example.code, f"{rule.code} original", warnings_as_errors=False)
@@ -158,11 +111,11 @@ def test_runnable_example_under_torch(rule: Rule, example: Example) -> None:
             "the original neither warned nor raised under this torch: the pattern is not deprecated here")
 
     if example.raises is None:
-        before, after = _values(original.namespace), _values(result.namespace)
+        before, after = computed_values(original.namespace), computed_values(result.namespace)
         assert before, "the example computes no tensor or number to compare"
         assert sorted(before) == sorted(after), "the fix changed which variables the code defines"
         for name in before:
-            same, why = _equal(before[name], after[name])
+            same, why = same_value(before[name], after[name])
             assert same, f"`{name}` differs after the fix: {why}"
 
 

@@ -126,10 +126,13 @@ class Resolver:
              if isinstance(getattr(a, "node", None), cst.Import) or isinstance(a, StarImportAssignment)},
             key=len,
         )
+        runs_in, index = scope.runs_at(at)
         for spelled in candidates:
             head = spelled.split(".", 1)[0]
             if head in deleted:
                 continue
+            if index is not None and not any(a.scope is not runs_in or a.index < index for a in scope[spelled]):
+                continue  # imported further down the code that runs ``at``: not bound yet there
             if not all(isinstance(a, ImportAssignment) for a in scope[head]):
                 continue  # also rebound by an assignment somewhere: ambiguous
             if {qn.name for qn in scope.get_qualified_names_for(spelled)} == {module}:

@@ -236,6 +236,27 @@ class Scope:
     def record_access(self, access: Access) -> None:
         self._accesses_by_node[access.node].add(access)
 
+    def runs_at(self, node: cst.CSTNode) -> Tuple["Scope", Optional[int]]:
+        """The scope whose statements run ``node`` as they come, and how many
+        bindings it has made by then (``index_at``): a class body or a
+        comprehension runs where it is written, a function body only when called."""
+        scope, index = self, self.index_at(node)
+        while isinstance(scope, (ClassScope, ComprehensionScope)):
+            scope, index = scope.parent, scope.opened_at
+        return scope, index
+
+    def index_at(self, node: cst.CSTNode) -> Optional[int]:
+        """How many bindings this scope has made when ``node`` runs: the index of
+        the first read inside it (None when it reads nothing here)."""
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            accesses = self._accesses_by_node.get(current)
+            if accesses:
+                return min(access.index for access in accesses)
+            pending.extend(reversed(current.children))
+        return None
+
     def _release(self) -> None:
         """Drop this scope's bindings and reads, and their links to each other."""
         for assignments in self._assignments.values():
@@ -346,6 +367,7 @@ class LocalScope(Scope):
         self.name = name
         self._overwrites: Dict[str, Scope] = {}  # global / nonlocal declarations
         self.name_prefix = self._make_name_prefix()
+        self.opened_at = parent.count  # the bindings the enclosing scope had made when this one opened
 
     def _make_name_prefix(self) -> str:
         return ".".join(filter(None, [self.parent.name_prefix, self.name, "<locals>"]))

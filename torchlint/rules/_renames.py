@@ -29,7 +29,7 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Names, Outline, any_of, qualified_names, references
-from torchlint.analysis.scopes import GlobalScope, ImportAssignment
+from torchlint.analysis.scopes import ClassScope, GlobalScope, ImportAssignment
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import Rename
 from torchlint.rules import edits
@@ -110,13 +110,18 @@ class RenamedSymbolRule(Rule):
         self, node: cst.ImportFrom, alias: cst.ImportAlias, rename: Rename, ctx: NodeContext
     ) -> Optional[Fix]:
         bound = alias.evaluated_alias or alias.evaluated_name
-        if isinstance(ctx.resolver.scope_of(node), GlobalScope):
+        scope = ctx.resolver.scope_of(node)
+        binds = scope.assignment_target(bound) if scope is not None else None
+        if isinstance(binds, (GlobalScope, ClassScope)):  # also ``global NAME`` in a function
             # Other modules may import this name (``from .imports import *``,
-            # ``__all__``): the module must keep binding it, to the same thing,
-            # so its uses (anywhere in the file) stay as they are.
+            # ``__all__``), a class attribute is read as ``Box.name``: the module
+            # or class must keep binding it, to the same thing, so its uses
+            # (anywhere) stay as they are.
             if rename.extra_keywords or rename.new_module != rename.old_module:
                 return None if rename.extra_keywords else self._moved_import_fix(node, alias, rename, bound, ctx)
             return Fix([Edit(alias, _rename_alias_keeping(rename.new_attr, bound))])
+        if binds is not scope:
+            return None  # ``nonlocal NAME``: the uses are the enclosing function's, bound elsewhere too
         references = self._references(node, bound, ctx)
         if references is None:
             return None

@@ -72,13 +72,21 @@ def set_args(call: cst.Call, args: Sequence[cst.Arg]) -> cst.Call:
 
 
 def _separator(call: cst.Call) -> cst.Comma:
+    """The separator the call uses between its arguments, its line breaks without its comments
+    (``f(x,  # why x`` must not put ``# why x`` after every argument added)."""
     for arg in call.args[:-1]:
         if isinstance(arg.comma, cst.Comma):
-            return arg.comma
+            return arg.comma.with_changes(whitespace_after=_without_comments(arg.comma.whitespace_after))
     if isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
         # One argument on its own line: put the others on lines like it.
-        return cst.Comma(whitespace_after=call.whitespace_before_args)
+        return cst.Comma(whitespace_after=_without_comments(call.whitespace_before_args))
     return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+
+
+def _without_comments(whitespace: cst.BaseParenthesizableWhitespace) -> cst.BaseParenthesizableWhitespace:
+    if not isinstance(whitespace, cst.ParenthesizedWhitespace):
+        return whitespace
+    return whitespace.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
 
 
 def keyword_arg(name: str, value: Union[str, cst.BaseExpression]) -> cst.Arg:

@@ -22,8 +22,9 @@ class InitWithoutUnderscore(RenamedSymbolRule):
     fix_safety = FixSafety.SAFE
     fix_description = (
         "Appends the underscore in attribute references. A from-import inside a function is renamed with its "
-        "uses; a module-level one keeps its name bound (`from torch.nn.init import normal_ as normal`), since "
-        "other modules may import it from there (`from .imports import *`, `__all__`)."
+        "uses; a module-level one (or one the function declares `global`) keeps its name bound (`from "
+        "torch.nn.init import normal_ as normal`), since other modules may import it from there (`from "
+        ".imports import *`, `__all__`), and so does one in a class body (read as `Box.normal`)."
     )
     # A deprecated name (``normal``, not ``normal_``) and the init module.
     triggers = (re.compile(r"\b(?:uniform|normal|constant|eye|dirac|xavier_uniform|xavier_normal|"
