@@ -38,6 +38,19 @@ from torchlint.run.selection import (
 from torchlint.run.summaries import DiskSummaries
 
 
+def _version_option(options, name: str):
+    """The version an option gives (None when not given); a bad one is a config
+    error naming that option, on stderr like flake8's own."""
+    text = getattr(options, name, None)
+    if not text:
+        return None
+    try:
+        return parse_version(text)
+    except SettingsError as exc:
+        sys.stderr.write(f"torchlint: error: --{name.replace('_', '-')}: {exc}\n")
+        raise SystemExit(2) from None
+
+
 def _declared_floor() -> Optional[Version]:
     """As the command does: without a configured torch version, the oldest
     torch the metadata of the project flake8 runs in declares."""
@@ -105,12 +118,12 @@ class TorchlintChecker:
 
     @classmethod
     def parse_options(cls, options) -> None:
-        text = getattr(options, "torch_version", None)
-        target = getattr(options, "target_torch_version", None)
+        floor = _version_option(options, "torch_version")
+        target = _version_option(options, "target_torch_version")
         try:
-            cls._settings = Settings(torch_version=parse_version(text) if text else _declared_floor(),
-                                     target_torch_version=parse_version(target) if target else None)
-        except SettingsError as exc:  # a config error: say so on stderr, like flake8 does
+            cls._settings = Settings(torch_version=floor if floor is not None else _declared_floor(),
+                                     target_torch_version=target)
+        except SettingsError as exc:  # a floor newer than the target: say so on stderr, like flake8 does
             sys.stderr.write(f"torchlint: error: --torch-version / --target-torch-version: {exc}\n")
             raise SystemExit(2) from None
         try:
