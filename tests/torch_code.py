@@ -445,16 +445,16 @@ DECOY_CLASS = '''\
 class _Decoy:
     """Stands for whatever a local named like a torch module holds: calls report their spelling."""
 
-    def __init__(self, path):
-        self.path = path
+    def __init__(self, spelling):
+        self._spelling = spelling  # (not ``path``: ``os.path`` must reach ``__getattr__``)
 
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        return _Decoy(self.path + "." + name)
+        return _Decoy(self._spelling + "." + name)
 
     def __call__(self, *args, **kwargs):
-        return "%s(%d, %s)" % (self.path, len(args), sorted(kwargs))
+        return "%s(%d, %s)" % (self._spelling, len(args), sorted(kwargs))
 '''
 
 

@@ -2,16 +2,16 @@
 
 import ast
 import re
-from typing import Iterator
+from typing import Dict, Iterator, List, Optional
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
-from torchlint.analysis.outline import Outline, is_literal, keyword_value
-from torchlint.analysis.saved_files import saves_read_by
+from torchlint.analysis.outline import Outline, is_literal, keyword_value, qualified_names
+from torchlint.analysis.saved_files import path_argument
 from torchlint.core.settings import versions
-from torchlint.knowledge.torch_api import TORCH_LOAD
+from torchlint.knowledge.torch_api import TORCH_LOAD, TORCH_SAVE
 from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
@@ -42,8 +42,6 @@ class UncheckedNonStrictLoad(Rule):
         "result.missing_keys`, or log `result.unexpected_keys`."
     )
     triggers = (re.compile(r"strict\s*=\s*False"),)
-    gathers = ("Call",)  # the file's ``torch.save`` calls: what a loaded path holds
-    whole_file = True  # those saves may be anywhere in the file
     references = ("https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.load_state_dict",)
     # The returned NamedTuple of missing/unexpected keys exists since torch 1.1.
     torch_versions = versions(since="1.1")
@@ -190,31 +188,59 @@ class UncheckedNonStrictLoad(Rule):
 
 
 def _saved_as_a_subset(load: cst.Call, ctx: NodeContext) -> bool:
-    """Does the file write the path ``load`` reads with ``torch.save`` calls that all
-    save a filtered part of a state dict (``{n: p for n, p in self.state_dict().items()
-    if p.requires_grad}``, speechbrain's adapters)? Then a partial load is the design."""
+    """Does the file write the path ``load`` reads (the same expression) with
+    ``torch.save`` calls that all save a filtered part of a state dict
+    (``{n: p for n, p in self.state_dict().items() if p.requires_grad}``,
+    speechbrain's adapters)? Then a partial load is the design. Read from the
+    outline of the whole file, so a save in a def narrowing cut still counts."""
     if ctx.resolver.resolve(load.func) not in TORCH_LOAD:
         return False
-    saves = saves_read_by(load, ctx.file)
-    return bool(saves) and all(_filtered_state_dict(saved, ctx, 0) for saved, _ in saves)
+    path = path_argument(load, 0, "f")
+    key = _canonical(edits.expression_code(path)) if path is not None else None
+    if key is None:
+        return False
+    saves = ctx.file.memo(("TL206", "saves"), lambda: _saves_by_path(ctx.resolver.file_outline()))
+    found = saves.get(key, [])
+    return bool(found) and all(subset for subset in found)
 
 
-def _filtered_state_dict(expr: cst.BaseExpression, ctx: NodeContext, depth: int) -> bool:
+def _canonical(code: str) -> Optional[str]:
+    try:
+        return ast.unparse(ast.parse(code.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def _saves_by_path(outline: Outline) -> Dict[str, List[bool]]:
+    """Every ``torch.save(obj, path)`` of the file by the code of ``path``: whether
+    ``obj`` is a filtered part of a state dict (a name bound only to such in the
+    save's def counts too)."""
+    saves: Dict[str, List[bool]] = {}
+    for function in (*outline.nodes(ast.FunctionDef), *outline.nodes(ast.AsyncFunctionDef)):
+        for call in ast.walk(function):
+            if not (isinstance(call, ast.Call) and TORCH_SAVE & set(qualified_names(outline, call.func))):
+                continue
+            if len(call.args) < 2 or any(isinstance(a, ast.Starred) for a in call.args[:2]):
+                continue
+            saved, path = call.args[0], call.args[1]
+            saves.setdefault(ast.unparse(path), []).append(_filtered_state_dict(saved, function))
+    return saves
+
+
+def _filtered_state_dict(expr: ast.AST, function: ast.AST) -> bool:
     """A dict comprehension with a filter over ``<something>.state_dict(...).items()``,
-    or a name whose every binding is one."""
-    if depth > 4:
+    or a name that ``function`` binds only to such."""
+    if isinstance(expr, ast.Name):
+        values = [node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets)]
+        return bool(values) and all(isinstance(value, ast.DictComp) and _filtered_state_dict(value, function)
+                                    for value in values)
+    if not (isinstance(expr, ast.DictComp) and len(expr.generators) == 1 and expr.generators[0].ifs):
         return False
-    if isinstance(expr, cst.Name):
-        values = ctx.inference.bound_values(expr)
-        return bool(values) and all(_filtered_state_dict(value, ctx, depth + 1) for value in values)
-    if not (isinstance(expr, cst.DictComp) and expr.for_in.ifs and expr.for_in.inner_for_in is None):
-        return False
-    items = expr.for_in.iter
-    if not (isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and items.func.attr.value == "items"):
-        return False
-    source = items.func.value
-    return isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and \
-        source.func.attr.value == "state_dict"
+    items = expr.generators[0].iter
+    return (isinstance(items, ast.Call) and isinstance(items.func, ast.Attribute) and items.func.attr == "items"
+            and isinstance(items.func.value, ast.Call) and isinstance(items.func.value.func, ast.Attribute)
+            and items.func.value.func.attr == "state_dict")
 
 
 # A comment that speaks of the strictness of the load: "non-strict", "strict=False", "not strict".
