@@ -104,7 +104,7 @@ REGISTERED_KEPT = 4
 MAX_DEFINITION_LINES = 1500
 # The key of a module's analysis with every def and class cut (not a Python name).
 # How many modules ``run_first`` reads at most.
-RUN_FIRST_MODULES = 32
+RUN_FIRST_MODULES = 16
 _HEADERS = "<headers>"
 _WHOLE = "<whole>"  # an analysis of the module with nothing cut
 
