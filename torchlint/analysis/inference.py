@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -461,12 +461,28 @@ class Inference:
 
     def is_module_class(self, classdef: cst.ClassDef) -> bool:
         """Does this class derive from torch.nn.Module (directly or via the file)?"""
-        known = self._module_classes.get(classdef)
-        if known is None:
-            self._module_classes[classdef] = False  # cycles: not a module
-            known = any(self._is_module_base(base.value) for base in classdef.bases if base.keyword is None)
-            self._module_classes[classdef] = known
-        return known
+        return self._derives_from(classdef, self._module_classes,
+                                  lambda qualified: qualified in api.MODULE_BASES or api.is_nn_class(qualified))
+
+    def _derives_from(self, classdef: cst.ClassDef, known: Dict[cst.ClassDef, bool],
+                      is_torch_base: Callable[[str], bool]) -> bool:
+        """Does ``classdef`` have a base that ``is_torch_base`` accepts, directly or through
+        classes of the file? ``known``: the answers so far for this family of bases."""
+        answer = known.get(classdef)
+        if answer is None:
+            known[classdef] = False  # cycles: no
+            answer = any(self._is_base(base.value, known, is_torch_base)
+                         for base in classdef.bases if base.keyword is None)
+            known[classdef] = answer
+        return answer
+
+    def _is_base(self, base: cst.BaseExpression, known: Dict[cst.ClassDef, bool],
+                 is_torch_base: Callable[[str], bool]) -> bool:
+        qualified = self._resolver.resolve(base)
+        if qualified is not None:
+            return is_torch_base(qualified)
+        local = self._local_class(base)
+        return local is not None and self._derives_from(local, known, is_torch_base)
 
     def bound_values(self, name: cst.Name) -> Optional[Tuple[cst.BaseExpression, ...]]:
         """The expressions ``name`` is assigned in its scope, when that is all it is.
@@ -1494,28 +1510,9 @@ class Inference:
             return None
         return self.project.local(definition.name.value)
 
-    def _is_module_base(self, base: cst.BaseExpression) -> bool:
-        qualified = self._resolver.resolve(base)
-        if qualified is not None:
-            return qualified in api.MODULE_BASES or api.is_nn_class(qualified)
-        local = self._local_class(base)
-        return local is not None and self.is_module_class(local)
-
     def is_optimizer_class(self, classdef: cst.ClassDef) -> bool:
         """Does this class derive from a torch optimizer (directly or via the file)?"""
-        known = self._optimizer_classes.get(classdef)
-        if known is None:
-            self._optimizer_classes[classdef] = False  # cycles: not an optimizer
-            known = any(self._is_optimizer_base(base.value) for base in classdef.bases if base.keyword is None)
-            self._optimizer_classes[classdef] = known
-        return known
-
-    def _is_optimizer_base(self, base: cst.BaseExpression) -> bool:
-        qualified = self._resolver.resolve(base)
-        if qualified is not None:
-            return api.is_optimizer_class(qualified)
-        local = self._local_class(base)
-        return local is not None and self.is_optimizer_class(local)
+        return self._derives_from(classdef, self._optimizer_classes, api.is_optimizer_class)
 
     def _optimizer_self(self, receiver: cst.BaseExpression) -> bool:
         """Is ``receiver`` the ``self`` of a method of an optimizer class?"""
