@@ -86,8 +86,17 @@ class Finder:
     def read(self, module: ModuleRef) -> Optional[SourceFile]:
         return None
 
+    def project_modules(self, near: ModuleRef) -> Optional[Iterator[ModuleRef]]:
+        """Every module of the project ``near`` belongs to (its root and the project
+        roots), for questions no import answers: who imports ``near``. None when
+        they cannot all be listed (this finder knows no files)."""
+        return None
+
 
 T = TypeVar("T")
+# How many of the project's modules ``names_imported_elsewhere`` reads at most;
+# beyond it every name is taken as imported (the tidy step then keeps the import).
+MAX_IMPORTER_SCAN = 5000
 
 STANDALONE = ModuleRef("<text>", "__main__")
 # How many modules keep their trees and analysis between questions, and how
@@ -621,6 +630,69 @@ class Project:
             if digest is not None:
                 digests[key] = digest
         return digests
+
+    # -- who imports a module ------------------------------------------------
+
+    def names_imported_elsewhere(self, ref: ModuleRef, names: FrozenSet[str]) -> FrozenSet[str]:
+        """Those of ``names`` (bound in ``ref``) that another module of the project may
+        take from ``ref``: ``from ref import *`` (names without a leading underscore),
+        ``from ref import name``, or ``import ref`` and ``.name`` in its text. The
+        fixer's tidy step keeps such an import even where ``ref`` no longer uses it
+        (``from torch.autograd import Variable`` serving ``from model import *``).
+        Every name when the project has too many modules to read them all."""
+        modules = self.finder.project_modules(ref) if names else None
+        if modules is None:
+            return frozenset()  # a text alone: nothing else can import it
+        kept: Set[str] = set()
+        stem = ref.name.rsplit(".", 1)[-1]
+        for count, other in enumerate(modules):
+            if count >= MAX_IMPORTER_SCAN:
+                return names
+            if other.key == ref.key:
+                continue
+            source = self.finder.read(other)
+            if source is None or stem not in source.text or "import" not in source.text:
+                continue
+            kept |= self._names_taken(ref, other, source.text, names)
+            if kept == names:
+                break
+        return frozenset(kept)
+
+    def _names_taken(self, ref: ModuleRef, importer: ModuleRef, text: str, names: FrozenSet[str]) -> Set[str]:
+        """Of ``names``, those ``importer`` (whose source is ``text``) takes from ``ref``."""
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return set(names)  # unreadable: it may take any of them
+        taken: Set[str] = set()
+        attributes = {name for name in names if f".{name}" in text}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                spelled = "." * node.level + (node.module or "")
+                if self._reaches(spelled, importer, ref):
+                    for alias in node.names:
+                        if alias.name == "*":
+                            taken.update(name for name in names if not name.startswith("_"))
+                        elif alias.name in names:
+                            taken.add(alias.name)
+                elif any(self._reaches(f"{spelled}.{alias.name}" if node.module else spelled + alias.name,
+                                       importer, ref) for alias in node.names):
+                    taken |= attributes  # ``from pkg import model`` then ``model.name``
+            elif isinstance(node, ast.Import):
+                if any(self._reaches(alias.name, importer, ref) for alias in node.names):
+                    taken |= attributes
+        return taken
+
+    def _reaches(self, spelled: str, importer: ModuleRef, ref: ModuleRef) -> bool:
+        """Does an import spelled ``spelled`` in ``importer`` reach ``ref``? Asked of the
+        finder alone: the answer is for a fix, not a dependency of a check."""
+        absolute = absolute_module(spelled, importer)
+        if absolute is None:
+            return False
+        if absolute == ref.name and os.path.dirname(ref.key) == os.path.dirname(importer.key):
+            return True  # a script importing its neighbour
+        found = self.finder.find(absolute, importer)
+        return found is not None and found.key == ref.key
 
     # -- torch names the project rebinds --------------------------------------
 

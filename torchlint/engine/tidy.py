@@ -5,7 +5,9 @@ here, comparing the module before the fixes with the module after them:
 
 - an import whose every use the fixes removed (``from torch.autograd import
   Variable`` once no ``Variable(...)`` is left). Only imports the fixes
-  orphaned: one that was unused before stays, it is not ours to judge;
+  orphaned: one that was unused before stays, it is not ours to judge; and
+  one another module of the project takes from this one (``from model import
+  *``) stays too;
 - an assignment of names to themselves that the fixes created
   (``x = Variable(x)`` -> ``x = x``, ``a, b = a, b``, ``self.x = self.x``):
   the statement goes.
@@ -24,7 +26,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -33,13 +35,21 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
 
 
-def tidy(before: cst.Module, after: cst.Module, counted_before: Optional["Counts"] = None) -> cst.Module:
+# Of the names a module's imports bind, those other modules take from it
+# (``Project.names_imported_elsewhere``): their imports are no debris.
+ImportedElsewhere = Callable[[FrozenSet[str]], FrozenSet[str]]
+
+
+def tidy(before: cst.Module, after: cst.Module, counted_before: Optional["Counts"] = None,
+         imported_elsewhere: Optional[ImportedElsewhere] = None) -> cst.Module:
     """``after`` (``before`` with fixes applied) without the debris the fixes left."""
     before_counts = counts(before) if counted_before is None else counted_before
     after_counts = counts(after)
     uses_before, uses_after = before_counts.uses, after_counts.uses
     orphaned = frozenset(name for name, count in uses_before.items() if count and not uses_after[name])
     orphaned &= after_counts.imported
+    if orphaned and imported_elsewhere is not None:
+        orphaned -= imported_elsewhere(orphaned)
     old_self_assignments = before_counts.self_assignments
     if not orphaned and not (after_counts.self_assignments - old_self_assignments):
         return after
