@@ -318,6 +318,18 @@ def _fix(call: cst.Call, requires_grad: Optional[bool], fresh: bool, grad_off: b
             )
         if node.lpar:
             return value.with_changes(lpar=node.lpar, rpar=node.rpar)
-        return edits.parenthesized_if_needed(value)
+        unwrapped = edits.parenthesized_if_needed(value)
+        return edits.moved_left(unwrapped, _opening_width(node) - (1 if unwrapped.lpar and not value.lpar else 0))
 
     return Fix([Edit(call, apply)], safe=False)
+
+
+def _opening_width(call: cst.Call) -> int:
+    """How many columns ``Variable(`` takes before its first argument, when that argument
+    starts on the same line (0 when it starts on the next)."""
+    if isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace) or \
+            isinstance(call.whitespace_after_func, cst.ParenthesizedWhitespace):
+        return 0
+    opening = edits.expression_code(call.func) + call.whitespace_after_func.value + "(" + \
+        call.whitespace_before_args.value
+    return 0 if "\n" in opening else len(opening)
