@@ -4,11 +4,21 @@ the top entry of CHANGELOG.md and the tag the docs tell users to pin agree
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
 
+import pytest
 from conftest import REPO
 
 from torchlint import __version__
+from torchlint.core import links
 
 
 def _changelog_top_version() -> str:
@@ -35,3 +45,99 @@ def test_the_release_procedure_derives_the_tag_from_the_version():
     assert "torchlint.__version__" in releasing
     assert 'git tag -a "v$version"' in releasing
     assert "releasing.md" in (REPO / "docs" / "running.md").read_text(encoding="utf-8")
+
+
+# --- the package: built, checked and installed as a release would be -------------------------
+
+
+def _copy_of_the_checkout(destination: Path) -> Path:
+    """The checkout without version control, environments and build output: what `python -m build`
+    would see in a fresh clone (building in place would leave build/ and *.egg-info behind)."""
+    ignored = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__",
+                                     ".torchlint_cache", ".pytest_cache", ".cache")
+    return Path(shutil.copytree(REPO, destination, ignore=ignored))
+
+
+@pytest.fixture(scope="module")
+def distributions(tmp_path_factory):
+    """``python -m build``'s sdist and wheel (the wheel built from the sdist, as build does)."""
+    pytest.importorskip("build", reason="`build` is not installed (it is in the test extras: pip install -e '.[test]')")
+    pytest.importorskip("twine", reason="`twine` is not installed (it is in the test extras: pip install -e '.[test]')")
+    tmp = tmp_path_factory.mktemp("release")
+    source = _copy_of_the_checkout(tmp / "source")
+    dist = tmp / "dist"
+    built = subprocess.run([sys.executable, "-m", "build", "--outdir", str(dist), str(source)],
+                           capture_output=True, text=True, timeout=900)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    (sdist,) = dist.glob("*.tar.gz")
+    (wheel,) = dist.glob("*.whl")
+    return sdist, wheel
+
+
+def test_build_gives_an_sdist_and_a_wheel_of_the_version_that_twine_accepts(distributions):
+    sdist, wheel = distributions
+    assert sdist.name == f"torchlint-{__version__}.tar.gz"
+    assert wheel.name == f"torchlint-{__version__}-py3-none-any.whl"
+    checked = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel)],
+                             capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.count("PASSED") == 2
+
+
+def test_the_sdist_carries_the_docs_license_and_ci_files(distributions):
+    sdist, _ = distributions
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    for expected in ("LICENSE", "README.md", "CHANGELOG.md", "action.yml", ".pre-commit-hooks.yaml",
+                     "docs/releasing.md", "docs/rules/TL101.md", "tests/conftest.py", "tests/data/README.md",
+                     "torchlint/knowledge/data/torch_api_snapshot.json"):
+        assert expected in names, f"the sdist lacks {expected}"
+
+
+def test_the_wheel_declares_the_project_urls_of_setup_cfg(distributions):
+    _, wheel = distributions
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = archive.read(f"torchlint-{__version__}.dist-info/METADATA").decode("utf-8")
+    urls = dict(line[len("Project-URL: "):].split(", ", 1) for line in metadata.splitlines()
+                if line.startswith("Project-URL: "))
+    assert set(urls) == {"Homepage", "Documentation", "Rules", "Source", "Changelog", "Issues"}
+    assert all(url.startswith(links.REPOSITORY) for url in urls.values())
+    assert urls["Rules"] == links.DEFAULT_DOCS_BASE_URL
+    assert "License-File: LICENSE" in metadata
+
+
+def test_the_wheel_installs_and_runs_in_a_bare_virtualenv(distributions, tmp_path):
+    """A virtualenv without the system's site-packages, the wheel installed with pip. Its
+    dependencies come from the package index pip is configured with: a fully offline install
+    (--no-index) would need wheels of libcst, pygls and lsprotocol on this machine, which it
+    does not have."""
+    _, wheel = distributions
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    config = (venv / "pyvenv.cfg").read_text()
+    assert re.search(r"^include-system-site-packages = false$", config, re.M)
+    python, torchlint_command = venv / "bin" / "python", venv / "bin" / "torchlint"
+    installed = subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", str(wheel)],
+                               capture_output=True, text=True, timeout=900)
+    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    # Outside the checkout, with nothing of it on the path: the installed package alone.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "TORCHLINT_DOCS_BASE_URL")}
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "model.py").write_text("import torch.nn.functional as F\ny = F.sigmoid(x)\n")
+
+    def run(*command):
+        return subprocess.run([str(c) for c in command], cwd=project, env=env, capture_output=True, text=True,
+                              timeout=300)
+
+    located = run(python, "-c", "import torchlint; print(torchlint.__file__)")
+    assert str(venv) in located.stdout, located.stdout + located.stderr
+    assert run(torchlint_command, "--version").stdout.split() == ["torchlint", __version__]
+    checked = run(torchlint_command, "--output-format", "json", "model.py")
+    assert checked.returncode == 1, checked.stderr
+    (finding,) = json.loads(checked.stdout)
+    assert finding["code"] == "TL104"
+    assert finding["url"] == f"{links.DEFAULT_DOCS_BASE_URL}/TL104.md"  # from the installed metadata
+    flake8 = run(python, "-m", "flake8", "--isolated", "--select", "TL", "model.py")
+    assert "TL104" in flake8.stdout, flake8.stdout + flake8.stderr
+    assert run(torchlint_command, "rule", "TL104").stdout.startswith("# ")
