@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Dict, List, Optional
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, copy_of_the_checkout
 
 ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
@@ -34,7 +33,7 @@ FLAGGED = "import torch.nn.functional as F\ny = F.sigmoid(x)\n"
 class Runner:
     """Runs the action's steps in ``workspace`` as a GitHub runner would, for one set of inputs."""
 
-    def __init__(self, tmp: Path, workspace: Path, inputs: Dict[str, str]) -> None:
+    def __init__(self, tmp: Path, workspace: Path, inputs: Dict[str, str], action_path: Path = REPO) -> None:
         self.workspace = workspace
         self.inputs = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
         unknown = set(inputs) - set(self.inputs)
@@ -44,8 +43,9 @@ class Runner:
         for path in self.files.values():
             path.write_text("")
         self.env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_", "TORCHLINT_"))},
-            "GITHUB_ACTION_PATH": str(REPO),
+            **{k: v for k, v in os.environ.items()
+               if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith(("GITHUB_", "RUNNER_", "TORCHLINT_"))},
+            "GITHUB_ACTION_PATH": str(action_path),
             "GITHUB_WORKSPACE": str(workspace),
             "RUNNER_TEMP": str(tmp),
             # python3 is the interpreter running the tests, as actions/setup-python would make it
@@ -115,7 +115,8 @@ def _steps(*names: str) -> List[dict]:
 def installed(tmp_path_factory):
     """The install step, run once: a virtualenv in RUNNER_TEMP with this checkout installed."""
     tmp = tmp_path_factory.mktemp("runner")
-    runner = Runner(tmp, tmp, {})
+    # The runner's checkout of the action at the ref the workflow names: here, a copy of this one.
+    runner = Runner(tmp, tmp, {}, action_path=copy_of_the_checkout(tmp / "action"))
     result = runner.run(_steps("Install torchlint"))
     assert result.returncode == 0, result.stdout + result.stderr
     return tmp, runner.files["GITHUB_ENV"].read_text(), runner.files["GITHUB_PATH"].read_text()

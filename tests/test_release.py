@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -15,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, copy_of_the_checkout
 
 from torchlint import __version__
 from torchlint.core import links
@@ -32,12 +31,40 @@ def test_changelog_top_entry_is_the_package_version():
     assert _changelog_top_version() == __version__
 
 
+def _pinned_tags(text: str):
+    """Every tag the text pins torchlint at: pre-commit's ``rev:``, the action's
+    ``torchlint/torchlint@vX``, pip's ``git+https://github.com/torchlint/torchlint@vX``."""
+    repository = re.escape(links.REPOSITORY.replace("https://github.com/", ""))
+    return (re.findall(r"^\s*rev:\s*(v\d+\.\d+\.\d+)\s*$", text, re.MULTILINE)
+            + re.findall(rf"uses: {repository}@(v[\w.]+)", text)
+            + re.findall(rf"git\+{re.escape(links.REPOSITORY)}@(v[\w.]+)", text))
+
+
 def test_docs_pin_the_tag_of_the_package_version():
     running = (REPO / "docs" / "running.md").read_text(encoding="utf-8")
-    revs = re.findall(r"^\s*rev:\s*(v\d+\.\d+\.\d+)\s*$", running, re.MULTILINE)
-    pinned = re.findall(r"torchlint @ git\+<torchlint-git-url>@(v[\w.]+)", running)
-    assert revs, "docs/running.md names no `rev: vX.Y.Z` for the torchlint hook"
-    assert set(revs + pinned) == {f"v{__version__}"}
+    assert re.search(r"^\s*rev:\s*v\d", running, re.MULTILINE), "docs/running.md names no `rev: vX.Y.Z`"
+    pins = {}
+    for page in ("README.md", "docs/running.md", "docs/configuration.md"):
+        pins[page] = _pinned_tags((REPO / page).read_text(encoding="utf-8"))
+        assert pins[page], f"{page} pins no torchlint tag"
+    assert {tag for tags in pins.values() for tag in tags} == {f"v{__version__}"}, pins
+
+
+def test_docs_say_how_to_pin_a_commit_until_the_tag_exists():
+    running = (REPO / "docs" / "running.md").read_text(encoding="utf-8")
+    assert f"pre-commit autoupdate --bleeding-edge --freeze --repo {links.REPOSITORY}" in running
+    for page in ("README.md", "docs/configuration.md"):
+        assert "commit hash" in (REPO / page).read_text(encoding="utf-8"), page
+
+
+def test_the_docs_do_not_contradict_each_other_on_pypi():
+    """Not published yet: no page tells users to `pip install torchlint` as if it were."""
+    for page in ("README.md", "docs/running.md", "docs/configuration.md", "docs/editors.md"):
+        text = (REPO / page).read_text(encoding="utf-8")
+        for paragraph in re.split(r"\n\s*\n", text):
+            if re.search(r"pip install torchlint\b", paragraph) and "published" not in paragraph:
+                raise AssertionError(f"{page}: {paragraph.strip()!r} installs torchlint from PyPI, "
+                                     "where it is not yet")
 
 
 def test_the_release_procedure_derives_the_tag_from_the_version():
@@ -50,21 +77,13 @@ def test_the_release_procedure_derives_the_tag_from_the_version():
 # --- the package: built, checked and installed as a release would be -------------------------
 
 
-def _copy_of_the_checkout(destination: Path) -> Path:
-    """The checkout without version control, environments and build output: what `python -m build`
-    would see in a fresh clone (building in place would leave build/ and *.egg-info behind)."""
-    ignored = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__",
-                                     ".torchlint_cache", ".pytest_cache", ".cache")
-    return Path(shutil.copytree(REPO, destination, ignore=ignored))
-
-
 @pytest.fixture(scope="module")
 def distributions(tmp_path_factory):
     """``python -m build``'s sdist and wheel (the wheel built from the sdist, as build does)."""
     pytest.importorskip("build", reason="`build` is not installed (it is in the test extras: pip install -e '.[test]')")
     pytest.importorskip("twine", reason="`twine` is not installed (it is in the test extras: pip install -e '.[test]')")
     tmp = tmp_path_factory.mktemp("release")
-    source = _copy_of_the_checkout(tmp / "source")
+    source = copy_of_the_checkout(tmp / "source")
     dist = tmp / "dist"
     built = subprocess.run([sys.executable, "-m", "build", "--outdir", str(dist), str(source)],
                            capture_output=True, text=True, timeout=900)
@@ -117,11 +136,11 @@ def test_the_wheel_installs_and_runs_in_a_bare_virtualenv(distributions, tmp_pat
     config = (venv / "pyvenv.cfg").read_text()
     assert re.search(r"^include-system-site-packages = false$", config, re.M)
     python, torchlint_command = venv / "bin" / "python", venv / "bin" / "torchlint"
-    installed = subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", str(wheel)],
-                               capture_output=True, text=True, timeout=900)
-    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
     # Outside the checkout, with nothing of it on the path: the installed package alone.
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "TORCHLINT_DOCS_BASE_URL")}
+    installed = subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", str(wheel)],
+                               env=env, capture_output=True, text=True, timeout=900)
+    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
     project = tmp_path / "project"
     project.mkdir()
     (project / "model.py").write_text("import torch.nn.functional as F\ny = F.sigmoid(x)\n")
