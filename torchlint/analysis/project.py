@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar
@@ -667,7 +668,7 @@ class Project:
                 as_module = as_module or any(self._reaches(alias, importer, ref) for alias in aliases)
             elif self._reaches(spelled, importer, ref):
                 if "*" in aliases:
-                    taken.update(name for name in names if not name.startswith("_"))
+                    taken |= self._star_taken(importer, names)
                 taken.update(names & set(aliases))
             else:
                 joined = spelled if spelled.endswith(".") else spelled + "."
@@ -677,6 +678,16 @@ class Project:
             text = source.text if source is not None else ""
             taken.update(name for name in names if f".{name}" in text)
         return taken
+
+    def _star_taken(self, importer: ModuleRef, names: FrozenSet[str]) -> Set[str]:
+        """Of ``names`` (public ones), those ``from ref import *`` gives ``importer`` a use of:
+        every one for a package's ``__init__`` (it re-exports them), else those its text names."""
+        public = {name for name in names if not name.startswith("_")}
+        if importer.is_package:
+            return public
+        source = self.finder.read(importer)
+        words = set(re.findall(r"[A-Za-z_]\w*", source.text)) if source is not None else public
+        return public & words
 
     def _imports_of(self, module: ModuleRef) -> Optional[Tuple[Tuple[Optional[str], Tuple[str, ...]], ...]]:
         """``module``'s imports, read once per run: (``from`` module as spelled, or None
