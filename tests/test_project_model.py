@@ -570,3 +570,23 @@ def test_the_screens_ask_the_project_model_what_an_imported_call_gives(tmp_path)
     alone = Engine(all_rules())
     assert "TL201" not in [r.code for r in alone.rules_for(flagged, SourceFile(flagged).tree)]
     assert alone.check(SourceFile(flagged)).diagnostics == []
+
+
+def test_a_package_wins_over_a_module_of_the_same_name_in_one_folder(tmp_path):
+    # Python imports helpers/__init__.py, not helpers.py beside it: what the
+    # package's total_loss returns is unknown, so nothing is flagged.
+    (tmp_path / "helpers").mkdir()
+    (tmp_path / "helpers.py").write_text(
+        "import torch.nn.functional as F\n\ndef total_loss(out, y):\n    return F.cross_entropy(out, y)\n")
+    (tmp_path / "helpers" / "__init__.py").write_text("def total_loss(out, y):\n    return out\n")
+    (tmp_path / "train.py").write_text(
+        "from helpers import total_loss\n\ndef report(out, y):\n    loss = total_loss(out, y)\n    print(loss.data[0])\n")
+    result = _cli(tmp_path, "--no-cache", "train.py")
+    assert result.returncode == 0 and "TL101" not in result.stdout, result.stdout + result.stderr
+    # The package is what Python imports (the model reads the text the interpreter would run).
+    found = subprocess.run([sys.executable, "-c", "import helpers; print(helpers.__file__)"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60)
+    assert found.stdout.strip().endswith(os.path.join("helpers", "__init__.py"))
+    # Without the package's __init__.py, the folder is a namespace portion: the module wins.
+    (tmp_path / "helpers" / "__init__.py").unlink()
+    assert "train.py:5:11: TL101" in _cli(tmp_path, "--no-cache", "train.py").stdout
