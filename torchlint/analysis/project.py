@@ -73,10 +73,12 @@ class Finder:
         text handed over without its bytes, flake8's), else None."""
         return None
 
-    def resolve(self, name: str, importer: ModuleRef, extra: Tuple[str, ...] = ()) -> Resolution:
+    def resolve(self, name: str, importer: ModuleRef, first: Tuple[str, ...] = (),
+                last: Tuple[str, ...] = ()) -> Resolution:
         """Where an import of absolute ``name`` in ``importer`` leads (the file of
         the project's module, or None) and every place probed on the way
-        (``core.dependencies.resolve``); ``extra``: folders the importer puts on ``sys.path``."""
+        (``core.dependencies.resolve``); ``first``, ``last``: folders the importer
+        puts on ``sys.path`` in front of the others and after them."""
         return Resolution(None, False, ())
 
     def read(self, module: ModuleRef) -> Optional[SourceFile]:
@@ -84,6 +86,8 @@ class Finder:
 
 
 T = TypeVar("T")
+# The folders a module puts on ``sys.path``: in front of the others, and after them.
+_Added = Tuple[Tuple[str, ...], Tuple[str, ...]]
 
 STANDALONE = ModuleRef("<text>", "__main__")
 # How many modules keep their trees and analysis between questions, and how
@@ -109,8 +113,9 @@ class _Facts:
     """What a module's top level binds, from Python's tree of it."""
 
     def __init__(self, tree: ast.Module, path: str) -> None:
-        # Folders the module puts on ``sys.path`` (``sys_path.py``), where its imports look too.
-        self.added_folders = added_folders(tree, path) if os.path.isabs(path) else []
+        # Folders the module puts on ``sys.path`` (``sys_path.py``), where its imports look too:
+        # in front of every other folder, and after them.
+        self.first_folders, self.last_folders = added_folders(tree, path) if os.path.isabs(path) else ([], [])
         self.imports: Dict[str, List[Tuple[str, str]]] = {}  # name -> [(module spelled, attribute or "")]
         self.defined: Dict[str, int] = {}  # name -> how many defs, classes and assignments bind it
         self.stars: List[str] = []  # modules star-imported, as spelled
@@ -192,7 +197,7 @@ class _Facts:
                 self.patched.append(qualified)
 
     def to_json(self) -> Dict[str, Any]:
-        return {"added_folders": self.added_folders, "imports": self.imports, "defined": self.defined,
+        return {"added_folders": [self.first_folders, self.last_folders], "imports": self.imports, "defined": self.defined,
                 "stars": self.stars, "all": self.all, "function_classes": self.function_classes,
                 "patched": self.patched, "modules_imported": self.modules_imported}
 
@@ -201,7 +206,8 @@ class _Facts:
         """The facts ``to_json`` kept; ``ValueError`` for anything else."""
         facts = cls.__new__(cls)
         try:
-            facts.added_folders = _strings(data["added_folders"])
+            first, last = data["added_folders"]
+            facts.first_folders, facts.last_folders = _strings(first), _strings(last)
             facts.imports = {name: [(module, attribute) for module, attribute in pairs]
                              for name, pairs in data["imports"].items()}
             facts.defined = {name: count for name, count in data["defined"].items() if type(count) is int}
@@ -467,10 +473,10 @@ class Project:
         self._busy: Set[Tuple[str, str]] = set()  # questions being answered: recursion gives "unknown"
         # Keys of the modules read and the places imports probed, in order: the cache's dependencies.
         self.consulted: Dict[str, None] = {}
-        # (absolute name, importer, extra folders) -> where the import led and the places probed
-        self._resolved: Dict[Tuple[str, ModuleRef, Tuple[str, ...]], Tuple[Optional[ModuleRef], Tuple[str, ...]]] = {}
+        # (absolute name, importer, folders added) -> where the import led and the places probed
+        self._resolved: Dict[Tuple[str, ModuleRef, _Added], Tuple[Optional[ModuleRef], Tuple[str, ...]]] = {}
         # importer key -> (its module, the folders it adds, the helpers imported): ``_added_folders``
-        self._folders: Dict[str, Tuple[Optional[_Module], Tuple[str, ...], Tuple[str, ...]]] = {}
+        self._folders: Dict[str, Tuple[Optional[_Module], _Added, Tuple[str, ...]]] = {}
         self._answering: List[str] = []  # the modules whose answers are being worked out, innermost last
         # module key -> modules read and places probed to work out its answers, in order
         self._depends: Dict[str, Dict[str, None]] = {}
@@ -564,15 +570,15 @@ class Project:
             return importer
         return self._resolve(absolute, importer, self._added_folders(importer))
 
-    def _resolve(self, absolute: str, importer: ModuleRef, extra: Tuple[str, ...]) -> Optional[ModuleRef]:
+    def _resolve(self, absolute: str, importer: ModuleRef, added: _Added = ((), ())) -> Optional[ModuleRef]:
         """The project module an import of ``absolute`` in ``importer`` leads to, resolved
         once per run; every place probed on the way is a dependency of whatever is
         being worked out, each time it is asked: a module appearing at one of them
         (before the one found, or instead of nothing) would change the answers."""
-        question = (absolute, importer, extra)
+        question = (absolute, importer, added)
         resolved = self._resolved.get(question)
         if resolved is None:
-            resolution = self.finder.resolve(absolute, importer, extra)
+            resolution = self.finder.resolve(absolute, importer, *added)
             found = (ModuleRef(resolution.path, absolute, resolution.is_package)
                      if resolution.path is not None else None)
             resolved = self._resolved[question] = (found, tuple(PROBE + place for place, _ in resolution.probes))
@@ -580,15 +586,15 @@ class Project:
             self._note_use(probed)
         return resolved[0]
 
-    def _added_folders(self, importer: ModuleRef) -> Tuple[str, ...]:
+    def _added_folders(self, importer: ModuleRef) -> _Added:
         """The folders ``importer`` (or a module it imports first thing, like
-        ``import _init_paths``) puts on ``sys.path``; worked out once per module
-        and text, like the answers of ``find`` that use them."""
+        ``import _init_paths``) puts on ``sys.path``, in front and after; worked
+        out once per module and text, like the answers of ``find`` that use them."""
         module = self.known(importer.key) or self.module(importer)
         kept = self._folders.get(importer.key)
         if kept is not None and kept[0] is module:
             for spelled in kept[2]:  # resolved and read again for the asker's dependencies
-                helper = self._resolve(spelled, importer, ())
+                helper = self._resolve(spelled, importer)
                 if helper is not None:
                     self.module(helper)
             return kept[1]
@@ -597,24 +603,25 @@ class Project:
         return folders
 
     def _work_out_added_folders(self, importer: ModuleRef, module: Optional[_Module]
-                                ) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+                                ) -> Tuple[_Added, Tuple[str, ...]]:
         """The folders, and the helper modules imported (as spelled) to find them."""
         facts = module.facts() if module is not None else None
         if facts is None:
-            return (), ()
-        folders = list(facts.added_folders)
+            return ((), ()), ()
+        first, last = list(facts.first_folders), list(facts.last_folders)
         helpers: List[str] = []
         for imports in facts.imports.values():
             for spelled, attribute in imports:
                 if attribute or spelled.startswith(".") or "." in spelled:
                     continue
                 helpers.append(spelled)
-                helper = self._resolve(spelled, importer, ())
+                helper = self._resolve(spelled, importer)
                 helper_module = self.module(helper) if helper is not None else None
                 helper_facts = helper_module.facts() if helper_module is not None else None
                 if helper_facts is not None:
-                    folders.extend(helper_facts.added_folders)
-        return tuple(dict.fromkeys(folders)), tuple(helpers)
+                    first.extend(helper_facts.first_folders)
+                    last.extend(helper_facts.last_folders)
+        return (tuple(dict.fromkeys(first)), tuple(dict.fromkeys(last))), tuple(helpers)
 
     def dependencies(self, checked: ModuleRef) -> Dict[str, str]:
         """The modules the last check consulted (``consulted``: read directly, or

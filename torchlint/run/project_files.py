@@ -6,7 +6,8 @@ A checked file's module name comes from its packages, as Python gives it:
 (a script's root is its own folder). An import is looked up, in order, under
 the importer's root, the importer's own folder (a script importing its
 neighbour), and the project roots: the configuration file's folder, its
-``src/`` and the paths given on the command line.
+``src/`` and the paths given on the command line; the folders the importer
+puts on ``sys.path`` come first (``insert(0, ...)``) or last (``append``).
 
 Only regular files of bounded size are read, and a module that cannot be
 read or decoded is simply not found: the project model then knows nothing
@@ -53,9 +54,10 @@ class FileFinder(Finder):
                 break
         return ModuleRef(absolute, ".".join(parts) or stem, is_package)
 
-    def resolve(self, name: str, importer: ModuleRef, extra: Tuple[str, ...] = ()) -> Resolution:
+    def resolve(self, name: str, importer: ModuleRef, first: Tuple[str, ...] = (),
+                last: Tuple[str, ...] = ()) -> Resolution:
         """Where an import of ``name`` in ``importer`` leads, with the places probed."""
-        return resolve(name, [*self._search_path(importer), *extra], self._probe)
+        return resolve(name, list(dict.fromkeys([*first, *self._search_path(importer), *last])), self._probe)
 
     def _probe(self, place: str) -> str:
         """What ``place`` holds for an import (looked at once per run)."""
