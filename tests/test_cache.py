@@ -206,7 +206,19 @@ def _forged_entry(results: Path) -> None:
 
     data = json.loads(results.read_text())
     for path, entry in data["entries"].items():
-        entry["diagnostics"] = [["TL123", "invented", 10**6, 0, None, None]]
+        entry["diagnostics"] = [["TL123", "invented", 10**6, 0, None, None, None, None]]
+        entry["check"] = cache.checksum(path, entry["key"], [entry["diagnostics"], entry["dependencies"]])
+    results.write_text(json.dumps(data))
+
+
+def _forged_end(results: Path) -> None:
+    """A finding whose node ends before it starts, with a valid checksum."""
+    from torchlint.run import cache
+
+    data = json.loads(results.read_text())
+    for path, entry in data["entries"].items():
+        for record in entry["diagnostics"]:
+            record[6], record[7] = record[2] - 1, 0
         entry["check"] = cache.checksum(path, entry["key"], [entry["diagnostics"], entry["dependencies"]])
     results.write_text(json.dumps(data))
 
@@ -243,6 +255,16 @@ def test_a_damaged_cache_entry_is_a_miss_never_an_error_a_hang_or_a_finding(tmp_
     assert _findings(again) == expected
     assert _cache_file(root).is_file()  # rewritten: a regular file again
     assert _findings(_run(root)) == expected
+
+
+def test_a_forged_end_position_is_a_miss(tmp_path):
+    # The github format shows where each finding's node ends, from the cache too.
+    root = _project(tmp_path)
+    cold = _run(root, "--output-format", "github")
+    assert "endLine=" in cold.stdout
+    _forged_end(_cache_file(root))
+    warm = _run(root, "--output-format", "github")
+    assert warm.stdout == cold.stdout and warm.stderr == ""
 
 
 # -- imports shadowed by a module that appears earlier on the import path ---------
