@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Dict, Type
 
-from torchlint.run.reporters.base import HOMEPAGE, Reporter, rule_url
+from torchlint.run.reporters.base import Reporter, homepage_url, rule_url
 from torchlint.run.reporters.github import GithubReporter
 from torchlint.run.reporters.json import JsonReporter
 from torchlint.run.reporters.sarif import SarifReporter
@@ -26,4 +26,4 @@ REPORTERS: Dict[str, Type[Reporter]] = {
     "github": GithubReporter,
 }
 
-__all__ = ["REPORTERS", "Reporter", "rule_url", "HOMEPAGE"]
+__all__ = ["REPORTERS", "Reporter", "rule_url", "homepage_url"]
