@@ -367,6 +367,18 @@ def test_github_prints_one_workflow_command_per_finding(runs):
         assert g.group("message") == m.group("message")
 
 
+def test_github_from_the_cache_is_the_cold_runs_output(tmp_path):
+    # The end of each finding's node is kept with the finding: an annotation
+    # covers the same span whether the result was computed or cached.
+    (tmp_path / "a.py").write_text('import torch\ntorch.load("x")\ny = torch.autograd.Variable(3)\n')
+    check = ["--cache-dir", str(tmp_path / ".cache"), "--output-format", "github", "a.py"]
+    cold = run_torchlint(check, cwd=tmp_path)
+    assert cold.stdout.count("endLine=") == 2, cold.stdout + cold.stderr
+    assert (tmp_path / ".cache" / "results-v2.json").is_file()
+    warm = run_torchlint(check, cwd=tmp_path)
+    assert warm.stdout == cold.stdout and warm.returncode == cold.returncode == 1
+
+
 def test_github_escapes_properties_and_message():
     from torchlint.run.reporters.github import escape_data, escape_property
 
