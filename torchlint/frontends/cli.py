@@ -98,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     output = parser.add_argument_group("output")
     output.add_argument("--output-format", choices=sorted(REPORTERS), default="concise",
                         help="concise (default: path:line:col: CODE message), full (with source and fix), "
-                             "json, sarif or github (workflow annotations)")
+                             "json, sarif, github (workflow annotations), gitlab (Code Quality), junit, rdjson (reviewdog) "
+                             "or pylint")
     output.add_argument("--statistics", action="store_true", help="show the number of findings per code instead")
     output.add_argument("--output-file", "-o", metavar="PATH", help="write the report to PATH instead of stdout")
     output.add_argument("-q", "--quiet", action="count", default=0,
