@@ -66,7 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="codes to skip in matching files, flake8 style: 'tests/*:TL2 legacy.py:TL101'")
     rules.add_argument(
         "--torch-version", metavar="X.Y",
-        help="oldest torch the code must run on; advice that does not apply to it is skipped (default: no constraint)",
+        help="oldest torch the code must run on; advice that does not apply to it is skipped (default: the "
+             "torch-version setting, else the lowest torch the project's metadata requires: pyproject.toml, "
+             "setup.cfg, setup.py, requirements*.txt; else no constraint). --show-settings says which applied",
     )
     rules.add_argument(
         "--target-torch-version", metavar="X.Y",

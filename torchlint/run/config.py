@@ -29,11 +29,12 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from torchlint.core.settings import Settings, SettingsError, Version, parse_version
+from torchlint.core.settings import Settings, SettingsError, Version, parse_release
 from torchlint.rules.rule import Rule
 from torchlint.run.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
 from torchlint.run.files import DEFAULT_EXCLUDE, GitIgnored
 from torchlint.run.project_metadata import declared_torch_floor
+from torchlint.run.project_metadata import project_root as metadata_root
 from torchlint.run.selection import (
     SelectionError,
     check_selectors,
@@ -194,7 +195,7 @@ def _version_value(value: Any) -> Version:
     if not isinstance(value, str):
         raise ValueError(f"expected a version string such as \"1.13\", got {value!r}")
     try:
-        return parse_version(value)
+        return parse_release(value)
     except SettingsError as exc:
         raise ValueError(str(exc)) from None
 
@@ -386,6 +387,7 @@ class Options:
     torch_version_source: Optional[str] = None  # where the floor was said, for --show-settings
     # The torch the code moves to; None: the newest release torchlint knows.
     target_torch_version: Optional[Version] = None
+    target_torch_version_source: Optional[str] = None  # likewise; None: the default
     exclude: List[PathPattern] = field(default_factory=list)
     force_exclude: bool = False
     respect_gitignore: bool = True  # directory searches skip what git ignores
@@ -506,7 +508,14 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
 
     torch_version, torch_version_source = _torch_floor(args, values, config, base)
     target = getattr(args, "target_torch_version", None)
-    target_torch_version = parse_version(target) if target else values.get("target-torch-version")
+    if target:
+        target_torch_version, target_source = _cli_version(target, "--target-torch-version"), \
+            "command line: --target-torch-version"
+    elif "target-torch-version" in values:
+        target_torch_version = values["target-torch-version"]
+        target_source = f"configuration file: {_display(config.path)} target-torch-version"
+    else:
+        target_torch_version = target_source = None
     Settings(torch_version, target_torch_version)  # raises SettingsError for a target older than the floor
     unsafe = args.unsafe_fixes if args.unsafe_fixes is not None else values.get("unsafe-fixes", False)
     force_exclude = args.force_exclude if args.force_exclude is not None else values.get("force-exclude", False)
@@ -522,6 +531,7 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         torch_version=torch_version,
         torch_version_source=torch_version_source,
         target_torch_version=target_torch_version,
+        target_torch_version_source=target_source,
         exclude=exclude,
         force_exclude=force_exclude,
         respect_gitignore=respect_gitignore,
@@ -550,13 +560,25 @@ def _torch_floor(args: Any, values: Dict[str, Any], config: Optional[FileConfig]
     command line, the configuration, else the project's own metadata (not
     with ``--isolated``, which reads no file)."""
     if args.torch_version:
-        return parse_version(args.torch_version), "--torch-version"
+        return _cli_version(args.torch_version, "--torch-version"), "command line: --torch-version"
     if "torch-version" in values:
-        return values["torch-version"], f"{_display(config.path)} torch-version"
+        return values["torch-version"], f"configuration file: {_display(config.path)} torch-version"
     if args.isolated:
         return None, None
     declared = declared_torch_floor(base)
-    return (declared.version, declared.where) if declared else (None, None)
+    if declared is None:
+        return None, None
+    root = metadata_root(base) or base
+    folder = _display(root)
+    where = declared.where if folder == os.curdir else f"{os.path.join(folder, '')}{declared.where}"
+    return declared.version, f"project metadata: {where}"
+
+
+def _cli_version(text: str, option: str) -> Version:
+    try:
+        return parse_release(text)
+    except SettingsError as exc:
+        raise SettingsError(f"{option}: {exc}") from None
 
 
 def _jobs(requested: Optional[int]) -> int:
