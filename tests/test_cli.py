@@ -666,7 +666,7 @@ def test_diff_applies_with_patch_and_matches_what_fix_writes(tmp_path):
     # the unsafe rewrite is shown; a missing final newline is marked
     assert b"-t.cuda()\n+t = t.cuda()\n" in diff.stdout
     assert b"\n\\ No newline at end of file\n" in diff.stdout
-    assert b"--- a/./crlf.py\r\n" not in diff.stdout  # headers end with \n
+    assert b"--- a/crlf.py\r\n" not in diff.stdout and b"--- a/crlf.py\n" in diff.stdout  # headers end with \n
     for name in sources:
         assert (tmp_path / "diffed" / name).read_bytes() == sources[name].encode()  # --diff wrote nothing
     patched = subprocess.run(
@@ -690,6 +690,30 @@ def test_diff_marks_a_missing_final_newline(write, tmp_path):
         "+y = F.interpolate(x, scale_factor=2)\n"
         "\\ No newline at end of file\n"
     )
+
+
+def test_diff_from_the_project_root_is_a_patch_git_apply_accepts(tmp_path):
+    """``torchlint --diff . > p`` wrote ``a/./DataLoader.py`` and an absolute
+    path ``a//tmp/...``; ``git apply`` rejects both (issue 37)."""
+    repo = tmp_path / "repo"
+    put(repo, "DataLoader.py", UPSAMPLE)
+    put(repo, "pkg/sub/m.py", UPSAMPLE)
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run([*git, "add", "."], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], cwd=repo, check=True)
+    for args in (["."], ["./DataLoader.py", "pkg//sub/../sub/m.py"], [str(repo / "DataLoader.py"), str(repo / "pkg")]):
+        diff = run_torchlint(["--isolated", "--diff", *args], cwd=repo)
+        assert diff.returncode == 1, diff
+        headers = [line for line in diff.stdout.splitlines() if line.startswith(("--- ", "+++ "))]
+        assert headers == ["--- a/DataLoader.py", "+++ b/DataLoader.py", "--- a/pkg/sub/m.py", "+++ b/pkg/sub/m.py"]
+        patch = tmp_path / "p"
+        patch.write_text(diff.stdout)
+        check = subprocess.run(["git", "apply", "--check", str(patch)], cwd=repo, capture_output=True, text=True)
+        assert check.returncode == 0, check.stderr
+    subprocess.run(["git", "apply", str(tmp_path / "p")], cwd=repo, check=True)
+    assert (repo / "pkg" / "sub" / "m.py").read_text() == UPSAMPLE_FIXED
+    assert run_torchlint(["--isolated", "--diff", "."], cwd=repo).stdout == ""
 
 
 # --------------------------------------------------------------------------

@@ -611,7 +611,7 @@ def test_diff_prints_a_summary_on_stderr_and_a_clean_patch_on_stdout(tmp_path):
     result = run_torchlint(["--isolated", "--diff", "."], cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr == "Would fix 3 problems in 2 files.\n"
-    assert result.stdout.startswith("--- a/./a.py\n") and "Would fix" not in result.stdout
+    assert result.stdout.startswith("--- a/a.py\n") and "Would fix" not in result.stdout
     applied = subprocess.run(["patch", "-p1", "--dry-run"], input=result.stdout, cwd=tmp_path, text=True,
                              capture_output=True)
     assert applied.returncode == 0, applied.stdout + applied.stderr

@@ -4,6 +4,7 @@ diagnostic lines and the closing summary."""
 from __future__ import annotations
 
 import argparse
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
@@ -82,6 +83,20 @@ def skip(report: FileReport, location: str, message: str) -> None:
 def report_internal(report: FileReport, errors: Iterable[str]) -> None:
     for error in dict.fromkeys(errors):
         report.errors.append(f"{report.path}: internal error (please report it): {error}")
+
+
+def patch_path(path: str) -> str:
+    """``path`` as ``git apply`` and ``patch -p1`` want it after ``a/`` and
+    ``b/``: relative to the current directory (the project root, where the
+    patch is applied), without ``./`` or doubled slashes, ``/`` separated.
+    ``torchlint --diff .`` names ``./m.py``, which ``git apply`` rejects as
+    ``a/./m.py``; an absolute path gave ``a//tmp/...``."""
+    if os.path.isabs(path):
+        try:
+            path = os.path.relpath(path)
+        except ValueError:  # Windows: another drive has no relative path
+            return path.replace(os.sep, "/")
+    return os.path.normpath(path).replace(os.sep, "/")
 
 
 def format_diagnostic(path: str, d: Diagnostic) -> str:
