@@ -16,9 +16,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Optional, Sequence, TextIO
+from typing import List, Optional, Sequence, TextIO
 
 from torchlint import __version__
+from torchlint.core.noqa import check_noqa_reason
 from torchlint.core.settings import SettingsError
 from torchlint.knowledge.deprecations import NEWEST_RELEASE
 from torchlint.rules import rule_specs
@@ -44,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to check (default: .); - reads stdin")
     fixing = parser.add_argument_group("fixing")
     fixing.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    fixing.add_argument("--fix-only", action="store_true",
+                        help="apply fixes like --fix, but report nothing that remains and exit 0 for it (errors "
+                             "still exit 2; --exit-non-zero-on-fix exits 1 when something was fixed)")
     fixing.add_argument(
         "--unsafe-fixes", action="store_const", const=True, default=None,
         help="with --fix or --diff, also apply fixes that change behaviour",
@@ -56,12 +60,19 @@ def build_parser() -> argparse.ArgumentParser:
     fixing.add_argument("--report-unused-noqa", action="store_true",
                         help="report `# noqa: TL...` codes that suppress nothing (as TL001)")
     fixing.add_argument("--add-noqa", action="store_true",
-                        help="append `# noqa: CODE` to the line of every finding instead of reporting it")
+                        help="append `# noqa: CODE` to the line of every finding instead of reporting it; "
+                             "--add-noqa=REASON writes `# noqa: CODE REASON`")
+    fixing.add_argument("--add-noqa-reason", default="", help=argparse.SUPPRESS)  # from --add-noqa=REASON
 
     rules = parser.add_argument_group("rule selection")
     rules.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to check (e.g. TL1,TL201); opt-in rules run only when named by full code")
     rules.add_argument("--extend-select", metavar="CODES", help="codes or prefixes to check on top of --select")
     rules.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to skip")
+    rules.add_argument("--fixable", metavar="CODES",
+                       help="codes or prefixes whose fixes may be applied (default: all); replaces the configuration's")
+    rules.add_argument("--unfixable", metavar="CODES",
+                       help="codes or prefixes reported without their fix, never fixed")
+    rules.add_argument("--extend-fixable", metavar="CODES", help="codes or prefixes to consider fixable on top of --fixable")
     rules.add_argument("--per-file-ignores", metavar="PATTERN:CODES",
                        help="codes to skip in matching files, flake8 style: 'tests/*:TL2 legacy.py:TL101'")
     rules.add_argument(
@@ -125,13 +136,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _split_add_noqa(argv: List[str]) -> List[str]:
+    """``--add-noqa=REASON`` (ruff's spelling: the reason only with ``=``, so
+    that ``--add-noqa src`` still checks ``src``) as two options."""
+    result = []
+    for index, arg in enumerate(argv):
+        if arg == "--":
+            return result + argv[index:]
+        if arg.startswith("--add-noqa="):
+            result += ["--add-noqa", f"--add-noqa-reason={arg[len('--add-noqa='):]}"]
+        else:
+            result.append(arg)
+    return result
+
+
 def _usage_problems(args: argparse.Namespace) -> Optional[str]:
-    if (args.show_settings or args.show_files) and (args.fix or args.diff or args.add_noqa):
-        return "--show-settings and --show-files cannot be combined with --fix, --diff or --add-noqa"
-    if args.output_file and args.stdin_filename is not None and args.fix:
+    if (args.show_settings or args.show_files) and (args.fix or args.fix_only or args.diff or args.add_noqa):
+        return "--show-settings and --show-files cannot be combined with --fix, --fix-only, --diff or --add-noqa"
+    if args.fix_only and args.statistics:
+        return "--fix-only reports no findings: it cannot be combined with --statistics"
+    if args.output_file and args.stdin_filename is not None and (args.fix or args.fix_only):
         return "--output-file cannot be combined with --fix on stdin (the fixed source goes to stdout)"
-    if args.add_noqa and (args.fix or args.diff):
-        return "--add-noqa cannot be combined with --fix or --diff"
+    if args.add_noqa and (args.fix or args.fix_only or args.diff):
+        return "--add-noqa cannot be combined with --fix, --fix-only or --diff"
     reading_stdin = args.stdin_filename is not None or args.paths == ["-"]
     if reading_stdin and args.paths not in ([], ["-"]):
         return "with --stdin-filename, give no paths (or just -)"
@@ -139,6 +166,11 @@ def _usage_problems(args: argparse.Namespace) -> Optional[str]:
         return "- (stdin) cannot be combined with other paths"
     if reading_stdin and args.add_noqa:
         return "--add-noqa works on files, not on stdin"
+    if args.add_noqa_reason:
+        try:
+            check_noqa_reason(args.add_noqa_reason)
+        except ValueError as exc:
+            return f"--add-noqa: {exc}"
     if args.statistics and args.output_format not in ("concise", "full", "json"):
         return f"--statistics works with --output-format concise, full or json, not {args.output_format}"
     return None
@@ -164,7 +196,7 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
     if argv[:1] == ["check"]:  # ruff's spelling; checking is also what no subcommand does
         argv = argv[1:]
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_split_add_noqa(argv))
     problem = _usage_problems(args)
     if problem:
         parser.error(problem)

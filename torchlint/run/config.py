@@ -29,6 +29,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from torchlint.core.fix_policy import DEFAULT_FIX_POLICY, FixPolicy
 from torchlint.core.settings import Settings, SettingsError, Version, parse_release
 from torchlint.rules.rule import Rule
 from torchlint.run.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
@@ -230,6 +231,11 @@ KEYS: Dict[str, Callable[[Any], Any]] = {
     "respect-gitignore": _bool_value,
     "per-file-ignores": _per_file_ignores_value,
     "unsafe-fixes": _bool_value,
+    "fixable": _codes_value,
+    "unfixable": _codes_value,
+    "extend-fixable": _codes_value,
+    "extend-safe-fixes": _codes_value,
+    "extend-unsafe-fixes": _codes_value,
     "torch-version": _version_value,
     "target-torch-version": _version_value,
 }
@@ -239,8 +245,12 @@ KEYS: Dict[str, Callable[[Any], Any]] = {
 TOML_TYPES: Dict[str, type] = {
     "select": list, "extend-select": list, "ignore": list, "exclude": list, "extend-exclude": list,
     "force-exclude": bool, "respect-gitignore": bool, "per-file-ignores": dict, "unsafe-fixes": bool, "torch-version": str,
+    "fixable": list, "unfixable": list, "extend-fixable": list, "extend-safe-fixes": list, "extend-unsafe-fixes": list,
     "target-torch-version": str,
 }
+# Keys whose values are rule codes or prefixes.
+CODE_LIST_KEYS = ("select", "extend-select", "ignore", "fixable", "unfixable", "extend-fixable", "extend-safe-fixes",
+                  "extend-unsafe-fixes")
 _TYPE_NAMES = {list: "a list", bool: "true or false", dict: "a table", str: "a string"}
 
 
@@ -258,7 +268,7 @@ def _validate(path: str, section: str, raw: Dict[str, Any], rules: Sequence[Rule
             raise ConfigError(f"{where}: expected {_TYPE_NAMES[expected]}, got {value!r}")
         try:
             converted = KEYS[key](value)
-            if key in ("select", "extend-select", "ignore"):
+            if key in CODE_LIST_KEYS:
                 check_selectors(converted, rules)
             elif key == "per-file-ignores":
                 for _, codes in converted:
@@ -383,6 +393,8 @@ class Options:
     fix: bool = False
     diff: bool = False
     unsafe_fixes: bool = False
+    fix_policy: FixPolicy = DEFAULT_FIX_POLICY  # fixable / unfixable / extend-safe-fixes / extend-unsafe-fixes
+    fix_only: bool = False  # apply fixes; report nothing that remains
     torch_version: Optional[Version] = None
     torch_version_source: Optional[str] = None  # where the floor was said, for --show-settings
     # The torch the code moves to; None: the newest release torchlint knows.
@@ -400,6 +412,7 @@ class Options:
     exit_non_zero_on_fix: bool = False
     stdin_filename: Optional[str] = None
     add_noqa: bool = False
+    add_noqa_reason: str = ""  # --add-noqa=REASON: written after the codes
     ignore_noqa: bool = False  # report findings on `# noqa` lines too
     report_unused_noqa: bool = False  # report `# noqa: TL...` codes that suppress nothing (TL001)
     quiet: int = 0  # 1: findings only, no summary; 2: nothing on stdout
@@ -506,6 +519,7 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
     else:
         per_file = [(PathPattern.make(p, base), codes) for p, codes in values.get("per-file-ignores", [])]
 
+    fix_policy = _fix_policy(args, values, cli_codes, all_rules)
     torch_version, torch_version_source = _torch_floor(args, values, config, base)
     target = getattr(args, "target_torch_version", None)
     if target:
@@ -525,9 +539,11 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
     return Options(
         paths=list(args.paths),
         rules=rules,
-        fix=args.fix,
+        fix=args.fix or bool(getattr(args, "fix_only", False)),
         diff=args.diff,
         unsafe_fixes=unsafe,
+        fix_policy=fix_policy,
+        fix_only=bool(getattr(args, "fix_only", False)),
         torch_version=torch_version,
         torch_version_source=torch_version_source,
         target_torch_version=target_torch_version,
@@ -544,6 +560,7 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         exit_non_zero_on_fix=args.exit_non_zero_on_fix,
         stdin_filename=args.stdin_filename,
         add_noqa=args.add_noqa,
+        add_noqa_reason=getattr(args, "add_noqa_reason", "") or "",
         ignore_noqa=getattr(args, "ignore_noqa", False),
         report_unused_noqa=getattr(args, "report_unused_noqa", False),
         quiet=getattr(args, "quiet", 0) or 0,
@@ -552,6 +569,31 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         cache_dir=None if getattr(args, "no_cache", False) else cache_directory(
             project_root(cwd, config), getattr(args, "cache_dir", None)),
     )
+
+
+def _fix_policy(args: Any, values: Dict[str, Any], cli_codes: Callable[[str], Optional[List[str]]],
+                all_rules: Sequence[Rule]) -> FixPolicy:
+    """ruff's rules: ``--fixable`` / ``--unfixable`` replace the file's
+    values, ``extend-fixable`` adds to ``fixable`` (the file's, then the
+    command line's); the safety overrides come from the file only."""
+    def given(name: str) -> Optional[List[str]]:
+        codes = cli_codes(name) if hasattr(args, name) else None
+        try:
+            check_selectors(codes or [], all_rules)
+        except SelectionError as exc:
+            raise SelectionError(f"--{name.replace('_', '-')}: {exc}") from None
+        return codes
+
+    fixable = given("fixable")
+    if fixable is None:
+        fixable = values.get("fixable", ["TL"])
+    unfixable = given("unfixable")
+    if unfixable is None:
+        unfixable = values.get("unfixable", [])
+    extend_fixable = [*values.get("extend-fixable", []), *(given("extend_fixable") or [])]
+    return FixPolicy(fixable=tuple(fixable) + tuple(extend_fixable), unfixable=tuple(unfixable),
+                     extend_safe_fixes=tuple(values.get("extend-safe-fixes", ())),
+                     extend_unsafe_fixes=tuple(values.get("extend-unsafe-fixes", ())))
 
 
 def _torch_floor(args: Any, values: Dict[str, Any], config: Optional[FileConfig], base: str

@@ -144,5 +144,23 @@ def summary_line(reports: Sequence[FileReport], args: argparse.Namespace) -> str
     return " ".join(parts)
 
 
+def fix_only_summary(reports: Sequence[FileReport], args: argparse.Namespace) -> str:
+    """``--fix-only``: what was fixed, and what more ``--unsafe-fixes`` would
+    fix; never the findings that remain (ruff's wording, in torchlint's words)."""
+    fixed = sum(report.fixed for report in reports)
+    unapplied = 0 if args.unsafe_fixes else sum(
+        1 for report in reports for d in report.diagnostics if d.unsafe_fixable)
+    parts = []
+    more = f"{unapplied} more fixable with --unsafe-fixes"
+    if fixed:
+        parts.append(f"Fixed {_plural(fixed, 'problem')}" + (f" ({more})." if unapplied else "."))
+    elif unapplied:
+        parts.append(f"No problems fixed ({more}).")
+    failed = sum(1 for report in reports if report.errors)
+    if failed:
+        parts.append(f"{_plural(failed, 'file')} could not be checked (see the errors above).")
+    return " ".join(parts)
+
+
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
