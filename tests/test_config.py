@@ -533,3 +533,81 @@ def test_help_says_the_torch_version_defaults_to_the_projects_metadata():
     flake8 = " ".join(subprocess.run([sys.executable, "-m", "flake8", "--help"], capture_output=True, text=True,
                                      timeout=120).stdout.split())
     assert "torchlint: oldest torch the code must run on (default: the lowest torch the project's metadata" in flake8
+
+
+# --------------------------------------------------------------------------
+# extend = "../pyproject.toml": ruff's configuration inheritance
+# --------------------------------------------------------------------------
+
+
+def _settings(result) -> Dict[str, str]:
+    assert result.returncode == 0, result
+    return {k: v.strip() for k, v in (line.split(":", 1) for line in result.stdout.splitlines())}
+
+
+def test_extend_merges_the_named_file_under_this_one(tmp_path):
+    put(tmp_path, "pyproject.toml", '[tool.torchlint]\nignore = ["TL201"]\nextend-exclude = ["proj/gen/*"]\n'
+                                    'torch-version = "1.9"\nper-file-ignores = {"proj/legacy.py" = ["TL1"]}\n')
+    put(tmp_path, "proj/pyproject.toml", '[tool.torchlint]\nextend = "../pyproject.toml"\nignore = ["TL106"]\n'
+                                         'extend-exclude = ["skip.py"]\n')
+    for name in ("m.py", "gen/g.py", "skip.py", "legacy.py"):
+        put(tmp_path, f"proj/{name}", MIXED)
+    proj = tmp_path / "proj"
+    files = run_torchlint(["--show-files", "."], cwd=proj)
+    # the parent's pattern is relative to the parent, the child's to the child
+    assert files.stdout.splitlines() == ["./legacy.py", "./m.py"]
+    checked = run_torchlint(["--no-cache", "."], cwd=proj)
+    assert {(m.group("path"), m.group("code")) for m in map(DIAGNOSTIC.match, checked.stdout.splitlines()) if m} == {
+        ("./m.py", "TL101"), ("./m.py", "TL103")}  # ignore adds up: TL201 (parent) and TL106 (child)
+    shown = _settings(run_torchlint(["--show-settings", "."], cwd=proj))
+    assert shown["configuration file"] == f"pyproject.toml (extends {tmp_path / 'pyproject.toml'})"
+    assert shown["torch-version"] == f"1.9.0 (configuration file: {tmp_path / 'pyproject.toml'} torch-version)"
+
+
+def test_extend_a_child_select_is_a_new_baseline_and_a_child_value_replaces_the_parents(tmp_path):
+    put(tmp_path, "base.toml", 'ignore = ["TL201"]\ntorch-version = "1.9"\nextend-select = ["TL302"]\n')
+    put(tmp_path, "setup.cfg", "[torchlint]\nextend = base.toml\nselect = TL2\ntorch-version = 2.1\n")
+    shown = _settings(run_torchlint(["--show-settings", "."], cwd=tmp_path))
+    assert "TL201" in shown["rules"].split(", ") and "TL302" in shown["rules"].split(", ")
+    assert shown["torch-version"] == "2.1.0 (configuration file: setup.cfg torch-version)"
+    assert shown["configuration file"] == "setup.cfg (extends base.toml)"
+
+
+def test_extend_chains_through_several_files_and_works_with_config(tmp_path):
+    put(tmp_path, "a/b/c.toml", 'extend = "../b.toml"\nignore = ["TL103"]\n')
+    put(tmp_path, "a/b.toml", 'extend = "../root.toml"\n')
+    put(tmp_path, "root.toml", 'select = ["TL103", "TL101"]\n')
+    put(tmp_path, "m.py", MIXED)
+    shown = _settings(run_torchlint(["--config", "a/b/c.toml", "--show-settings", "m.py"], cwd=tmp_path))
+    assert shown["rules"] == "TL101"
+    assert shown["configuration file"] == "a/b/c.toml (extends a/b.toml) (which extends root.toml)"
+
+
+@pytest.mark.parametrize("layout, cycle", [
+    ({"pyproject.toml": '[tool.torchlint]\nextend = "pyproject.toml"\n'},
+     "pyproject.toml: [tool.torchlint] extend: 'pyproject.toml' makes a cycle: pyproject.toml -> pyproject.toml"),
+    ({"pyproject.toml": '[tool.torchlint]\nextend = "cfg/base.toml"\n', "cfg/base.toml": 'extend = "../pyproject.toml"\n'},
+     "cfg/base.toml: (top level) extend: '../pyproject.toml' makes a cycle: "
+     "pyproject.toml -> cfg/base.toml -> pyproject.toml"),
+])
+def test_an_extend_cycle_is_an_error_that_shows_it(tmp_path, layout, cycle):
+    for name, text in layout.items():
+        put(tmp_path, name, text)
+    put(tmp_path, "m.py", MIXED)
+    result = run_torchlint(["m.py"], cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, "")
+    no_traceback(result)
+    assert result.stderr == f"torchlint: error: {cycle}\n"
+
+
+def test_extend_of_a_missing_or_broken_file_names_it(tmp_path):
+    put(tmp_path, "pyproject.toml", '[tool.torchlint]\nextend = "../nowhere/pyproject.toml"\n')
+    put(tmp_path, "m.py", MIXED)
+    result = run_torchlint(["m.py"], cwd=tmp_path)
+    assert result.returncode == 2 and "pyproject.toml: [tool.torchlint] extend: '../nowhere/pyproject.toml': " \
+        "no such file" in result.stderr, result.stderr
+    put(tmp_path, "pyproject.toml", '[tool.torchlint]\nextend = "base.toml"\n')
+    put(tmp_path, "base.toml", 'selct = ["TL1"]\n')
+    result = run_torchlint(["m.py"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("torchlint: error: base.toml: (top level): unknown key 'selct'"), result.stderr

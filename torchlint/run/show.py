@@ -15,7 +15,9 @@ def show_settings(options: Options, stdout: TextIO) -> None:
     """The resolved options, one ``name: value`` per line."""
     rows: List[tuple] = [
         ("torchlint", __version__),
-        ("configuration file", options.config_path or "(none)"),
+        ("configuration file", (options.config_path or "(none)") + "".join(
+            f" (extends {path})" for path in options.config_extends[:1]) + "".join(
+            f" (which extends {path})" for path in options.config_extends[1:])),
         ("paths", " ".join(options.paths or ["."])),
         ("rules", ", ".join(rule.code for rule in options.rules) or "(none)"),
         ("torch-version", _torch_version(options)),
