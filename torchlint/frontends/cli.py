@@ -122,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("--show-settings", action="store_true",
                         help="print the resolved settings (configuration file, rules, paths, ...) and exit")
     output.add_argument("--show-files", action="store_true", help="print the files that would be checked and exit")
+    output.add_argument("-w", "--watch", action="store_true",
+                        help="check again whenever a checked file or the configuration changes (until interrupted)")
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     output.add_argument("--exit-non-zero-on-fix", action="store_true",
                         help="exit 1 when a fix was applied, even if no findings remain")
@@ -171,6 +173,8 @@ def _usage_problems(args: argparse.Namespace) -> Optional[str]:
             check_noqa_reason(args.add_noqa_reason)
         except ValueError as exc:
             return f"--add-noqa: {exc}"
+    if args.watch and (reading_stdin or args.add_noqa or args.show_settings or args.show_files or args.statistics):
+        return "--watch cannot be combined with stdin, --add-noqa, --show-settings, --show-files or --statistics"
     if args.statistics and args.output_format not in ("concise", "full", "json"):
         return f"--statistics works with --output-format concise, full or json, not {args.output_format}"
     return None
@@ -200,6 +204,8 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
     problem = _usage_problems(args)
     if problem:
         parser.error(problem)
+    if args.watch:
+        return _watch(args, stdout, stderr)
     try:
         options = resolve(args, rule_specs())
     except (ConfigError, SelectionError, SettingsError) as exc:
@@ -228,6 +234,26 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
     finally:
         if report_stream is not stdout:
             report_stream.close()
+
+
+def _watch(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from torchlint.run.watch import watch
+
+    def run(options) -> int:
+        # A new linter each time: what it learnt about the project may be stale.
+        try:
+            if not args.output_file:
+                return run_files(options, Linter(options), stdout, stderr)
+            with open(args.output_file, "w", encoding="utf-8") as report_stream:
+                return run_files(options, Linter(options), report_stream, stderr)
+        except OSError as exc:
+            print(f"torchlint: error: --output-file {args.output_file}: {exc.strerror or exc}", file=stderr)
+            return 2
+        finally:
+            stdout.flush()
+            stderr.flush()
+
+    return watch(lambda: resolve(args, rule_specs()), run, stdout, stderr)
 
 
 def entry_point() -> None:
