@@ -27,14 +27,13 @@ INTERVAL = 0.5  # seconds between polls: about ruff's latency, without events
 
 
 def snapshot(options: Optional[Options]) -> Dict[str, Optional[Stamp]]:
-    """What a change would alter: each file to check and each configuration file."""
+    """What a change would alter: each file to check and each configuration
+    file (``None`` options: the run could not start; only configuration files)."""
     paths = []
     if options is not None:
         force = options.is_excluded_with_parents if options.force_exclude else None
         paths = [path for path, error in discover(options.paths or ["."], options.is_excluded, force) if not error]
-        if options.config_path:
-            paths += [options.config_path, *options.config_extends]
-    return {path: _stamp(path) for path in paths}
+    return {**{path: _stamp(path) for path in paths}, **_config_files(options)}
 
 
 def _stamp(path: str) -> Optional[Stamp]:
@@ -51,15 +50,12 @@ def watch(resolve: Callable[[], Options], run: Callable[[Options], int], stdout:
     (which ``entry_point`` turns into exit status 130)."""
     announce(stdout, "Starting linter in watch mode...")
     options, last = _run(resolve, run, stderr)
-    config_files = _config_files(options)
     while True:
         time.sleep(interval)
-        # A configuration that failed to load gives no options: its files are still watched.
-        if snapshot(options) == last and all(_stamp(path) == stamp for path, stamp in config_files.items()):
+        if snapshot(options) == last:
             continue
         announce(stdout, "File change detected...")
         options, last = _run(resolve, run, stderr)
-        config_files = _config_files(options) or config_files
 
 
 def _run(resolve: Callable[[], Options], run: Callable[[Options], int], stderr: TextIO
@@ -70,12 +66,13 @@ def _run(resolve: Callable[[], Options], run: Callable[[Options], int], stderr: 
     from torchlint.run.config import ConfigError
     from torchlint.run.selection import SelectionError
 
+    config_files = snapshot(None)  # before reading them: an edit while they are read is a change
     try:
         options = resolve()
     except (ConfigError, SelectionError, SettingsError) as exc:
         print(f"torchlint: error: {exc}", file=stderr)
         stderr.flush()
-        return None, {}
+        return None, config_files
     before = snapshot(options)
     run(options)
     return options, before
