@@ -1,6 +1,7 @@
 """The ``torchlint`` command.
 
-Exit status: 0 when nothing is left to report, 1 when findings remain (or
+Exit status: 0 when nothing is left to report (with ``--fix-only``, whatever
+remains), 1 when findings remain (or
 ``--diff`` has changes to show, or ``--exit-non-zero-on-fix`` and something
 was fixed), 2 on usage and configuration errors and on files that could not
 be read, decoded, parsed or written; other files are still checked.
