@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,14 @@ from typing import Sequence
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def copy_of_the_checkout(destination: Path) -> Path:
+    """The checkout without version control, environments and build output, as a fresh clone has
+    it: for builds and installs that would otherwise leave build/ and *.egg-info in the checkout."""
+    ignored = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__",
+                                     ".torchlint_cache", ".pytest_cache", ".cache")
+    return Path(shutil.copytree(REPO, destination, ignore=ignored))
 
 
 def every_rule_selector() -> str:

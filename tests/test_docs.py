@@ -83,7 +83,7 @@ def test_rule_page_contents(rule) -> None:
             assert f"```python\n{example.fixed.rstrip()}\n```" in page
     for snippet in rule.accepted:
         assert f"```python\n{snippet.rstrip()}\n```" in page
-    if rule.fix_safety is FixSafety.UNSAFE:
+    if rule.fix_safety in (FixSafety.UNSAFE, FixSafety.MIXED):
         assert "--unsafe-fixes" in page
     elif rule.fix_safety is FixSafety.NONE:
         assert "No fix is available" in page

@@ -35,6 +35,8 @@ from types import SimpleNamespace
 import pytest
 from conftest import REPO
 
+from torchlint.core.links import REPOSITORY
+
 FINDING = (
     "import torch\n"
     "import torch.nn.functional as F\n"
@@ -241,6 +243,22 @@ def test_flake8_hook_with_torchlint_as_additional_dependency(pre_commit):
     assert result.returncode == 0, output(result)
 
 
+def test_a_commit_is_pinned_as_the_docs_say_until_the_tag_exists(pre_commit):
+    """docs/running.md: `rev: v0.1.0` names a tag not pushed yet; `pre-commit autoupdate
+    --bleeding-edge --freeze --repo URL` replaces it with the newest commit's hash, which runs."""
+    command = f"pre-commit autoupdate --bleeding-edge --freeze --repo {REPOSITORY}"
+    assert command in (REPO / "docs" / "running.md").read_text()
+    config = f"repos:\n- repo: {pre_commit.snapshot}\n  rev: v0.1.0\n  hooks:\n  - id: torchlint\n"
+    work = pre_commit.workspace({"bad.py": FINDING, "cfg.yaml": config})
+    assert pre_commit.run(["run", "--config", "cfg.yaml", "--files", "bad.py"], work).returncode != 0  # no such tag
+    args = command.split()[1:-1] + [str(pre_commit.snapshot), "--config", "cfg.yaml"]
+    updated = pre_commit.run(args, work)
+    assert updated.returncode == 0, output(updated)
+    assert f"rev: {pre_commit.rev}" in (work / "cfg.yaml").read_text()
+    result = pre_commit.run(["run", "--config", "cfg.yaml", "--color", "never", "--files", "bad.py"], work)
+    assert result.returncode == 1 and UPSAMPLE_MESSAGE in result.stdout, output(result)
+
+
 def test_documented_configurations_are_valid(tmp_path):
     if importlib.util.find_spec("pre_commit") is None:
         pytest.skip("pre-commit is not installed (it is in the test extras: pip install -e '.[test]')")
@@ -259,7 +277,7 @@ def test_documented_configurations_are_valid(tmp_path):
                                 capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, output(result)
         for repo in yaml.safe_load(block)["repos"]:
-            if repo["repo"] == "<torchlint-git-url>":
+            if repo["repo"] == REPOSITORY:
                 torchlint_ids += [hook["id"] for hook in repo["hooks"]]
             else:
                 (hook,) = repo["hooks"]

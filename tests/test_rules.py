@@ -99,6 +99,12 @@ def test_fix_respects_declared_safety(rule: Rule, example: Example) -> None:
     elif rule.fix_safety is FixSafety.UNSAFE:
         assert all(not fix.safe for fix in offered), f"{rule.code} is unsafe but offers a fix marked safe"
         assert safe_only == example.code, "an unsafe fix was applied without --unsafe-fixes"
+    elif rule.fix_safety is FixSafety.MIXED:
+        # An example shows one kind: its safe fixes alone make the fixed form, or its unsafe ones change nothing.
+        if offered and all(fix.safe for fix in offered):
+            assert safe_only == example.fixed
+        else:
+            assert safe_only == example.code, "an unsafe fix was applied without --unsafe-fixes"
     else:
         assert offered == []
         assert safe_only == example.code

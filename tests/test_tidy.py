@@ -174,6 +174,133 @@ CASES = {
                 return self.grid * self.scale
         """,
     ),
+    "the pairs of a tuple the fix assigned to themselves go, one written by hand stays": (
+        """
+        import torch
+        from torch.autograd import Variable
+        def f(points, target, a, b):
+            points, target = Variable(points), Variable(target[:, 0])
+            a, b, c = Variable(a), b, 3
+            return points, target, a, b, c
+        """,
+        """
+        import torch
+        def f(points, target, a, b):
+            target = target[:, 0]
+            b, c = b, 3
+            return points, target, a, b, c
+        """,
+    ),
+    "a comment that spoke of a removed statement alone in its paragraph goes with it": (
+        """
+        import torch
+        from torch.autograd import Variable
+        def f(x, y):
+            # wrap into a Variable
+            x = Variable(x)
+
+            # Prepare targets
+            y = Variable(y)
+            z = y + 1
+            return x, z
+        """,
+        """
+        import torch
+        def f(x, y):
+            # Prepare targets
+            z = y + 1
+            return x, z
+        """,
+    ),
+    "a directive above a removed statement stays": (
+        """
+        import torch
+        from torch.autograd import Variable
+        def f(x):
+            # fmt: off
+            x = Variable(x)
+
+            return x
+        """,
+        """
+        import torch
+        def f(x):
+            # fmt: off
+
+            return x
+        """,
+    ),
+    "removed paragraphs leave one blank line, none at the top of a block": (
+        """
+        import torch
+        from torch.autograd import Variable
+        def f(x, y, z):
+            x = Variable(x)
+
+            y = Variable(y)
+
+            z = Variable(z)
+
+            return x, y, z
+        """,
+        """
+        import torch
+        def f(x, y, z):
+            return x, y, z
+        """,
+    ),
+    "an if whose body went: gone when its test does nothing, negated before an else": (
+        """
+        import torch
+        from torch.autograd import Variable
+        def f(x, y, cuda):
+            if torch.cuda.is_available():
+                x = Variable(x)
+            if cuda:
+                y = Variable(y)
+            else:
+                y = y.cpu()
+            if cuda and x is None:
+                y = Variable(y)
+            else:
+                x = x + 1
+            if step(x):
+                x = Variable(x)
+            return x, y
+        """,
+        """
+        import torch
+        def f(x, y, cuda):
+            if not cuda:
+                y = y.cpu()
+            if not (cuda and x is None):
+                x = x + 1
+            if step(x):
+                pass
+            return x, y
+        """,
+    ),
+    "an unwrapped argument's aligned continuation lines move with it": (
+        """
+        import torch
+        from torch.autograd import Variable
+        def f(points):
+            y = Variable(torch.zeros(3,
+                                     4))
+            z = Variable(torch.zeros(
+                3, 4))
+            return y, z
+        """,
+        """
+        import torch
+        def f(points):
+            y = torch.zeros(3,
+                            4)
+            z = torch.zeros(
+                3, 4)
+            return y, z
+        """,
+    ),
 }
 
 

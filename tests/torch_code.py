@@ -838,8 +838,11 @@ def _expression_form(kind: str, target: Optional[str], value: str, module: cst.M
     if kind == "match capture" and target and target.isidentifier():
         return f"match {value}:\n    case {target}:\n        pass\n"
     if kind == "printed" and target:
-        # values only: an object's repr shows its address, and its class's module (an alias moved)
-        shown = f"{target} if type({target}).__name__ in {PRINTABLE!r} else type({target}).__name__"
+        # values only: an object's repr shows its address, and its class's module (an alias moved);
+        # of an object, its library: a deprecated class's documented successor has another name
+        # (NLLLoss2d -> NLLLoss), and the values compared after the run say whether it acts the same
+        shown = (f"{target} if type({target}).__name__ in {PRINTABLE!r} "
+                 f"else type({target}).__module__.split('.')[0]")
         return f"{assign}{value}\nprint({shown})\n"
     return None
 

@@ -87,6 +87,11 @@ class FileContext:
         small = self._collector.facts.statement_of.get(node)
         return self._collector.line_of.get(small) if small is not None else None
 
+    def line_of_call(self, call: cst.Call) -> Optional[cst.SimpleStatementLine]:
+        """The statement line holding ``call`` (None: in a compound statement's header)."""
+        small = self._collector.facts.call_statement.get(call)
+        return self._collector.line_of.get(small) if small is not None else None
+
     def nodes(self, kind: Type[cst.CSTNode]) -> List[cst.CSTNode]:
         """Every node of exactly type ``kind`` in the analysed module, in the
         order of the traversal: for a rule that ``gathers`` that type, or

@@ -1049,7 +1049,12 @@ class Inference:
                 return True
         return False
 
-    def _differentiates_around(self, call: cst.Call, names: Set[str]) -> bool:
+    def differentiates_where(self, node: cst.CSTNode) -> bool:
+        """Does the def (or module code) holding ``node`` differentiate anything
+        (a backward, ``torch.autograd.grad``, ``scaler.scale``)? True at the first doubt."""
+        return self._differentiates_around(node, set())
+
+    def _differentiates_around(self, call: cst.CSTNode, names: Set[str]) -> bool:
         """Does the def (or module) holding ``call`` differentiate anything, or return ``names``?"""
         scope = self._resolver.scope_of(call)
         if scope is None:

@@ -86,8 +86,17 @@ class Finder:
     def read(self, module: ModuleRef) -> Optional[SourceFile]:
         return None
 
+    def project_modules(self, near: ModuleRef) -> Optional[Iterator[ModuleRef]]:
+        """Every module of the project ``near`` belongs to (its root and the project
+        roots), for questions no import answers: who imports ``near``. None when
+        they cannot all be listed (this finder knows no files)."""
+        return None
+
 
 T = TypeVar("T")
+# How many of the project's modules ``names_imported_elsewhere`` reads at most;
+# beyond it every name is taken as imported (the tidy step then keeps the import).
+MAX_IMPORTER_SCAN = 5000
 
 STANDALONE = ModuleRef("<text>", "__main__")
 # How many modules keep their trees and analysis between questions, and how
@@ -476,6 +485,8 @@ class Project:
         self._absent: Dict[Tuple[str, ModuleRef], List[str]] = {}  # question -> where nothing was found
         self._answering: List[str] = []  # the modules whose answers are being worked out, innermost last
         self._depends: Dict[str, Set[str]] = {}  # module key -> modules read to work out its answers
+        # key -> its imports (``_imports_of``), for the questions of who imports a module
+        self._import_index: Dict[str, Optional[Tuple[Tuple[Optional[str], Tuple[str, ...]], ...]]] = {}
         # key -> what ``from it import *`` binds: torch's name for it, or None for the project's own
         self._exported: Dict[str, Optional[Dict[str, Optional[str]]]] = {}
 
@@ -621,6 +632,69 @@ class Project:
             if digest is not None:
                 digests[key] = digest
         return digests
+
+    # -- who imports a module ------------------------------------------------
+
+    def names_imported_elsewhere(self, ref: ModuleRef, names: FrozenSet[str]) -> FrozenSet[str]:
+        """Those of ``names`` (bound in ``ref``) that another module of the project may
+        take from ``ref``: ``from ref import *`` (names without a leading underscore),
+        ``from ref import name``, or ``import ref`` and ``.name`` in its text. The
+        fixer's tidy step keeps such an import even where ``ref`` no longer uses it
+        (``from torch.autograd import Variable`` serving ``from model import *``).
+        Every name when the project has too many modules to read them all."""
+        modules = self.finder.project_modules(ref) if names else None
+        if modules is None:
+            return frozenset()  # a text alone: nothing else can import it
+        kept: Set[str] = set()
+        for count, other in enumerate(modules):
+            if count >= MAX_IMPORTER_SCAN:
+                return names
+            if other.key != ref.key:
+                kept |= self._names_taken(ref, other, names)
+                if kept == names:
+                    break
+        return frozenset(kept)
+
+    def _names_taken(self, ref: ModuleRef, importer: ModuleRef, names: FrozenSet[str]) -> Set[str]:
+        """Of ``names``, those ``importer`` takes from ``ref``."""
+        imports = self._imports_of(importer)
+        if imports is None:
+            return set(names)  # too deep to read: it may take any of them
+        taken: Set[str] = set()
+        as_module = False  # ``import ref`` or ``from pkg import ref``: then ``ref.name`` may follow
+        for spelled, aliases in imports:
+            if spelled is None:  # import a.b, c
+                as_module = as_module or any(self._reaches(alias, importer, ref) for alias in aliases)
+            elif self._reaches(spelled, importer, ref):
+                if "*" in aliases:
+                    taken.update(name for name in names if not name.startswith("_"))
+                taken.update(names & set(aliases))
+            else:
+                joined = spelled if spelled.endswith(".") else spelled + "."
+                as_module = as_module or any(self._reaches(joined + alias, importer, ref) for alias in aliases)
+        if as_module:
+            source = self.finder.read(importer)
+            text = source.text if source is not None else ""
+            taken.update(name for name in names if f".{name}" in text)
+        return taken
+
+    def _imports_of(self, module: ModuleRef) -> Optional[Tuple[Tuple[Optional[str], Tuple[str, ...]], ...]]:
+        """``module``'s imports, read once per run: (``from`` module as spelled, or None
+        for ``import``; the names). None when it cannot be read as Python."""
+        if module.key not in self._import_index:
+            self._import_index[module.key] = _imports_in(self.finder.read(module))
+        return self._import_index[module.key]
+
+    def _reaches(self, spelled: str, importer: ModuleRef, ref: ModuleRef) -> bool:
+        """Does an import spelled ``spelled`` in ``importer`` reach ``ref``? Asked of the
+        finder alone: the answer is for a fix, not a dependency of a check."""
+        absolute = absolute_module(spelled, importer)
+        if absolute is None:
+            return False
+        if absolute == ref.name and os.path.dirname(ref.key) == os.path.dirname(importer.key):
+            return True  # a script importing its neighbour
+        found = self.finder.find(absolute, importer)
+        return found is not None and found.key == ref.key
 
     # -- torch names the project rebinds --------------------------------------
 
@@ -1062,6 +1136,26 @@ def _key(ref: ModuleRef, name: str) -> str:
 def _split_key(key: str) -> Tuple[str, str]:
     ref_key, _, name = key.rpartition("\x00")
     return ref_key, name
+
+
+def _imports_in(source: Optional[SourceFile]) -> Optional[Tuple[Tuple[Optional[str], Tuple[str, ...]], ...]]:
+    """The imports of ``source`` (``_imports_of``); None when they cannot be known.
+    A file Python cannot compile imports nothing: it never runs."""
+    if source is None or "import" not in source.text:
+        return ()
+    try:
+        tree = ast.parse(source.text)
+    except (SyntaxError, ValueError):
+        return ()
+    except (RecursionError, MemoryError):
+        return None
+    found: List[Tuple[Optional[str], Tuple[str, ...]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            found.append(("." * node.level + (node.module or ""), tuple(alias.name for alias in node.names)))
+        elif isinstance(node, ast.Import):
+            found.append((None, tuple(alias.name for alias in node.names)))
+    return tuple(found)
 
 
 def _packages_of(name: str) -> List[str]:

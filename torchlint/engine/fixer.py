@@ -21,7 +21,7 @@ import libcst as cst
 
 from torchlint.core.diagnostic import EditFn, Fix
 from torchlint.core.source import SourceFile
-from torchlint.engine.tidy import tidy
+from torchlint.engine.tidy import ImportedElsewhere, tidy
 
 
 @dataclass
@@ -44,8 +44,10 @@ class _EditTransformer(cst.CSTTransformer):
         return edit(updated_node)
 
 
-def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> FixRound:
-    """Apply as many of ``fixes`` as can go together into ``module``."""
+def apply_fixes(module: cst.Module, fixes: Sequence[Fix],
+                imported_elsewhere: Optional[ImportedElsewhere] = None) -> FixRound:
+    """Apply as many of ``fixes`` as can go together into ``module``;
+    ``imported_elsewhere`` says which names other modules take from it (``tidy``)."""
     chosen: List[Fix] = []
     deferred: List[Fix] = []
     claimed: Dict[cst.CSTNode, Fix] = {}
@@ -57,7 +59,7 @@ def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> FixRound:
             claimed[edit.node] = fix
         chosen.append(fix)
 
-    code, error = _render(module, chosen)
+    code, error = _render(module, chosen, imported_elsewhere)
     if error is None:
         return FixRound(code, applied=chosen, deferred=deferred)
 
@@ -69,9 +71,9 @@ def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> FixRound:
         result.discarded.extend((fix, f"the file itself does not compile ({original_error})") for fix in chosen)
         return result
     kept: List[Fix] = []
-    _sort_out(module, chosen, kept, result.discarded)
+    _sort_out(module, chosen, kept, result.discarded, imported_elsewhere)
     if kept:
-        code, error = _render(module, kept)
+        code, error = _render(module, kept, imported_elsewhere)
         if error is None:
             result.code = code
             result.applied = kept
@@ -81,7 +83,7 @@ def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> FixRound:
 
 
 def _sort_out(module: cst.Module, fixes: Sequence[Fix], kept: List[Fix],
-              discarded: List[Tuple[Fix, str]]) -> None:
+              discarded: List[Tuple[Fix, str]], imported_elsewhere: Optional[ImportedElsewhere]) -> None:
     """Split ``fixes`` (which break the code together) into those that work
     and those that break it on their own, by halves: a few broken fixes
     among thousands cost a few dozen renderings of the module, not one per
@@ -90,23 +92,25 @@ def _sort_out(module: cst.Module, fixes: Sequence[Fix], kept: List[Fix],
     for half in (fixes[:middle], fixes[middle:]):
         if not half:
             continue
-        _, error = _render(module, half)
+        _, error = _render(module, half, imported_elsewhere)
         if error is None:
             kept.extend(half)
         elif len(half) == 1:
             discarded.append((half[0], error))
         else:
-            _sort_out(module, half, kept, discarded)
+            _sort_out(module, half, kept, discarded, imported_elsewhere)
 
 
-def _render(module: cst.Module, fixes: Sequence[Fix]) -> Tuple[str, Union[str, None]]:
+def _render(module: cst.Module, fixes: Sequence[Fix],
+            imported_elsewhere: Optional[ImportedElsewhere] = None) -> Tuple[str, Union[str, None]]:
     edits = {edit.node: edit.apply for fix in fixes for edit in fix.edits}
     try:
         updated = module.visit(_EditTransformer(edits))
         imports = sorted({name for fix in fixes for name in fix.required_imports})
         if imports:
             updated = _add_imports(updated, imports)
-        updated = tidy(module, updated)  # imports the fixes orphaned, self-assignments they made
+        # imports the fixes orphaned, self-assignments they made
+        updated = tidy(module, updated, imported_elsewhere=imported_elsewhere)
         code = updated.code
     except Exception as exc:  # a fix that cannot be built is a discarded fix
         return module.code, f"the fix could not be built ({type(exc).__name__}: {exc})"

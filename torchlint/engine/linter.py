@@ -348,7 +348,8 @@ class Engine:
             if not by_fix or checked.module is None:
                 return self._finish(result, original, round_trip, current, checked.diagnostics, module)
             fixes = [owners[0].fix for owners in by_fix.values()]
-            fix_round = apply_fixes(checked.module, fixes)  # type: ignore[arg-type]
+            fix_round = apply_fixes(checked.module, fixes,  # type: ignore[arg-type]
+                                    lambda names: self.project.names_imported_elsewhere(module, names))
             for fix, reason in fix_round.discarded:
                 result.discarded.append((by_fix[id(fix)][0], reason))
             for fix in fix_round.applied:

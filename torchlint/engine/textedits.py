@@ -173,7 +173,7 @@ class FixPreviewer:
             raise _Unplaceable  # an import the fix orphans: removed where it is, in the whole module
         edits: List[TextEdit] = []
         for unit, updated in changes:
-            tidied = tidy_statement(updated, tops.counts.self_assignments)
+            tidied = tidy_statement(updated, tops.counts.self_assignments | tops.counts.self_pairs)
             if tidied is None:
                 raise _Unplaceable
             after = self._render(tidied, unit.indent)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, Mapping, Optional, Tuple, Union
 
 from torchlint.core.settings import Version, VersionRange, parse_version, versions
@@ -183,6 +183,15 @@ class Deprecation:
     # Why the entry is reported only when asked for (TL117, opt-in); empty:
     # reported by default (TL108/TL109), for the reason ``reporting`` gives.
     opt_in: str = ""
+    # MODULE entries: the replacement of each name the module held, as a from-import
+    # names them (``from torch._six import string_classes`` -> ``(str, bytes)``).
+    members: Tuple[Tuple[str, str], ...] = ()
+
+    def member(self, name: str) -> "Deprecation":
+        """The entry of one name a removed module held (``torch._six.string_classes``), with its own
+        replacement where the table knows it, else the module's."""
+        replacement = dict(self.members).get(name, self.replacement)
+        return replace(self, old=f"{self.old}.{name}", kind=Kind.ATTRIBUTE, replacement=replacement, members=())
 
     @property
     def reporting(self) -> str:
@@ -663,7 +672,14 @@ ENTRIES: Tuple[Deprecation, ...] = (
     Deprecation("torch.is_deterministic", Kind.FUNCTION, R, "`torch.are_deterministic_algorithms_enabled`", "1.8",
                 "1.8", rewrite=Rename("torch.are_deterministic_algorithms_enabled"),
                 new=("torch.are_deterministic_algorithms_enabled",)),
-    Deprecation("torch._six", Kind.MODULE, R, "the Python 3 standard library (`math.inf`, `collections.abc`, `str`)"),
+    # What torch._six held (torch 1.x: ``string_classes = (str, bytes)``, ``int_classes = int``).
+    Deprecation("torch._six", Kind.MODULE, R, "the Python 3 standard library", members=(
+        ("inf", "`math.inf`"), ("nan", "`math.nan`"), ("string_classes", "`(str, bytes)`"),
+        ("int_classes", "`int`"), ("container_abcs", "`collections.abc`"), ("PY3", "`True`"),
+        ("PY2", "`False`"), ("FileNotFoundError", "the builtin `FileNotFoundError`"), ("queue", "`queue`"),
+        ("builtins", "`builtins`"), ("exec_", "`exec`"),
+        ("with_metaclass", "`class C(Base, metaclass=Meta)`"),
+    )),
     Deprecation("torch.utils.ffi", Kind.MODULE, R, "C++ extensions (`torch.utils.cpp_extension`)", "1.0",
                 removed="1.0", new=("torch.utils.cpp_extension",)),
     # The Lua Torch ``nn`` ports; the 1.0 release notes list it as removed

@@ -170,7 +170,9 @@ class DeprecatedApiRule(RenamedSymbolRule):
         return ""
 
     def _finding(self, node: cst.CSTNode, entry: Deprecation, fix: Optional[Fix]) -> Finding:
-        return Finding(node, self.message(entry), fix, detail=self.detail(entry))
+        message = self.message(entry)
+        detail = "; ".join(part for part in (replacement_note(entry, message), self.detail(entry)) if part)
+        return Finding(node, message, fix, detail=detail)
 
     # -- references: torch.qr(...), b.solve(A), ctx.saved_variables ----------------
 
@@ -245,8 +247,16 @@ class DeprecatedApiRule(RenamedSymbolRule):
         module = cst.helpers.get_full_name_for_node(node.module) or ""
         entry = self._module_entry(module)
         if entry is not None:
-            if self._applies(entry, ctx):
-                yield self._finding(node.module, entry, None)
+            if not self._applies(entry, ctx):
+                return
+            if entry.members and module == entry.old and not isinstance(node.names, cst.ImportStar):
+                # One finding per imported name, each with its own replacement
+                # (``string_classes`` -> ``(str, bytes)``, ``int_classes`` -> ``int``).
+                for alias in node.names:
+                    name = cst.helpers.get_full_name_for_node(alias.name) or ""
+                    yield self._finding(alias.name, entry.member(name), None)
+                return
+            yield self._finding(node.module, entry, None)
             return
         if isinstance(node.names, cst.ImportStar):
             return
@@ -408,27 +418,58 @@ def _shorten(code: str, keep: int) -> str:
     return match.group(1) + ".".join(parts[-keep:]) + code[match.end():]
 
 
+def _relative_to(code: str, old: str) -> str:
+    """``torch.distributed.all_gather_single`` -> ``all_gather_single`` when ``old`` lives in the same
+    module (``torch.distributed.all_gather_into_tensor``): read next to the old name, the bare name is
+    unambiguous. A replacement in another module is returned unchanged."""
+    match = _DOTTED.match(code)
+    module = old.rsplit(".", 1)[0] + "."
+    if match is None or match.group(2) != module:
+        return code
+    return match.group(1) + match.group(3) + code[match.end():]
+
+
 def concise_message(entry: Deprecation, *statuses: str) -> str:
     """``"`torch.qr` is deprecated since torch 1.9; use `torch.linalg.qr(A)`"``, shortened to fit.
 
     ``statuses`` are the verb phrases, longest first (``is deprecated since
-    torch 1.9``, ``is deprecated``). Long qualified names lose their leading
-    components, then the status its versions, until the message fits; the
-    rule's docs list the full table."""
+    torch 1.9``, ``is deprecated``). The old name is always the full dotted
+    path (``torch.distributed.nn.all_gather``: a shortened ``nn.all_gather``
+    reads as ``torch.nn``'s); to fit, the replacement loses its leading
+    components (never below two, or the bare name where it shares the old
+    name's module), then the status its versions, then the advice, which
+    the finding's detail still gives (``DeprecatedApiRule._finding``). Only
+    a name too long for any message (``torch.distributed.fsdp.FullyShardedDataParallel.
+    flatten_sharded_optim_state_dict``) loses leading components, keeping the last three
+    or two."""
     old = entry.display
     new = entry.short_replacement.strip("`")
-    message = ""
-    for keep, status in [(keep, status) for status in statuses for keep in (99, 3, 2, 1)]:
-        shown_old = old if entry.kind is Kind.KEYWORD else _shorten(old, keep)
-        # ``torch.linalg.vector_norm` or `torch.linalg.matrix_norm``: both shortened alike
-        advice = "use `" + "` or `".join(_shorten(part, keep) for part in new.split("` or `")) + "`" if new \
-            else "remove it"
-        if entry.short_replacement and not entry.short_replacement.startswith("`"):
-            advice = entry.short_replacement
-        message = f"`{shown_old}` {status}; {advice}"
+    parts = new.split("` or `") if new else []
+    if entry.short_replacement and not entry.short_replacement.startswith("`"):
+        shapes = ["use " + entry.short_replacement]  # prose advice ("the Python 3 standard library")
+    elif parts:
+        shapes = ["use `" + "` or `".join(_shorten(part, keep) for part in parts) + "`" for keep in (99, 3, 2)]
+        shapes.append("use `" + "` or `".join(_relative_to(part, entry.old) for part in parts) + "`")
+    else:
+        shapes = ["remove it"]
+    candidates = [f"`{old}` {status}; {advice}" for status in statuses for advice in shapes]
+    candidates += [f"`{old}` {status}" for status in statuses]
+    if entry.kind is not Kind.KEYWORD:
+        candidates += [f"`{_shorten(old, keep)}` {statuses[-1]}" for keep in (3, 2)]
+    for message in candidates:
         if len(message) <= MESSAGE_LIMIT:
             return message
-    return message
+    return candidates[-1]
+
+
+def replacement_note(entry: Deprecation, message: str) -> str:
+    """``use `torch.distributed._functional_collectives.all_gather_single```: the replacement in full,
+    for the detail of a message that had to shorten or leave it out ("" when the message names it)."""
+    if not entry.short_replacement.startswith("`"):
+        return ""
+    head, _ = split_replacement(entry.replacement)
+    named = all(f"`{part}`" in message for part in entry.short_replacement.strip("`").split("` or `"))
+    return "" if named else f"use {head}"
 
 
 def deprecated_message(entry: Deprecation) -> str:
@@ -451,7 +492,10 @@ def entry_table(table: Sequence[Deprecation]) -> str:
     rows = ["| API | use instead | since torch | releases | fix | reported |",
             "| --- | --- | --- | --- | --- | --- |"]
     for entry in table:
-        rows.append(f"| `{entry.display}` | {entry.replacement} | {entry.since or 'any'} | {_releases(entry)} "
+        replacement = entry.replacement
+        if entry.members:
+            replacement += ": " + ", ".join(f"{new} for `{name}`" for name, new in entry.members)
+        rows.append(f"| `{entry.display}` | {replacement} | {entry.since or 'any'} | {_releases(entry)} "
                     f"| {_fix_kind(entry)} | {entry.reporting} |")
     return "\n".join(rows)
 

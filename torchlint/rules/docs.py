@@ -40,6 +40,7 @@ _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 _SAFETY_WORDS = {
     FixSafety.SAFE: "safe",
     FixSafety.SOMETIMES: "sometimes",
+    FixSafety.MIXED: "safe/unsafe",
     FixSafety.UNSAFE: "unsafe",
     FixSafety.NONE: "none",
 }
@@ -79,6 +80,10 @@ def fix_availability(rule: Rule) -> str:
     how_often = "always" if every_example_fixed and rule.fix_safety is not FixSafety.SOMETIMES else "sometimes"
     if rule.fix_safety is FixSafety.UNSAFE:
         return f"Fix is {how_often} available. It is **unsafe** (it changes behaviour): apply it with `--fix --unsafe-fixes`."
+    if rule.fix_safety is FixSafety.MIXED:
+        return ("Fix is sometimes available. It is **safe** where it keeps behaviour exactly (`--fix` applies it) "
+                "and **unsafe** where it changes behaviour as intended (apply it with `--fix --unsafe-fixes`); "
+                "each finding says which.")
     return f"Fix is {how_often} available. It is **safe** (it keeps behaviour): `--fix` applies it."
 
 

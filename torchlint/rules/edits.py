@@ -234,6 +234,32 @@ def _spans_lines_bare(expr: cst.BaseExpression) -> bool:
     return False
 
 
+def moved_left(expr: cst.BaseExpression, width: int) -> cst.BaseExpression:
+    """``expr`` whose first line moves ``width`` columns left (``Variable(t.view(a,\n
+    b))`` unwrapped): its continuation lines move with it where they were aligned
+    under it, every one at least four columns in from where the first line now
+    starts, so they stay aligned; a hanging indent stays where it is."""
+    spaces: List[cst.ParenthesizedWhitespace] = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_ParenthesizedWhitespace(self, node: cst.ParenthesizedWhitespace) -> None:
+            spaces.append(node)
+
+    expr.visit(_Finder())
+    widths = [len(space.last_line.value) for space in spaces]
+    if width <= 0 or not spaces or any(" " * len(s.last_line.value) != s.last_line.value for s in spaces) \
+            or min(widths) - width < 4:
+        return expr
+
+    class _Mover(cst.CSTTransformer):
+        def leave_ParenthesizedWhitespace(self, original_node: cst.ParenthesizedWhitespace,
+                                          updated_node: cst.ParenthesizedWhitespace) -> cst.ParenthesizedWhitespace:
+            last = updated_node.last_line.value
+            return updated_node.with_changes(last_line=cst.SimpleWhitespace(last[width:]))
+
+    return expr.visit(_Mover())
+
+
 def expression_code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 

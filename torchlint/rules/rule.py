@@ -43,6 +43,7 @@ class FixSafety(enum.Enum):
     SAFE = "safe"  # applied by --fix; keeps behaviour
     UNSAFE = "unsafe"  # needs --unsafe-fixes; changes behaviour (usually the point)
     SOMETIMES = "sometimes"  # safe where the rewrite is exact, otherwise flag only
+    MIXED = "safe/unsafe"  # safe where exact, unsafe where it changes behaviour (as intended), else flag only
 
 
 @dataclass(frozen=True)

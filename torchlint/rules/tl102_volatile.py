@@ -18,6 +18,7 @@ from torchlint.analysis.outline import (
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import VARIABLE
 from torchlint.rules import edits
+from torchlint.rules._grad_mode import grad_disabled, no_grad_block
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 _VARIABLE = Names(VARIABLE)
@@ -50,13 +51,20 @@ class VolatileVariable(Rule):
         "silently builds the autograd graph and uses more memory. `with torch.no_grad():` is the "
         "replacement. Setting `x.volatile = True` is equally ignored."
     )
-    fix_safety = FixSafety.SAFE
+    fix_safety = FixSafety.MIXED
     fix_description = (
-        "Removes the `volatile=` keyword, which keeps today's behaviour exactly; wrapping the inference "
-        "code in `with torch.no_grad():` is left to you (it changes behaviour, as intended). No fix when "
-        "`requires_grad=True` is also passed (torch raises for that combination), nor for assignments, nor "
-        "when the argument does something besides giving a value (`volatile=next(flags)`, `volatile=(f := "
-        "True)`): removing it would remove that too."
+        "`volatile=True` meant inference: the unsafe fix puts the statement and the rest of its block in "
+        "`with torch.no_grad():` and drops the keyword, so that code builds no autograd graph again, as it did "
+        "before torch 0.4 (tensors computed there no longer require grad; that is the point). It is offered "
+        "only where that is exact: nothing in the function (or the module's own code) runs a backward, "
+        "`torch.autograd.grad` or `scaler.scale`; the moved statements define no def, class or lambda, "
+        "`yield` or `await` nothing, and touch no `requires_grad`, `enable_grad` or `set_grad_enabled`; a "
+        "value they return is differentiated by no caller. The safe fix removes a `volatile=` that asks for "
+        "nothing (`False`) or for what a `no_grad` block around it already does. Otherwise the finding stays "
+        "without a fix (dropping `volatile=True` would keep the program running, but silently building the "
+        "graph it meant to avoid): a flag passed on (`volatile=evaluation`), `requires_grad=True` beside it "
+        "(torch raises for that combination), an assignment `x.volatile = True`, or a value that does "
+        "something besides giving one (`volatile=next(flags)`)."
     )
     triggers = ("volatile",)
 
@@ -69,16 +77,31 @@ class VolatileVariable(Rule):
             """
             import torch
             from torch.autograd import Variable
-            x = torch.ones(2, 2)
-            v = Variable(x, volatile=True)
-            y = (v * 2).sum()
+            model = torch.nn.Linear(2, 1)
+
+            def evaluate(batches):
+                total = 0.0
+                for batch in batches:
+                    x = Variable(batch, volatile=True)
+                    total += model(x).sum().item()
+                return total
+
+            print(evaluate([torch.ones(3, 2)]))
             """,
             """
             import torch
             from torch.autograd import Variable
-            x = torch.ones(2, 2)
-            v = Variable(x)
-            y = (v * 2).sum()
+            model = torch.nn.Linear(2, 1)
+
+            def evaluate(batches):
+                total = 0.0
+                for batch in batches:
+                    with torch.no_grad():
+                        x = Variable(batch)
+                        total += model(x).sum().item()
+                return total
+
+            print(evaluate([torch.ones(3, 2)]))
             """,
             runnable=True,
         ),
@@ -87,13 +110,49 @@ class VolatileVariable(Rule):
             import torch
             import torch.autograd as autograd
             targets = [autograd.Variable(t, volatile=True, requires_grad=False) for t in [torch.ones(1)]]
+            print(targets[0].sum())
             """,
             """
             import torch
             import torch.autograd as autograd
-            targets = [autograd.Variable(t, requires_grad=False) for t in [torch.ones(1)]]
+            with torch.no_grad():
+                targets = [autograd.Variable(t, requires_grad=False) for t in [torch.ones(1)]]
+                print(targets[0].sum())
             """,
             runnable=True,
+        ),
+        Example(
+            # asking for nothing, or for what the no_grad around it does: dropped (safe)
+            """
+            import torch
+            from torch.autograd import Variable
+            x = torch.ones(2, 2)
+            v = Variable(x, volatile=False)
+            with torch.no_grad():
+                w = Variable(x, volatile=True)
+            """,
+            """
+            import torch
+            from torch.autograd import Variable
+            x = torch.ones(2, 2)
+            v = Variable(x)
+            with torch.no_grad():
+                w = Variable(x)
+            """,
+            count=2,
+            runnable=True,
+        ),
+        Example(
+            # the function trains too: a no_grad block there is no exact rewrite, no fix
+            """
+            import torch
+            from torch.autograd import Variable
+
+            def step(model, batch):
+                x = Variable(batch, volatile=True)
+                loss = model(x).sum()
+                loss.backward()
+            """,
         ),
         Example(
             """
@@ -103,21 +162,13 @@ class VolatileVariable(Rule):
             """,
         ),
         Example(
+            # a flag passed on: no fix (the no_grad belongs where the flag is set)
             """
             import torch
             from torch.autograd import Variable
 
             def to_var(x, volatile=False):
                 return Variable(x, volatile=volatile)
-
-            y = to_var(torch.ones(2), volatile=True)
-            """,
-            """
-            import torch
-            from torch.autograd import Variable
-
-            def to_var(x, volatile=False):
-                return Variable(x)
 
             y = to_var(torch.ones(2), volatile=True)
             """,
@@ -184,9 +235,17 @@ class VolatileVariable(Rule):
         requires_grad = edits.keyword(node, "requires_grad")
         raises_today = requires_grad is not None and edits.literal_value(requires_grad.value) != (True, False)
         # Removing the argument removes its expression too: only one that does nothing else may go.
-        fix = None if raises_today or not edits.without_side_effects(volatile.value) else Fix(
-            [Edit(node, edits.remove_keywords(["volatile"]))])
-        yield Finding(volatile, MESSAGE, fix)
+        if raises_today or not edits.without_side_effects(volatile.value):
+            yield Finding(volatile, MESSAGE)
+            return
+        known, value = edits.literal_value(volatile.value)
+        if (known and not value) or grad_disabled(ctx):
+            # It asks for nothing, or for what the no_grad around it does: dropping it is exact.
+            yield Finding(volatile, MESSAGE, Fix([Edit(node, edits.remove_keywords(["volatile"]))]))
+        elif known and value:
+            yield Finding(volatile, MESSAGE, no_grad_block(node, ctx, edits.remove_keywords(["volatile"])))
+        else:
+            yield Finding(volatile, MESSAGE)  # a flag (``volatile=evaluation``): no_grad only where it is set
 
     def check_Assign(self, node: cst.Assign, ctx: NodeContext) -> Iterator[Finding]:
         for target in node.targets:
@@ -197,3 +256,4 @@ class VolatileVariable(Rule):
                 and ctx.inference.is_tensor(attribute.value)
             ):
                 yield Finding(attribute, MESSAGE)
+

@@ -9,6 +9,7 @@ from torchlint.analysis.outline import Names, Outline, any_of, calls_to
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import DTYPE_FACTORIES, VARIABLE
 from torchlint.rules import edits
+from torchlint.rules._grad_mode import grad_disabled, no_grad_block
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
 _VARIABLE = Names(VARIABLE)
@@ -48,8 +49,10 @@ class VariableWrapper(Rule):
         "the caller's tensor `x` is untouched (on a tensor just created by a torch factory such as "
         "`torch.randn(3)`, simply `torch.randn(3).requires_grad_()`). Unsafe because `Variable(x)` detaches: "
         "if `x` already requires grad, `x` keeps it connected to its graph; for fresh data (the usual "
-        "legacy case) nothing changes. A `volatile=` goes with the wrapper (it has had no "
-        "effect since torch 0.4; see TL102) unless its value has side effects; no fix with other arguments "
+        "legacy case) nothing changes. A `volatile=False`, or a `volatile=True` inside `torch.no_grad()`, goes "
+        "with the wrapper (it has had no effect since torch 0.4; see TL102); with `volatile=True` elsewhere the "
+        "fix also puts the code in a `with torch.no_grad():` block, where TL102 finds that exact, and there is "
+        "no fix otherwise (nor for a `volatile=` flag passed on). No fix with other arguments "
         "or a non-literal `requires_grad`. An import the fix leaves unused "
         "is removed, and so is an assignment it leaves as `x = x` (`x = Variable(x)`)."
     )
@@ -158,7 +161,28 @@ class VariableWrapper(Rule):
             silent=True,
         ),
         Example(
-            # volatile= has done nothing since torch 0.4: it goes with the wrapper (TL102 says why)
+            # volatile= has done nothing since torch 0.4: one asking for nothing, or for what the
+            # no_grad block around it does, goes with the wrapper (TL102 says why)
+            """
+            import torch
+            from torch.autograd import Variable
+            x = torch.ones(3)
+            y = Variable(x, volatile=False).sum()
+            with torch.no_grad():
+                z = Variable(x, volatile=True).sum()
+            """,
+            """
+            import torch
+            x = torch.ones(3)
+            y = x.sum()
+            with torch.no_grad():
+                z = x.sum()
+            """,
+            count=2,
+        ),
+        Example(
+            # volatile=True meant inference: the wrapper goes with the code put in a no_grad
+            # block, where that is exact (TL102 says when)
             """
             import torch
             from torch.autograd import Variable
@@ -168,7 +192,19 @@ class VariableWrapper(Rule):
             """
             import torch
             x = torch.ones(3)
-            y = x.sum()
+            with torch.no_grad():
+                y = x.sum()
+            """,
+        ),
+        Example(
+            # not exact (the function trains): no fix
+            """
+            import torch
+            from torch.autograd import Variable
+
+            def step(model, batch):
+                loss = model(Variable(batch, volatile=True)).sum()
+                loss.backward()
             """,
         ),
         Example(
@@ -219,8 +255,14 @@ class VariableWrapper(Rule):
         if ctx.resolver.resolve(node.func) not in VARIABLE:
             return
         requires_grad = _requires_grad(node)
-        yield Finding(node, MESSAGES[requires_grad], _fix(node, requires_grad, _fresh(node, ctx)),
-                      detail=DETAILS[requires_grad])
+        volatile = edits.keyword(node, "volatile")
+        grad_off = grad_disabled(ctx)
+        # ``volatile=True`` outside no_grad: the wrapper goes only with the code put in a no_grad block.
+        wants_block = volatile is not None and not grad_off and edits.literal_value(volatile.value) == (True, True)
+        fix = _fix(node, requires_grad, _fresh(node, ctx), grad_off or wants_block)
+        if fix is not None and wants_block:
+            fix = no_grad_block(node, ctx, fix.edits[0].apply)  # type: ignore[arg-type]
+        yield Finding(node, MESSAGES[requires_grad], fix, detail=DETAILS[requires_grad])
 
 
 def _fresh(call: cst.Call, ctx: NodeContext) -> bool:
@@ -243,21 +285,25 @@ def _requires_grad(call: cst.Call) -> Optional[bool]:
     return value if known and isinstance(value, bool) else None
 
 
-def _droppable_keyword(arg: cst.Arg) -> bool:
-    """``requires_grad=`` (what the fix rewrites into), or a ``volatile=`` whose value
-    has no side effects: it has done nothing since torch 0.4 (TL102 drops it the same way)."""
+def _droppable_keyword(arg: cst.Arg, grad_off: bool) -> bool:
+    """``requires_grad=`` (what the fix rewrites into), or a ``volatile=`` that has done
+    nothing since torch 0.4 and asked for nothing (``False``) or for what the
+    ``torch.no_grad()`` around the call does (``grad_off``: there already, or put
+    there by the fix, as TL102's)."""
     assert arg.keyword is not None
-    return arg.keyword.value == "requires_grad" or (
-        arg.keyword.value == "volatile" and edits.without_side_effects(arg.value))
+    if arg.keyword.value == "requires_grad":
+        return True
+    return arg.keyword.value == "volatile" and edits.without_side_effects(arg.value) and (
+        grad_off or edits.literal_value(arg.value) in ((True, False), (True, None), (True, 0)))
 
 
-def _fix(call: cst.Call, requires_grad: Optional[bool], fresh: bool) -> Optional[Fix]:
+def _fix(call: cst.Call, requires_grad: Optional[bool], fresh: bool, grad_off: bool) -> Optional[Fix]:
     if requires_grad is None or edits.has_star_args(call) or not call.args or call.args[0].keyword is not None:
         return None
     allowed = 2 if edits.keyword(call, "requires_grad") is None else 1
     positional = [a for a in call.args if a.keyword is None]
     keywords = [a for a in call.args if a.keyword is not None]
-    if len(positional) > allowed or any(not _droppable_keyword(a) for a in keywords):
+    if len(positional) > allowed or any(not _droppable_keyword(a, grad_off) for a in keywords):
         return None  # name=, a volatile= with side effects, ...
 
     def apply(node: cst.CSTNode) -> cst.CSTNode:
@@ -272,6 +318,18 @@ def _fix(call: cst.Call, requires_grad: Optional[bool], fresh: bool) -> Optional
             )
         if node.lpar:
             return value.with_changes(lpar=node.lpar, rpar=node.rpar)
-        return edits.parenthesized_if_needed(value)
+        unwrapped = edits.parenthesized_if_needed(value)
+        return edits.moved_left(unwrapped, _opening_width(node) - (1 if unwrapped.lpar and not value.lpar else 0))
 
     return Fix([Edit(call, apply)], safe=False)
+
+
+def _opening_width(call: cst.Call) -> int:
+    """How many columns ``Variable(`` takes before its first argument, when that argument
+    starts on the same line (0 when it starts on the next)."""
+    if isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace) or \
+            isinstance(call.whitespace_after_func, cst.ParenthesizedWhitespace):
+        return 0
+    opening = edits.expression_code(call.func) + call.whitespace_after_func.value + "(" + \
+        call.whitespace_before_args.value
+    return 0 if "\n" in opening else len(opening)

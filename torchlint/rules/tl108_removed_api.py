@@ -180,7 +180,7 @@ class RemovedTorchApi(DeprecatedApiRule):
             import torch.legacy.nn as lnn
             from torch._six import inf, string_classes
             """,
-            count=3,
+            count=4,
         ),
     )
     accepted = (

@@ -23,11 +23,9 @@ from torchlint.core.diagnostic import Edit, Fix
 from torchlint.core.settings import versions
 from torchlint.knowledge.torch_api import (
     AUTOGRAD_FUNCTIONS,
-    NO_GRAD_CONTEXTS,
-    SET_GRAD_ENABLED,
     SIZE_METHODS,
 )
-from torchlint.rules import edits
+from torchlint.rules._grad_mode import grad_disabled
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
@@ -404,7 +402,7 @@ class LossAccumulatedAsTensor(Rule):
             return
         if ctx.inference.initial_value(target).kind is not Kind.NUMBER:
             return
-        if _grad_disabled(ctx) or _differentiated_later(target, ctx) or _one_pass_total(target, ctx):
+        if grad_disabled(ctx) or _differentiated_later(target, ctx) or _one_pass_total(target, ctx):
             return
         leaves = _leaves_function(target, ctx)
         if leaves == "elsewhere":
@@ -551,29 +549,6 @@ def _one_pass_total(target: cst.Name, ctx: NodeContext) -> bool:
     within = inference.bound_in(target, inner.body)
     return any(b.how == "assign" and b not in within and inference.value(b.value).kind is Kind.NUMBER
                for b in inference.bound_in(target, loops[1].body))
-
-
-def _grad_disabled(ctx: NodeContext) -> bool:
-    """Inside ``with torch.no_grad():`` (or inference_mode, set_grad_enabled(False)) or a function decorated so."""
-    for frame in ctx.enclosing_in_function(cst.With, cst.FunctionDef):
-        if isinstance(frame, cst.With):
-            if any(_disables_grad(item.item, ctx) for item in frame.items):
-                return True
-        else:
-            assert isinstance(frame, cst.FunctionDef)
-            if any(_disables_grad(d.decorator, ctx) for d in frame.decorators):
-                return True
-    return False
-
-
-def _disables_grad(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
-    func = expr.func if isinstance(expr, cst.Call) else expr
-    name = ctx.resolver.resolve(func)
-    if name in NO_GRAD_CONTEXTS:
-        return True
-    if name in SET_GRAD_ENABLED and isinstance(expr, cst.Call) and expr.args:
-        return edits.literal_value(expr.args[0].value) == (True, False)
-    return False
 
 
 class _Differentiation(cst.CSTVisitor):

@@ -25,10 +25,13 @@ PICKLED = "pickled"  # a whole module or an instance of a class: only weights_on
 UNKNOWN = "unknown"
 
 UNKNOWN_MESSAGE = (
-    "without `weights_only=`: whether it may run arbitrary pickled code depends on the torch version "
-    "(no since 2.6, yes before); pass `weights_only=True` for tensors and state dicts, or "
-    "`weights_only=False` only for a file you trust"
+    "without `weights_only=`: since torch 2.6 it loads only tensors, state dicts and plain containers "
+    "and raises `UnpicklingError` for anything else (a whole module, an instance of a class); before 2.6 "
+    "it unpickles the file in full, which may run arbitrary code. Pass `weights_only=True` for tensors "
+    "and state dicts, or `weights_only=False` only for a file you trust"
 )
+# The one-line message leads with what breaks for a user moving to torch 2.6 or later.
+UNKNOWN_SHORT = "without `weights_only=`: on torch 2.6+ it raises for anything but tensors"
 OLD_FLOOR_MESSAGE = (
     "The project supports torch {floor}, older than the torch 1.13 that added the keyword: pass it only "
     "where the installed torch has it (a version check), or raise the project's floor; no fix is offered"
@@ -277,13 +280,11 @@ class TorchLoadWeightsOnly(Rule):
             # The risk is real on the project's torch 1.13-2.5, but the keyword does not
             # exist on its floor: a finding without a fix, saying how to keep both.
             floor = ".".join(map(str, oldest[:2]))
-            yield Finding(node, fitting(f"`{spelled}()` without `weights_only=`: may run pickled code on torch < 2.6",
-                                        "`torch.load()` without `weights_only=`: may run pickled code on torch < 2.6"),
+            yield Finding(node, fitting(f"`{spelled}()` {UNKNOWN_SHORT}", f"`torch.load()` {UNKNOWN_SHORT}"),
                           detail=f"`{spelled}()` {UNKNOWN_MESSAGE}. {OLD_FLOOR_MESSAGE.format(floor=floor)}")
             return
         if saved.kind == UNKNOWN:
-            yield Finding(node, fitting(f"`{spelled}()` without `weights_only=`: may run pickled code on torch < 2.6",
-                                        "`torch.load()` without `weights_only=`: may run pickled code on torch < 2.6"),
+            yield Finding(node, fitting(f"`{spelled}()` {UNKNOWN_SHORT}", f"`torch.load()` {UNKNOWN_SHORT}"),
                           detail=f"`{spelled}()` {UNKNOWN_MESSAGE}")
             return
         shown = _short(edits.expression_code(save))

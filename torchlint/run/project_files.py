@@ -24,6 +24,7 @@ from torchlint.analysis.project import Finder, ModuleRef
 from torchlint.core.dependencies import ABSENT, content_digest
 from torchlint.core.source import SourceError, SourceFile, decode
 from torchlint.run.fileio import MAX_SOURCE_BYTES, current_digest, read_bytes
+from torchlint.run.project_walk import python_files
 
 
 class FileFinder(Finder):
@@ -35,6 +36,7 @@ class FileFinder(Finder):
                 self.roots.append(absolute)
         self._files: Dict[str, bool] = {}  # path -> is a regular file (asked once)
         self.digests: Dict[str, str] = {}  # key -> digest of the bytes read
+        self._listed: Dict[str, List[str]] = {}  # root -> its .py files (``project_walk``)
 
     def module_for(self, path: str) -> ModuleRef:
         """The module a checked file is, named from its packages."""
@@ -66,6 +68,12 @@ class FileFinder(Finder):
         for folder in (*self._search_path(importer), *extra):
             yield os.path.join(folder, relative + ".py"), False
             yield os.path.join(folder, relative, "__init__.py"), True
+
+    def project_modules(self, near: ModuleRef) -> Optional[Iterator[ModuleRef]]:
+        if not os.path.isabs(near.key):
+            return None
+        roots = [*self._search_path(near)[:1], *self.roots]
+        return (self.module_for(path) for path in python_files(roots, self._listed))
 
     def read(self, module: ModuleRef) -> Optional[SourceFile]:
         try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Dict, Type
 
-from torchlint.run.reporters.base import HOMEPAGE, Reporter, rule_url
+from torchlint.run.reporters.base import Reporter, homepage_url, rule_url
 from torchlint.run.reporters.ci import GitlabReporter, JunitReporter, PylintReporter, RdjsonReporter
 from torchlint.run.reporters.github import GithubReporter
 from torchlint.run.reporters.json import JsonReporter
@@ -32,4 +32,4 @@ REPORTERS: Dict[str, Type[Reporter]] = {
     "rdjson": RdjsonReporter,
 }
 
-__all__ = ["REPORTERS", "Reporter", "rule_url", "HOMEPAGE"]
+__all__ = ["REPORTERS", "Reporter", "rule_url", "homepage_url"]

@@ -5,19 +5,15 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence, TextIO
 
 from torchlint.core.diagnostic import Diagnostic
+from torchlint.core.links import homepage_url, rule_url
 from torchlint.engine.textedits import TextEdit
 from torchlint.rules import all_rules
 from torchlint.rules.rule import Rule
 from torchlint.run.report import FileReport
 from torchlint.run.reporters.style import PLAIN, Style
 
-# Where the project and its rule pages live; the one place to change them.
-HOMEPAGE = "https://github.com/torchlint/torchlint"
-DOCS_URL = HOMEPAGE + "/blob/main/docs/rules/"
-
-
-def rule_url(code: str) -> str:
-    return f"{DOCS_URL}{code}.md"
+# The links (homepage_url, rule_url; the server imports rule_url from here) come from
+# torchlint.core.links: setup.cfg's project_urls, as the installed package declares them.
 
 
 class Reporter:
@@ -48,6 +44,11 @@ class Reporter:
         if self._rules is None:
             self._rules = {rule.code: rule for rule in all_rules()}
         return self._rules.get(code)
+
+    def rule_url(self, code: str) -> str:
+        """The rule's page: under the run's configured docs base URL (``docs_base_url`` in the
+        options, where the configuration sets one), else the default (``torchlint.core.links``)."""
+        return rule_url(code, getattr(self.options, "docs_base_url", None))
 
     def fix_applies(self, d: Diagnostic) -> bool:
         """Would ``--fix`` (with this run's unsafe-fixes setting) apply the fix?"""

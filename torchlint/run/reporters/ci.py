@@ -19,7 +19,7 @@ from xml.sax.saxutils import escape
 
 from torchlint.core.diagnostic import Diagnostic
 from torchlint.run.report import ErrorEntry, FileReport, error_entries
-from torchlint.run.reporters.base import HOMEPAGE, Reporter, previews, rule_url
+from torchlint.run.reporters.base import Reporter, homepage_url, previews
 from torchlint.run.reporters.escaping import escaped, writes_unicode
 
 PROGRAM = "torchlint"
@@ -120,12 +120,12 @@ class RdjsonReporter(_Collecting):
     def finish(self, reports: Sequence[FileReport]) -> None:
         diagnostics = [self._item(finding) for finding in self.findings]
         self.dump({"diagnostics": diagnostics, "severity": "WARNING",
-                   "source": {"name": PROGRAM, "url": HOMEPAGE}}, sort_keys=True)
+                   "source": {"name": PROGRAM, "url": homepage_url()}}, sort_keys=True)
 
     def _item(self, finding: Finding) -> Dict[str, Any]:
         code: Dict[str, str] = {"value": finding.check}
         if finding.diagnostic is not None and self.rule(finding.check) is not None:
-            code["url"] = rule_url(finding.check)
+            code["url"] = self.rule_url(finding.check)
         location: Dict[str, Any] = {"path": finding.path}
         if finding.start is not None:
             location["range"] = _range(finding.start, finding.end or finding.start)

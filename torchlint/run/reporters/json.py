@@ -26,7 +26,6 @@ from torchlint.run.reporters.base import (
     applicability,
     fix_title,
     previews,
-    rule_url,
 )
 from torchlint.run.reporters.text import statistics_rows
 
@@ -85,7 +84,7 @@ class JsonReporter(Reporter):
             "location": {"row": d.line, "column": d.column + 1},
             "end_location": None if d.end_line is None else {"row": d.end_line, "column": d.end_column + 1},
             "fix": fix,
-            "url": rule_url(d.code) if rule else None,
+            "url": self.rule_url(d.code) if rule else None,
         }
         if d.cell is not None:  # notebooks: the 1-based cell; row and column are within it
             result["cell"] = d.cell

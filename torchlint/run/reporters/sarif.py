@@ -25,11 +25,10 @@ from torchlint.rules.docs import fix_availability, render_rule
 from torchlint.rules.rule import Rule
 from torchlint.run.report import ErrorEntry, FileReport, error_entries
 from torchlint.run.reporters.base import (
-    HOMEPAGE,
     Reporter,
     fix_title,
+    homepage_url,
     previews,
-    rule_url,
 )
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -48,7 +47,7 @@ def _directory_uri(directory: str) -> str:
     return uri if uri.endswith("/") else uri + "/"
 
 
-def rule_descriptor(rule: Rule) -> Dict[str, Any]:
+def rule_descriptor(rule: Rule, help_uri: str) -> Dict[str, Any]:
     return {
         "id": rule.code,
         "name": rule.name,
@@ -58,7 +57,7 @@ def rule_descriptor(rule: Rule) -> Dict[str, Any]:
             "text": f"{rule.summary}. {fix_availability(rule).replace('**', '')}",
             "markdown": render_rule(rule),
         },
-        "helpUri": rule_url(rule.code),
+        "helpUri": help_uri,
         "defaultConfiguration": {"level": "error"},
         "properties": {"fix": rule.fix_safety.value},
     }
@@ -132,8 +131,9 @@ class SarifReporter(Reporter):
                         "name": "torchlint",
                         "version": __version__,
                         "semanticVersion": __version__,
-                        "informationUri": HOMEPAGE,
-                        "rules": [rule_descriptor(_loaded(rule)) for rule in self.options.rules],
+                        "informationUri": homepage_url(),
+                        "rules": [rule_descriptor(_loaded(rule), self.rule_url(rule.code))
+                                  for rule in self.options.rules],
                     },
                 },
                 "invocations": [invocation],

@@ -1,0 +1,149 @@
+"""Is autograd recording off where a node runs, and how to turn it off exactly
+where ``volatile=True`` once did. Shared by the rules that ask (TL209's totals,
+TL102's ``volatile=``, TL107's ``Variable`` wrappers)."""
+
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Tuple, Union
+
+import libcst as cst
+
+from torchlint.analysis.context import NodeContext
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.knowledge.torch_api import NO_GRAD_CONTEXTS, SET_GRAD_ENABLED
+from torchlint.rules import edits
+from torchlint.rules._renames import spell_qualified
+
+
+def grad_disabled(ctx: NodeContext) -> bool:
+    """Inside ``with torch.no_grad():`` (or inference_mode, set_grad_enabled(False)) or a function decorated so."""
+    for frame in ctx.enclosing_in_function(cst.With, cst.FunctionDef):
+        if isinstance(frame, cst.With):
+            if any(disables_grad(item.item, ctx) for item in frame.items):
+                return True
+        else:
+            assert isinstance(frame, cst.FunctionDef)
+            if any(disables_grad(d.decorator, ctx) for d in frame.decorators):
+                return True
+    return False
+
+
+def disables_grad(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
+    func = expr.func if isinstance(expr, cst.Call) else expr
+    name = ctx.resolver.resolve(func)
+    if name in NO_GRAD_CONTEXTS:
+        return True
+    if name in SET_GRAD_ENABLED and isinstance(expr, cst.Call) and expr.args:
+        return edits.literal_value(expr.args[0].value) == (True, False)
+    return False
+
+
+def no_grad_block(call: cst.Call, ctx: NodeContext, rewrite: Callable[[cst.Call], cst.BaseExpression]) -> Optional[Fix]:
+    """The unsafe fix of ``Variable(x, volatile=True)`` (TL102, and TL107 where the
+    wrapper goes too; ``rewrite`` makes ``call``'s new form): the statement holding it and
+    the rest of its block go in ``with torch.no_grad():``, where torch builds no
+    graph, as ``volatile`` once did for whatever the value reached. None unless
+    that is exact: nothing in the def (or the module's code) differentiates, the
+    statements moved define no code run later (def, class, lambda), suspend
+    nothing (``yield``, ``await``), touch no ``requires_grad`` or grad mode, and a
+    value they return is differentiated by no caller."""
+    line = ctx.file.line_of_call(call)
+    frame = ctx.frame.node if ctx.frame is not None else ctx.file.module
+    found = _block_holding(frame, line) if line is not None else None
+    spelled = spell_qualified("torch.no_grad", call, ctx)
+    if found is None or spelled is None or ctx.inference.differentiates_where(call):
+        return None
+    block, index = found
+    moved = list(block.body[index:])
+    mover = _Moved()
+    for statement in moved:
+        statement.visit(mover)
+    if mover.blocked:
+        return None
+    function = ctx.enclosing(cst.FunctionDef)
+    if mover.returns_value and (not isinstance(function, cst.FunctionDef)
+                                or ctx.inference.result_may_be_differentiated(function)):
+        return None
+    code, required = spelled
+    context = cst.parse_expression(f"{code}()")
+
+    def apply(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, (cst.IndentedBlock, cst.Module))
+        if len(node.body) != len(block.body):
+            raise ValueError("the block changed under the fix")
+        body = [statement.visit(_Rewrite(call, rewrite)).visit(_BareBlankLines()) for statement in node.body[index:]]
+        first = body[0]
+        wrapped = cst.With(items=[cst.WithItem(item=context)],
+                           body=cst.IndentedBlock(body=[first.with_changes(leading_lines=[]), *body[1:]]),
+                           leading_lines=first.leading_lines)
+        return node.with_changes(body=[*node.body[:index], wrapped])
+
+    return Fix([Edit(block, apply)], safe=False, required_imports=required)
+
+
+def _block_holding(root: cst.CSTNode, line: cst.SimpleStatementLine
+                   ) -> Optional[Tuple[Union[cst.IndentedBlock, cst.Module], int]]:
+    """The block under ``root`` whose statements include ``line``, and its index there."""
+    found: List[Tuple[Union[cst.IndentedBlock, cst.Module], int]] = []
+
+    class _Finder(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if found:
+                return False
+            if isinstance(node, (cst.IndentedBlock, cst.Module)):
+                for index, statement in enumerate(node.body):
+                    if statement is line:
+                        found.append((node, index))
+                        return False
+            return not isinstance(node, cst.BaseExpression)
+
+    root.visit(_Finder())
+    return found[0] if found else None
+
+
+class _Moved(cst.CSTVisitor):
+    """What the statements moved into the ``no_grad`` block hold that makes it inexact."""
+
+    _BLOCKING = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Yield, cst.Await, cst.Global, cst.Nonlocal)
+    _GRAD_WORDS = frozenset({"requires_grad", "requires_grad_", "enable_grad", "set_grad_enabled", "backward",
+                             "grad"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocked = False
+        self.returns_value = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "requires_grad" \
+                and edits.literal_value(node.value) == (True, False):
+            return False  # ``Variable(t, requires_grad=False)``: the default, nothing to record
+        if isinstance(node, self._BLOCKING) or (isinstance(node, cst.Name) and node.value in self._GRAD_WORDS):
+            self.blocked = True
+        if isinstance(node, cst.Return) and node.value is not None:
+            self.returns_value = True
+        return not self.blocked
+
+
+class _Rewrite(cst.CSTTransformer):
+    """``call`` rewritten by ``rewrite`` (``volatile=`` dropped: inside ``no_grad`` it asks
+    for nothing more); left as it is if another fix of the round changed it."""
+
+    def __init__(self, call: cst.Call, rewrite: Callable[[cst.Call], cst.BaseExpression]) -> None:
+        super().__init__()
+        self._call = call
+        self._rewrite = rewrite
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if original_node is self._call:
+            return self._rewrite(updated_node)
+        return updated_node
+
+
+class _BareBlankLines(cst.CSTTransformer):
+    """Blank lines of the moved statements stay empty: indented one level deeper,
+    libcst would write the new indentation on them (trailing whitespace)."""
+
+    def leave_EmptyLine(self, original_node: cst.EmptyLine, updated_node: cst.EmptyLine) -> cst.EmptyLine:
+        if updated_node.comment is None and updated_node.indent:
+            return updated_node.with_changes(indent=False)
+        return updated_node
