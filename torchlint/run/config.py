@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from torchlint.core.fix_policy import DEFAULT_FIX_POLICY, FixPolicy
+from torchlint.core.links import check_docs_base_url
 from torchlint.core.settings import Settings, SettingsError, Version, parse_release
 from torchlint.rules.rule import Rule
 from torchlint.run.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
@@ -222,6 +223,12 @@ def _path_value(value: Any) -> str:
     return value.strip()
 
 
+def _docs_base_url_value(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a URL such as \"https://example.org/torchlint/rules\", got {value!r}")
+    return check_docs_base_url(value)
+
+
 def _per_file_ignores_value(value: Any) -> List[Tuple[str, List[str]]]:
     if isinstance(value, str):
         return parse_per_file_ignores(value)
@@ -260,6 +267,7 @@ KEYS: Dict[str, Callable[[Any], Any]] = {
     "torch-version": _version_value,
     "target-torch-version": _version_value,
     "extend": lambda v: _path_value(v),
+    "docs-base-url": _docs_base_url_value,
 }
 
 
@@ -270,6 +278,7 @@ TOML_TYPES: Dict[str, type] = {
     "fixable": list, "unfixable": list, "extend-fixable": list, "extend-safe-fixes": list, "extend-unsafe-fixes": list,
     "extend": str,
     "target-torch-version": str,
+    "docs-base-url": str,
 }
 # Keys whose values are rule codes or prefixes.
 CODE_LIST_KEYS = ("select", "extend-select", "ignore", "fixable", "unfixable", "extend-fixable", "extend-safe-fixes",
@@ -490,6 +499,7 @@ class Options:
     jobs: int = 1  # worker processes
     cache_dir: Optional[str] = None  # None: no result cache
     project_root: Optional[str] = None  # the configuration file's folder, else the git work tree, else cwd
+    docs_base_url: Optional[str] = None  # where rule links point (``core/links.py``); None: the declared pages
 
     def is_excluded(self, path: str) -> bool:
         """Is the file or folder ``path`` excluded (its own name or path; searches prune parents)?"""
@@ -621,6 +631,7 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         torch_version_source=torch_version_source,
         target_torch_version=target_torch_version,
         target_torch_version_source=target_source,
+        docs_base_url=values.get("docs-base-url"),
         exclude=exclude,
         force_exclude=force_exclude,
         respect_gitignore=respect_gitignore,
