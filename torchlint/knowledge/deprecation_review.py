@@ -161,6 +161,29 @@ OUT_OF_SCOPE: Tuple[Tuple[str, Scope, str], ...] = (
 )
 
 
+# torch 2.13's deprecation groups that its Python sources do not show (C++ warns, or a helper's message
+# the miner cannot follow), from issue 35: (group, a use torch 2.13 warns on, the table entry keys that
+# flag it, or "" and why it is not reported). tests/test_mined_deprecations.py runs each use under the
+# installed torch and each use through the rules.
+UNMINED_GROUPS: Tuple[Tuple[str, str, Tuple[str, ...], str], ...] = (
+    ("legacy storages", "torch.FloatStorage(3)", tuple(f"torch.{n}" for n in (
+        "FloatStorage", "DoubleStorage", "HalfStorage", "LongStorage", "IntStorage", "ByteStorage", "BoolStorage",
+        "TypedStorage")), ""),
+    ("legacy sparse constructors", "torch.sparse.FloatTensor(torch.tensor([[0], [0]]), torch.tensor([1.0]), (2, 2))",
+     tuple(f"torch.sparse.{n}Tensor" for n in ("Float", "Double", "Long", "Int", "Byte", "Half")), ""),
+    ("stft(return_complex=False)", "torch.stft(torch.ones(400), 64, window=torch.hann_window(64), "
+     "return_complex=False)", ("torch.stft(return_complex=)",), ""),
+    ("non-tuple sequence indexing", "torch.ones(3, 4)[[0, slice(None)]]", (),
+     "only a list holding slice objects, None or Ellipsis triggers it (`x[[0, 1]]` is valid advanced indexing), "
+     "and source cannot spell a slice in a list display except as `slice(...)`; the list is almost always built "
+     "elsewhere (a runtime value)"),
+    ("torch.jit", "torch.jit.ignore(True)", ("torch.jit.ignore(drop=)",), ""),
+    ("torch.distributed", "", ("torch.nn.parallel.DistributedDataParallel(broadcast_buffers=)",), ""),
+    ("torch.onnx", "", ("torch.onnx.export(dynamo=)", "torch.onnx.utils.export(training=)",
+                        "torch.onnx.utils.export(operator_export_type=)"), ""),
+)
+
+
 def table_keys() -> Dict[str, Deprecation]:
     """Every name a table entry answers to: its key and its aliases."""
     keys: Dict[str, Deprecation] = {}
