@@ -927,3 +927,23 @@ def test_reopening_or_saving_after_an_imported_module_changed_is_not_stale(proje
         assert found(client.diagnostics(uri, version=2)) == [(5, 11, "TL101")]
     finally:
         client.close()
+
+
+def test_a_module_that_shadows_an_imported_one_is_noticed(project):
+    """``helpers`` was found under ``src/``; a ``helpers.py`` appearing next to
+    the document, earlier on the import path, now answers the import."""
+    (project / "src").mkdir()
+    (project / "src" / "helpers.py").write_text(HELPERS)
+    main = project / "main.py"
+    main.write_text(MAIN)
+    assert cli_findings(main, project) == [(5, 11, "TL101")]
+    client = LspClient(cwd=str(project))
+    try:
+        client.initialize(project, {"pollIntervalMs": 100})
+        uri = client.open(main, MAIN)
+        assert found(client.diagnostics(uri)) == [(5, 11, "TL101")]
+        (project / "helpers.py").write_text(HELPERS_CHANGED)
+        assert cli_findings(main, project) == []
+        assert found(client.diagnostics(uri)) == []
+    finally:
+        client.close()

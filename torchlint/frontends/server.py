@@ -60,7 +60,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
 from torchlint import __version__
-from torchlint.core.dependencies import ABSENT
+from torchlint.core.dependencies import PROBE, probe
 from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.noqa import add_noqa
 from torchlint.core.settings import SettingsError
@@ -141,7 +141,7 @@ class Workbench:
         self._fixed: "OrderedDict[Tuple, Tuple[str, Any]]" = OrderedDict()  # whole checks and fix-all
         self._checked: Dict[Tuple, Checked] = {}  # (configuration, path) -> its last complete check
         # (configuration, path) -> the project modules its findings were worked
-        # out from (path, or ABSENT + a place an import found nothing) -> digest
+        # out from (a module's path, or PROBE + a place an import looked) -> digest
         # of the bytes read: a change on disk there makes them stale.
         self._dependencies: Dict[Tuple, Dict[str, str]] = {}
         self._seen: Dict[str, Optional[Tuple[int, int]]] = {}  # dependency -> (mtime, size) at the last look
@@ -316,8 +316,8 @@ class Workbench:
                                      else str(options.target_torch_version)),
             "unsafe_fixes": options.unsafe_fixes,
             "excluded": options.is_excluded_with_parents(path),
-            "depends_on": sorted({_path_of(d) for (k, p), deps in self._dependencies.items()
-                                  if k == key and p == path for d in deps}),
+            "depends_on": sorted({d for (k, p), deps in self._dependencies.items()
+                                  if k == key and p == path for d in deps if not d.startswith(PROBE)}),
         }
 
     # -- the project on disk ---------------------------------------------------
@@ -339,7 +339,7 @@ class Workbench:
             self._forget_results(old_key, old_path)  # no longer known when they go stale
         for dependency in found:
             if dependency not in self._seen:
-                self._seen[dependency] = _stat_of(dependency)
+                self._seen[dependency] = _state_of(dependency)
 
     def _forget_results(self, key: Tuple, path: str) -> None:
         self._checked.pop((key, path), None)
@@ -354,10 +354,10 @@ class Workbench:
         look (a poll for clients that cannot watch files)."""
         changed = []
         for dependency in {d for deps in self._dependencies.values() for d in deps}:
-            now = _stat_of(dependency)
+            now = _state_of(dependency)
             if now != self._seen.get(dependency):
                 self._seen[dependency] = now
-                changed.append(_path_of(dependency))
+                changed.append(_paths_of(dependency)[0])
         return changed
 
     def stale_documents(self, paths: Optional[Sequence[str]] = None) -> List[str]:
@@ -368,7 +368,7 @@ class Workbench:
         stale: List[Tuple] = []
         for (key, path), deps in self._dependencies.items():
             for dependency, digest in deps.items():
-                if wanted is not None and _path_of(dependency) not in wanted:
+                if wanted is not None and wanted.isdisjoint(_paths_of(dependency)):
                     continue
                 if current_digest(dependency) != digest:
                     stale.append((key, path))
@@ -377,8 +377,8 @@ class Workbench:
             self._projects.pop(key, None)
             self._forget_results(key, path)
         for dependency in list(self._seen):
-            if wanted is None or _path_of(dependency) in wanted:
-                self._seen[dependency] = _stat_of(dependency)
+            if wanted is None or not wanted.isdisjoint(_paths_of(dependency)):
+                self._seen[dependency] = _state_of(dependency)
         return sorted({path for _, path in stale})
 
     # -- fixing ------------------------------------------------------------
@@ -527,13 +527,22 @@ def too_large(text: str) -> Optional[str]:
     return f"too large to check ({size / (1 << 20):.1f} MB; the limit is {MAX_SOURCE_BYTES / (1 << 20):.1f} MB)"
 
 
-def _path_of(dependency: str) -> str:
-    return dependency[len(ABSENT):] if dependency.startswith(ABSENT) else dependency
+def _paths_of(dependency: str) -> Tuple[str, ...]:
+    """The files whose change touches ``dependency``: a module's own path; for a
+    place an import looked (``PROBE`` + folder/name), the module, package and
+    folder that may appear or go there."""
+    if not dependency.startswith(PROBE):
+        return (dependency,)
+    place = dependency[len(PROBE):]
+    return place + ".py", os.path.join(place, "__init__.py"), place
 
 
-def _stat_of(dependency: str) -> Optional[Tuple[int, int]]:
+def _state_of(dependency: str) -> Optional[Tuple[object, ...]]:
+    """What a poll compares: a module's modification time and size, what a place holds."""
+    if dependency.startswith(PROBE):
+        return (probe(dependency[len(PROBE):]),)
     try:
-        status = os.stat(_path_of(dependency))
+        status = os.stat(dependency)
     except OSError:
         return None
     return status.st_mtime_ns, status.st_size
