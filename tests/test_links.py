@@ -121,11 +121,12 @@ def test_a_base_that_is_not_a_url_is_reported_and_the_default_kept(tmp_path):
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("base", [None, CUSTOM_BASE])
-def test_the_language_server_links_the_same_pages(tmp_path, base):
-    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\n")
+@pytest.mark.parametrize("base, configured", [(None, False), (CUSTOM_BASE, False), (CUSTOM_BASE, True)])
+def test_the_language_server_links_the_same_pages(tmp_path, base, configured):
+    setting = f'docs-base-url = "{base}"\n' if configured else ""
+    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\n" + setting)
     env = _env_without_base()
-    if base:
+    if base and not configured:
         env[links.DOCS_BASE_URL_VARIABLE] = base
     client = LspClient(cwd=str(tmp_path), env=env)
     try:

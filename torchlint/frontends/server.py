@@ -742,10 +742,19 @@ class TorchlintServer(LanguageServer):
             return []
         lines = SourceFile(text).lines
         codec = self.workspace.position_codec
-        return [self.lsp_diagnostic(lines, codec, d) for d in outcome.diagnostics]
+        base = self.docs_base_url(self.document_path(uri))
+        return [self.lsp_diagnostic(lines, codec, d, base) for d in outcome.diagnostics]
+
+    def docs_base_url(self, path: str) -> Optional[str]:
+        """The ``docs-base-url`` of ``path``'s configuration (None: the default pages)."""
+        try:
+            return self.workbench.project_for(path)[1].options.docs_base_url
+        except Exception:  # a broken configuration is reported with the findings, not here
+            return None
 
     @staticmethod
-    def lsp_diagnostic(lines: Sequence[str], codec: PositionCodec, d: Diagnostic) -> types.Diagnostic:
+    def lsp_diagnostic(lines: Sequence[str], codec: PositionCodec, d: Diagnostic,
+                       docs_base_url: Optional[str] = None) -> types.Diagnostic:
         fix = None if d.fix is None else ("safe" if d.fix.safe else "unsafe")
         return types.Diagnostic(
             range=finding_range(lines, codec, d),
@@ -753,7 +762,7 @@ class TorchlintServer(LanguageServer):
             severity=types.DiagnosticSeverity.Warning,
             source=SOURCE,
             code=d.code,
-            code_description=types.CodeDescription(href=rule_url(d.code)),
+            code_description=types.CodeDescription(href=rule_url(d.code, docs_base_url)),
             data={"fix": fix},
         )
 
@@ -811,7 +820,7 @@ class TorchlintServer(LanguageServer):
         fixes, noqa = [], []
         found, any_safe = self.workbench.fixes(path, text, wanted.start.line + 1, wanted.end.line + 1)
         for d, edits in found:
-            diagnostic = self.lsp_diagnostic(lines, codec, d)
+            diagnostic = self.lsp_diagnostic(lines, codec, d, self.docs_base_url(path))
             if edits:
                 safe = d.fix is not None and d.fix.safe
                 # The fixes this one leads to on its line, as ``--fix`` goes on.
@@ -891,9 +900,10 @@ class TorchlintServer(LanguageServer):
                 by_cell[cells[0]] = [_whole_file_diagnostic(message, types.DiagnosticSeverity.Information)]
             return by_cell
         codec = self.workspace.position_codec
+        base = self.docs_base_url(self.document_path(uri))
         for index, d in found.diagnostics:
             cell_uri = cells[index]
-            by_cell[cell_uri].append(self.lsp_diagnostic(SourceFile(texts[cell_uri]).lines, codec, d))
+            by_cell[cell_uri].append(self.lsp_diagnostic(SourceFile(texts[cell_uri]).lines, codec, d, base))
         return by_cell
 
     # -- pull diagnostics, hover, settings ---------------------------------------
