@@ -46,6 +46,8 @@ if TYPE_CHECKING:  # pragma: no cover
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceError, decode, no_cycle_collection
 from torchlint.run.fileio import (
+    CheckedTree,
+    OutsideTree,
     current_digest,
     encode,
     read_source,
@@ -548,6 +550,7 @@ def run_add_noqa(options: Options, linter: Linter, stdout: TextIO, stderr: TextI
     force = options.is_excluded_with_parents if options.force_exclude else None
     found = list(discover(options.paths or ["."], options.is_excluded, force))
     _remove_leftovers([path for path, error in found if not error])
+    tree = CheckedTree(options.paths or ["."])
     for path, error in found:
         if error:
             print(f"torchlint: error: {path}: {error}", file=stderr)
@@ -562,7 +565,8 @@ def run_add_noqa(options: Options, linter: Linter, stdout: TextIO, stderr: TextI
             for failure in failures:
                 print(f"torchlint: warning: {path}:{failure}", file=stderr)
             if changed:
-                write_atomically(path, encode(source, text), expected=source.data)
+                write_atomically(path, encode(source, text), expected=source.data, identity=source.identity,
+                                 tree=tree)
                 added += changed
                 files += 1
         except Unsupported as exc:
@@ -570,6 +574,8 @@ def run_add_noqa(options: Options, linter: Linter, stdout: TextIO, stderr: TextI
         except ParseError as exc:
             print(f"torchlint: error: {path}:{exc.line}:{exc.column + 1}: cannot parse: {exc.message}", file=stderr)
             status = 2
+        except OutsideTree as exc:
+            print(f"torchlint: warning: {path}: {exc}", file=stderr)
         except SourceError as exc:
             print(f"torchlint: error: {path}: {exc}", file=stderr)
             status = 2
