@@ -28,13 +28,16 @@ MAX_RATIO = 2.5
 
 
 def _cpu_time(directory, args) -> float:
-    """The least CPU time of ``REPEATS`` runs of the command on ``directory``."""
+    """The least CPU time of ``REPEATS`` runs of the command on ``directory``;
+    each must end as a check does (0 or 1), not with an internal error (2)."""
     best = float("inf")
     for _ in range(REPEATS):
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
             start = time.process_time()
-            cli.main(["--no-cache", *args])
+            status = cli.main(["--no-cache", *args])
             best = min(best, time.process_time() - start)
+        assert status in (0, 1) and "internal error" not in err.getvalue(), err.getvalue()[-500:]
     return best
 
 
@@ -46,11 +49,11 @@ def warm(tmp_path_factory):
 
 
 @pytest.mark.parametrize("case, size", [
-    ("forwarding", 60),  # def f{i}(a, b): return f{i-1}(a, b)
+    ("forwarding", 100),  # def f{i}(a, b): return f{i-1}(a, b)
     ("reassignment", 400),  # y = y + 1, in one def
-    ("data_index", 300),  # total = total + loss.data[0]: one finding each
-    ("per_file_ignores", 5_000),  # entries in the configuration
-    ("noqa", 1_000),  # y = F.upsample(x)  # noqa, on every line
+    ("data_index", 400),  # total = total + loss.data[0]: one finding each
+    ("per_file_ignores", 5_000),  # entries in the configuration (a guard: linear on main too at this size)
+    ("noqa", 1_500),  # y = F.upsample(x)  # noqa, on every line (a guard, likewise)
 ])
 def test_time_grows_linearly(tmp_path, monkeypatch, case, size):
     times = []
@@ -60,8 +63,8 @@ def test_time_grows_linearly(tmp_path, monkeypatch, case, size):
         bounds.write_case(case, size * factor, directory)
         monkeypatch.chdir(directory)
         times.append(_cpu_time(directory, bounds.arguments(case, directory)))
-    ratios = [later / earlier for earlier, later in zip(times, times[1:])]
-    assert all(ratio <= MAX_RATIO for ratio in ratios), (case, size, times, ratios)
+        # Checked at each doubling: a quadratic case fails before its slowest run.
+        assert len(times) == 1 or times[-1] / times[-2] <= MAX_RATIO, (case, size, times)
 
 
 def test_a_thousand_reassignments_of_a_loss_are_checked_without_recursion_error(tmp_path, capsys):

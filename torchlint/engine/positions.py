@@ -79,24 +79,12 @@ class Locator:
         nodes = list(nodes)
         if self._by_statement:
             found: Dict[cst.CSTNode, Range] = {}
-            # Statement by statement, forgetting each one's generated positions
-            # once its nodes are placed: kept, they cost kilobytes per finding.
-            top_of = self.top_of or {}
-            order = {}
             for node in nodes:
-                order.setdefault(id(top_of.get(node)), []).append(node)
-            for group in order.values():
-                for node in group:
-                    place = self._statement_range(node)
-                    if place is None:
-                        self._by_statement = False  # the answer must be libcst's: generate the module
-                        break
-                    found[node] = place
-                if not self._by_statement:
+                place = self._statement_range(node)
+                if place is None:
+                    self._by_statement = False  # the answer must be libcst's: generate the module
                     break
-                if len(order) > 1:
-                    self._generated.clear()
-                    self._lines.clear()
+                found[node] = place
             else:
                 return found
         if self._whole is None:
