@@ -582,7 +582,7 @@ def test_an_interrupt_in_a_worker_thread_write_still_cleans_up(tmp_path, monkeyp
     # signals cannot be deferred off the main thread: an exception mid-write removes the temporary file
     path = put(tmp_path, "a.py", "old\n")
 
-    def failing_replace(src, dst):
+    def failing_replace(src, dst, **at_directory):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(fileio_module.os, "replace", failing_replace)
@@ -1207,7 +1207,7 @@ def test_temporary_files_of_a_killed_fix_are_removed_by_the_next_one(tmp_path):
     killed = subprocess.run([sys.executable, "-c", (
         "import os, signal, sys\n"
         "from torchlint.run import fileio\n"
-        "fileio.os.replace = lambda *args: os.kill(os.getpid(), signal.SIGKILL)\n"  # killed mid-write
+        "fileio.os.replace = lambda *args, **at_directory: os.kill(os.getpid(), signal.SIGKILL)\n"  # killed mid-write
         "from torchlint.frontends.cli import main\n"
         "sys.exit(main(['--isolated', '--no-cache', '--fix', 'a.py']))\n")],
         cwd=tmp_path, capture_output=True, text=True, timeout=120)

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import tarfile
 import zipfile
-from pathlib import Path
 
 import pytest
 from conftest import REPO, copy_of_the_checkout

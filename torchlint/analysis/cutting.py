@@ -25,6 +25,11 @@ def cuttable(statement: ast.stmt, lines: List[str]) -> bool:
     return last_line(statement) - body_line + 1 >= MIN_BODY_LINES and _indent(first, lines) is not None
 
 
+def body_on_own_lines(statement: ast.stmt, lines: List[str]) -> bool:
+    """Does the body start a line of its own (so ``cut_body`` can cut it, however short)?"""
+    return _indent(statement.body[0], lines) is not None
+
+
 def cut_body(statement: ast.stmt, lines: List[str]) -> None:
     """Replace the body by a string literal over the same lines, keeping
     their line endings: one token for libcst however long the body was
@@ -46,10 +51,20 @@ def cut_whole(statement: ast.stmt, lines: List[str]) -> None:
     literal over the same lines (see ``unreferenced``): for libcst one
     statement of one token where its header was a few dozen nodes."""
     first, last = first_line(statement), last_line(statement)
-    lines[first - 1] = '"""' + _ending(lines[first - 1])
-    for number in range(first, last - 1):
+    span = lines[first - 1:last]
+    cut_whole_lines(span)
+    lines[first - 1:last] = span
+
+
+def cut_whole_lines(lines: List[str]) -> None:
+    """Make ``lines`` (whole statements) one string literal over the same lines."""
+    if len(lines) == 1:
+        lines[0] = '""' + _ending(lines[0])
+        return
+    lines[0] = '"""' + _ending(lines[0])
+    for number in range(1, len(lines) - 1):
         lines[number] = _ending(lines[number])
-    lines[last - 1] = '"""' + _ending(lines[last - 1])
+    lines[-1] = '"""' + _ending(lines[-1])
 
 
 def unreferenced(statements: Sequence[ast.stmt], cut: Collection[ast.stmt]) -> List[ast.stmt]:

@@ -29,6 +29,7 @@ of a script's def takes what all the file's calls pass (``call_site_value``).
 
 from __future__ import annotations
 
+import bisect
 import enum
 from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
@@ -319,6 +320,36 @@ class Block:
         return False
 
 
+class _Chain:
+    """The bindings a set of reads may see, sorted and indexed once.
+
+    Each read used to sort its bindings, find itself among their reads and
+    walk every later binding: n rebindings of a name (``loss = loss + x``,
+    n times) cost n² then. ``warmed``: how many of ``reads`` (in order) have
+    been evaluated first, so that a long chain is evaluated from its start
+    instead of recursing once per link."""
+
+    __slots__ = ("assignments", "ordered", "indices", "by_statement", "one_scope", "reads", "read_indices", "warmed")
+
+    def __init__(self, assignments: FrozenSet, statement_of: Mapping[cst.Name, cst.CSTNode]) -> None:
+        self.assignments = assignments  # kept: the cache is keyed by its id
+        self.ordered = sorted(assignments, key=lambda a: a.index)
+        self.indices = [a.index for a in self.ordered]
+        self.by_statement: Dict[object, List[object]] = {}
+        for assignment in self.ordered:
+            self.by_statement.setdefault(statement_of.get(assignment.node), []).append(assignment)
+        self.one_scope = len({a.scope for a in self.ordered}) == 1
+        self.reads: Optional[List[cst.Name]] = None
+        self.read_indices: List[int] = []
+        self.warmed = 0
+
+
+# Above this many earlier reads of a chain not yet evaluated, they are
+# evaluated first, in order (``Inference._warm``): the recursion then stays
+# shallow. Below it, the order of evaluation is the one it always was.
+_WARM_AFTER = 32
+
+
 class Inference:
     def __init__(
         self,
@@ -342,6 +373,7 @@ class Inference:
         self._backward: Optional[Set[Tuple[object, str]]] = None
         self._sized_names: Optional[Set[Tuple[object, str]]] = None
         self._stores: Optional[Dict[object, List[Optional[Binding]]]] = None
+        self._chains: Dict[int, Optional[_Chain]] = {}
 
     @property
     def resolver(self) -> Resolver:
@@ -352,6 +384,11 @@ class Inference:
     def value(self, expr: cst.BaseExpression) -> Value:
         cached = self._cache.get(expr)
         if cached is None:
+            if isinstance(expr, cst.Name):
+                self._warm(expr)
+                cached = self._cache.get(expr)
+                if cached is not None:
+                    return cached
             self._cache[expr] = _PENDING  # breaks cycles through self-references
             cached = self._evaluate(expr)
             self._cache[expr] = cached
@@ -516,24 +553,25 @@ class Inference:
         if not all(isinstance(getattr(a, "node", None), cst.Name) and a.scope is scope
                    and self._resolver.scope_of(a.node) is scope for a in assignments):
             return None
+        chain = self._chain(assignments)
         statement = self._facts.statement_of.get(read)
-        if statement is None:
+        if statement is None or chain is None:
             return None  # a compound statement's header, such as a ``while`` test read on every turn
-        same = [a for a in assignments if self._facts.statement_of.get(a.node) is statement]
+        same = chain.by_statement.get(statement, [])
         if any(all(a.node is not n for n in _assigned_names(statement)) for a in same):
             return None  # ``(x := f()) + x``: a binding inside the statement that may come first
-        read_at = self._read_index(read, assignments)
-        before = [a for a in assignments if a not in same and read_at is not None and a.index < read_at]
-        if not before:
+        read_at = self._read_index(read, chain)
+        end = _last_kept(chain.ordered, bisect.bisect_left(chain.indices, read_at), same) if read_at is not None else 0
+        if end == 0:
             return None
-        last = max(before, key=lambda a: a.index)
+        last = chain.ordered[end - 1]
         binding = self._bindings.get(last.node)
         if binding is None or binding.how != "assign" or binding.path:
             return None
         block = self._facts.block_of.get(last.node)
         if block is not None and not block.encloses(self._facts.block_of.get(read)):
             return None
-        if self._comes_round(read, [a for a in assignments if a not in before], last):
+        if self._comes_round(read, chain, end, same):
             return None
         return binding.value
 
@@ -886,63 +924,128 @@ class Inference:
             return self.value(binding.value.right)
         return self._assignment_value(assignment)
 
+    def _chain(self, assignments) -> Optional[_Chain]:
+        """The index of ``assignments`` (None unless every one binds a Name)."""
+        key = id(assignments)
+        if key not in self._chains:
+            named = bool(assignments) and all(isinstance(getattr(a, "node", None), cst.Name) for a in assignments)
+            self._chains[key] = _Chain(assignments, self._facts.statement_of) if named else None
+        chain = self._chains[key]
+        return chain if chain is None or chain.assignments is assignments else None
+
+    def _warm(self, read: cst.Name) -> None:
+        """Evaluate the reads of ``read``'s bindings that come before it, in
+        order, when many are not evaluated yet: each then finds the one
+        before it evaluated, and no chain of rebindings (``loss = loss + x``
+        a thousand times) recurses once per link."""
+        assignments = self._resolver.assignments(read)
+        chain = self._chain(assignments) if len(assignments) > _WARM_AFTER else None
+        if chain is None:
+            return
+        scope = self._resolver.scope_of(read)
+        if chain.reads is None:
+            reads = sorted(((access.index, access.node) for access in scope.reads_of(read.value)
+                            if isinstance(access.node, cst.Name)), key=lambda pair: pair[0])
+            chain.reads = [node for _, node in reads]
+            chain.read_indices = [index for index, _ in reads]
+        read_at = self._read_index(read, chain)
+        if read_at is None:
+            return
+        end = bisect.bisect_left(chain.read_indices, read_at)
+        if end - chain.warmed <= _WARM_AFTER:
+            return
+        start, chain.warmed = chain.warmed, end  # before evaluating: the reads below must not warm again
+        for earlier in chain.reads[start:end]:
+            self.value(earlier)
+
     def _dominating(self, read: cst.Name, assignments) -> Optional[Value]:
         """The value of ``read`` when the last binding before it is in a block
         enclosing it (so every run reaching ``read`` passed it: earlier
         bindings are overwritten). An augmented assignment keeps a tensor's
         shape (it works in place), so it goes on to the binding before it."""
-        statement = self._facts.statement_of.get(read)
-        ordered = sorted((a for a in assignments if isinstance(getattr(a, "node", None), cst.Name)
-                          and (statement is None or self._facts.statement_of.get(a.node) is not statement)),
-                         key=lambda a: a.index)
-        if not ordered or len({a.scope for a in ordered}) != 1 or not all(
-                isinstance(getattr(a, "node", None), cst.Name) for a in assignments):
+        chain = self._chain(assignments)
+        if chain is None:
             return None
-        if len(ordered) == 1 and len(assignments) == 1:
+        statement = self._facts.statement_of.get(read)
+        same = chain.by_statement.get(statement, []) if statement is not None else []
+        if len(same) == len(chain.ordered):
+            return None
+        if not chain.one_scope and len({a.scope for a in chain.ordered if a not in same}) != 1:
+            return None
+        if len(chain.ordered) == 1:
             return None  # one binding: the plain agreement says the same
-        read_at = self._read_index(read, assignments)
+        end = len(chain.ordered)
+        read_at = self._read_index(read, chain)
         if read_at is not None:
             # A binding after the read reaches it only round a loop (then nothing dominates).
-            before = [a for a in ordered if a.index < read_at]
-            if not before or self._comes_round(read, [a for a in assignments if a not in before], before[-1]):
+            end = _last_kept(chain.ordered, bisect.bisect_left(chain.indices, read_at), same)
+            if end == 0 or self._comes_round(read, chain, end, same):
                 return None
-            ordered = before
-        return self._last_value(read, ordered)
+        return self._last_value(read, chain.ordered, _last_kept(chain.ordered, end, same), same)
 
-    def _read_index(self, read: cst.Name, assignments) -> Optional[int]:
+    def _read_index(self, read: cst.Name, chain: _Chain) -> Optional[int]:
         """Where ``read`` is among its scope's bindings (None: not a read with a binding before it)."""
-        return next((access.index for a in assignments for access in a.references if access.node is read), None)
+        scope = self._resolver.scope_of(read)
+        access = scope.access_of(read) if scope is not None else None
+        if access is None:
+            return None
+        first = chain.ordered[0]
+        if chain.one_scope and first.scope is access.scope and first.index >= access.index:
+            return None  # made before every binding of its own scope: it reads none of these
+        return access.index
 
-    def _comes_round(self, read: cst.Name, later, last) -> bool:
-        """Can one of the ``later`` bindings reach ``read`` round a loop that ``last`` (the binding
-        before the read) is outside of? Any block enclosing both the binding and the read but not
-        ``last`` may be a loop body."""
+    def _comes_round(self, read: cst.Name, chain: _Chain, end: int, same: Sequence[object]) -> bool:
+        """Can a binding after ``chain.ordered[end - 1]`` (the binding before the read, ``last``)
+        reach ``read`` round a loop that ``last`` is outside of? Any block enclosing both the
+        binding and the read but not ``last`` may be a loop body."""
+        last = chain.ordered[end - 1]
         read_block, block = self._facts.block_of.get(read), self._facts.block_of.get(last.node)
         loop = self._facts.while_tests.get(read)  # a ``while`` test is read again after its body
+        loops: List[Block] = []  # the blocks enclosing the read but not ``last``
+        around = read_block
+        while around is not None:
+            if not around.encloses(block):
+                loops.append(around)
+            around = around.parent
+        if not loops and loop is None:
+            return False  # the usual case, answered without looking at every later binding
+        later = [*same, *(a for a in chain.ordered[end:] if a not in same)]
         for binding in later:
             around = self._facts.block_of.get(binding.node)
             while around is not None:
-                if (around.encloses(read_block) and not around.encloses(block)) or (
-                        loop is not None and around.node is loop.body):
+                if any(around is other for other in loops) or (loop is not None and around.node is loop.body):
                     return True
                 around = around.parent
         return False
 
-    def _last_value(self, read: cst.Name, ordered) -> Optional[Value]:
-        last = ordered[-1]
-        block = self._facts.block_of.get(last.node)
-        binding = self._bindings.get(last.node)
-        if binding is None or block is None or not block.encloses(self._facts.block_of.get(read)):
+    def _last_value(self, read: cst.Name, ordered: Sequence, end: int, skipped: Sequence[object] = ()) -> Optional[Value]:
+        """The value of ``read`` from ``ordered[end - 1]`` (its last binding, leaving out
+        ``skipped``), through augmented assignments back to a plain one; a loop, not
+        a recursion per augmented assignment."""
+        augmented: List[Binding] = []
+        target: cst.Name = read
+        value: Optional[Value] = None
+        while end > 0:
+            last = ordered[end - 1]
+            block = self._facts.block_of.get(last.node)
+            binding = self._bindings.get(last.node)
+            if binding is None or block is None or not block.encloses(self._facts.block_of.get(target)):
+                break
+            if binding.how != "aug":
+                value = self._filled(binding, self._name_container(last.node)) or self._binding_value(binding)
+                break
+            augmented.append(binding)
+            target, end = last.node, _last_kept(ordered, end - 1, skipped)
+        if augmented and end == 0:
             return None
-        if binding.how != "aug":
-            return self._filled(binding, self._name_container(last.node)) or self._binding_value(binding)
-        before = self._last_value(last.node, ordered[:-1]) if len(ordered) > 1 else None
-        if before is None:
-            return None
-        if before.kind is Kind.TENSOR:
-            return before
-        added = self.value(binding.value)
-        return added if before.kind is Kind.NUMBER and added.kind is Kind.TENSOR else None
+        for binding in reversed(augmented):
+            if value is None:
+                return None
+            if value.kind is Kind.TENSOR:
+                continue
+            added = self.value(binding.value)
+            value = added if value.kind is Kind.NUMBER and added.kind is Kind.TENSOR else None
+        return value
 
     def _backward_called(self, name: cst.Name) -> bool:
         if self._backward is None:
@@ -1547,6 +1650,13 @@ class _CallsWithin(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         return False
+
+
+def _last_kept(ordered: Sequence, end: int, skipped: Sequence[object]) -> int:
+    """``end`` moved back past the bindings in ``skipped`` (those of the read's own statement)."""
+    while end > 0 and any(ordered[end - 1] is other for other in skipped):
+        end -= 1
+    return end
 
 
 def _calls_within(function: cst.FunctionDef) -> List[cst.Call]:

@@ -8,7 +8,7 @@ all resolve, and a local ``class F`` does not.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, FrozenSet, Iterator, Mapping, Optional, Set
+from typing import Callable, Dict, FrozenSet, Iterator, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -38,6 +38,7 @@ class Resolver:
         self._outline_of_file = whole_file
         self._outline: Optional[Outline] = None
         self._cache: Dict[int, FrozenSet[str]] = {}
+        self._frozen: Dict[Tuple[int, int], Tuple[object, FrozenSet[BaseAssignment]]] = {}
 
     def file_outline(self) -> Outline:
         """The outline of Python's tree of the whole file."""
@@ -53,6 +54,7 @@ class Resolver:
         release_scopes(self._scopes)
         self._scopes = {}
         self._cache.clear()
+        self._frozen.clear()
 
     def qualified_names(self, node: cst.CSTNode) -> FrozenSet[str]:
         """All names ``node`` may refer to, e.g. ``{'torch.nn.functional.relu'}``.
@@ -98,7 +100,15 @@ class Resolver:
         scope = self._scopes.get(name)
         if scope is None or name.value not in scope:
             return frozenset()
-        return frozenset(scope[name.value])
+        bindings = scope[name.value]
+        # One frozen copy per set of bindings, not one per read: a name bound
+        # n times and read n times made n² copies. (The length tells a set
+        # that grew since: builtins are added as they are first asked for.)
+        key = (id(bindings), len(bindings))
+        frozen = self._frozen.get(key)
+        if frozen is None or frozen[0] is not bindings:
+            frozen = self._frozen[key] = (bindings, frozenset(bindings))
+        return frozen[1]
 
     def private_local(self, name: cst.Name) -> bool:
         """Is ``name`` a variable of a def that only the def's own statements bind (not a

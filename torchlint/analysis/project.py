@@ -31,7 +31,17 @@ from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Opti
 
 import libcst as cst
 
-from torchlint.analysis.cutting import cut_body, cut_whole, cuttable, first_line, last_line, unreferenced
+from torchlint.analysis.cutting import (
+    _DEFINITIONS,
+    _ending,
+    _header,
+    _names_in,
+    cut_body,
+    body_on_own_lines,
+    cuttable,
+    first_line,
+    last_line,
+)
 from torchlint.analysis.integral import IntegerValues
 from torchlint.analysis.inference import UNKNOWN, Inference, Kind, ProjectLink, Value
 from torchlint.analysis.outline import Outline, dotted
@@ -293,6 +303,8 @@ class _Module:
         self.changed = False  # the summary learnt something to keep
         self._facts: Optional[_Facts] = None
         self._analyses: Dict[str, Optional[Tuple[Inference, cst.CSTNode]]] = {}  # name -> its analysis
+        self._plan: Optional[_CutPlan] = None  # how to cut the text for one definition, once per module
+        self._classes: Optional[FrozenSet[str]] = None  # the names of its top-level classes
         self._flags: Optional[FrozenSet[str]] = None
         self.broken = False
 
@@ -371,15 +383,17 @@ class _Module:
 
     def defines_class(self, name: str) -> bool:
         """Is a top-level statement of this module ``class name``?"""
-        try:
-            body = self.source.tree.body
-        except (ParseError, Unsupported, RecursionError, ValueError):
-            return False
-        return any(isinstance(s, ast.ClassDef) and s.name == name for s in body)
+        if self._classes is None:
+            try:
+                self._classes = frozenset(s.name for s in self.source.tree.body if isinstance(s, ast.ClassDef))
+            except (ParseError, Unsupported, RecursionError, ValueError):
+                return False
+        return name in self._classes
 
     def release(self) -> None:
         """Forget the trees and the analysis (memory); the facts stay, the rest is redone when asked."""
         self._analyses = {}
+        self._plan = None
         self.forget_tree()
 
     def forget_tree(self) -> None:
@@ -419,9 +433,11 @@ class _Module:
 
         try:
             tree = self.source.tree
-            if name is not None and _longest_definition(tree, name) > MAX_DEFINITION_LINES:
+            if self._plan is None:
+                self._plan = _CutPlan(self.source, tree)
+            if name is not None and self._plan.longest(name) > MAX_DEFINITION_LINES:
                 return None  # the cost of analysing it outweighs what it may tell: unknown
-            text = self.source.text if name == _WHOLE else _keeping(self.source, tree, name)
+            text = self.source.text if name == _WHOLE else self._plan.text_for(name)
             kept = self.source if text == self.source.text else SourceFile(text, self.source.encoding)
             module = kept.module
             context, _ = analyse(module, (), project.settings, tree, project=project.link(self.ref))
@@ -441,27 +457,135 @@ def _only_definition(module: cst.Module, name: str, inference: Inference) -> Opt
     return (inference, found[0]) if len(found) == 1 else None
 
 
-def _longest_definition(tree: ast.Module, name: str) -> int:
-    """How many lines the top-level def or class ``name`` spans (the longest, if several)."""
-    return max((last_line(s) - first_line(s) + 1 for s in tree.body
-                if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name == name), default=0)
-
-
 def _keeping(source: SourceFile, tree: ast.Module, name: Optional[str]) -> str:
     """``source`` with the bodies of its top-level defs and classes other than
     ``name`` cut (all of them when ``name`` is None; those that hold ``global``
     stay: they bind module names), and with ``name`` given, those nothing kept
     names cut whole (``cutting.unreferenced``)."""
-    lines = list(source.lines)
-    cut = [statement for statement in tree.body
-           if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and statement.name != name
-           and cuttable(statement, lines)
-           and "global" not in "".join(lines[first_line(statement) - 1:last_line(statement)])]
-    # Asked about one definition, the headers nothing kept names can go too.
-    whole = {id(statement) for statement in unreferenced(tree.body, cut)} if name is not None else set()
-    for statement in cut:
-        (cut_whole if id(statement) in whole else cut_body)(statement, lines)
-    return "".join(lines) if cut else source.text
+    return _CutPlan(source, tree).text_for(name)
+
+
+class _CutPlan:
+    """How to cut one module's text for a question about one of its
+    definitions, worked out once per module.
+
+    Asked about each of n definitions (a chain of forwarding defs), the
+    module used to be searched and cut whole n times, and each cut text
+    still held every short def (too short to cut a body from): n parses of
+    n defs. Now any def nothing kept names is cut whole, short or not, a run
+    of them becomes one string literal, and what a def names is found once."""
+
+    def __init__(self, source: SourceFile, tree: ast.Module) -> None:
+        self.lines = list(source.lines)
+        self.text = source.text
+        self.body = tree.body
+        self.spans = [(first_line(s), last_line(s)) for s in tree.body]
+        self.cuttable: Set[int] = set()  # defs whose body is long enough to cut
+        self.headers_only: Set[int] = set()  # defs whose body can be cut (not after the colon)
+        self.candidates: Set[int] = set()  # defs that may go whole: no ``global`` (they bind module names)
+        self.binders: Dict[str, List[ast.stmt]] = {}
+        self.mentioning: Dict[str, List[ast.stmt]] = {}  # name -> the short defs that mention it
+        self.fixed: Set[str] = set()  # what the module-level code (and every def kept whole) names
+        self._names: Dict[int, Set[str]] = {}
+        self.position = {id(s): index for index, s in enumerate(tree.body)}
+        self.anchors: List[int] = []  # the statements always kept: module-level code, defs with ``global``
+        self.lengths: Dict[str, int] = {}  # each def's and class's lines, by name (the longest)
+        endings = [_ending(line) for line in self.lines]
+        self.endings = "".join(endings)
+        self.offsets = [0]
+        for ending in endings:
+            self.offsets.append(self.offsets[-1] + len(ending))
+        for index, (statement, (first, last)) in enumerate(zip(tree.body, self.spans)):
+            if isinstance(statement, _DEFINITIONS):
+                self.lengths[statement.name] = max(self.lengths.get(statement.name, 0), last - first + 1)
+            if not isinstance(statement, _DEFINITIONS) or "global" in "".join(self.lines[first - 1:last]):
+                _names_in([statement], self.fixed)
+                self.anchors.append(index)
+                continue
+            self.candidates.add(id(statement))
+            self.binders.setdefault(statement.name, []).append(statement)
+            if cuttable(statement, self.lines):
+                self.cuttable.add(id(statement))
+                self.headers_only.add(id(statement))
+                continue
+            # A short def stays whole where it names the def asked about (its calls
+            # tell that def's parameters); elsewhere its header is enough.
+            for mentioned in self._names_of(statement, whole=True):
+                self.mentioning.setdefault(mentioned, []).append(statement)
+            if body_on_own_lines(statement, self.lines):
+                self.headers_only.add(id(statement))
+
+    def _names_of(self, statement: ast.stmt, whole: bool) -> Set[str]:
+        key = id(statement) * 2 + whole
+        if key not in self._names:
+            found: Set[str] = set()
+            _names_in([statement] if whole else _header(statement), found)
+            self._names[key] = found
+        return self._names[key]
+
+    def _kept(self, name: str) -> Tuple[Set[int], Set[int]]:
+        """The defs kept whole (``name``'s, and the short ones that name it)
+        and those whose header is kept (named by something kept)."""
+        whole = {id(s) for s in (*self.binders.get(name, ()), *self.mentioning.get(name, ()))}
+        headers: Set[int] = set()
+        waiting = list(self.fixed)
+        for statement in (*self.binders.get(name, ()), *self.mentioning.get(name, ())):
+            waiting.extend(self._names_of(statement, whole=True))
+        seen: Set[str] = set()
+        while waiting:
+            found = waiting.pop()
+            if found in seen:
+                continue
+            seen.add(found)
+            for statement in self.binders.get(found, ()):
+                key = id(statement)
+                if key in whole or key in headers:
+                    continue
+                if key in self.headers_only:
+                    headers.add(key)
+                    waiting.extend(self._names_of(statement, whole=False))
+                else:
+                    whole.add(key)  # too short to cut: kept as it is, with what its body names
+                    waiting.extend(self._names_of(statement, whole=True))
+        return whole, headers
+
+    def text_for(self, name: Optional[str]) -> str:
+        if name is None:  # every header: every long body cut, nothing cut whole
+            lines = list(self.lines)
+            for statement in self.body:
+                if id(statement) in self.cuttable:
+                    cut_body(statement, lines)
+            return "".join(lines) if self.cuttable else self.text
+        whole, headers = self._kept(name)
+        kept = sorted([*self.anchors, *(self.position[key] for key in whole | headers)])
+        lines = self.lines
+        if headers:
+            lines = list(self.lines)  # a copy to cut the kept headers' bodies in
+            for key in headers:
+                cut_body(self.body[self.position[key]], lines)
+        pieces: List[str] = []
+        done = 0  # the lines before this one are in ``pieces``
+        previous = -1
+        for position in (*kept, len(self.body)):
+            if position > previous + 1:  # the definitions in between, nothing kept names: one literal
+                first, last = self.spans[previous + 1][0], self.spans[position - 1][1]
+                pieces.extend(lines[done:first - 1])
+                pieces.append(self._literal(first, last))
+                done = last
+            previous = position
+        pieces.extend(lines[done:])
+        return "".join(pieces)
+
+    def longest(self, name: str) -> int:
+        """How many lines the top-level def or class ``name`` spans (the longest, if several)."""
+        return self.lengths.get(name, 0)
+
+    def _literal(self, first: int, last: int) -> str:
+        """Lines ``first`` to ``last`` as one string literal (``cut_whole``), keeping their line endings."""
+        if first == last:
+            return '""' + _ending(self.lines[first - 1])
+        middle = self.endings[self.offsets[first]:self.offsets[last - 1]]  # lines first + 1 .. last - 1
+        return '"""' + _ending(self.lines[first - 1]) + middle + '"""' + _ending(self.lines[last - 1])
 
 
 class Project:

@@ -24,11 +24,12 @@ What it models, as libcst does:
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import inspect
 import re
 from collections import defaultdict
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Set, Tuple, Union
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -59,40 +60,121 @@ class Access:
     """A read of a name: ``node`` is the Name, the bound dotted prefix
     (``torch.nn``), or the string annotation it was read from."""
 
-    __slots__ = ("node", "scope", "index", "referents")
+    __slots__ = ("node", "scope", "index", "_visible")
 
     def __init__(self, node: cst.CSTNode, scope: "Scope") -> None:
         self.node = node
         self.scope = scope
         self.index = scope.count
-        self.referents: Set["BaseAssignment"] = set()
+        self._visible: Optional[_Visible] = None
 
-    def record_assignments(self, name: str) -> None:
+    @property
+    def referents(self) -> Set["BaseAssignment"]:
         """The bindings this read may see: its scope's made before it, else the enclosing scopes'."""
-        assignments = self.scope.resolve(name, self.scope)
-        previous = {a for a in assignments if a.scope is not self.scope or a.index < self.index}
-        if not previous and assignments and self.scope.parent is not self.scope:
-            previous = self.scope.parent.resolve(name, self.scope)
-        self.referents |= previous
+        return self._visible.referents(self.index) if self._visible is not None else set()
+
+    def qualified_names(self) -> FrozenSet[QualifiedName]:
+        """The qualified names of the bindings this read may see."""
+        return self._visible.qualified_names(self.index) if self._visible is not None else frozenset()
+
+
+class _Visible:
+    """The bindings the reads of one name in one scope may see, sorted once.
+
+    Each read used to hold a set of the bindings made before it (and each
+    binding a set of the reads after it): a name bound and read n times in
+    one scope made n² links. A read now finds its bindings by bisection, and
+    the qualified names of each prefix of them are built up once."""
+
+    __slots__ = ("scope", "name", "assignments", "local", "indices", "others", "_prefix", "_others", "_outer")
+
+    def __init__(self, scope: "Scope", name: str) -> None:
+        self.scope, self.name = scope, name
+        self.assignments = scope.resolve(name, scope)
+        self.local = sorted((a for a in self.assignments if a.scope is scope), key=lambda a: a.index)
+        self.indices = [a.index for a in self.local]
+        self.others = [a for a in self.assignments if a.scope is not scope]
+        self._prefix: List[FrozenSet[QualifiedName]] = [frozenset()]
+        self._others: Optional[FrozenSet[QualifiedName]] = None
+        self._outer: Optional[FrozenSet[QualifiedName]] = None
+
+    def _seen(self, index: int) -> int:
+        return bisect.bisect_left(self.indices, index)  # the bindings made before the read
+
+    def _falls_back(self, seen: int) -> bool:
+        return not seen and not self.others and bool(self.assignments) and self.scope.parent is not self.scope
+
+    def referents(self, index: int) -> Set["BaseAssignment"]:
+        seen = self._seen(index)
+        if self._falls_back(seen):
+            return set(self.scope.parent.resolve(self.name, self.scope))
+        return {*self.local[:seen], *self.others}
+
+    def qualified_names(self, index: int) -> FrozenSet[QualifiedName]:
+        seen = self._seen(index)
+        if self._falls_back(seen):
+            if self._outer is None:
+                self._outer = _names_of(self.scope.parent.resolve(self.name, self.scope))
+            return self._outer
+        if self._others is None:
+            self._others = _names_of(self.others)
+        while len(self._prefix) <= seen:
+            added = _names_of([self.local[len(self._prefix) - 1]])
+            last = self._prefix[-1]
+            self._prefix.append(last if added <= last else last | added)
+        return self._prefix[seen] | self._others if self._others else self._prefix[seen]
+
+
+def _names_of(assignments: Iterable["BaseAssignment"]) -> FrozenSet[QualifiedName]:
+    return frozenset(name for a in assignments for name in a.qualified_names(a.name))
+
+
+class _Reads:
+    """The reads of one name made in one scope, in order: what each binding's ``references`` are cut from."""
+
+    __slots__ = ("scope", "accesses", "indices")
+
+    def __init__(self, scope: "Scope", accesses: Iterable[Access]) -> None:
+        self.scope = scope
+        self.accesses = sorted(accesses, key=lambda a: a.index)
+        self.indices = [a.index for a in self.accesses]
 
 
 class BaseAssignment:
-    __slots__ = ("name", "scope", "references")
+    __slots__ = ("name", "scope", "_sources")
     index = -1
 
     def __init__(self, name: str, scope: "Scope") -> None:
         self.name = name
         self.scope = scope
-        self.references: Set[Access] = set()
+        # id(reads) -> [reads, end of the earlier reads seen, start of the later ones]
+        self._sources: Dict[int, list] = {}
 
-    def record_accesses(self, accesses: Set[Access]) -> None:
-        later = {a for a in accesses if a.scope is not self.scope or self.index < a.index}
-        self.references |= later
-        earlier = accesses - later
-        if earlier and self.scope.parent is not self.scope:
-            # Reads made before this binding see the enclosing scope's.
+    @property
+    def references(self) -> Set[Access]:
+        """The reads that may see this binding."""
+        found: Set[Access] = set()
+        for reads, earlier_end, later_start in self._sources.values():
+            found.update(reads.accesses[:earlier_end])
+            found.update(reads.accesses[later_start:])
+        return found
+
+    def record_reads(self, reads: _Reads) -> None:
+        """``reads`` (of this name, in one scope) see this binding if made after it, or in
+        another scope; those of its own scope made before it see the enclosing scope's."""
+        later = 0 if reads.scope is not self.scope else bisect.bisect_right(reads.indices, self.index)
+        self._source(reads)[2] = min(self._source(reads)[2], later)
+        if later and self.scope.parent is not self.scope:
             for shadowed in self.scope.parent[self.name]:
-                shadowed.record_accesses(earlier)
+                # Another scope's binding: every one of these reads is one it may reach.
+                source = shadowed._source(reads)
+                source[1] = max(source[1], later)
+
+    def _source(self, reads: _Reads) -> list:
+        source = self._sources.get(id(reads))
+        if source is None:
+            source = self._sources[id(reads)] = [reads, 0, len(reads.accesses)]
+        return source
 
     def qualified_names(self, full_name: str) -> Set[QualifiedName]:
         raise NotImplementedError
@@ -211,6 +293,7 @@ class Scope:
         self.globals: "Scope" = self.parent.globals if parent is not None else self
         self._assignments: Dict[str, Set[BaseAssignment]] = defaultdict(set)
         self._accesses_by_node: Dict[cst.CSTNode, Set[Access]] = defaultdict(set)
+        self._reads_by_name: Dict[str, Set[Access]] = {}
         self.count = 0  # bindings made so far: orders reads after the bindings they see
         self.name_prefix = ""
 
@@ -235,6 +318,15 @@ class Scope:
 
     def record_access(self, access: Access) -> None:
         self._accesses_by_node[access.node].add(access)
+
+    def access_of(self, node: cst.CSTNode) -> Optional[Access]:
+        """The read ``node`` makes in this scope, if any."""
+        accesses = self._accesses_by_node.get(node)
+        return next(iter(accesses)) if accesses else None
+
+    def reads_of(self, name: str) -> Set[Access]:
+        """The reads of ``name`` made in this scope itself."""
+        return self._reads_by_name.get(name, set())
 
     def runs_at(self, node: cst.CSTNode) -> Tuple["Scope", Optional[int]]:
         """The scope whose statements run ``node`` as they come, and how many
@@ -261,12 +353,13 @@ class Scope:
         """Drop this scope's bindings and reads, and their links to each other."""
         for assignments in self._assignments.values():
             for assignment in assignments:
-                assignment.references.clear()
+                assignment._sources.clear()
         for accesses in self._accesses_by_node.values():
             for access in accesses:
-                access.referents.clear()
+                access._visible = None
         self._assignments.clear()
         self._accesses_by_node.clear()
+        self._reads_by_name.clear()
 
     def visible_from_children(self, child: "Scope") -> bool:
         return True
@@ -297,8 +390,7 @@ class Scope:
         """The qualified names ``node`` (a read, or a dotted name) may have here."""
         accesses = self._accesses_by_node.get(node) if isinstance(node, cst.CSTNode) else None
         if accesses:
-            return {name for access in accesses for referent in access.referents
-                    for name in referent.qualified_names(referent.name)}
+            return {name for access in accesses for name in access.qualified_names()}
         full_name = get_full_name_for_node(node)
         if full_name is None:
             return set()
@@ -898,11 +990,15 @@ class _Walk:
             if string is not None:
                 access.node = string
             by_scope_and_name[(access.scope, name)].add(access)
-            access.record_assignments(name)
             access.scope.record_access(access)
         for (scope, name), accesses in by_scope_and_name.items():
+            scope._reads_by_name[name] = accesses
+            visible = _Visible(scope, name)
+            for access in accesses:
+                access._visible = visible
+            reads = _Reads(scope, accesses)
             for assignment in scope.resolve(name, scope):
-                assignment.record_accesses(accesses)
+                assignment.record_reads(reads)
         self.deferred = []
 
 

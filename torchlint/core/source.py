@@ -58,9 +58,11 @@ class SourceFile:
     (flake8 parses every file anyway). ``data``: the bytes the text was
     decoded from, when read from a file: what the result cache's key hashes
     and what the file must still hold before a fix replaces it.
+    ``identity``: the (device, inode) of that file: the only file a fix may
+    replace.
     """
 
-    __slots__ = ("text", "encoding", "top_level_await", "data", "_memo")
+    __slots__ = ("text", "encoding", "top_level_await", "data", "identity", "_memo")
 
     def __init__(self, text: str, encoding: str = "utf-8", tree: Optional[ast.Module] = None,
                  top_level_await: bool = False, data: bytes = b"") -> None:
@@ -68,6 +70,7 @@ class SourceFile:
         self.encoding = encoding
         self.top_level_await = top_level_await  # a notebook's code: IPython runs ``await`` outside functions
         self.data = data
+        self.identity: Optional[Tuple[int, int]] = None
         self._memo: Dict[str, Any] = {} if tree is None else {"tree": tree}
 
     def rewritten(self, text: str) -> "SourceFile":

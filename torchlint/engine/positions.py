@@ -65,6 +65,8 @@ class Locator:
         self.line_holding = line_holding
         self._python_members: Dict[int, Optional[List[ast.stmt]]] = {}
         self._lines: Dict[int, Optional[Tuple[int, Mapping]]] = {}  # id of a statement line -> as ``_generated``
+        # id of a definition -> Python's line (and indents) of each statement line in it
+        self._line_tables: Dict[int, Dict[int, Tuple[int, Tuple[str, ...]]]] = {}
         self._python: Optional[List[ast.stmt]] = None  # Python's statement for each of libcst's top-level ones
         self._line_starts: Optional[List[int]] = None
         self._index: Optional[Dict[int, int]] = None
@@ -155,7 +157,13 @@ class Locator:
         if line is None:
             return None
         if id(line) not in self._lines:
-            found = _find_line(line, definition, python, indents, self._indent_of)
+            table = self._line_tables.get(id(definition))
+            if table is None:
+                # Every line of the definition at once: looked for one finding at a
+                # time, each search re-paired the blocks (n findings in a def: n²).
+                table = self._line_tables[id(definition)] = {}
+                _find_lines(table, definition, python, indents, self._indent_of)
+            found = table.get(id(line))
             self._lines[id(line)] = None if found is None else self._placed(line, found[0], found[1])
         return _placed_range(self._lines[id(line)], node)
 
@@ -215,33 +223,30 @@ def _first_statements(statements: Sequence[cst.CSTNode], python: Sequence[ast.st
     return found
 
 
-def _find_line(line: cst.SimpleStatementLine, statement: cst.CSTNode, python: ast.stmt, indents: Tuple[str, ...],
-               indent_of: Callable[[cst.BaseSuite], str]) -> Optional[Tuple[int, Tuple[str, ...]]]:
-    """Python's line for the statement line ``line`` inside ``statement``
-    (whose twin in Python's tree is ``python``), and the indentation of the
-    blocks around it; None when it is not there or the blocks on the way do
-    not pair up with Python's (each block's statements are paired as
-    ``_first_statements`` pairs them, so the line found is the twin's)."""
+def _find_lines(table: Dict[int, Tuple[int, Tuple[str, ...]]], statement: cst.CSTNode, python: ast.stmt,
+                indents: Tuple[str, ...], indent_of: Callable[[cst.BaseSuite], str]) -> None:
+    """Python's line for each statement line inside ``statement`` (whose twin
+    in Python's tree is ``python``), and the indentation of the blocks around
+    it, into ``table`` (by id). A block whose statements do not pair up with
+    Python's (each block's statements are paired as ``_first_statements``
+    pairs them, so the line found is the twin's) ends the statement's search:
+    its lines and those of its later blocks are left out."""
     for block, python_block in _blocks(statement, python):
         if not isinstance(block, cst.IndentedBlock):
             continue  # ``if x: y`` on one line: the whole definition is generated
         twins = _first_statements(block.body, python_block)
         if twins is None:
-            return None
+            return
         inner = (*indents, indent_of(block))
         for child, twin in zip(block.body, twins):
-            if child is line:
-                return twin.lineno, inner
+            table.setdefault(id(child), (twin.lineno, inner))
             if not isinstance(child, cst.SimpleStatementLine):
-                found = _find_line(line, child, twin, inner, indent_of)
-                if found is not None:
-                    return found
+                _find_lines(table, child, twin, inner, indent_of)
     orelse = getattr(statement, "orelse", None)
     if isinstance(orelse, cst.If) and isinstance(python, ast.If) and len(python.orelse) == 1 \
             and isinstance(python.orelse[0], ast.If):
         # ``elif``: an ``if`` as the ``else`` of both trees, at the same indentation
-        return _find_line(line, orelse, python.orelse[0], indents, indent_of)
-    return None
+        _find_lines(table, orelse, python.orelse[0], indents, indent_of)
 
 
 def _blocks(statement: cst.CSTNode, python: ast.stmt) -> List[Tuple[cst.BaseSuite, Sequence[ast.stmt]]]:

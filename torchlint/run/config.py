@@ -27,7 +27,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from torchlint.core.fix_policy import DEFAULT_FIX_POLICY, FixPolicy
 from torchlint.core.links import check_docs_base_url
@@ -106,6 +106,75 @@ class PathPattern:
             return False
         relative = os.path.relpath(absolute, self.base).replace(os.sep, "/")
         return fnmatch.fnmatchcase(relative, self.pattern)
+
+
+class IgnoreIndex:
+    """per-file-ignores, indexed: a file is tested against the patterns that
+    can match it, not against every one (100,000 patterns took 47 s for one
+    file, each tried several times). A pattern without glob characters is
+    looked up by the name (or, with ``/``, by the first folder) it names;
+    only the others are tried one by one. Each answer is kept per path."""
+
+    def __init__(self, entries: Sequence[Tuple[PathPattern, List[str]]]) -> None:
+        self.entries = entries
+        # base -> (literal name -> entries, glob names, first folder -> entries with ``/``, the other ``/`` ones)
+        self._bases: Dict[str, Tuple[Dict[str, list], list, Dict[str, list], list]] = {}
+        for position, (pattern, codes) in enumerate(entries):
+            names, name_globs, by_first, paths = self._bases.setdefault(pattern.base, ({}, [], {}, []))
+            entry = [pattern.pattern, None, position, codes]  # the compiled regex comes when first needed
+            if "/" not in pattern.pattern:
+                if _has_magic(pattern.pattern):
+                    name_globs.append(entry)
+                else:
+                    names.setdefault(pattern.pattern, []).append(entry)
+                continue
+            first = pattern.pattern.split("/", 1)[0]
+            if _has_magic(first):
+                paths.append(entry)
+            else:
+                by_first.setdefault(first, []).append(entry)
+        self._answers: Dict[str, Tuple[str, ...]] = {}
+
+    def codes(self, path: str) -> Tuple[str, ...]:
+        absolute = os.path.abspath(path)
+        if absolute not in self._answers:
+            matched: Dict[int, List[str]] = {}
+            for base, (names, name_globs, by_first, paths) in self._bases.items():
+                for candidate in _candidates(absolute, base):
+                    name = os.path.basename(candidate)
+                    self._match(name, names.get(name, ()), matched)
+                    self._match(name, name_globs, matched)
+                    if not _is_below(candidate, base):
+                        continue
+                    relative = os.path.relpath(candidate, base).replace(os.sep, "/")
+                    self._match(relative, by_first.get(relative.split("/", 1)[0], ()), matched)
+                    self._match(relative, paths, matched)
+            self._answers[absolute] = tuple(sorted({code for codes in matched.values() for code in codes}))
+        return self._answers[absolute]
+
+    @staticmethod
+    def _match(text: str, entries: Iterable[list], matched: Dict[int, List[str]]) -> None:
+        for entry in entries:
+            if entry[2] in matched:
+                continue
+            if entry[1] is None:
+                entry[1] = re.compile(fnmatch.translate(entry[0]))
+            if entry[1].match(text):
+                matched[entry[2]] = entry[3]
+
+
+def _has_magic(pattern: str) -> bool:
+    return any(character in pattern for character in "*?[")
+
+
+def _candidates(absolute: str, base: str) -> List[str]:
+    """``absolute`` and the folders holding it below ``base`` (what ``PathPattern.matches`` tries with ``parents``)."""
+    candidates = [absolute]
+    while True:
+        parent = os.path.dirname(candidates[-1])
+        if parent == candidates[-1] or not _is_below(parent, base):
+            return candidates
+        candidates.append(parent)
 
 
 def _is_below(path: str, directory: str) -> bool:
@@ -534,11 +603,12 @@ class Options:
 
     def ignored_codes(self, path: str) -> Tuple[str, ...]:
         """Codes (prefixes) switched off for ``path`` by per-file-ignores."""
-        codes: List[str] = []
-        for pattern, ignored in self.per_file_ignores:
-            if pattern.matches(path, parents=True):
-                codes.extend(ignored)
-        return tuple(sorted(set(codes)))
+        if not self.per_file_ignores:
+            return ()
+        index = self.__dict__.get("_ignore_index")
+        if index is None or index.entries is not self.per_file_ignores:
+            index = self.__dict__["_ignore_index"] = IgnoreIndex(self.per_file_ignores)
+        return index.codes(path)
 
     def rules_for(self, path: str) -> List[Rule]:
         ignored = self.ignored_codes(path)

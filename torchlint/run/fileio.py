@@ -8,13 +8,14 @@ until it is done), and keeps the file's permissions and owner.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
+import secrets
 import signal
 import stat
-import tempfile
 import threading
-from typing import Iterable, Iterator, List, Optional
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from torchlint.core.dependencies import PROBE, content_digest, probe
 from torchlint.core.source import SourceError, SourceFile, decode
@@ -39,12 +40,24 @@ def current_digest(key: str) -> Optional[str]:
         return None
 
 
+# A file as (device, inode): what ``--fix`` may replace is the very file it read.
+Identity = Tuple[int, int]
+
+
 def read_source(path: str) -> SourceFile:
-    return decode(read_bytes(path, MAX_SOURCE_BYTES))
+    data, identity = read_identified(path, MAX_SOURCE_BYTES)
+    source = decode(data)
+    source.identity = identity
+    return source
 
 
 def read_bytes(path: str, limit: int) -> bytes:
-    """The content of the regular file ``path``, at most ``limit`` bytes.
+    return read_identified(path, limit)[0]
+
+
+def read_identified(path: str, limit: int) -> Tuple[bytes, Identity]:
+    """The content of the regular file ``path``, at most ``limit`` bytes,
+    and the identity of the file it came from (a symlink's target).
 
     Anything else is a ``SourceError``: a FIFO (reading would wait for a
     writer forever), a device (``/dev/zero`` never ends), a directory, or a
@@ -75,7 +88,7 @@ def read_bytes(path: str, limit: int) -> bytes:
             raise SourceError(f"cannot read: {exc.strerror or exc}") from None
     if len(data) > limit:  # it grew since fstat
         raise SourceError(f"too large to check (over {_megabytes(limit)})")
-    return data
+    return data, (status.st_dev, status.st_ino)
 
 
 def _kind(mode: int) -> str:
@@ -101,8 +114,44 @@ def encode(source: SourceFile, new_text: str) -> bytes:
         raise SourceError(f"the fixed text cannot be encoded as {source.encoding}: {exc}") from None
 
 
-def write_atomically(path: str, data: bytes, expected: Optional[bytes] = None) -> None:
+class OutsideTree(SourceError):
+    """The file to fix is (through a symlink) outside the tree being checked."""
+
+
+class CheckedTree:
+    """Where ``--fix`` may write: under the folders named on the command line
+    and the files named there (their real paths: a symlinked folder named
+    explicitly is its target)."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.roots = tuple(os.path.realpath(path) for path in (paths or ["."]))
+
+    def holds(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots)
+
+    def outside_reason(self, path: str) -> Optional[str]:
+        """Why ``path`` must not be written (None: it may be)."""
+        if self.holds(path):
+            return None
+        return f"not fixed: it is a symbolic link to {os.path.realpath(path)}, outside the checked tree"
+
+
+# Writing relative to an open directory (Linux, macOS): what is replaced is
+# an entry of the very directory checked, whatever symlinks appear later.
+# (``os.replace`` is ``renameat`` like ``os.rename``, which is what the set lists.)
+_AT_DIRECTORY = {os.open, os.stat, os.rename, os.unlink, os.access} <= os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
+
+
+def write_atomically(path: str, data: bytes, expected: Optional[bytes] = None,
+                     identity: Optional[Identity] = None, tree: Optional[CheckedTree] = None) -> None:
     """Replace ``path`` with ``data`` in one step, keeping its permission bits and owner.
+
+    A symlink is written through: its target is replaced, the link kept;
+    with ``tree``, only a target inside it (else ``OutsideTree``).
+    ``identity``: the (device, inode) of the file read; the file replaced
+    must be that one, a regular file, never reached through a symlink that
+    appeared since (``ChangedOnDisk`` otherwise).
 
     ``expected``: the bytes ``data`` was computed from. If the file holds
     anything else by the time it would be replaced (the user saved it while
@@ -115,37 +164,65 @@ def write_atomically(path: str, data: bytes, expected: Optional[bytes] = None) -
     gone, so no interrupted run leaves a half-written file or a stray
     temporary file behind.
     """
-    path = os.path.realpath(path)  # through a symlink: replace its target, not the link
-    directory = os.path.dirname(os.path.abspath(path))
+    if tree is not None and not tree.holds(path):
+        raise OutsideTree(tree.outside_reason(path) or "outside the checked tree")
+    target = os.path.realpath(path)  # through a symlink: replace its target, not the link
+    directory, name = os.path.split(target)
+    dir_fd: Optional[int] = None
     try:
-        status = os.stat(path)
-        if not os.access(path, os.W_OK):
-            raise SourceError("cannot write: permission denied")
+        if _AT_DIRECTORY:
+            dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0))
+        else:
+            name = target
+        _replace_in(dir_fd, directory, name, data, expected, identity)
     except OSError as exc:
         raise SourceError(f"cannot write: {exc.strerror or exc}") from None
+    finally:
+        if dir_fd is not None:
+            os.close(dir_fd)
+
+
+def _replace_in(dir_fd: Optional[int], directory: str, name: str, data: bytes, expected: Optional[bytes],
+                identity: Optional[Identity]) -> None:
+    """``write_atomically``'s work on the entry ``name`` of the open directory ``dir_fd``."""
+    status = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    if stat.S_ISLNK(status.st_mode) or (identity is not None and (status.st_dev, status.st_ino) != identity):
+        raise _changed_on_disk()
+    if not os.access(name, os.W_OK, dir_fd=dir_fd):
+        raise SourceError("cannot write: permission denied")
     with _interrupts_deferred():
-        try:
-            fd, temp_path = tempfile.mkstemp(prefix=f"{TEMPORARY_PREFIX}{os.getpid()}-", suffix=".tmp", dir=directory)
-        except OSError as exc:
-            raise SourceError(f"cannot write: {exc.strerror or exc}") from None
+        temp_name, fd = _create_temporary(dir_fd, directory)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
-            _keep_owner(temp_path, status)
-            os.chmod(temp_path, stat.S_IMODE(status.st_mode))
+                _keep_owner(handle.fileno(), status)
+                os.chmod(handle.fileno(), stat.S_IMODE(status.st_mode))
             if expected is not None:
-                _check_unchanged(path, status, expected)
-            os.replace(temp_path, path)
-        except BaseException as exc:
+                _check_unchanged(dir_fd, name, status, expected)
+            os.replace(temp_name, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
             try:
-                os.unlink(temp_path)
+                os.unlink(temp_name, dir_fd=dir_fd)
             except OSError:
                 pass
-            if isinstance(exc, OSError):
-                raise SourceError(f"cannot write: {exc.strerror or exc}") from None
             raise
+
+
+def _create_temporary(dir_fd: Optional[int], directory: str) -> Tuple[str, int]:
+    """A new, empty temporary file beside the file to replace: (its name
+    relative to ``dir_fd``, or its path without one; an open descriptor)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        name = f"{TEMPORARY_PREFIX}{os.getpid()}-{secrets.token_hex(6)}.tmp"
+        if dir_fd is None:
+            name = os.path.join(directory, name)
+        try:
+            return name, os.open(name, flags, 0o600, dir_fd=dir_fd)
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name")
 
 
 # Temporary files are named ``.torchlint-<pid>-<random>.tmp``: the pid of the
@@ -194,41 +271,48 @@ def _process_exists(pid: int) -> bool:
     return True
 
 
-def _check_unchanged(path: str, before: os.stat_result, expected: bytes) -> None:
-    """Raise ``ChangedOnDisk`` unless ``path`` still holds exactly ``expected``.
+def _changed_on_disk() -> ChangedOnDisk:
+    return ChangedOnDisk("changed on disk while torchlint was fixing it; not written (the file keeps "
+                         "its new content; run torchlint again)")
+
+
+def _check_unchanged(dir_fd: Optional[int], name: str, before: os.stat_result, expected: bytes) -> None:
+    """Raise ``ChangedOnDisk`` unless ``name`` still holds exactly ``expected``.
 
     Only a regular file can be read again (a FIFO's bytes are gone once read);
-    opened without blocking, so a FIFO put in its place cannot hang the run.
+    opened without blocking, so a FIFO put in its place cannot hang the run,
+    and without following a symlink put in its place.
     """
     if not stat.S_ISREG(before.st_mode):
         return
-    changed = ChangedOnDisk("changed on disk while torchlint was fixing it; not written (the file keeps "
-                            "its new content; run torchlint again)")
+    changed = _changed_on_disk()
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as handle:
-            now = os.fstat(handle.fileno())
-            if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino) \
-                    or now.st_size != len(expected):
-                raise changed  # replaced by another file (an editor's save), or resized
-            if handle.read(len(expected) + 1) != expected:
-                raise changed
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0), dir_fd=dir_fd)
     except OSError as exc:
-        raise SourceError(f"cannot write: {exc.strerror or exc}") from None
+        if exc.errno == errno.ELOOP:
+            raise changed from None  # a symlink now
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        now = os.fstat(handle.fileno())
+        if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino) \
+                or now.st_size != len(expected):
+            raise changed  # replaced by another file (an editor's save), or resized
+        if handle.read(len(expected) + 1) != expected:
+            raise changed
 
 
-def _keep_owner(temp_path: str, status: os.stat_result) -> None:
+def _keep_owner(fd: int, status: os.stat_result) -> None:
     """Give the new file the old one's owner and group (when allowed: root, or our own group)."""
-    if not hasattr(os, "chown"):
+    if not hasattr(os, "fchown"):
         return
-    temp = os.stat(temp_path)
+    temp = os.fstat(fd)
     if (temp.st_uid, temp.st_gid) == (status.st_uid, status.st_gid):
         return
     try:
-        os.chown(temp_path, status.st_uid, status.st_gid)
+        os.fchown(fd, status.st_uid, status.st_gid)
     except OSError:
         try:
-            os.chown(temp_path, -1, status.st_gid)
+            os.fchown(fd, -1, status.st_gid)
         except OSError:
             pass  # an ordinary user cannot give files away; the file is still replaced
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tupl
 from torchlint.core.dependencies import content_digest
 from torchlint.core.diagnostic import Diagnostic, ParseError, Unsupported
 from torchlint.core.source import SourceError, SourceFile
-from torchlint.run.fileio import MAX_NOTEBOOK_BYTES, read_bytes, write_atomically
+from torchlint.run.fileio import MAX_NOTEBOOK_BYTES, CheckedTree, read_identified, write_atomically
 from torchlint.run.report import FileReport, format_location, patch_path, report_internal, skip
 
 if TYPE_CHECKING:  # pragma: no cover - the engine loads libcst, which a cached run never needs
@@ -439,9 +439,10 @@ def process_notebook(path: str, engine: Engine, args: argparse.Namespace, previe
     JSON text is left in ``report.fixed_source``."""
     report = FileReport(path)
     data_given = data is not None
+    identity = None
     if data is None:
         try:
-            data = read_bytes(path, MAX_NOTEBOOK_BYTES)
+            data, identity = read_identified(path, MAX_NOTEBOOK_BYTES)
         except SourceError as exc:
             report.errors.append(f"{path}: {exc}")
             return report
@@ -454,9 +455,13 @@ def process_notebook(path: str, engine: Engine, args: argparse.Namespace, previe
     if not notebook.python:
         return report
     layout = build_layout(notebook)
+    tree = CheckedTree(getattr(args, "paths", None) or ["."]) if args.fix and not args.diff and not data_given else None
+    outside = tree.outside_reason(path) if tree is not None else None
+    if outside is not None:  # a symlink out of the tree: checked, never written
+        report.warnings.append(f"{path}: {outside}")
     try:
-        if args.fix or args.diff:
-            _fix(path, engine, args, notebook, layout, report, write=not data_given)
+        if (args.fix or args.diff) and outside is None:
+            _fix(path, engine, args, notebook, layout, report, write=not data_given, identity=identity, tree=tree)
         else:
             checked = engine.check(_source(layout.text))
             report.diagnostics = _map(layout, layout.text, checked.diagnostics)
@@ -477,7 +482,7 @@ def process_notebook(path: str, engine: Engine, args: argparse.Namespace, previe
 
 
 def _fix(path: str, engine: Engine, args: argparse.Namespace, notebook: Notebook, layout: Layout, report: FileReport,
-         write: bool = True) -> None:
+         write: bool = True, identity: Optional[Tuple[int, int]] = None, tree: Optional[CheckedTree] = None) -> None:
     result = engine.fix(_source(layout.text), unsafe=args.unsafe_fixes)
     report_internal(report, result.internal_errors)
     new_cells = layout.split(result.source) if result.source != layout.text else None
@@ -510,7 +515,8 @@ def _fix(path: str, engine: Engine, args: argparse.Namespace, notebook: Notebook
         return
     try:
         read = ((_BOM if notebook.bom else "") + notebook.text).encode("utf-8")  # the file's bytes, as read
-        write_atomically(path, render(notebook, changed).encode("utf-8"), expected=read)
+        write_atomically(path, render(notebook, changed).encode("utf-8"), expected=read, identity=identity,
+                         tree=tree)
     except SourceError as exc:
         report.errors.append(f"{path}: {exc}")
         report.fixed = 0

@@ -21,7 +21,7 @@ that appears earlier on the import path is noticed too.
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from torchlint.analysis.project import Finder, ModuleRef
 from torchlint.core.dependencies import PROBE, Resolution, content_digest, probe, resolve

@@ -15,7 +15,7 @@ from torchlint.core.dependencies import content_digest
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.source import SourceError, SourceFile
 from torchlint.engine.textedits import FixPreviewer, preview_on_repaired
-from torchlint.run.fileio import encode, read_source, write_atomically
+from torchlint.run.fileio import CheckedTree, encode, read_source, write_atomically
 from torchlint.run.notebook import process_notebook
 from torchlint.run.report import FileReport, patch_path, report_internal, skip
 
@@ -51,8 +51,13 @@ def process_file(
             report.content_digest = content_digest(source.data)
     report.source = source.text
     module = engine.module_for(path)
+    writing = args.fix and not args.diff and text is None
+    tree = CheckedTree(getattr(args, "paths", None) or ["."]) if writing else None
+    outside = tree.outside_reason(path) if tree is not None else None
+    if outside is not None:  # a symlink out of the tree: checked, never written
+        report.warnings.append(f"{path}: {outside}")
     try:
-        if args.fix or args.diff:
+        if (args.fix or args.diff) and outside is None:
             result = engine.fix(source, unsafe=args.unsafe_fixes, module=module)
             report.diagnostics = result.diagnostics
             report.fixed = sum(result.fixed.values())
@@ -72,7 +77,8 @@ def process_file(
                     report.fixed_source = result.source
                 else:
                     try:
-                        write_atomically(path, encode(source, result.source), expected=source.data)
+                        write_atomically(path, encode(source, result.source), expected=source.data,
+                                         identity=source.identity, tree=tree)
                     except SourceError as exc:
                         # Nothing was written: report what is still in the file.
                         report.errors.append(f"{path}: {exc}")

@@ -46,6 +46,8 @@ if TYPE_CHECKING:  # pragma: no cover
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceError, decode, no_cycle_collection
 from torchlint.run.fileio import (
+    CheckedTree,
+    OutsideTree,
     current_digest,
     encode,
     read_source,
@@ -554,6 +556,7 @@ def run_add_noqa(options: Options, linter: Linter, stdout: TextIO, stderr: TextI
     force = options.is_excluded_with_parents if options.force_exclude else None
     found = list(discover(options.paths or ["."], options.is_excluded, force))
     _remove_leftovers([path for path, error in found if not error])
+    tree = CheckedTree(options.paths or ["."])
     for path, error in found:
         if error:
             print(f"torchlint: error: {path}: {error}", file=stderr)
@@ -569,7 +572,8 @@ def run_add_noqa(options: Options, linter: Linter, stdout: TextIO, stderr: TextI
             for failure in failures:
                 print(f"torchlint: warning: {path}:{failure}", file=stderr)
             if changed:
-                write_atomically(path, encode(source, text), expected=source.data)
+                write_atomically(path, encode(source, text), expected=source.data, identity=source.identity,
+                                 tree=tree)
                 added += changed
                 files += 1
         except Unsupported as exc:
@@ -577,6 +581,8 @@ def run_add_noqa(options: Options, linter: Linter, stdout: TextIO, stderr: TextI
         except ParseError as exc:
             print(f"torchlint: error: {path}:{exc.line}:{exc.column + 1}: cannot parse: {exc.message}", file=stderr)
             status = 2
+        except OutsideTree as exc:
+            print(f"torchlint: warning: {path}: {exc}", file=stderr)
         except SourceError as exc:
             print(f"torchlint: error: {path}: {exc}", file=stderr)
             status = 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence, TextIO
 
 from torchlint.core.diagnostic import Diagnostic
-from torchlint.core.links import homepage_url, rule_url
+from torchlint.core.links import homepage_url, rule_url  # noqa: F401 (homepage_url: re-exported for the reporters)
 from torchlint.engine.textedits import TextEdit
 from torchlint.rules import all_rules
 from torchlint.rules.rule import Rule
