@@ -326,9 +326,15 @@ def test_saved_variables_only_on_the_ctx_of_an_autograd_function() -> None:
 
 
 def test_variable_with_volatile_is_fixed_in_two_rounds() -> None:
-    source = "from torch.autograd import Variable\nv = Variable(x, volatile=True)\n"
-    assert _fix(source, "TL102,TL107") == "from torch.autograd import Variable\nv = Variable(x)\n"
-    assert _fix(source, "TL102,TL107", unsafe=True) == "v = x\n"  # the import the fix orphaned goes
+    source = "import torch\nfrom torch.autograd import Variable\nv = Variable(x, volatile=True)\nprint(v)\n"
+    # Dropping volatile=True alone would silently build the graph it meant to avoid: no safe fix.
+    assert _fix(source, "TL102,TL107") == source
+    # Unsafe: the inference goes in no_grad (TL102), then the wrapper goes (TL107) and with
+    # it the import the fix orphaned.
+    assert _fix(source, "TL102,TL107", unsafe=True) == "import torch\nwith torch.no_grad():\n    v = x\n    print(v)\n"
+    false = "from torch.autograd import Variable\nv = Variable(x, volatile=False)\n"
+    assert _fix(false, "TL102,TL107") == "from torch.autograd import Variable\nv = Variable(x)\n"
+    assert _fix(false, "TL102,TL107", unsafe=True) == "v = x\n"
 
 
 @pytest.mark.parametrize(
