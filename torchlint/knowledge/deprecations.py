@@ -55,6 +55,10 @@ class Kind(enum.Enum):
     # ``old`` is ``<class>.<method>``, called on an instance one of ``made_by``
     # made (``ctx = GreenContext.create(...)``; ``ctx.set_context()``)
     INSTANCE_METHOD = "instance method"
+    # ``old`` called with ``keyword`` (or the argument at ``position``) given a
+    # value torch warns about: a literal in ``values``, or a known literal not in
+    # ``unless`` (``torch.onnx.export(dynamo=False)``, ``spawn(start_method='fork')``)
+    KEYWORD_VALUE = "keyword value"
 
 
 class Status(enum.Enum):
@@ -186,6 +190,14 @@ class Deprecation:
     # MODULE entries: the replacement of each name the module held, as a from-import
     # names them (``from torch._six import string_classes`` -> ``(str, bytes)``).
     members: Tuple[Tuple[str, str], ...] = ()
+    # KEYWORD_VALUE entries: the values torch warns about, or those it does not
+    # (any other known literal warns); a value the file computes is not reported.
+    values: Tuple["Literal", ...] = ()
+    unless: Tuple["Literal", ...] = ()
+    # Only a call of ``old`` is reported: a plain reference does not warn
+    # (``isinstance(s, torch.FloatStorage)``) or names something else too
+    # (``torch.autograd.variable`` is also the module of ``Variable``).
+    called: bool = False
 
     def member(self, name: str) -> "Deprecation":
         """The entry of one name a removed module held (``torch._six.string_classes``), with its own
@@ -210,7 +222,9 @@ class Deprecation:
             Kind.MISSING_KEYWORD: "a call of the resolved callable without the keyword",
             Kind.SET_ARGUMENT: "a call of the resolved callable with a set display or `set(...)` there",
             Kind.INSTANCE_METHOD: "a call on a name last assigned what the class's factory made",
-        }.get(self.kind, "the name, resolved through the file's imports")
+            Kind.KEYWORD_VALUE: "a literal value torch warns about, in a call of the resolved callable",
+        }.get(self.kind, "a call of the name, resolved through the file's imports" if self.called
+              else "the name, resolved through the file's imports")
         if self.status is Status.REMOVED:
             signal = "the code fails on current torch"
         elif self.warns:
@@ -268,7 +282,7 @@ class Deprecation:
     @property
     def name(self) -> str:
         """The last component: what has to occur in a file that uses ``old``."""
-        return self.keyword if self.kind is Kind.KEYWORD else self.old.rsplit(".", 1)[1]
+        return self.keyword if self.kind in (Kind.KEYWORD, Kind.KEYWORD_VALUE) else self.old.rsplit(".", 1)[1]
 
     @property
     def short_replacement(self) -> str:
@@ -287,7 +301,8 @@ class Deprecation:
         """How the mined data names this entry: ``torch.qr``, ``torch.autograd.grad(only_inputs=)``."""
         if self.kind is Kind.MISSING_KEYWORD:
             return f"{self.old}(without {self.keyword}=)"
-        return f"{self.old}({self.keyword}=)" if self.kind in (Kind.KEYWORD, Kind.SET_ARGUMENT) else self.old
+        return (f"{self.old}({self.keyword}=)" if self.kind in (Kind.KEYWORD, Kind.SET_ARGUMENT, Kind.KEYWORD_VALUE)
+                else self.old)
 
     @property
     def display(self) -> str:
@@ -296,6 +311,11 @@ class Deprecation:
             return f"{self.old.rsplit('.', 1)[1]}({self.keyword}=)"
         if self.kind is Kind.MISSING_KEYWORD:
             return f"{self.old} without {self.keyword}="
+        if self.kind is Kind.KEYWORD_VALUE:
+            shown = self.values or self.unless
+            value = shown[0].qualified.rsplit(".", 2)[-2:] if isinstance(shown[0], Ref) else [repr(shown[0])]
+            op = "=" if self.values else "!="
+            return f"{self.old.rsplit('.', 1)[1]}({self.keyword}{op}{'.'.join(value)})"
         if self.kind is Kind.SET_ARGUMENT:
             return f"{self.old.rsplit('.', 1)[1]}({self.keyword}={{...}})"
         if self.kind is Kind.INSTANCE_METHOD:
@@ -323,6 +343,16 @@ def _removed_linalg(name: str, replacement: str, since: str, new: Tuple[str, ...
         entries.append(Deprecation(f"{TENSOR}.{name}", Kind.METHOD, R, replacement, since, deprecated, new=new))
     return tuple(entries)
 
+
+# torch 2.13's typed storages: calling one warns that TypedStorage is deprecated.
+_CUDA_STORAGES = ("BFloat16Storage", "BoolStorage", "ByteStorage", "CharStorage", "ComplexDoubleStorage",
+                  "ComplexFloatStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage", "LongStorage",
+                  "ShortStorage")
+_TYPED_STORAGES = _CUDA_STORAGES + ("QInt32Storage", "QInt8Storage", "QUInt2x4Storage", "QUInt4x2Storage",
+                                    "QUInt8Storage", "TypedStorage")
+# torch.sparse's legacy constructors (``torch.sparse.FloatTensor(i, v, size)``): C++ warns on each call.
+_SPARSE_TENSOR_TYPES = ("BFloat16Tensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
+                        "IntTensor", "LongTensor", "ShortTensor")
 
 _FLOAT_TENSOR_TYPES = {
     "FloatTensor": "torch.float32",
@@ -569,6 +599,35 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
                         ("exporter_context", "remove the call; set the model's mode yourself"),
                         ("setup_onnx_logging", "remove the call"),
                         ("unconvertible_ops", "remove the call; its answer was not definitive"))),
+    # Values torch warns about (issue 35): only a literal (or a resolved constant) of them is reported.
+    Deprecation("torch.onnx.export", Kind.KEYWORD_VALUE, D, "`dynamo=True` (the default: the `torch.export`-based "
+                "exporter)", keyword="dynamo", values=(False,)),
+    Deprecation("torch.onnx.utils.export", Kind.KEYWORD_VALUE, D, "`model.train()` before exporting (the option "
+                "will be removed)", keyword="training", position=6,
+                values=tuple(Ref(f"torch.{m}.TrainingMode.TRAINING") for m in ("onnx", "_C._onnx"))),
+    Deprecation("torch.onnx.utils.export", Kind.KEYWORD_VALUE, D, "nothing (only the default "
+                "`OperatorExportTypes.ONNX` will remain)", keyword="operator_export_type", position=9,
+                unless=tuple(Ref(f"torch.{m}.OperatorExportTypes.ONNX") for m in ("onnx", "_C._onnx"))),
+    Deprecation("torch.jit.ignore", Kind.KEYWORD_VALUE, D, "`@torch.jit.unused`", keyword="drop", position=0,
+                values=(True,)),
+    Deprecation("torch.multiprocessing.spawn", Kind.KEYWORD_VALUE, D, "`torch.multiprocessing.start_processes` "
+                "(`spawn` always uses 'spawn')", keyword="start_method", position=5, unless=("spawn",)),
+    Deprecation("torch.stft", Kind.KEYWORD_VALUE, D, "`return_complex=True` (and `torch.view_as_real` of the "
+                "result for the old layout)",
+                "1.8", keyword="return_complex", position=9, values=(False,), aliases=("torch.functional.stft",)),
+    # torch 2.13 warns whenever it is given (the mined item is the warning when both are)
+    Deprecation("torch.nn.parallel.DistributedDataParallel", Kind.KEYWORD, D, "`forward_sync_buffers=` (unlike "
+                "`broadcast_buffers=False`, it still syncs buffers at init)", deprecated="2.13",
+                keyword="broadcast_buffers", aliases=("torch.nn.parallel.distributed.DistributedDataParallel",)),
+    # Calls only: the name also reaches a module, or a plain reference (``isinstance``) does not warn.
+    Deprecation("torch.autograd.variable", Kind.FUNCTION, R, "`torch.tensor(...)`", called=True),
+    *(Deprecation(f"torch.{name}", Kind.CLASS, D, "`torch.UntypedStorage` (or a tensor: "
+                  "`torch.empty(n, dtype=...)`)", called=True, aliases=(
+                      (f"torch.cuda.{name}",) if name in _CUDA_STORAGES else ()) + (
+                      ("torch.storage.TypedStorage",) if name == "TypedStorage" else ()))
+      for name in _TYPED_STORAGES),
+    *(Deprecation(f"torch.sparse.{name}", Kind.CLASS, D, "`torch.sparse_coo_tensor` (`indices, values, size, "
+                  "dtype=...`)", called=True) for name in _SPARSE_TENSOR_TYPES),
     # onnx
     Deprecation("torch.onnx.select_model_mode_for_export", Kind.FUNCTION, D,
                 "nothing (set the training mode before exporting)", warns=False,

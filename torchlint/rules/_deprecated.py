@@ -86,6 +86,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
     _keywords: ClassVar[Tuple[Deprecation, ...]]
     _missing: ClassVar[Tuple[Deprecation, ...]]  # calls that leave out a keyword (``torch.cross`` without dim)
     _sets: ClassVar[Tuple[Deprecation, ...]]  # calls given a set (``torch.optim.SGD({...})``)
+    _values: ClassVar[Tuple[Deprecation, ...]]  # calls given a value torch warns about (``onnx.export(dynamo=False)``)
     _modules: ClassVar[Tuple[Deprecation, ...]]
     _names: ClassVar[frozenset]  # every entry's last name component
 
@@ -101,6 +102,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
         cls._screen_missing = Names([name for e in cls._missing for name in (e.old, *e.aliases)])
         cls._sets = tuple(e for e in table if e.kind is Kind.SET_ARGUMENT)
         cls._screen_sets = Names([name for e in cls._sets for name in (e.old, *e.aliases)])
+        cls._values = tuple(e for e in table if e.kind is Kind.KEYWORD_VALUE)
+        cls._screen_values = Names([name for e in cls._values for name in (e.old, *e.aliases)])
         cls._methods = {e.name: e for e in table if e.kind is Kind.METHOD}
         cls._ctx_attrs = {e.name: e for e in table if e.old.startswith(on_ctx)}
         made = [e for e in table if e.kind is Kind.INSTANCE_METHOD]
@@ -108,8 +111,10 @@ class DeprecatedApiRule(RenamedSymbolRule):
         cls._keywords = tuple(e for e in table if e.kind is Kind.KEYWORD)
         cls._modules = tuple(e for e in table if e.kind is Kind.MODULE)
         # a SET_ARGUMENT entry is called through any of its names (``torch.optim.SGD``)
+        # and a KEYWORD_VALUE entry's value may be passed by position (``torch.jit.ignore(True)``)
         cls._names = frozenset(e.name for e in table) | {
-            name.rsplit(".", 1)[1] for e in cls._sets for name in e.aliases}
+            name.rsplit(".", 1)[1] for e in cls._sets for name in e.aliases} | {
+            name.rsplit(".", 1)[1] for e in cls._values for name in (e.old, *e.aliases)}
         # What a file must contain to use an entry: its last name component,
         # used as an attribute, imported, or (for keyword entries) passed.
         cls.triggers = (
@@ -144,6 +149,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
             yield from _imports_of_modules(outline, [e.old for e in cls._modules])
         if cls._missing:
             yield from calls_to(outline, cls._screen_missing)
+        if cls._values:
+            yield from calls_to(outline, cls._screen_values)
         if cls._sets:
             yield from (call for call in calls_to(outline, cls._screen_sets) if any(
                 _is_set_ast(arg) for arg in [*call.args, *(k.value for k in call.keywords)]))
@@ -183,6 +190,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
         qualified = ctx.resolver.resolve(node)
         if qualified is not None:
             entry = self._by_old.get(qualified)
+            if entry is not None and entry.called and ctx.file.call_of(node) is None:
+                return  # a reference that is not a call: no warning (``isinstance(s, torch.FloatStorage)``)
             if entry is not None and self._applies(entry, ctx):
                 fix = self._reference_fix(node, entry, ctx) if self._fixable(entry, ctx) else None
                 yield self._finding(node.attr, entry, fix)
@@ -264,6 +273,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
             entry = self._by_old.get(f"{module}.{cst.helpers.get_full_name_for_node(alias.name)}")
             if entry is None or not self._applies(entry, ctx):
                 continue
+            if entry.called and not self._imported_name_called(node, alias, ctx):
+                continue
             fix = None
             if self._fixable(entry, ctx) and isinstance(entry.rewrite, Rename):
                 fix = self._import_fix(node, alias, _rename_of(entry), ctx)
@@ -296,6 +307,13 @@ class DeprecatedApiRule(RenamedSymbolRule):
         return Fix([edit for fix in fixes for edit in fix.edits], safe=all(fix.safe for fix in fixes),
                    required_imports=required)
 
+    def _imported_name_called(self, node: cst.ImportFrom, alias: cst.ImportAlias, ctx: NodeContext) -> bool:
+        """Is the name a from-import binds called somewhere (``FloatStorage(4)``)? An entry that warns
+        only when called is reported at the import then, as the other from-imports are."""
+        bound = alias.evaluated_alias or alias.evaluated_name
+        uses = self._references(node, bound, ctx) or []
+        return any(ctx.file.call_of(use) is not None for use in uses)
+
     def _module_entry(self, name: str) -> Optional[Deprecation]:
         for entry in self._modules:
             if name == entry.old or name.startswith(entry.old + "."):
@@ -309,6 +327,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
             yield from self._missing_keyword(node, ctx)
         if self._sets:
             yield from self._set_argument(node, ctx)
+        if self._values:
+            yield from self._keyword_value(node, ctx)
         if not self._keywords:
             return
         given = {arg.keyword.value: arg for arg in node.args if arg.keyword is not None}
@@ -351,6 +371,17 @@ class DeprecatedApiRule(RenamedSymbolRule):
             if callee in (entry.old, *entry.aliases) and self._applies(entry, ctx):
                 yield self._finding(arg, entry, None)
 
+    def _keyword_value(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        """``torch.onnx.export(m, x, f, dynamo=False)``: a value torch warns about, spelled in the call."""
+        callee = None
+        for entry in self._values:
+            arg = _argument(node, entry.keyword, entry.position)
+            if arg is None or not _warned_value(entry, arg.value, ctx):
+                continue
+            callee = callee or ctx.resolver.resolve(node.func)
+            if callee in (entry.old, *entry.aliases) and self._applies(entry, ctx):
+                yield self._finding(arg, entry, None)
+
     def _old_attrs(self) -> frozenset:
         return self._names
 
@@ -361,7 +392,22 @@ def _made_by(receiver: cst.BaseExpression, makers: Sequence[str], ctx: NodeConte
     return isinstance(value, cst.Call) and ctx.resolver.resolve(value.func) in makers
 
 
-CALL_KINDS = (Kind.KEYWORD, Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT)  # entries about a call's arguments
+# entries about a call's arguments
+CALL_KINDS = (Kind.KEYWORD, Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT, Kind.KEYWORD_VALUE)
+
+
+def _warned_value(entry: Deprecation, value: cst.BaseExpression, ctx: NodeContext) -> bool:
+    """Is ``value`` one torch warns about for a KEYWORD_VALUE entry? Only a literal, or a name that
+    resolves to a member of the enum the entry lists, is known; anything computed is not reported."""
+    known, literal = edits.literal_value(value)
+    if not known and isinstance(value, (cst.Name, cst.Attribute)):
+        resolved = ctx.resolver.resolve(value)
+        enums = {ref.qualified.rsplit(".", 1)[0] for ref in (*entry.values, *entry.unless) if isinstance(ref, Ref)}
+        known = resolved is not None and resolved.rsplit(".", 1)[0] in enums
+        literal = Ref(resolved) if known else None
+    if not known:
+        return False
+    return literal in entry.values if entry.values else literal not in entry.unless
 SET_MAKERS = ("set", "frozenset")
 
 
