@@ -92,7 +92,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        table = reported_entries(cls.STATUS, cls.OPT_IN)
+        table = cls.table()
         on_ctx = FUNCTION_CTX + "."
         cls.ENTRIES = table
         cls._by_old = {name: e for e in table
@@ -122,6 +122,11 @@ class DeprecatedApiRule(RenamedSymbolRule):
         )
         cls._screen_by_old = Names(cls._by_old)
         cls._screen_keywords = tuple((Names([e.old, *e.aliases]), e.keyword) for e in cls._keywords)
+
+    @classmethod
+    def table(cls) -> Tuple[Deprecation, ...]:
+        """The entries the rule reports: torch's, by status and opt-in (TL119 has torchaudio's)."""
+        return reported_entries(cls.STATUS, cls.OPT_IN)
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
