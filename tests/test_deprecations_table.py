@@ -33,6 +33,8 @@ from torchlint.analysis.outline import Outline  # noqa: E402
 from torchlint.core.settings import Settings, parse_version  # noqa: E402
 from torchlint.engine.linter import Engine  # noqa: E402
 from torchlint.knowledge.deprecations import (  # noqa: E402
+    DropArgument,
+    ReplaceCall,
     Ref,
     _SPARSE_TENSOR_TYPES,
     _TYPED_STORAGES,
@@ -152,7 +154,8 @@ def test_entries_are_unique_and_consistent() -> None:
         elif entry.kind in (Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT):
             assert entry.keyword and entry.position is not None and entry.rewrite is None
         elif entry.kind is Kind.KEYWORD_VALUE:  # flag only: values, or the values that do not warn
-            assert entry.keyword and entry.rewrite is None and bool(entry.values) != bool(entry.unless)
+            assert entry.keyword and bool(entry.values) != bool(entry.unless)
+            assert isinstance(entry.rewrite, (DropArgument, ReplaceCall, type(None)))
         else:
             assert entry.keyword is None
         assert (entry.values or entry.unless) is () or entry.kind is Kind.KEYWORD_VALUE

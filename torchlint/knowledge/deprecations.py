@@ -156,7 +156,24 @@ class RenameKeyword:
     since: Optional[str] = None
 
 
-Rewrite = Union[Rename, CallRewrite, InclusiveRange, ReadAs, RenameKeyword]
+@dataclass(frozen=True)
+class DropArgument:
+    """KEYWORD_VALUE entries: the argument is left out, since torch ignores its value
+    (``spawn(..., start_method='fork')`` always spawns)."""
+
+    since: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ReplaceCall:
+    """KEYWORD_VALUE entries: a call given only the warned value becomes the name ``new``, which
+    is what the call returned (``@torch.jit.ignore(True)`` -> ``@torch.jit.unused``)."""
+
+    new: str
+    since: Optional[str] = None
+
+
+Rewrite = Union[Rename, CallRewrite, InclusiveRange, ReadAs, RenameKeyword, DropArgument, ReplaceCall]
 
 
 # --- entries --------------------------------------------------------------------
@@ -609,9 +626,10 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
                 "`OperatorExportTypes.ONNX` will remain)", keyword="operator_export_type", position=9,
                 unless=tuple(Ref(f"torch.{m}.OperatorExportTypes.ONNX") for m in ("onnx", "_C._onnx"))),
     Deprecation("torch.jit.ignore", Kind.KEYWORD_VALUE, D, "`@torch.jit.unused`", keyword="drop", position=0,
-                values=(True,)),
-    Deprecation("torch.multiprocessing.spawn", Kind.KEYWORD_VALUE, D, "`torch.multiprocessing.start_processes` "
-                "(`spawn` always uses 'spawn')", keyword="start_method", position=5, unless=("spawn",)),
+                values=(True,), rewrite=ReplaceCall("torch.jit.unused"), new=("torch.jit.unused",)),
+    Deprecation("torch.multiprocessing.spawn", Kind.KEYWORD_VALUE, D, "nothing (`spawn` always uses 'spawn'; "
+                "`torch.multiprocessing.start_processes` takes another start method)", keyword="start_method", position=5, unless=("spawn",),
+                rewrite=DropArgument()),
     Deprecation("torch.stft", Kind.KEYWORD_VALUE, D, "`return_complex=True` (and `torch.view_as_real` of the "
                 "result for the old layout)",
                 "1.8", keyword="return_complex", position=9, values=(False,), aliases=("torch.functional.stft",)),

@@ -57,12 +57,14 @@ from torchlint.knowledge.deprecations import (
     NEWEST_RELEASE,
     CallRewrite,
     Deprecation,
+    DropArgument,
     InclusiveRange,
     Kind,
     ReadAs,
     Ref,
     Rename,
     RenameKeyword,
+    ReplaceCall,
     Status,
     reported_entries,
 )
@@ -385,7 +387,25 @@ class DeprecatedApiRule(RenamedSymbolRule):
                 continue
             callee = callee or ctx.resolver.resolve(node.func)
             if callee in (entry.old, *entry.aliases) and self._applies(entry, ctx):
-                yield self._finding(arg, entry, None)
+                fix = self._value_fix(node, arg, entry, ctx) if self._fixable(entry, ctx) else None
+                yield self._finding(arg, entry, fix)
+
+    def _value_fix(self, node: cst.Call, arg: cst.Arg, entry: Deprecation, ctx: NodeContext) -> Optional[Fix]:
+        """``spawn(f, start_method='fork')`` -> ``spawn(f)``; ``ignore(True)`` -> ``torch.jit.unused``."""
+        rewrite = entry.rewrite
+        if isinstance(rewrite, DropArgument):
+            later = node.args[node.args.index(arg) + 1:]
+            if arg.keyword is None and any(a.keyword is None for a in later):
+                return None  # a positional after it would shift
+            index = node.args.index(arg)
+            return Fix([Edit(node, lambda call: edits.set_args(call, [a for i, a in enumerate(call.args)
+                                                                       if i != index]))])
+        if isinstance(rewrite, ReplaceCall) and len(node.args) == 1:
+            spelled = spell_qualified(rewrite.new, node, ctx)
+            if spelled is None:
+                return None
+            return Fix([Edit(node, edits.replace_with_expression(spelled[0]))], required_imports=spelled[1])
+        return None
 
     def _old_attrs(self) -> frozenset:
         return self._names
@@ -568,6 +588,8 @@ def _fix_kind(entry: Deprecation) -> str:
         RenameKeyword: "rename",
         ReadAs: "call",
         InclusiveRange: "integer literals",
+        DropArgument: "drop the argument",
+        ReplaceCall: "name",
         CallRewrite: "keyword arguments" if isinstance(rewrite, CallRewrite) and rewrite.passthrough == ALL
         and not rewrite.params else "rewrite",
     }[type(rewrite)]
