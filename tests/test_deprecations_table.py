@@ -207,6 +207,9 @@ def _uses(entry: Deprecation) -> List[str]:
         return [f"import torch\nctx = {maker}(num_sms=8)\nctx.{entry.name}()\n" for maker in entry.made_by]
     if entry.kind is Kind.SET_ARGUMENT:
         return [f"import torch\ny = {name}({{a, b}})\n" for name in (entry.old, *entry.aliases)]
+    if entry.kind is Kind.CLASS_DECORATOR:
+        return [f"import torch\n@{name}{GRAD_MODE_ARGS.get(entry.old, '()')}\nclass A:\n    pass\n"
+                for name in (entry.old, *entry.aliases)]
     if entry.kind is Kind.KEYWORD_VALUE:  # a literal torch warns about, by keyword and by position
         value = entry.values[0] if entry.values else "other"
         code = value.qualified if isinstance(value, Ref) else repr(value)
@@ -316,6 +319,10 @@ def test_removed_entry_is_gone_or_raises(entry: Deprecation) -> None:
 # --- deprecated entries still work, and warn -------------------------------------------
 
 
+# The arguments a grad-mode context manager needs to decorate (issue 35: decorating a class warns).
+GRAD_MODE_ARGS = {"torch.set_grad_enabled": "(False)", "torch.autograd.set_multithreading_enabled": "(False)"}
+
+
 # How to use each deprecated entry (in a fresh interpreter, after ``import torch``).
 USES: Dict[str, str] = {
     "torch.range": "torch.range(0, 3)",
@@ -376,6 +383,8 @@ USES: Dict[str, str] = {
     **{f"torch.{name}": f"torch.storage._set_always_warn_typed_storage_removal(True); torch.{name}(2)"
        for name in _TYPED_STORAGES},
     **{f"torch.sparse.{name}": f"torch.sparse.{name}(2, 2)" for name in _SPARSE_TENSOR_TYPES},
+    **{entry.key: f"@{entry.old}{GRAD_MODE_ARGS.get(entry.old, '()')}\nclass Decorated:\n    pass\n"
+       for entry in ENTRIES if entry.kind is Kind.CLASS_DECORATOR},
     "torch.stft(return_complex=)": "torch.stft(torch.ones(400), 64, window=torch.hann_window(64), return_complex=False)",
     "torch.nn.parallel.DistributedDataParallel(broadcast_buffers=)": (
         "import torch.distributed as dist, tempfile; "

@@ -147,6 +147,12 @@ VALUE_CASES = [
     ("isinstance(s, (torch.FloatStorage, torch.TypedStorage))", False),
     ("torch.sparse.FloatTensor(i, v, (2, 2))", True),
     ("isinstance(t, torch.sparse.FloatTensor)", False),
+    # decorating a class with a grad-mode context manager (not a function or a method)
+    ("None\n@torch.no_grad()\nclass A:\n    pass", True),
+    ("None\n@torch.no_grad\nclass A:\n    pass", True),
+    ("None\n@torch.set_grad_enabled(False)\nclass A:\n    pass", True),
+    ("None\nclass A:\n    @torch.no_grad()\n    def f(self):\n        pass", False),
+    ("None\n@torch.inference_mode()\ndef f():\n    pass", False),
 ]
 
 

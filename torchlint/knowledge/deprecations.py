@@ -59,6 +59,8 @@ class Kind(enum.Enum):
     # value torch warns about: a literal in ``values``, or a known literal not in
     # ``unless`` (``torch.onnx.export(dynamo=False)``, ``spawn(start_method='fork')``)
     KEYWORD_VALUE = "keyword value"
+    # ``old`` (or an alias), called or bare, decorating a class: ``@torch.no_grad()`` on a class
+    CLASS_DECORATOR = "class decorator"
 
 
 class Status(enum.Enum):
@@ -240,6 +242,7 @@ class Deprecation:
             Kind.SET_ARGUMENT: "a call of the resolved callable with a set display or `set(...)` there",
             Kind.INSTANCE_METHOD: "a call on a name last assigned what the class's factory made",
             Kind.KEYWORD_VALUE: "a literal value torch warns about, in a call of the resolved callable",
+            Kind.CLASS_DECORATOR: "the resolved name, called or not, as a decorator of a class",
         }.get(self.kind, "a call of the name, resolved through the file's imports" if self.called
               else "the name, resolved through the file's imports")
         if self.status is Status.REMOVED:
@@ -318,6 +321,8 @@ class Deprecation:
         """How the mined data names this entry: ``torch.qr``, ``torch.autograd.grad(only_inputs=)``."""
         if self.kind is Kind.MISSING_KEYWORD:
             return f"{self.old}(without {self.keyword}=)"
+        if self.kind is Kind.CLASS_DECORATOR:
+            return f"@{self.old} on a class"
         return (f"{self.old}({self.keyword}=)" if self.kind in (Kind.KEYWORD, Kind.SET_ARGUMENT, Kind.KEYWORD_VALUE)
                 else self.old)
 
@@ -328,6 +333,8 @@ class Deprecation:
             return f"{self.old.rsplit('.', 1)[1]}({self.keyword}=)"
         if self.kind is Kind.MISSING_KEYWORD:
             return f"{self.old} without {self.keyword}="
+        if self.kind is Kind.CLASS_DECORATOR:
+            return f"@{self.old.rsplit('.', 1)[1]} on a class"
         if self.kind is Kind.KEYWORD_VALUE:
             shown = self.values or self.unless
             value = shown[0].qualified.rsplit(".", 2)[-2:] if isinstance(shown[0], Ref) else [repr(shown[0])]
@@ -637,6 +644,11 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
     Deprecation("torch.nn.parallel.DistributedDataParallel", Kind.KEYWORD, D, "`forward_sync_buffers=` (unlike "
                 "`broadcast_buffers=False`, it still syncs buffers at init)", deprecated="2.13",
                 keyword="broadcast_buffers", aliases=("torch.nn.parallel.distributed.DistributedDataParallel",)),
+    # torch's grad-mode context managers decorate functions; on a class they warn (and will fail)
+    *(Deprecation(f"torch.{name}", Kind.CLASS_DECORATOR, D, "the decorator on the class's methods",
+                  aliases=(f"torch.autograd.grad_mode.{name.rsplit('.', 1)[-1]}",) if "." not in name else ())
+      for name in ("no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+                   "autograd.set_multithreading_enabled", "autograd.forward_ad.dual_level")),
     # Calls only: the name also reaches a module, or a plain reference (``isinstance``) does not warn.
     Deprecation("torch.autograd.variable", Kind.FUNCTION, R, "`torch.tensor(...)`", called=True),
     *(Deprecation(f"torch.{name}", Kind.CLASS, D, "`torch.UntypedStorage` (or a tensor: "

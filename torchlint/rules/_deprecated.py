@@ -89,6 +89,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
     _missing: ClassVar[Tuple[Deprecation, ...]]  # calls that leave out a keyword (``torch.cross`` without dim)
     _sets: ClassVar[Tuple[Deprecation, ...]]  # calls given a set (``torch.optim.SGD({...})``)
     _values: ClassVar[Tuple[Deprecation, ...]]  # calls given a value torch warns about (``onnx.export(dynamo=False)``)
+    _class_decorators: ClassVar[Dict[str, Deprecation]]  # decorators of a class (``@torch.no_grad()``), by name
     _modules: ClassVar[Tuple[Deprecation, ...]]
     _names: ClassVar[frozenset]  # every entry's last name component
 
@@ -105,6 +106,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
         cls._sets = tuple(e for e in table if e.kind is Kind.SET_ARGUMENT)
         cls._screen_sets = Names([name for e in cls._sets for name in (e.old, *e.aliases)])
         cls._values = tuple(e for e in table if e.kind is Kind.KEYWORD_VALUE)
+        cls._class_decorators = {name: e for e in table if e.kind is Kind.CLASS_DECORATOR for name in (e.old, *e.aliases)}
         cls._screen_values = Names([name for e in cls._values for name in (e.old, *e.aliases)])
         cls._methods = {e.name: e for e in table if e.kind is Kind.METHOD}
         cls._ctx_attrs = {e.name: e for e in table if e.old.startswith(on_ctx)}
@@ -116,7 +118,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
         # and a KEYWORD_VALUE entry's value may be passed by position (``torch.jit.ignore(True)``)
         cls._names = frozenset(e.name for e in table) | {
             name.rsplit(".", 1)[1] for e in cls._sets for name in e.aliases} | {
-            name.rsplit(".", 1)[1] for e in cls._values for name in (e.old, *e.aliases)}
+            name.rsplit(".", 1)[1] for e in cls._values for name in (e.old, *e.aliases)} | {
+            name.rsplit(".", 1)[1] for name in cls._class_decorators}
         # What a file must contain to use an entry: its last name component,
         # used as an attribute, imported, or (for keyword entries) passed.
         cls.triggers = (
@@ -158,6 +161,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
             yield from calls_to(outline, cls._screen_missing)
         if cls._values:
             yield from calls_to(outline, cls._screen_values)
+        if cls._class_decorators:
+            yield from (node for node in outline.nodes(ast.ClassDef) if node.decorator_list)
         if cls._sets:
             yield from (call for call in calls_to(outline, cls._screen_sets) if any(
                 _is_set_ast(arg) for arg in [*call.args, *(k.value for k in call.keywords)]))
@@ -378,6 +383,17 @@ class DeprecatedApiRule(RenamedSymbolRule):
             if callee in (entry.old, *entry.aliases) and self._applies(entry, ctx):
                 yield self._finding(arg, entry, None)
 
+    def check_ClassDef(self, node: cst.ClassDef, ctx: NodeContext) -> Iterator[Finding]:
+        """``@torch.no_grad()`` on a class: torch's grad-mode decorators are for functions."""
+        if not self._class_decorators:
+            return
+        for decorator in node.decorators:
+            target = decorator.decorator
+            target = target.func if isinstance(target, cst.Call) else target
+            entry = self._class_decorators.get(ctx.resolver.resolve(target) or "")
+            if entry is not None and self._applies(entry, ctx):
+                yield self._finding(decorator.decorator, entry, None)
+
     def _keyword_value(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         """``torch.onnx.export(m, x, f, dynamo=False)``: a value torch warns about, spelled in the call."""
         callee = None
@@ -418,7 +434,7 @@ def _made_by(receiver: cst.BaseExpression, makers: Sequence[str], ctx: NodeConte
 
 
 # entries about a call's arguments
-CALL_KINDS = (Kind.KEYWORD, Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT, Kind.KEYWORD_VALUE)
+CALL_KINDS = (Kind.KEYWORD, Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT, Kind.KEYWORD_VALUE, Kind.CLASS_DECORATOR)
 
 
 def _warned_value(entry: Deprecation, value: cst.BaseExpression, ctx: NodeContext) -> bool:
