@@ -207,6 +207,9 @@ def _uses(entry: Deprecation) -> List[str]:
         return [f"import torch\nctx = {maker}(num_sms=8)\nctx.{entry.name}()\n" for maker in entry.made_by]
     if entry.kind is Kind.SET_ARGUMENT:
         return [f"import torch\ny = {name}({{a, b}})\n" for name in (entry.old, *entry.aliases)]
+    if entry.kind is Kind.PLAIN_METHOD:
+        return [f"import torch\nclass A({base}):\n    def {entry.name}(self, func, types, args=(), kwargs=None):\n"
+                "        return 1\n" for base in ("torch.Tensor", "torch.nn.Parameter", "")]
     if entry.kind is Kind.CLASS_DECORATOR:
         return [f"import torch\n@{name}{GRAD_MODE_ARGS.get(entry.old, '()')}\nclass A:\n    pass\n"
                 for name in (entry.old, *entry.aliases)]

@@ -153,6 +153,16 @@ VALUE_CASES = [
     ("None\n@torch.set_grad_enabled(False)\nclass A:\n    pass", True),
     ("None\nclass A:\n    @torch.no_grad()\n    def f(self):\n        pass", False),
     ("None\n@torch.inference_mode()\ndef f():\n    pass", False),
+    # __torch_function__ as a plain method: a Tensor subclass or a duck type, not a mode or a project base
+    ("None\nclass T(torch.Tensor):\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+     "        return 1", True),
+    ("None\nclass Duck:\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n        return 1", True),
+    ("None\nclass T(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, func, types, args=(), "
+     "kwargs=None):\n        return 1", False),
+    ("None\nclass M(torch.overrides.TorchFunctionMode):\n    def __torch_function__(self, func, types, args=(), "
+     "kwargs=None):\n        return 1", False),
+    ("None\nclass M(ProjectMode):\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+     "        return 1", False),
 ]
 
 
@@ -165,6 +175,29 @@ def test_values_and_calls_torch_warns_about(use: str, flagged: bool) -> None:
     engine = Engine([rule_by_code("TL108"), rule_by_code("TL109")], Settings())
     found = engine.check(f"import torch\nimport torch.autograd.variable\ny = {use}\n").diagnostics
     assert bool(found) is flagged, (use, [d.message for d in found])
+
+
+def test_plain_method_torch_function_warns_under_torch() -> None:
+    """What the plain-method entry matches does warn under the installed torch: a Tensor subclass
+    and a duck type (the C++ dispatcher and handle_torch_function both warn); a mode does not."""
+    code = (
+        "import warnings, torch\n"
+        "torch.set_warn_always(True)\n"
+        "class T(torch.Tensor):\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+        "        return super().__torch_function__(func, types, args, kwargs or {})\n"
+        "class Duck:\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n        return 1\n"
+        "class Mode(torch.overrides.TorchFunctionMode):\n"
+        "    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+        "        return func(*args, **(kwargs or {}))\n"
+        "def warned(run):\n    with warnings.catch_warnings(record=True) as caught:\n"
+        "        warnings.simplefilter('always')\n        run()\n"
+        "    return any('plain method' in str(w.message) for w in caught)\n"
+        "def in_mode():\n    with Mode():\n        torch.ones(2) + 1\n"
+        "print(warned(lambda: torch.ones(2).as_subclass(T) + 1), warned(lambda: torch.add(Duck(), 1)), "
+        "warned(in_mode))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "True", "False"], result.stdout
 
 
 def test_from_imported_storage_is_flagged_only_where_called() -> None:

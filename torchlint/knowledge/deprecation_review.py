@@ -70,6 +70,8 @@ COVERED_BY: Mapping[str, str] = {
     # which users set where they make it.
     "torch.autograd.profiler.profile(experimental_config=)":
         "torch._C._profiler._ExperimentalConfig(adjust_profiler_step=)",
+    # torch warns from handle_torch_function (and C++) when a class's __torch_function__ is a plain method
+    "torch.autograd.handle_torch_function": "torch.Tensor.__torch_function__",
     # torch's grad-mode context managers share the base that warns when one decorates a class
     "torch.autograd.forward_ad._DecoratorContextManager.__call__(orig_func=)": "@torch.no_grad on a class",
     # the warning when both are given; every such call passes broadcast_buffers, which warns alone too
@@ -124,9 +126,6 @@ OUT_OF_SCOPE: Tuple[Tuple[str, Scope, str], ...] = (
      "warned by every observer subclass when reduce_range is true (a value)"),
     ("torch.utils.model_dump.main", RT, "a command-line entry point (python -m torch.utils.model_dump)"),
     # -- detectable, left out --------------------------------------------------------
-    ("torch.autograd.handle_torch_function", NM, "a `__torch_function__` defined as a plain method: torch warns "
-     "when a Tensor subclass's is called, but modes (TorchFunctionMode) define it as a plain method rightly and "
-     "duck types are classes of any base; a class rule that knows the bases, not a table entry"),
     ("torch.fx.experimental.symbolic_shapes.ShapeEnv.*", RT, "methods and attributes of a ShapeEnv instance"),
     ("torch.fx.experimental.unification.multipledispatch.Dispatcher.resolve", RT, "a method of a Dispatcher instance"),
     # -- internal --------------------------------------------------------------------

@@ -61,6 +61,9 @@ class Kind(enum.Enum):
     KEYWORD_VALUE = "keyword value"
     # ``old`` (or an alias), called or bare, decorating a class: ``@torch.no_grad()`` on a class
     CLASS_DECORATOR = "class decorator"
+    # ``old`` is ``<class>.<method>``: a class of the user's, with no base but ``made_by`` (or none),
+    # defines the method as a plain method where torch wants a classmethod (``__torch_function__``)
+    PLAIN_METHOD = "plain method"
 
 
 class Status(enum.Enum):
@@ -243,6 +246,8 @@ class Deprecation:
             Kind.INSTANCE_METHOD: "a call on a name last assigned what the class's factory made",
             Kind.KEYWORD_VALUE: "a literal value torch warns about, in a call of the resolved callable",
             Kind.CLASS_DECORATOR: "the resolved name, called or not, as a decorator of a class",
+            Kind.PLAIN_METHOD: "the method defined without `@classmethod` in a class with no other base than "
+                               "a tensor class",
         }.get(self.kind, "a call of the name, resolved through the file's imports" if self.called
               else "the name, resolved through the file's imports")
         if self.status is Status.REMOVED:
@@ -335,6 +340,8 @@ class Deprecation:
             return f"{self.old} without {self.keyword}="
         if self.kind is Kind.CLASS_DECORATOR:
             return f"@{self.old.rsplit('.', 1)[1]} on a class"
+        if self.kind is Kind.PLAIN_METHOD:
+            return f"plain-method {self.old.rsplit('.', 1)[1]}"
         if self.kind is Kind.KEYWORD_VALUE:
             shown = self.values or self.unless
             value = shown[0].qualified.rsplit(".", 2)[-2:] if isinstance(shown[0], Ref) else [repr(shown[0])]
@@ -649,6 +656,10 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
                   aliases=(f"torch.autograd.grad_mode.{name.rsplit('.', 1)[-1]}",) if "." not in name else ())
       for name in ("no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
                    "autograd.set_multithreading_enabled", "autograd.forward_ad.dual_level")),
+    # torch calls __torch_function__ on the class; a TorchFunctionMode's is a plain method rightly, so
+    # only classes with no base but a tensor class (a Tensor subclass, a duck type) are matched
+    Deprecation(f"{TENSOR}.__torch_function__", Kind.PLAIN_METHOD, D, "`@classmethod` (torch calls it on the "
+                "class; `self` becomes `cls`)", made_by=(TENSOR, "torch.nn.Parameter", "torch.nn.parameter.Parameter")),
     # Calls only: the name also reaches a module, or a plain reference (``isinstance``) does not warn.
     Deprecation("torch.autograd.variable", Kind.FUNCTION, R, "`torch.tensor(...)`", called=True),
     *(Deprecation(f"torch.{name}", Kind.CLASS, D, "`torch.UntypedStorage` (or a tensor: "

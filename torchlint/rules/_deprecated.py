@@ -90,6 +90,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
     _sets: ClassVar[Tuple[Deprecation, ...]]  # calls given a set (``torch.optim.SGD({...})``)
     _values: ClassVar[Tuple[Deprecation, ...]]  # calls given a value torch warns about (``onnx.export(dynamo=False)``)
     _class_decorators: ClassVar[Dict[str, Deprecation]]  # decorators of a class (``@torch.no_grad()``), by name
+    _plain_methods: ClassVar[Dict[str, Deprecation]]  # methods torch wants as classmethods, by method name
     _modules: ClassVar[Tuple[Deprecation, ...]]
     _names: ClassVar[frozenset]  # every entry's last name component
 
@@ -106,6 +107,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
         cls._sets = tuple(e for e in table if e.kind is Kind.SET_ARGUMENT)
         cls._screen_sets = Names([name for e in cls._sets for name in (e.old, *e.aliases)])
         cls._values = tuple(e for e in table if e.kind is Kind.KEYWORD_VALUE)
+        cls._plain_methods = {e.name: e for e in table if e.kind is Kind.PLAIN_METHOD}
         cls._class_decorators = {name: e for e in table if e.kind is Kind.CLASS_DECORATOR for name in (e.old, *e.aliases)}
         cls._screen_values = Names([name for e in cls._values for name in (e.old, *e.aliases)])
         cls._methods = {e.name: e for e in table if e.kind is Kind.METHOD}
@@ -124,6 +126,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
         # used as an attribute, imported, or (for keyword entries) passed.
         cls.triggers = (
             referenced(cls._names - {e.name for e in cls._keywords}, [e.name for e in cls._keywords]),
+            *([re.compile(rf"\bdef\s+(?:{'|'.join(map(re.escape, cls._plain_methods))})\b")]
+              if cls._plain_methods else []),
         )
         cls._screen_by_old = Names(cls._by_old)
         cls._screen_keywords = tuple((Names([e.old, *e.aliases]), e.keyword) for e in cls._keywords)
@@ -163,6 +167,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
             yield from calls_to(outline, cls._screen_values)
         if cls._class_decorators:
             yield from (node for node in outline.nodes(ast.ClassDef) if node.decorator_list)
+        if cls._plain_methods:
+            yield from (node for node in outline.nodes(ast.FunctionDef) if node.name in cls._plain_methods)
         if cls._sets:
             yield from (call for call in calls_to(outline, cls._screen_sets) if any(
                 _is_set_ast(arg) for arg in [*call.args, *(k.value for k in call.keywords)]))
@@ -384,7 +390,10 @@ class DeprecatedApiRule(RenamedSymbolRule):
                 yield self._finding(arg, entry, None)
 
     def check_ClassDef(self, node: cst.ClassDef, ctx: NodeContext) -> Iterator[Finding]:
-        """``@torch.no_grad()`` on a class: torch's grad-mode decorators are for functions."""
+        """``@torch.no_grad()`` on a class: torch's grad-mode decorators are for functions. A plain-method
+        ``__torch_function__`` in a class with no other base than a tensor class."""
+        if self._plain_methods:
+            yield from self._plain_method(node, ctx)
         if not self._class_decorators:
             return
         for decorator in node.decorators:
@@ -393,6 +402,18 @@ class DeprecatedApiRule(RenamedSymbolRule):
             entry = self._class_decorators.get(ctx.resolver.resolve(target) or "")
             if entry is not None and self._applies(entry, ctx):
                 yield self._finding(decorator.decorator, entry, None)
+
+    def _plain_method(self, node: cst.ClassDef, ctx: NodeContext) -> Iterator[Finding]:
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for statement in body:
+            entry = self._plain_methods.get(statement.name.value) if isinstance(statement, cst.FunctionDef) else None
+            if entry is None or not self._applies(entry, ctx) or statement.decorators:
+                continue  # a decorated one is a classmethod, or something the rule cannot see through
+            bases = [ctx.resolver.resolve(arg.value) for arg in node.bases if arg.keyword is None]
+            if any(arg.keyword is not None for arg in node.bases) or any(
+                    base not in (*entry.made_by, "object") for base in bases):
+                continue  # a mode (TorchFunctionMode) or a project base: its method may rightly be plain
+            yield self._finding(statement.name, entry, None)
 
     def _keyword_value(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
         """``torch.onnx.export(m, x, f, dynamo=False)``: a value torch warns about, spelled in the call."""
@@ -434,7 +455,9 @@ def _made_by(receiver: cst.BaseExpression, makers: Sequence[str], ctx: NodeConte
 
 
 # entries about a call's arguments
-CALL_KINDS = (Kind.KEYWORD, Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT, Kind.KEYWORD_VALUE, Kind.CLASS_DECORATOR)
+# entries not matched as names (about a call's arguments, or a class)
+CALL_KINDS = (Kind.KEYWORD, Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT, Kind.KEYWORD_VALUE, Kind.CLASS_DECORATOR,
+              Kind.PLAIN_METHOD)
 
 
 def _warned_value(entry: Deprecation, value: cst.BaseExpression, ctx: NodeContext) -> bool:
