@@ -42,6 +42,7 @@ class LspClient:
         self.notifications: "queue.Queue[Dict[str, Any]]" = queue.Queue()
         self.log: List[Dict[str, Any]] = []  # window/logMessage and showMessage params
         self.applied_edits: List[Dict[str, Any]] = []
+        self.server_requests: List[Dict[str, Any]] = []  # every request the server made (registerCapability...)
         # What the "editor" answers to workspace/applyEdit: applied or not.
         self.apply_edit = apply_edit or (lambda edit: True)
         self.stderr_lines: List[str] = []
@@ -104,6 +105,7 @@ class LspClient:
 
     def _answer(self, message: Dict[str, Any]) -> None:
         method = message["method"]
+        self.server_requests.append(message)
         if method == "workspace/applyEdit":
             self.applied_edits.append(message["params"])
             result: Any = {"applied": bool(self.apply_edit(message["params"]["edit"]))}
@@ -134,7 +136,10 @@ class LspClient:
         self._send({"method": method, "params": params})
 
     def initialize(self, root: Path, initialization_options: Optional[Dict[str, Any]] = None,
-                   document_changes: bool = True, resolve_edits: bool = False) -> Dict[str, Any]:
+                   document_changes: bool = True, resolve_edits: bool = False,
+                   watch_files: bool = False, pull_diagnostics: bool = False) -> Dict[str, Any]:
+        """``watch_files``: the editor registers file watchers the server asks for;
+        ``pull_diagnostics``: it asks for diagnostics (``textDocument/diagnostic``)."""
         code_action: Dict[str, Any] = {"codeActionLiteralSupport": {
             "codeActionKind": {"valueSet": ["quickfix", "source", "source.fixAll"]}}}
         if resolve_edits:
@@ -147,7 +152,13 @@ class LspClient:
                 "codeAction": code_action,
             },
             "general": {"positionEncodings": ["utf-16"]},
+            "notebookDocument": {"synchronization": {"dynamicRegistration": False}},
         }
+        if watch_files:
+            capabilities["workspace"]["didChangeWatchedFiles"] = {"dynamicRegistration": True}
+        if pull_diagnostics:
+            capabilities["textDocument"]["diagnostic"] = {"dynamicRegistration": False}
+            capabilities["workspace"]["diagnostics"] = {"refreshSupport": True}
         result = self.request("initialize", {
             "processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": capabilities,
             "initializationOptions": initialization_options or {},
@@ -220,6 +231,47 @@ class LspClient:
             "range": {"start": {"line": start_line, "character": 0}, "end": {"line": end_line, "character": 0}},
             "context": context,
         }) or []
+
+    def hover(self, uri: str, line: int, character: int) -> Optional[Dict[str, Any]]:
+        position = {"line": line, "character": character}
+        return self.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": position})
+
+    def pull(self, uri: str, previous_result_id: Optional[str] = None) -> Dict[str, Any]:
+        params: Dict[str, Any] = {"textDocument": {"uri": uri}}
+        if previous_result_id is not None:
+            params["previousResultId"] = previous_result_id
+        return self.request("textDocument/diagnostic", params)
+
+    def execute(self, command: str, *arguments: Any) -> Any:
+        return self.request("workspace/executeCommand", {"command": command, "arguments": list(arguments)})
+
+    def configure(self, settings: Any) -> None:
+        self.notify("workspace/didChangeConfiguration", {"settings": settings})
+
+    def files_changed(self, *changes: tuple) -> None:
+        """``workspace/didChangeWatchedFiles``: (path, kind) with kind 1 created, 2 changed, 3 deleted."""
+        self.notify("workspace/didChangeWatchedFiles",
+                    {"changes": [{"uri": Path(path).as_uri(), "type": kind} for path, kind in changes]})
+
+    def open_notebook(self, path: Path, cells: List[tuple], version: int = 1) -> List[str]:
+        """Open a notebook of (kind, text) cells, kind "code" or "markdown"; the cells' uris."""
+        uri = path.as_uri()
+        cell_uris = [f"vscode-notebook-cell:{path}#cell{n}" for n in range(len(cells))]
+        self.notify("notebookDocument/didOpen", {
+            "notebookDocument": {"uri": uri, "notebookType": "jupyter-notebook", "version": version,
+                                 "cells": [{"kind": 2 if kind == "code" else 1, "document": cell_uri}
+                                           for (kind, _), cell_uri in zip(cells, cell_uris)]},
+            "cellTextDocuments": [{"uri": cell_uri, "languageId": "python" if kind == "code" else "markdown",
+                                   "version": version, "text": text}
+                                  for (kind, text), cell_uri in zip(cells, cell_uris)]})
+        return cell_uris
+
+    def change_cell(self, notebook: Path, version: int, cell_uri: str, text: str) -> None:
+        """Replace the text of one cell of an open notebook."""
+        self.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": notebook.as_uri(), "version": version},
+            "change": {"cells": {"textContent": [{"document": {"uri": cell_uri, "version": version},
+                                                   "changes": [{"text": text}]}]}}})
 
     def shutdown(self, timeout: float = 30.0) -> int:
         """shutdown, exit, and the server's exit status."""

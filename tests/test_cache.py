@@ -206,7 +206,19 @@ def _forged_entry(results: Path) -> None:
 
     data = json.loads(results.read_text())
     for path, entry in data["entries"].items():
-        entry["diagnostics"] = [["TL123", "invented", 10**6, 0, None, None]]
+        entry["diagnostics"] = [["TL123", "invented", 10**6, 0, None, None, None, None]]
+        entry["check"] = cache.checksum(path, entry["key"], [entry["diagnostics"], entry["dependencies"]])
+    results.write_text(json.dumps(data))
+
+
+def _forged_end(results: Path) -> None:
+    """A finding whose node ends before it starts, with a valid checksum."""
+    from torchlint.run import cache
+
+    data = json.loads(results.read_text())
+    for path, entry in data["entries"].items():
+        for record in entry["diagnostics"]:
+            record[6], record[7] = record[2] - 1, 0
         entry["check"] = cache.checksum(path, entry["key"], [entry["diagnostics"], entry["dependencies"]])
     results.write_text(json.dumps(data))
 
@@ -243,3 +255,67 @@ def test_a_damaged_cache_entry_is_a_miss_never_an_error_a_hang_or_a_finding(tmp_
     assert _findings(again) == expected
     assert _cache_file(root).is_file()  # rewritten: a regular file again
     assert _findings(_run(root)) == expected
+
+
+def test_a_forged_end_position_is_a_miss(tmp_path):
+    # The github format shows where each finding's node ends, from the cache too.
+    root = _project(tmp_path)
+    cold = _run(root, "--output-format", "github")
+    assert "endLine=" in cold.stdout
+    _forged_end(_cache_file(root))
+    warm = _run(root, "--output-format", "github")
+    assert warm.stdout == cold.stdout and warm.stderr == ""
+
+
+# -- imports shadowed by a module that appears earlier on the import path ---------
+
+SHADOWED_TRAIN = """\
+import os
+import sys
+
+sys.path.append(os.path.join(os.path.dirname(__file__), "lib"))
+from helpers import total_loss
+
+
+def report(out, y):
+    loss = total_loss(out, y)
+    print(loss.data[0])
+"""
+LOSS_HELPERS = "import torch.nn.functional as F\n\ndef total_loss(out, y):\n    return F.cross_entropy(out, y)\n"
+UNKNOWN_HELPERS = "def total_loss(out, y):\n    return out\n"
+
+
+@pytest.mark.parametrize("shadow", ["helpers.py", "helpers/__init__.py"])
+def test_a_module_shadowing_the_one_an_import_found_is_noticed(tmp_path, shadow):
+    # Python looks in the script's folder before the ``lib`` it appends to
+    # sys.path: a helpers module or package added there is what the import
+    # reaches from then on, though lib/helpers.py is unchanged.
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "helpers.py").write_text(LOSS_HELPERS)
+    (tmp_path / "train.py").write_text(SHADOWED_TRAIN)
+    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\n")
+    check = ["--cache-dir", str(tmp_path / ".cache"), "train.py"]
+    assert "train.py:10:11: TL101" in run_torchlint(check, cwd=tmp_path).stdout
+    assert "train.py:10:11: TL101" in run_torchlint(check, cwd=tmp_path).stdout  # from the cache
+    (tmp_path / shadow).parent.mkdir(exist_ok=True)
+    (tmp_path / shadow).write_text(UNKNOWN_HELPERS)
+    shadowed = run_torchlint(check, cwd=tmp_path)
+    assert shadowed.returncode == 0 and "TL101" not in shadowed.stdout, shadowed.stdout + shadowed.stderr
+    # And back: the shadowing module removed, lib/helpers.py is reached again.
+    (tmp_path / shadow).unlink()
+    assert "train.py:10:11: TL101" in run_torchlint(check, cwd=tmp_path).stdout
+
+
+def test_a_folder_without_init_becoming_a_package_is_noticed(tmp_path):
+    # ``helpers/`` without __init__.py is a namespace portion: the module in lib
+    # wins. An __init__.py written into the folder makes it the package Python imports.
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "helpers.py").write_text(LOSS_HELPERS)
+    (tmp_path / "helpers").mkdir()
+    (tmp_path / "helpers" / "data.txt").write_text("not a module\n")
+    (tmp_path / "train.py").write_text(SHADOWED_TRAIN)
+    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\n")
+    check = ["--cache-dir", str(tmp_path / ".cache"), "train.py"]
+    assert "train.py:10:11: TL101" in run_torchlint(check, cwd=tmp_path).stdout
+    (tmp_path / "helpers" / "__init__.py").write_text(UNKNOWN_HELPERS)
+    assert "TL101" not in run_torchlint(check, cwd=tmp_path).stdout

@@ -18,6 +18,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
@@ -666,7 +667,7 @@ def test_diff_applies_with_patch_and_matches_what_fix_writes(tmp_path):
     # the unsafe rewrite is shown; a missing final newline is marked
     assert b"-t.cuda()\n+t = t.cuda()\n" in diff.stdout
     assert b"\n\\ No newline at end of file\n" in diff.stdout
-    assert b"--- a/./crlf.py\r\n" not in diff.stdout  # headers end with \n
+    assert b"--- a/crlf.py\r\n" not in diff.stdout and b"--- a/crlf.py\n" in diff.stdout  # headers end with \n
     for name in sources:
         assert (tmp_path / "diffed" / name).read_bytes() == sources[name].encode()  # --diff wrote nothing
     patched = subprocess.run(
@@ -690,6 +691,30 @@ def test_diff_marks_a_missing_final_newline(write, tmp_path):
         "+y = F.interpolate(x, scale_factor=2)\n"
         "\\ No newline at end of file\n"
     )
+
+
+def test_diff_from_the_project_root_is_a_patch_git_apply_accepts(tmp_path):
+    """``torchlint --diff . > p`` wrote ``a/./DataLoader.py`` and an absolute
+    path ``a//tmp/...``; ``git apply`` rejects both (issue 37)."""
+    repo = tmp_path / "repo"
+    put(repo, "DataLoader.py", UPSAMPLE)
+    put(repo, "pkg/sub/m.py", UPSAMPLE)
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run([*git, "add", "."], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], cwd=repo, check=True)
+    for args in (["."], ["./DataLoader.py", "pkg//sub/../sub/m.py"], [str(repo / "DataLoader.py"), str(repo / "pkg")]):
+        diff = run_torchlint(["--isolated", "--diff", *args], cwd=repo)
+        assert diff.returncode == 1, diff
+        headers = [line for line in diff.stdout.splitlines() if line.startswith(("--- ", "+++ "))]
+        assert headers == ["--- a/DataLoader.py", "+++ b/DataLoader.py", "--- a/pkg/sub/m.py", "+++ b/pkg/sub/m.py"]
+        patch = tmp_path / "p"
+        patch.write_text(diff.stdout)
+        check = subprocess.run(["git", "apply", "--check", str(patch)], cwd=repo, capture_output=True, text=True)
+        assert check.returncode == 0, check.stderr
+    subprocess.run(["git", "apply", str(tmp_path / "p")], cwd=repo, check=True)
+    assert (repo / "pkg" / "sub" / "m.py").read_text() == UPSAMPLE_FIXED
+    assert run_torchlint(["--isolated", "--diff", "."], cwd=repo).stdout == ""
 
 
 # --------------------------------------------------------------------------
@@ -937,3 +962,85 @@ def _assert_unwritable_file_reported(result, tmp_path, read_only, writable):
     assert "Fixed 2 problems" not in result.stdout, result.stdout
     assert "Fixed 1 problem." in result.stdout, result.stdout
     assert "ro.py" + UPSAMPLE_LINE in out_lines(result), result.stdout
+
+
+# --------------------------------------------------------------------------
+# --watch (ruff's): a run, then one per change of a checked file or the configuration
+# --------------------------------------------------------------------------
+
+
+class _Reader:
+    """Lines of a running process's stdout, waited for with a deadline."""
+
+    def __init__(self, process: subprocess.Popen) -> None:
+        self.process, self.text = process, ""
+
+    def until(self, needle: str, count: int = 1, timeout: float = 60) -> str:
+        import select
+
+        deadline = time.monotonic() + timeout
+        while self.text.count(needle) < count:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {needle!r} x{count} within {timeout} s; output so far:\n{self.text}"
+            ready, _, _ = select.select([self.process.stdout], [], [], left)
+            if ready:
+                chunk = os.read(self.process.stdout.fileno(), 65536).decode()
+                assert chunk, f"the process ended; output:\n{self.text}"
+                self.text += chunk
+        return self.text
+
+
+def test_watch_runs_again_when_a_file_or_the_configuration_changes(tmp_path):
+    import signal
+
+    put(tmp_path, "a.py", CUDA)
+    process = subprocess.Popen([sys.executable, "-m", "torchlint", "--watch", "--no-cache", "."], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        out = _Reader(process)
+        first = out.until("Found 1 problem")
+        assert re.match(r"\[\d\d:\d\d:\d\d\] Starting linter in watch mode\.\.\.\n", first), first
+        assert "./a.py:3:1: TL201 " in first
+        put(tmp_path, "b.py", UPSAMPLE)  # a new file counts
+        second = out.until("Found 2 problems")[len(first):]
+        assert re.match(r"\[\d\d:\d\d:\d\d\] File change detected\.\.\.\n", second), second
+        assert "./b.py:4:7: TL103 " in second
+        put(tmp_path, "pyproject.toml", '[tool.torchlint]\nignore = ["TL201"]\n')  # so does the configuration
+        third = out.until("File change detected...", 2)
+        third = out.until("Found 1 problem", 2)[len(first) + len(second):]
+        assert "TL201" not in third and "./b.py:4:7: TL103 " in third
+        put(tmp_path, "pyproject.toml", '[tool.torchlint]\nignore = ["TL9"]\n')  # broken: said, and watching goes on
+        out.until("torchlint: error: pyproject.toml: [tool.torchlint] ignore: unknown rule selector 'TL9'")
+        put(tmp_path, "pyproject.toml", "[tool.torchlint]\n")
+        out.until("Found 2 problems", 2)
+    finally:
+        process.send_signal(signal.SIGINT)
+        rest, _ = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "Traceback" not in out.text + rest.decode()
+    assert rest.decode().endswith("torchlint: interrupted\n")
+
+
+def test_watch_with_fix_settles_after_its_own_writes(tmp_path):
+    put(tmp_path, "a.py", UPSAMPLE)
+    process = subprocess.Popen([sys.executable, "-m", "torchlint", "--watch", "--fix", "--no-cache", "a.py"],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out = _Reader(process)
+        out.until("Fixed 1 problem.")
+        out.until("All checks passed.")  # its own write is a change: one more run, which fixes nothing
+        time.sleep(2)
+        settled = out.text
+        put(tmp_path, "a.py", UPSAMPLE)
+        out.until("Fixed 1 problem.", 2)
+    finally:
+        process.terminate()
+        process.communicate(timeout=60)
+    assert settled.count("File change detected...") == 1
+    assert (tmp_path / "a.py").read_text() == UPSAMPLE_FIXED
+
+
+@pytest.mark.parametrize("extra", [["--statistics"], ["--add-noqa"], ["--show-files"], ["--stdin-filename", "x.py"]])
+def test_watch_with_a_one_shot_option_is_a_usage_error(tmp_path, extra):
+    result = run_torchlint(["--watch", *extra], cwd=tmp_path)
+    assert result.returncode == 2 and "--watch cannot be combined" in result.stderr

@@ -1,5 +1,6 @@
-"""CLI options around reporting: --statistics, --show-fixes, --exit-zero,
---exit-non-zero-on-fix, --stdin-filename, --add-noqa, and colour.
+"""CLI options around reporting and fixing: --statistics, --show-fixes, --exit-zero,
+--exit-non-zero-on-fix, --stdin-filename, --add-noqa (with a reason), --fix-only,
+fixable / unfixable / extend-safe-fixes / extend-unsafe-fixes, and colour.
 
 All through the real CLI in subprocesses; colour is checked under a real
 pseudo-terminal as well as in a pipe.
@@ -7,6 +8,7 @@ pseudo-terminal as well as in a pipe.
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -475,3 +477,201 @@ def test_force_color_colours_a_pipe_but_no_color_wins(colour):
     assert ESC in colour.pipe_force.stdout.decode()
     assert ESC not in colour.pipe_force_no_color.stdout.decode()
     assert ESC not in colour.pipe_force_json.stdout.decode()
+
+
+# --------------------------------------------------------------------------
+# --fix-only (ruff's): fix, report nothing that remains, exit 0 for it
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fix_only(tmp_path_factory):
+    dirs = {name: tmp_path_factory.mktemp(f"fix-only-{name}") for name in
+            ("plain", "nothing", "on_fix", "json", "broken", "unsafe")}
+    for d in dirs.values():
+        put(d, "a.py", MIXED)
+        put(d, "c.py", NO_FIX)
+    put(dirs["nothing"], "a.py", NO_FIX)
+    put(dirs["broken"], "b.py", "import torch\ndef f(:\n")
+    runs = in_parallel({
+        "plain": lambda: run_torchlint(["--isolated", "--fix-only", "."], cwd=dirs["plain"]),
+        "nothing": lambda: run_torchlint(["--isolated", "--fix-only", "."], cwd=dirs["nothing"]),
+        "on_fix": lambda: run_torchlint(["--isolated", "--fix-only", "--exit-non-zero-on-fix", "."], cwd=dirs["on_fix"]),
+        "json": lambda: run_torchlint(["--isolated", "--fix-only", "--output-format", "json", "."], cwd=dirs["json"]),
+        "broken": lambda: run_torchlint(["--isolated", "--fix-only", "."], cwd=dirs["broken"]),
+        "unsafe": lambda: run_torchlint(["--isolated", "--fix-only", "--unsafe-fixes", "--show-fixes", "."],
+                                        cwd=dirs["unsafe"]),
+    })
+    return SimpleNamespace(dirs=dirs, **runs)
+
+
+def test_fix_only_fixes_and_reports_only_what_it_fixed(fix_only):
+    result = fix_only.plain
+    assert (result.returncode, result.stderr) == (0, "")  # TL201 and c.py's finding remain: not reported
+    assert result.stdout == "Fixed 3 problems (1 more fixable with --unsafe-fixes).\n"
+    assert (fix_only.dirs["plain"] / "a.py").read_text() == mixed_fixed(MIXED)
+
+
+def test_fix_only_with_nothing_to_fix_prints_nothing_and_exits_0(fix_only):
+    assert (fix_only.nothing.returncode, fix_only.nothing.stdout, fix_only.nothing.stderr) == (0, "", "")
+
+
+def test_fix_only_exits_1_on_a_fix_with_exit_non_zero_on_fix(fix_only):
+    assert fix_only.on_fix.returncode == 1
+    assert (fix_only.dirs["on_fix"] / "a.py").read_text() == mixed_fixed(MIXED)
+
+
+def test_fix_only_with_a_structured_format_writes_nothing(fix_only):
+    assert (fix_only.json.returncode, fix_only.json.stdout) == (0, "")
+    assert (fix_only.dirs["json"] / "a.py").read_text() == mixed_fixed(MIXED)
+
+
+def test_fix_only_still_exits_2_on_a_file_it_cannot_read(fix_only):
+    result = fix_only.broken
+    assert result.returncode == 2
+    assert "b.py:2:7: cannot parse" in result.stderr
+    assert result.stdout == "Fixed 3 problems (1 more fixable with --unsafe-fixes). 1 file could not be checked " \
+                            "(see the errors above).\n"
+
+
+def test_fix_only_with_unsafe_fixes_and_show_fixes(fix_only):
+    result = fix_only.unsafe
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[0] == "Applied fixes:"
+    assert result.stdout.splitlines()[-1] == "Fixed 4 problems."
+    assert (fix_only.dirs["unsafe"] / "a.py").read_text() == mixed_fixed(MIXED, unsafe=True)
+
+
+# --------------------------------------------------------------------------
+# fixable / unfixable / extend-fixable, extend-safe-fixes / extend-unsafe-fixes (ruff's)
+# --------------------------------------------------------------------------
+
+
+def _json_fixes(result) -> Dict[str, Optional[str]]:
+    return {item["code"]: item["fix"] and item["fix"]["applicability"] for item in json.loads(result.stdout)}
+
+
+@pytest.fixture(scope="module")
+def policies(tmp_path_factory):
+    configs = {
+        "unfixable_cli": ("", ["--unfixable", "TL103"]),
+        "unfixable_prefix_extend_fixable": ('unfixable = ["TL1"]\nextend-fixable = ["TL103"]\n', []),
+        "fixable_cli_replaces": ('fixable = ["TL103"]\n', ["--fixable", "TL101"]),
+        "extend_fixable_cli": ('fixable = ["TL103"]\n', ["--extend-fixable", "TL106"]),
+        "safe": ('extend-safe-fixes = ["TL201"]\n', []),
+        "unsafe": ('extend-unsafe-fixes = ["TL103"]\n', []),
+        "both": ('extend-safe-fixes = ["TL2", "TL103"]\nextend-unsafe-fixes = ["TL103"]\n', []),
+    }
+    jobs = {}
+    dirs = {}
+    for name, (config, args) in configs.items():
+        d = dirs[name] = tmp_path_factory.mktemp(name)
+        put(d, "pyproject.toml", "[tool.torchlint]\n" + config)
+        put(d, "a.py", MIXED)
+        put(d, "check/a.py", MIXED)
+        jobs[name] = (lambda d=d, args=args: run_torchlint([*args, "--fix", "a.py"], cwd=d))
+        jobs[name + "_json"] = (lambda d=d, args=args: run_torchlint(
+            [*args, "--output-format", "json", "check/a.py"], cwd=d))
+    bad = tmp_path_factory.mktemp("bad")
+    put(bad, "pyproject.toml", '[tool.torchlint]\nunfixable = ["TL9"]\n')
+    put(bad, "a.py", MIXED)
+    jobs["bad_config"] = lambda: run_torchlint(["a.py"], cwd=bad)
+    jobs["bad_cli"] = lambda: run_torchlint(["--isolated", "--fixable", "XY1", "a.py"], cwd=bad)
+    return SimpleNamespace(dirs=dirs, **in_parallel(jobs))
+
+
+def _fixed(policies, name) -> str:
+    return (policies.dirs[name] / "a.py").read_text()
+
+
+def test_unfixable_rules_are_reported_without_their_fix_and_never_fixed(policies):
+    result = policies.unfixable_cli
+    assert result.returncode == 1
+    assert _fixed(policies, "unfixable_cli") == mixed_fixed(MIXED).replace("F.interpolate", "F.upsample")
+    assert result.stdout.splitlines()[-1] == "Fixed 2 problems. Found 2 problems remaining (1 with --fix --unsafe-fixes)."
+    assert _json_fixes(policies.unfixable_cli_json) == {
+        "TL101": "safe", "TL103": None, "TL106": "safe", "TL201": "unsafe"}
+
+
+def test_the_longest_prefix_decides_between_fixable_and_unfixable(policies):
+    assert _json_fixes(policies.unfixable_prefix_extend_fixable_json) == {
+        "TL101": None, "TL103": "safe", "TL106": None, "TL201": "unsafe"}
+    fixed = _fixed(policies, "unfixable_prefix_extend_fixable")
+    assert "F.interpolate" in fixed and "loss.data[0]" in fixed and "size_average=False" in fixed
+
+
+def test_fixable_on_the_command_line_replaces_the_configuration_and_extend_fixable_adds(policies):
+    assert _json_fixes(policies.fixable_cli_replaces_json) == {
+        "TL101": "safe", "TL103": None, "TL106": None, "TL201": None}
+    assert _json_fixes(policies.extend_fixable_cli_json) == {
+        "TL101": None, "TL103": "safe", "TL106": "safe", "TL201": None}
+
+
+def test_extend_safe_fixes_makes_an_unsafe_fix_safe(policies):
+    assert _json_fixes(policies.safe_json)["TL201"] == "safe"
+    assert _fixed(policies, "safe") == mixed_fixed(MIXED, unsafe=True)  # --fix alone applied TL201's fix
+    assert policies.safe.stdout.splitlines()[-1] == "Fixed 4 problems."
+
+
+def test_extend_unsafe_fixes_makes_a_safe_fix_unsafe(policies):
+    assert _json_fixes(policies.unsafe_json)["TL103"] == "unsafe"
+    assert "F.upsample" in _fixed(policies, "unsafe") and "loss.item()" in _fixed(policies, "unsafe")
+
+
+def test_extend_unsafe_fixes_wins_where_both_name_a_rule_as_closely(policies):
+    assert _json_fixes(policies.both_json) == {"TL101": "safe", "TL103": "unsafe", "TL106": "safe", "TL201": "safe"}
+
+
+def test_a_bad_fixable_selector_is_an_error(policies):
+    for result, where in ((policies.bad_config, "pyproject.toml: [tool.torchlint] unfixable"),
+                          (policies.bad_cli, "--fixable")):
+        assert result.returncode == 2 and result.stdout == ""
+        no_traceback(result)
+        assert where in result.stderr, result.stderr
+
+
+def test_the_result_cache_keeps_apart_runs_with_different_fix_policies(tmp_path):
+    put(tmp_path, "a.py", MIXED)
+    first = run_torchlint(["--output-format", "json", "a.py"], cwd=tmp_path)
+    assert _json_fixes(first)["TL103"] == "safe"
+    put(tmp_path, "pyproject.toml", '[tool.torchlint]\nextend-unsafe-fixes = ["TL103"]\nunfixable = ["TL101"]\n')
+    second = run_torchlint(["--output-format", "json", "--cache-dir", ".torchlint_cache", "a.py"], cwd=tmp_path)
+    assert _json_fixes(second) == {"TL101": None, "TL103": "unsafe", "TL106": "safe", "TL201": "unsafe"}
+
+
+# --------------------------------------------------------------------------
+# --add-noqa=REASON (ruff's spelling)
+# --------------------------------------------------------------------------
+
+
+def test_add_noqa_with_a_reason_writes_it_after_the_codes(tmp_path):
+    put(tmp_path, "m.py", MIXED)
+    put(tmp_path, "n.py", "import torch\nt = torch.zeros(3)\nt.cuda()  # noqa: TL101\nt.cuda()  # noqa: TL101 old\n")
+    result = run_torchlint(["--isolated", "--add-noqa=reviewed: legacy code, see #12", "m.py", "n.py"], cwd=tmp_path)
+    assert result.returncode == 0, result
+    assert result.stdout == "Added noqa comments to 6 lines in 2 files.\n"
+    m = (tmp_path / "m.py").read_text().splitlines()
+    assert m[5] == "total = loss.data[0]  # noqa: TL101 reviewed: legacy code, see #12"
+    assert m[9] == "t.cuda()  # noqa: TL201 reviewed: legacy code, see #12"
+    n = (tmp_path / "n.py").read_text().splitlines()
+    assert n[2:] == ["t.cuda()  # noqa: TL101, TL201 reviewed: legacy code, see #12",
+                     "t.cuda()  # noqa: TL101, TL201 old"]  # a comment's own words stay
+    assert run_torchlint(["--isolated", "m.py", "n.py"], cwd=tmp_path).stdout == "All checks passed.\n"
+    assert run_flake8(["--select", "TL", "m.py", "n.py"], cwd=tmp_path).stdout == ""
+
+
+def test_add_noqa_without_equals_takes_no_reason_and_checks_the_path(tmp_path):
+    put(tmp_path, "src/m.py", CUDA)
+    result = run_torchlint(["--isolated", "--add-noqa", "src"], cwd=tmp_path)
+    assert result.returncode == 0, result
+    assert (tmp_path / "src" / "m.py").read_text().splitlines()[-1] == "t.cuda()  # noqa: TL201"
+
+
+@pytest.mark.parametrize("reason", ["E501 is fine", "tl2 migration", "two\nlines"])
+def test_add_noqa_refuses_a_reason_that_would_not_stay_a_reason(tmp_path, reason):
+    put(tmp_path, "m.py", CUDA)
+    result = run_torchlint(["--isolated", f"--add-noqa={reason}", "m.py"], cwd=tmp_path)
+    assert result.returncode == 2
+    no_traceback(result)
+    assert "--add-noqa: " in result.stderr
+    assert (tmp_path / "m.py").read_text() == CUDA

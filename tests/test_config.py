@@ -306,6 +306,10 @@ BAD_CONFIGS = {
     "string-not-list": ("pyproject.toml", '[tool.torchlint]\nselect = "TL1"\n', ["select", "list"]),
     "float-version": ("pyproject.toml", '[tool.torchlint]\ntorch-version = 1.10\n', ["torch-version", '"1.10"']),
     "bad-version": ("setup.cfg", "[torchlint]\ntorch-version = latest\n", ["torch-version", "latest"]),
+    "no-such-release": ("pyproject.toml", '[tool.torchlint]\ntorch-version = "3"\n',
+                        ["torch-version", "no torch release has version '3'"]),
+    "no-such-target": ("setup.cfg", "[torchlint]\ntarget-torch-version = 1.31\n",
+                       ["target-torch-version", "no torch release has version '1.31'"]),
     "bad-bool": ("setup.cfg", "[torchlint]\nunsafe-fixes = maybe\n", ["unsafe-fixes", "maybe"]),
     "toml-bool-as-string": ("pyproject.toml", '[tool.torchlint]\nunsafe-fixes = "yes"\n', ["unsafe-fixes"]),
     "bad-per-file": ("setup.cfg", "[torchlint]\nper-file-ignores = tests/*\n", ["per-file-ignores", "tests/*"]),
@@ -450,10 +454,10 @@ def test_target_torch_version_on_the_command_line_and_in_the_configuration(tmp_p
 def test_show_settings_shows_the_target(tmp_path):
     put(tmp_path, "s.py", CHOLESKY)
     shown = run_torchlint(["--isolated", "--show-settings", "s.py"], cwd=tmp_path).stdout
-    assert re.search(r"^target-torch-version: +2\.15 \(the newest release known\)$", shown, re.M), shown
+    assert re.search(r"^target-torch-version: +2\.15 \(default: the newest release torchlint knows\)$", shown, re.M), shown
     shown = run_torchlint(["--isolated", "--target-torch-version", "2.14", "--show-settings", "s.py"],
                           cwd=tmp_path).stdout
-    assert re.search(r"^target-torch-version: +2\.14\.0$", shown, re.M), shown
+    assert re.search(r"^target-torch-version: +2\.14\.0 \(command line: --target-torch-version\)$", shown, re.M), shown
 
 
 def test_a_target_older_than_the_floor_is_an_error(tmp_path):
@@ -473,3 +477,137 @@ def test_flake8_takes_the_target_from_its_own_config(tmp_path):
     put(tmp_path, "setup.cfg", "[flake8]\nselect = TL108,TL109\ntarget-torch-version = 2.13\n")
     assert " TL109 " in _flake8(["s.py"], cwd=tmp_path).stdout
     assert " TL108 " in _flake8(["--target-torch-version", "2.14", "s.py"], cwd=tmp_path).stdout
+
+
+@pytest.mark.parametrize("version", ["3", "3.0", "1.14", "0.5", "0.0"])
+def test_a_torch_version_no_release_has_is_rejected_by_the_cli_and_flake8(tmp_path, version):
+    put(tmp_path, "s.py", SIGMOID)
+    for option in ("--torch-version", "--target-torch-version"):
+        result = run_torchlint(["--isolated", option, version, "s.py"], cwd=tmp_path)
+        assert (result.returncode, result.stdout) == (2, ""), result
+        no_traceback(result)
+        assert result.stderr == (f"torchlint: error: {option}: no torch release has version {version!r} (torch "
+                                 "releases are 0.1 to 0.4, 1.0 to 1.13 and 2.0 on; expected e.g. 1.13 or 2.1)\n")
+    flake8 = _flake8(["--torch-version", version, "s.py"], cwd=tmp_path)
+    assert flake8.returncode != 0 and flake8.stdout == ""
+    assert f"--torch-version: no torch release has version {version!r}" in flake8.stderr
+
+
+def test_real_releases_and_future_2x_releases_are_accepted(tmp_path):
+    put(tmp_path, "s.py", SIGMOID)
+    for version in ("0.4", "1.13.1", "2.0", "2.99"):
+        result = run_torchlint(["--isolated", "--torch-version", version, "s.py"], cwd=tmp_path)
+        assert result.returncode in (0, 1) and result.stderr == "", (version, result)
+
+
+def test_show_settings_says_where_each_torch_version_came_from(tmp_path):
+    project = tmp_path / "project"
+    put(project, "pyproject.toml", '[project]\nname = "p"\ndependencies = ["torch>=2.1"]\n')
+    put(project, "src/s.py", SIGMOID)
+
+    def shown(args, cwd):
+        result = run_torchlint(["--show-settings", *args, "s.py"], cwd=cwd)
+        assert result.returncode == 0, result
+        return {k: v.strip() for k, v in (line.split(":", 1) for line in result.stdout.splitlines())}
+
+    from_metadata = shown([], project / "src")
+    assert from_metadata["torch-version"] == (
+        f"2.1.0 (project metadata: {project / 'pyproject.toml'} [project] dependencies: torch>=2.1)")
+    assert from_metadata["target-torch-version"] == "2.15 (default: the newest release torchlint knows)"
+    assert shown([], project)["torch-version"] == (
+        "2.1.0 (project metadata: pyproject.toml [project] dependencies: torch>=2.1)")
+    from_cli = shown(["--torch-version", "1.9", "--target-torch-version", "2.14"], project / "src")
+    assert from_cli["torch-version"] == "1.9.0 (command line: --torch-version)"
+    assert from_cli["target-torch-version"] == "2.14.0 (command line: --target-torch-version)"
+    put(project, "src/setup.cfg", "[torchlint]\ntorch-version = 1.13\ntarget-torch-version = 2.13\n")
+    from_config = shown([], project / "src")
+    assert from_config["torch-version"] == "1.13.0 (configuration file: setup.cfg torch-version)"
+    assert from_config["target-torch-version"] == "2.13.0 (configuration file: setup.cfg target-torch-version)"
+    assert shown(["--isolated"], project / "src")["torch-version"].startswith("(no constraint) (default: ")
+
+
+def test_help_says_the_torch_version_defaults_to_the_projects_metadata():
+    text = " ".join(run_torchlint(["--help"]).stdout.split())
+    assert "(default: no constraint)" not in text
+    assert "else the lowest torch the project's metadata requires" in text
+    flake8 = " ".join(subprocess.run([sys.executable, "-m", "flake8", "--help"], capture_output=True, text=True,
+                                     timeout=120).stdout.split())
+    assert "torchlint: oldest torch the code must run on (default: the lowest torch the project's metadata" in flake8
+
+
+# --------------------------------------------------------------------------
+# extend = "../pyproject.toml": ruff's configuration inheritance
+# --------------------------------------------------------------------------
+
+
+def _settings(result) -> Dict[str, str]:
+    assert result.returncode == 0, result
+    return {k: v.strip() for k, v in (line.split(":", 1) for line in result.stdout.splitlines())}
+
+
+def test_extend_merges_the_named_file_under_this_one(tmp_path):
+    put(tmp_path, "pyproject.toml", '[tool.torchlint]\nignore = ["TL201"]\nextend-exclude = ["proj/gen/*"]\n'
+                                    'torch-version = "1.9"\nper-file-ignores = {"proj/legacy.py" = ["TL1"]}\n')
+    put(tmp_path, "proj/pyproject.toml", '[tool.torchlint]\nextend = "../pyproject.toml"\nignore = ["TL106"]\n'
+                                         'extend-exclude = ["skip.py"]\n')
+    for name in ("m.py", "gen/g.py", "skip.py", "legacy.py"):
+        put(tmp_path, f"proj/{name}", MIXED)
+    proj = tmp_path / "proj"
+    files = run_torchlint(["--show-files", "."], cwd=proj)
+    # the parent's pattern is relative to the parent, the child's to the child
+    assert files.stdout.splitlines() == ["./legacy.py", "./m.py"]
+    checked = run_torchlint(["--no-cache", "."], cwd=proj)
+    assert {(m.group("path"), m.group("code")) for m in map(DIAGNOSTIC.match, checked.stdout.splitlines()) if m} == {
+        ("./m.py", "TL101"), ("./m.py", "TL103")}  # ignore adds up: TL201 (parent) and TL106 (child)
+    shown = _settings(run_torchlint(["--show-settings", "."], cwd=proj))
+    assert shown["configuration file"] == f"pyproject.toml (extends {tmp_path / 'pyproject.toml'})"
+    assert shown["torch-version"] == f"1.9.0 (configuration file: {tmp_path / 'pyproject.toml'} torch-version)"
+
+
+def test_extend_a_child_select_is_a_new_baseline_and_a_child_value_replaces_the_parents(tmp_path):
+    put(tmp_path, "base.toml", 'ignore = ["TL201"]\ntorch-version = "1.9"\nextend-select = ["TL302"]\n')
+    put(tmp_path, "setup.cfg", "[torchlint]\nextend = base.toml\nselect = TL2\ntorch-version = 2.1\n")
+    shown = _settings(run_torchlint(["--show-settings", "."], cwd=tmp_path))
+    assert "TL201" in shown["rules"].split(", ") and "TL302" in shown["rules"].split(", ")
+    assert shown["torch-version"] == "2.1.0 (configuration file: setup.cfg torch-version)"
+    assert shown["configuration file"] == "setup.cfg (extends base.toml)"
+
+
+def test_extend_chains_through_several_files_and_works_with_config(tmp_path):
+    put(tmp_path, "a/b/c.toml", 'extend = "../b.toml"\nignore = ["TL103"]\n')
+    put(tmp_path, "a/b.toml", 'extend = "../root.toml"\n')
+    put(tmp_path, "root.toml", 'select = ["TL103", "TL101"]\n')
+    put(tmp_path, "m.py", MIXED)
+    shown = _settings(run_torchlint(["--config", "a/b/c.toml", "--show-settings", "m.py"], cwd=tmp_path))
+    assert shown["rules"] == "TL101"
+    assert shown["configuration file"] == "a/b/c.toml (extends a/b.toml) (which extends root.toml)"
+
+
+@pytest.mark.parametrize("layout, cycle", [
+    ({"pyproject.toml": '[tool.torchlint]\nextend = "pyproject.toml"\n'},
+     "pyproject.toml: [tool.torchlint] extend: 'pyproject.toml' makes a cycle: pyproject.toml -> pyproject.toml"),
+    ({"pyproject.toml": '[tool.torchlint]\nextend = "cfg/base.toml"\n', "cfg/base.toml": 'extend = "../pyproject.toml"\n'},
+     "cfg/base.toml: (top level) extend: '../pyproject.toml' makes a cycle: "
+     "pyproject.toml -> cfg/base.toml -> pyproject.toml"),
+])
+def test_an_extend_cycle_is_an_error_that_shows_it(tmp_path, layout, cycle):
+    for name, text in layout.items():
+        put(tmp_path, name, text)
+    put(tmp_path, "m.py", MIXED)
+    result = run_torchlint(["m.py"], cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, "")
+    no_traceback(result)
+    assert result.stderr == f"torchlint: error: {cycle}\n"
+
+
+def test_extend_of_a_missing_or_broken_file_names_it(tmp_path):
+    put(tmp_path, "pyproject.toml", '[tool.torchlint]\nextend = "../nowhere/pyproject.toml"\n')
+    put(tmp_path, "m.py", MIXED)
+    result = run_torchlint(["m.py"], cwd=tmp_path)
+    assert result.returncode == 2 and "pyproject.toml: [tool.torchlint] extend: '../nowhere/pyproject.toml': " \
+        "no such file" in result.stderr, result.stderr
+    put(tmp_path, "pyproject.toml", '[tool.torchlint]\nextend = "base.toml"\n')
+    put(tmp_path, "base.toml", 'selct = ["TL1"]\n')
+    result = run_torchlint(["m.py"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("torchlint: error: base.toml: (top level): unknown key 'selct'"), result.stderr

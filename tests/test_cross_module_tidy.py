@@ -78,3 +78,12 @@ def test_a_package_star_import_keeps_the_name(tmp_path):
     (tmp_path / "train.py").write_text("from pkg import Variable\nprint(Variable(3))\n")
     run_torchlint(["--fix", "--unsafe-fixes", "--no-cache", "pkg/model.py"], cwd=tmp_path)
     assert "from torch.autograd import Variable" in (package / "model.py").read_text()
+
+
+def test_a_star_import_that_never_names_it_does_not_keep_it(tmp_path):
+    (tmp_path / "models.py").write_text("import torch\nimport torch.nn.functional as F\n\n\n"
+                                        "def act(x):\n    return F.tanh(x)\n")
+    (tmp_path / "main.py").write_text("from models import *\nprint(act)\n")
+    run_torchlint(["--fix", "--no-cache", "models.py"], cwd=tmp_path)
+    fixed = (tmp_path / "models.py").read_text()
+    assert "torch.tanh(x)" in fixed and "import torch.nn.functional as F" not in fixed

@@ -35,7 +35,13 @@ CASES = {
         import torch
         from torch.autograd import Variable
         x = Variable(torch.ones(3), volatile=True)
-        y = Variable(torch.zeros(3), volatile=False).sum()
+        y = Variable(torch.zeros(3), volatile=False).sum() + x
+        """,
+    "volatile_false_requires_grad.py": """
+        import torch
+        from torch.autograd import Variable
+        v = torch.ones(3)
+        v = Variable(v.data, requires_grad=True, volatile=False)
         """,
     "multiline.py": """
         import torch

@@ -324,7 +324,8 @@ def test_incremental_results_are_the_clis(project, taken):
 def random_session(base: str, seed: int, steps: int) -> List[str]:
     """``steps`` texts an editor might send one after the other, each an edit of
     the one before (or, now and then, back to ``base``): numbers changed, lines
-    deleted, duplicated, swapped or added (blank, comment, code), syntax broken
+    deleted, duplicated, swapped, added (blank, comment, code) or copied from
+    elsewhere (over a line or after it), syntax broken
     and repaired, edits in methods and at the end of the file, a function
     added at the end. Line endings follow ``base``'s (CRLF stays CRLF)."""
     import random
@@ -341,7 +342,7 @@ def random_session(base: str, seed: int, steps: int) -> List[str]:
         lines = current.splitlines(True)
         inside = [n for n, line in enumerate(lines) if line.startswith((" ", "\t")) and line.strip()]
         kind = chooser.choice(["digit", "digit", "digit", "delete", "duplicate", "swap", "blank", "comment",
-                               "statement", "break", "last", "append", "base"])
+                               "statement", "break", "last", "append", "base", "copy", "copy"])
         number = chooser.choice(inside) if inside else len(lines) - 1
         line = lines[number]
         indent = line[:len(line) - len(line.lstrip())]
@@ -355,6 +356,9 @@ def random_session(base: str, seed: int, steps: int) -> List[str]:
             del lines[number]
         elif kind == "duplicate":
             lines.insert(number, line)
+        elif kind == "copy":  # a line of another def, pasted over this one or after it
+            pasted = indent + lines[chooser.choice(inside)].lstrip() if inside else line
+            lines[number:number + chooser.randrange(2)] = [pasted]
         elif kind == "swap" and number + 1 < len(lines):
             lines[number], lines[number + 1] = lines[number + 1], line
         elif kind == "blank":
@@ -400,4 +404,92 @@ def test_random_editing_sessions_equal_whole_checks(project, seed, taken, monkey
         texts = [base] + random_session(base, seed * 10 + len(name), 40)
         assert_same_as_whole_checks(project / name, texts)
     assert sum(taken) >= 10  # many edits keep the shapes: the incremental path ran
-    assert len(spliced) >= 5  # and libcst's module was assembled from pieces
+    assert len(spliced) >= 3  # and libcst's module was assembled from pieces
+
+
+# --- lines added or removed (issue 37: insert, delete, Enter, paste) -----------------------------
+
+
+def _bench_lines(base: str, marker: str) -> Tuple[List[str], int]:
+    lines = base.splitlines(True)
+    at = len(lines) // 2
+    while marker not in lines[at]:
+        at += 1
+    return lines, at
+
+
+def test_a_line_deleted_or_pasted_from_another_def_is_rechecked_alone(project, taken):
+    """Deleting ``optimizer.step()`` from one training step, putting it back,
+    pasting lines copied from another def, and Enter: each def's forms change,
+    but every form is still held by some other def, so the facts about the
+    whole file are the same and only the changed def is re-checked."""
+    base = make_module(400, dense=True)
+    lines, step = _bench_lines(base, "optimizer.step()")
+    start = max(n for n in range(step - 10) if "optimizer.zero_grad()" in lines[n])
+    other = lines[start:start + 5]  # an earlier training step's first lines
+    assert other[0].strip() == "optimizer.zero_grad()" and other[-1].strip() == "optimizer.step()"
+    deleted = "".join(lines[:step] + lines[step + 1:])
+    restored = "".join(lines[:step] + lines[step + 1:step + 2] + ["    optimizer.step()\n"] + lines[step + 2:])
+    pasted = "".join(lines[:step] + other + lines[step:])
+    enter = "".join(lines[:step] + other + ["    \n"] + lines[step:])
+    texts = [base, deleted, restored, pasted, enter]
+    assert_same_as_whole_checks(project / "bench.py", texts)
+    assert taken == [True] * (len(texts) - 1)
+
+
+def test_a_line_with_a_form_the_file_has_nowhere_else_is_checked_whole(project, taken):
+    base = make_module(200, dense=True)
+    lines, at = _bench_lines(base, "loss.backward()")
+    debug = "".join(lines[:at] + ["    debug = loss.item() + 1\n"] + lines[at:])
+    texts = [base, debug, debug.replace("debug = loss.item() + 1", "debug = loss.item() + 2"),
+             "".join(lines[:at] + ["    F = loss\n"] + lines[at:])]
+    assert_same_as_whole_checks(project / "bench.py", texts)
+    assert taken == [False, True, False]  # a number changed in the new line: its forms are now the file's
+
+
+def test_moved_statements_have_the_positions_a_parse_gives(project, taken):
+    """After lines are added and removed, the kept tree (statements after the
+    change moved in place, not re-parsed) equals Python's parse of the text."""
+    import ast
+
+    base = make_module(200, dense=True)
+    lines, at = _bench_lines(base, "optimizer.step()")
+    texts = [base, "".join(lines[:at] + ["    \n", "    \n"] + lines[at:]), "".join(lines[:at] + lines[at + 1:])]
+    editing = assert_same_as_whole_checks(project / "bench.py", texts)
+    assert taken == [True, True]
+    (kept,) = editing._checked.values()
+    assert ast.dump(kept.tree, include_attributes=True) == ast.dump(ast.parse(texts[-1]), include_attributes=True)
+
+
+def test_a_line_replaced_by_one_from_another_def_keeps_its_findings(project, taken):
+    """The same number of lines, a form the def did not hold (but another def
+    does) and a finding on it: narrowing must screen the new statement, not
+    what the old text had there."""
+    base = make_module(200, dense=True)
+    lines, at = _bench_lines(base, "    total = 0")
+    replaced = "".join(lines[:at] + ["    out = F.sigmoid(out) * self.scale\n"] + lines[at + 1:])
+    commented = "".join(lines[:at] + ["    out = F.sigmoid(out) * self.scale  # copied\n"] + lines[at + 1:])
+    texts = [base, replaced, commented]
+    editing = assert_same_as_whole_checks(project / "bench.py", texts)
+    assert taken == [True, True]
+    assert at + 1 in [d.line for d in editing.check(str(project / "bench.py"), texts[-1]).diagnostics]
+
+
+def test_checks_whole_after_new_forms_walk_only_the_changed_def_again(project, taken, monkeypatch):
+    """Each line with a new name is checked whole; deciding that needs every
+    def's footprint, which is looked up by the def's text from the check before
+    rather than walked again (a walk of every def is as slow as a whole check)."""
+    import ast
+
+    from torchlint.engine import incremental
+
+    walked = []
+    original = incremental._footprint
+    monkeypatch.setattr(incremental, "_footprint", lambda statement: walked.append(1) or original(statement))
+    base = make_module(400, dense=True)
+    lines, at = _bench_lines(base, "loss.backward()")
+    texts = [base] + ["".join(lines[:at] + [f"    debug_{n} = loss.item()\n"] + lines[at:]) for n in range(4)]
+    assert_same_as_whole_checks(project / "bench.py", texts)
+    assert taken == [False] * 4
+    definitions = sum(isinstance(s, (ast.FunctionDef, ast.ClassDef)) for s in ast.parse(base).body)
+    assert len(walked) <= definitions + 4 * 3, (len(walked), definitions)

@@ -149,3 +149,21 @@ def test_check_docs_base_url_names_what_it_expects():
     for bad in ("docs/rules", "ftp://example.org/rules", "https://"):
         with pytest.raises(ValueError, match="not a docs base URL"):
             links.check_docs_base_url(bad)
+
+
+def test_the_docs_base_url_setting_wins_over_the_environment(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(f'[tool.torchlint]\ndocs-base-url = "{CUSTOM_BASE}/"\n')
+    (tmp_path / "model.py").write_text("import torch.nn.functional as F\ny = F.sigmoid(x)\n")
+    env = {**_env_without_base(), links.DOCS_BASE_URL_VARIABLE: "https://elsewhere.example/rules"}
+    result = subprocess_run(tmp_path, "json", env)
+    (item,) = json.loads(result.stdout)
+    assert item["url"] == f"{CUSTOM_BASE}/TL104.md"
+
+
+def test_a_docs_base_url_setting_that_is_no_url_is_a_usage_error(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\ndocs-base-url = "docs/rules"\n')
+    (tmp_path / "model.py").write_text("x = 1\n")
+    result = subprocess_run(tmp_path, "json", _env_without_base())
+    assert result.returncode == 2
+    assert "docs-base-url" in result.stderr and "not a docs base URL" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -242,3 +242,47 @@ def test_flake8_can_be_told_to_keep_nothing(tmp_path):
     result = _flake8(root, "--torchlint-no-cache")
     assert "train.py:6:11: TL101" in result.stdout
     assert not (root / ".torchlint_cache").exists()
+
+
+# -- a helper's import shadowed by a module earlier on the import path ------------
+
+SHADOWING_LOSSES = "def make(out, y):\n    return out\n"
+
+
+def _write_shadowable(root: Path) -> Path:
+    """train.py -> helpers.py -> ``from losses import make``, found in the project's src/;
+    a losses.py at the project root, searched first, would shadow it."""
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "losses.py").write_text(INNER.replace("def inner", "def make"))
+    (root / "helpers.py").write_text(OUTER.replace("from inner import inner", "from losses import make")
+                                     .replace("def outer", "def total_loss").replace("return inner", "return make"))
+    (root / "train.py").write_text(TRAIN.replace("from outer import outer", "from helpers import total_loss")
+                                   .replace("= outer(", "= total_loss("))
+    (root / "setup.cfg").write_text("[torchlint]\n")
+    return root
+
+
+def test_a_kept_answer_is_dropped_when_a_module_it_read_is_shadowed(tmp_path):
+    # The answer about helpers.total_loss was worked out from src/losses.py;
+    # a losses.py at the root now shadows it, though src/losses.py and
+    # helpers.py are unchanged. train.py is edited, so its result is not the
+    # result cache's: the kept answer itself must be dropped.
+    root = _write_shadowable(tmp_path)
+    check = [sys.executable, "-m", "torchlint", "--cache-dir", str(root / ".cache"), "train.py"]
+    first = subprocess.run(check, cwd=root, capture_output=True, text=True, timeout=300)
+    assert "train.py:6:11: TL101" in first.stdout, first.stdout + first.stderr
+    assert list((root / ".cache" / FOLDER).glob("*.json"))
+    (root / "losses.py").write_text(SHADOWING_LOSSES)
+    (root / "train.py").write_text(TRAIN.replace("from outer import outer", "from helpers import total_loss")
+                                   .replace("= outer(", "= total_loss(") + "# edited\n")
+    again = subprocess.run(check, cwd=root, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "TL101" not in again.stdout, again.stdout + again.stderr
+
+
+def test_flake8_drops_a_kept_answer_whose_import_is_shadowed(tmp_path):
+    root = _write_shadowable(tmp_path)
+    first = _flake8(root)
+    assert "train.py:6:11: TL101" in first.stdout, first.stdout + first.stderr
+    (root / "losses.py").write_text(SHADOWING_LOSSES)
+    again = _flake8(root)
+    assert "TL101" not in again.stdout, again.stdout + again.stderr

@@ -1,4 +1,4 @@
-"""``--output-format``: concise, full, json, sarif and github, from the real CLI.
+"""``--output-format``: concise, full, json, sarif, github, gitlab, junit, rdjson and pylint, from the real CLI.
 
 One module fixture builds a folder of files and runs every format over it
 once (in parallel); the tests read those runs. The SARIF log is validated
@@ -60,7 +60,7 @@ def runs(tmp_path_factory):
         put(fixed, name, source)
     put(fixed, "crlf_import.py", CRLF_IMPORT)
     jobs = {fmt: (lambda fmt=fmt: run_torchlint(["--output-format", fmt, *ARGS], cwd=d))
-            for fmt in ("concise", "full", "json", "sarif", "github")}
+            for fmt in ("concise", "full", "json", "sarif", "github", "gitlab", "junit", "rdjson", "pylint")}
     jobs.update({
         "default": lambda: run_torchlint(ARGS, cwd=d),
         "flake8": lambda: run_flake8(["--select", "TL", *ARGS], cwd=d),
@@ -70,6 +70,10 @@ def runs(tmp_path_factory):
         "json_clean": lambda: run_torchlint(["--output-format", "json", "--select", "TL213", "mixed.py"], cwd=d),
         "sarif_selected": lambda: run_torchlint(["--output-format", "sarif", "--select", "TL2", "cuda.py"], cwd=d),
         "fix": lambda: run_torchlint(["--fix", "--unsafe-fixes", ".", "crlf_import.py"], cwd=fixed),
+        "ci_broken": lambda: {fmt: run_torchlint(["--output-format", fmt, "broken.py", "cuda.py"], cwd=d)
+                              for fmt in ("gitlab", "junit", "rdjson", "pylint")},
+        "ci_clean": lambda: {fmt: run_torchlint(["--output-format", fmt, "--select", "TL213", "mixed.py"], cwd=d)
+                             for fmt in ("gitlab", "junit", "rdjson", "pylint")},
     })
     return SimpleNamespace(dir=d, fixed=fixed, **in_parallel(jobs))
 
@@ -367,6 +371,18 @@ def test_github_prints_one_workflow_command_per_finding(runs):
         assert g.group("message") == m.group("message")
 
 
+def test_github_from_the_cache_is_the_cold_runs_output(tmp_path):
+    # The end of each finding's node is kept with the finding: an annotation
+    # covers the same span whether the result was computed or cached.
+    (tmp_path / "a.py").write_text('import torch\ntorch.load("x")\ny = torch.autograd.Variable(3)\n')
+    check = ["--cache-dir", str(tmp_path / ".cache"), "--output-format", "github", "a.py"]
+    cold = run_torchlint(check, cwd=tmp_path)
+    assert cold.stdout.count("endLine=") == 2, cold.stdout + cold.stderr
+    assert (tmp_path / ".cache" / "results-v2.json").is_file()
+    warm = run_torchlint(check, cwd=tmp_path)
+    assert warm.stdout == cold.stdout and warm.returncode == cold.returncode == 1
+
+
 def test_github_escapes_properties_and_message():
     from torchlint.run.reporters.github import escape_data, escape_property
 
@@ -384,3 +400,121 @@ def test_github_escapes_a_file_name_with_commas_colons_and_percent(tmp_path):
     assert ",file=odd%2Cna%3Ame%2520.py,line=4,col=7,endLine=4,endColumn=15::" in line
     g = GITHUB.match(line)
     assert _unescape_property(g.group("file")) == name
+
+
+# --------------------------------------------------------------------------
+# gitlab, junit, rdjson, pylint: ruff's layouts (crates/ruff_db/src/diagnostic/render)
+# --------------------------------------------------------------------------
+
+
+def test_pylint_is_path_line_code_message_like_ruff_and_flake8(runs):
+    result = runs.pylint
+    assert (result.returncode, result.stderr) == (1, "")
+    expected = [f"{m.group('path')}:{m.group('line')}: [{m.group('code')}] {m.group('message')}"
+                for m in concise_findings(runs.concise)]
+    assert result.stdout.splitlines() == expected
+    broken = runs.ci_broken["pylint"]
+    assert broken.returncode == 2
+    assert broken.stdout.splitlines()[0] == "broken.py:2: [invalid-syntax] cannot parse: invalid syntax"
+    assert "broken.py:2:7: cannot parse" in broken.stderr
+    assert runs.ci_clean["pylint"].stdout == ""
+
+
+def test_gitlab_is_a_code_quality_report_with_unique_fingerprints(runs):
+    result = runs.gitlab
+    assert (result.returncode, result.stderr) == (1, "")
+    data = json.loads(result.stdout)
+    concise = concise_findings(runs.concise)
+    assert len(data) == len(concise)
+    for item, m in zip(data, concise):
+        assert set(item) == {"check_name", "description", "severity", "fingerprint", "location"}
+        assert item["check_name"] == m.group("code")
+        assert item["description"] == f"{m.group('code')}: {m.group('message')}"
+        assert item["severity"] == "major"
+        assert re.fullmatch(r"[0-9a-f]{16}", item["fingerprint"])
+        assert item["location"]["path"] == m.group("path")
+        begin, end = item["location"]["positions"]["begin"], item["location"]["positions"]["end"]
+        assert begin == {"line": int(m.group("line")), "column": int(m.group("col"))}
+        assert (end["line"], end["column"]) >= (begin["line"], begin["column"])  # equal: end unknown
+    fingerprints = [item["fingerprint"] for item in data]
+    assert len(set(fingerprints)) == len(fingerprints)
+    assert json.loads(runs.ci_clean["gitlab"].stdout) == []
+    (error, _cuda) = json.loads(runs.ci_broken["gitlab"].stdout)
+    assert error["check_name"] == "invalid-syntax"
+    assert error["location"]["positions"]["begin"] == {"line": 2, "column": 7}
+
+
+def test_gitlab_fingerprints_survive_moved_lines_and_paths_follow_ci_project_dir(runs, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    moved = tmp_path / "sub"
+    moved.mkdir()
+    (moved / "cuda.py").write_text("# a comment above moves the finding down\n\n" + CUDA)
+    env = {**os.environ, "CI_PROJECT_DIR": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-m", "torchlint", "--output-format", "gitlab", "cuda.py"],
+                            cwd=moved, env=env, capture_output=True, text=True, timeout=120)
+    (item,) = json.loads(result.stdout)
+    assert item["location"]["path"] == "sub/cuda.py"
+    again = subprocess.run([sys.executable, "-m", "torchlint", "--output-format", "gitlab", "sub/cuda.py"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert json.loads(again.stdout)[0]["fingerprint"] == item["fingerprint"]
+    original = next(i for i in json.loads(runs.gitlab.stdout) if i["location"]["path"] == "cuda.py")
+    assert original["location"]["positions"]["begin"]["line"] + 2 == item["location"]["positions"]["begin"]["line"]
+
+
+def test_junit_has_one_suite_per_file_and_a_failure_per_finding(runs):
+    import xml.etree.ElementTree as ET
+
+    result = runs.junit
+    assert (result.returncode, result.stderr) == (1, "")
+    assert result.stdout.startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
+    root = ET.fromstring(result.stdout)
+    concise = concise_findings(runs.concise)
+    assert (root.tag, root.get("name"), root.get("tests"), root.get("failures")) == (
+        "testsuites", "torchlint", str(len(concise)), str(len(concise)))
+    suites = {suite.get("name"): suite for suite in root}
+    assert sorted(suites) == sorted({m.group("path") for m in concise})
+    for m in concise:
+        suite = suites[m.group("path")]
+        assert suite.get("package") == "org.torchlint"
+        cases = [c for c in suite if c.get("line") == m.group("line") and c.get("column") == m.group("col")
+                 and c.get("name") == f"org.torchlint.{m.group('code')}"]
+        assert len(cases) == 1
+        (case,) = cases
+        assert case.get("classname") == m.group("path")[: -len(".py")]
+        failure = case.find("failure")
+        assert failure.get("message") == m.group("message")
+        assert failure.text == f"line {m.group('line')}, col {m.group('col')}, {m.group('message')}"
+        assert case.find("properties/property").attrib == {"name": "severity", "value": "error"}
+    clean = ET.fromstring(runs.ci_clean["junit"].stdout)
+    (suite,) = clean
+    (case,) = suite
+    assert (clean.get("failures"), case.get("name"), case.find("failure")) == ("0", "No errors found", None)
+
+
+def test_rdjson_carries_fixes_as_suggestions_that_reproduce_fix(runs):
+    result = runs.rdjson
+    assert (result.returncode, result.stderr) == (1, "")
+    data = json.loads(result.stdout)
+    assert data["source"]["name"] == "torchlint" and data["severity"] == "WARNING"
+    concise = concise_findings(runs.concise)
+    assert len(data["diagnostics"]) == len(concise)
+    for item, m in zip(data["diagnostics"], concise):
+        assert item["code"]["value"] == m.group("code")
+        assert item["code"]["url"].endswith(f"/docs/rules/{m.group('code')}.md")
+        assert item["location"]["path"] == m.group("path")
+        assert item["location"]["range"]["start"] == {"line": int(m.group("line")), "column": int(m.group("col"))}
+        assert item["message"] == m.group("message")
+    (up,) = [i for i in data["diagnostics"] if i["location"]["path"] == "dir with space/up.py"]
+    as_json_edits = [{"content": s["text"],
+                      "location": {"row": s["range"]["start"]["line"], "column": s["range"]["start"]["column"]},
+                      "end_location": {"row": s["range"]["end"]["line"], "column": s["range"]["end"]["column"]}}
+                     for s in up["suggestions"]]
+    assert _apply(UPSAMPLE, as_json_edits) == UPSAMPLE_FIXED
+    (nofix,) = [i for i in data["diagnostics"] if i["location"]["path"] == "nofix.py"]
+    assert "suggestions" not in nofix
+    assert json.loads(runs.ci_clean["rdjson"].stdout)["diagnostics"] == []
+    broken = json.loads(runs.ci_broken["rdjson"].stdout)["diagnostics"][0]
+    assert broken["code"] == {"value": "invalid-syntax"}

@@ -403,6 +403,28 @@ def test_packages_a_script_puts_on_sys_path_are_found(tmp_path):
     assert _json_findings(result.stdout) == {("train.py", 5, "TL101")}, result.stderr
 
 
+@pytest.mark.parametrize("call, reached", [
+    ("sys.path.insert(0, LIB)", "lib"),  # in front of the script's folder: lib/helpers.py
+    ("sys.path.append(LIB)", "beside"),  # after it: the helpers.py beside the script
+])
+def test_a_folder_put_on_sys_path_is_searched_where_python_puts_it(tmp_path, call, reached):
+    (tmp_path / "lib").mkdir()
+    loss = "import torch.nn.functional as F\n\ndef total_loss(out, y):\n    return F.cross_entropy(out, y)\n"
+    unknown = "def total_loss(out, y):\n    return out\n"
+    (tmp_path / "lib" / "helpers.py").write_text(loss if reached == "lib" else unknown)
+    (tmp_path / "helpers.py").write_text(unknown if reached == "lib" else loss)
+    (tmp_path / "train.py").write_text(
+        f"import os\nimport sys\n\nLIB = os.path.join(os.path.dirname(__file__), 'lib')\n{call}\n"
+        "from helpers import total_loss\n\n"
+        "def report(out, y):\n    loss = total_loss(out, y)\n    print(loss.data[0])\n")
+    # What Python imports, run the way the script is run:
+    probe = subprocess.run([sys.executable, "-c", f"import os, sys\nLIB = {str(tmp_path / 'lib')!r}\n{call}\n"
+                            "import helpers\nprint(helpers.__file__)"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=60)
+    assert (os.path.basename(os.path.dirname(probe.stdout.strip())) == "lib") == (reached == "lib"), probe.stderr
+    assert "train.py:10:11: TL101" in _cli(tmp_path, "--isolated", "--no-cache", "train.py").stdout
+
+
 def test_trees_are_kept_only_while_a_module_is_analysed(project):
     """A module read for what its imports bind, and the file just checked,
     keep their text and facts but not their trees: a host process (flake8)
@@ -570,3 +592,23 @@ def test_the_screens_ask_the_project_model_what_an_imported_call_gives(tmp_path)
     alone = Engine(all_rules())
     assert "TL201" not in [r.code for r in alone.rules_for(flagged, SourceFile(flagged).tree)]
     assert alone.check(SourceFile(flagged)).diagnostics == []
+
+
+def test_a_package_wins_over_a_module_of_the_same_name_in_one_folder(tmp_path):
+    # Python imports helpers/__init__.py, not helpers.py beside it: what the
+    # package's total_loss returns is unknown, so nothing is flagged.
+    (tmp_path / "helpers").mkdir()
+    (tmp_path / "helpers.py").write_text(
+        "import torch.nn.functional as F\n\ndef total_loss(out, y):\n    return F.cross_entropy(out, y)\n")
+    (tmp_path / "helpers" / "__init__.py").write_text("def total_loss(out, y):\n    return out\n")
+    (tmp_path / "train.py").write_text(
+        "from helpers import total_loss\n\ndef report(out, y):\n    loss = total_loss(out, y)\n    print(loss.data[0])\n")
+    result = _cli(tmp_path, "--no-cache", "train.py")
+    assert result.returncode == 0 and "TL101" not in result.stdout, result.stdout + result.stderr
+    # The package is what Python imports (the model reads the text the interpreter would run).
+    found = subprocess.run([sys.executable, "-c", "import helpers; print(helpers.__file__)"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60)
+    assert found.stdout.strip().endswith(os.path.join("helpers", "__init__.py"))
+    # Without the package's __init__.py, the folder is a namespace portion: the module wins.
+    (tmp_path / "helpers" / "__init__.py").unlink()
+    assert "train.py:5:11: TL101" in _cli(tmp_path, "--no-cache", "train.py").stdout

@@ -599,7 +599,7 @@ def test_show_settings_and_show_files(tmp_path):
     values = dict(line.split(":", 1) for line in settings.stdout.splitlines())
     assert values["configuration file"].strip() == "pyproject.toml"
     assert values["rules"].strip().startswith("TL101, TL102") and "TL201" not in values["rules"]
-    assert values["torch-version"].strip() == "1.13.0"
+    assert values["torch-version"].strip() == "1.13.0 (configuration file: pyproject.toml torch-version)"
     assert values["cache"].strip() == str(tmp_path / ".torchlint_cache")
     files = run_torchlint(["--show-files", "pkg"], cwd=tmp_path)
     assert (files.returncode, files.stdout) == (0, "pkg/a.py\npkg/b.pyi\n")
@@ -611,7 +611,7 @@ def test_diff_prints_a_summary_on_stderr_and_a_clean_patch_on_stdout(tmp_path):
     result = run_torchlint(["--isolated", "--diff", "."], cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr == "Would fix 3 problems in 2 files.\n"
-    assert result.stdout.startswith("--- a/./a.py\n") and "Would fix" not in result.stdout
+    assert result.stdout.startswith("--- a/a.py\n") and "Would fix" not in result.stdout
     applied = subprocess.run(["patch", "-p1", "--dry-run"], input=result.stdout, cwd=tmp_path, text=True,
                              capture_output=True)
     assert applied.returncode == 0, applied.stdout + applied.stderr

@@ -74,7 +74,13 @@ def test_initialize_advertises_what_the_server_does(project):
         assert capabilities["textDocumentSync"]["openClose"] is True
         assert capabilities["textDocumentSync"]["save"] == {"includeText": False}
         assert set(capabilities["codeActionProvider"]["codeActionKinds"]) == {"quickfix", "source.fixAll.torchlint"}
-        assert capabilities["executeCommandProvider"]["commands"] == ["torchlint.applyFixAll"]
+        assert sorted(capabilities["executeCommandProvider"]["commands"]) == ["torchlint.applyFixAll",
+                                                                              "torchlint.showSettings"]
+        assert capabilities["hoverProvider"] is True
+        assert capabilities["diagnosticProvider"] == {"identifier": "torchlint", "interFileDependencies": True,
+                                                      "workspaceDiagnostics": False}
+        assert capabilities["notebookDocumentSync"]["notebookSelector"] == [
+            {"notebook": "jupyter-notebook", "cells": [{"language": "python"}]}]
         assert client.shutdown() == 0
     finally:
         client.close()
@@ -673,3 +679,271 @@ def _replace_range(text: str, start: Tuple[int, int], end: Tuple[int, int], new:
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
     return text[:offsets[start[0]] + start[1]] + new + text[offsets[end[0]] + end[1]:]
+
+
+# --- issue 37: pull diagnostics, hover, notebooks, editor settings, debug info, chained quick fixes ------------
+
+
+def test_pull_diagnostics_give_what_the_cli_reports(project):
+    """An editor that pulls (``textDocument/diagnostic``) gets the CLI's findings,
+    "unchanged" while they are, and nothing pushed."""
+    path = project / "pulled.py"
+    path.write_text(SOURCE)
+    client = LspClient(cwd=str(project))
+    try:
+        capabilities = client.initialize(project, pull_diagnostics=True)["capabilities"]
+        assert capabilities["diagnosticProvider"]["interFileDependencies"] is True
+        uri = client.open(path, SOURCE)
+        report = client.pull(uri)
+        assert report["kind"] == "full"
+        assert found({"diagnostics": report["items"]}) == cli_findings(path, project)
+        assert client.pull(uri, report["resultId"]) == {"kind": "unchanged", "resultId": report["resultId"]}
+        changed = SOURCE.replace("z = F.sigmoid(x)\n", "z = torch.sigmoid(x)\n")
+        client.change(uri, 2, changed)
+        path.write_text(changed)
+        again = client.pull(uri, report["resultId"])
+        assert again["kind"] == "full" and found({"diagnostics": again["items"]}) == cli_findings(path, project)
+        pushed = [p for p in client.pending_diagnostics(0.5) if p["uri"] == uri]
+        assert pushed == []  # a pulling editor is not also pushed to
+    finally:
+        client.close()
+
+
+def test_hover_shows_the_rules_docs_on_a_noqa_code_and_on_a_finding(client, project):
+    rules = {rule.code: rule for rule in all_rules()}
+    text = SOURCE + "w = torch.load('m.pt')  # noqa: TL214, TL203\n"
+    uri = client.open(project / "hover.py", text)
+    client.diagnostics(uri)
+    last = text.count("\n") - 1
+    line = text.splitlines()[last]
+    on_noqa = client.hover(uri, last, line.index("TL203") + 2)["contents"]["value"]
+    assert "(TL203)" in on_noqa and "(TL214)" not in on_noqa
+    assert " ".join(rules["TL203"].summary.split())[:40] in " ".join(on_noqa.split())
+    on_first = client.hover(uri, last, line.index("TL214"))["contents"]["value"]
+    assert "(TL214)" in on_first
+    # On a finding: the docs of its rule (F.sigmoid on line 6 is TL104's).
+    on_finding = client.hover(uri, 5, text.splitlines()[5].index("sigmoid"))["contents"]["value"]
+    assert "(TL104)" in on_finding
+    assert client.hover(uri, 3, 1) is None  # nothing there
+
+
+def test_notebook_cells_get_the_findings_the_cli_reports(client, project):
+    cells = [("code", "import torch\nimport torch.nn.functional as F\n"), ("markdown", "# notes, F.sigmoid(x)\n"),
+             ("code", "x = torch.zeros(2)\ny = F.sigmoid(x)\n%time z = F.tanh(y)\nawait asyncio.sleep(0)\n")]
+    notebook = {"nbformat": 4, "nbformat_minor": 5,
+                "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+                "cells": [{"cell_type": kind, "metadata": {}, "source": text,
+                           **({"outputs": [], "execution_count": None} if kind == "code" else {})}
+                          for kind, text in cells]}
+    path = project / "nb.ipynb"
+    path.write_text(json.dumps(notebook))
+    result = run_torchlint([str(path), "--no-cache", "--output-format", "json"], cwd=project)
+    cli = sorted((f["cell"], f["location"]["row"], f["location"]["column"] - 1, f["code"])
+                 for f in json.loads(result.stdout))
+    assert cli  # the notebook has findings
+    cell_uris = client.open_notebook(path, cells)
+    published = {}
+    while len(published) < 2:  # each code cell gets its own diagnostics
+        params = client.diagnostics(cell_uris[0]) if not published else None
+        published[params["uri"]] = params if params else None
+        for extra in client.pending_diagnostics(2.0):
+            published[extra["uri"]] = extra
+    got = sorted((n + 1, d["range"]["start"]["line"] + 1, d["range"]["start"]["character"], d["code"])
+                 for n, uri in enumerate(cell_uris) if uri in published for d in published[uri]["diagnostics"])
+    assert got == cli
+    assert cell_uris[1] not in published  # the markdown cell is left alone
+    # Editing a cell re-checks the notebook.
+    client.change_cell(path, 2, cell_uris[2], "x = torch.zeros(2)\ny = torch.sigmoid(x)\n")
+    assert client.diagnostics(cell_uris[2], version=2)["diagnostics"] == []
+
+
+def test_editor_settings_apply_as_command_line_options(project):
+    path = project / "settings.py"
+    text = SOURCE + "v = x.data[0]\n"
+    path.write_text(text)
+    client = LspClient(cwd=str(project))
+    try:
+        client.initialize(project, {"select": ["TL104", "TL103"], "torchVersion": "1.0"})
+        uri = client.open(path, text)
+        expected = cli_findings_with(path, project, "--select", "TL104,TL103", "--torch-version", "1.0")
+        assert found(client.diagnostics(uri)) == expected
+        client.configure({"torchlint": {"ignore": "TL104", "unsafeFixes": True}})
+        expected = cli_findings_with(path, project, "--ignore", "TL104")
+        assert found(client.diagnostics(uri)) == expected
+        settings = client.execute("torchlint.showSettings", {"uri": uri})
+        assert settings["editor_settings"] == {"ignore": "TL104", "unsafe_fixes": True}
+        document = settings["documents"][uri]
+        assert "TL104" not in document["rules"] and document["unsafe_fixes"] is True
+        assert settings["torchlint"] and settings["pygls"] and settings["python"]
+        client.configure({"torchlint": {"selct": "TL1", "torchVersion": 2}})  # mistakes: said, not fatal
+        client.diagnostics(uri)
+        assert any("unknown setting 'selct'" in m["message"] for m in client.log)
+        assert any("'torchVersion'" in m["message"] for m in client.log)
+        client.configure({"torchlint": {"torchVersion": "banana"}})
+        (diagnostic,) = client.diagnostics(uri)["diagnostics"]
+        assert diagnostic["message"].startswith("configuration error:") and "banana" in diagnostic["message"]
+    finally:
+        client.close()
+
+
+def cli_findings_with(path: Path, cwd: Path, *options: str) -> List[Tuple[int, int, str]]:
+    result = run_torchlint([str(path), "--no-cache", "--output-format", "json", *options], cwd=cwd)
+    assert result.returncode in (0, 1), result.stderr
+    return sorted((f["location"]["row"], f["location"]["column"] - 1, f["code"]) for f in json.loads(result.stdout))
+
+
+def test_a_quick_fix_chains_the_fixes_its_line_leads_to(project):
+    """``Variable(x, volatile=False)``: TL102's safe fix drops ``volatile=``,
+    after which TL107's unsafe one drops the wrapper. With unsafe fixes on, the
+    one quick fix does both, as ``torchlint --fix --unsafe-fixes`` does; with
+    them off it stops where ``torchlint --fix`` stops. An unsafe first fix
+    (``volatile=True``) goes on as ``--fix --unsafe-fixes`` would."""
+    template = ("import torch\nfrom torch.autograd import Variable\n\nx = torch.zeros(2)\n"
+                "y = Variable(x, volatile={})\nprint(y)\n")
+    path = project / "chain.py"
+
+    def cli_fixed(text: str, *options: str) -> str:
+        path.write_text(text)
+        assert run_torchlint([str(path), "--no-cache", "--fix", *options], cwd=project).returncode in (0, 1)
+        return path.read_text()
+
+    def tl102_action(text: str, settings: Dict) -> Dict:
+        client = LspClient(cwd=str(project))
+        try:
+            client.initialize(project, settings)
+            uri = client.open(path, text)
+            assert sorted(d["code"] for d in client.diagnostics(uri)["diagnostics"]) == ["TL102", "TL107"]
+            (action,) = [a for a in client.code_actions(uri, 4, 4) if a["title"].startswith("Fix TL102")]
+            return action, apply_text_edits(text, workspace_edits(action["edit"], uri))
+        finally:
+            client.close()
+
+    text = template.format("False")
+    action, after = tl102_action(text, {"unsafeFixes": True})
+    assert action["title"].endswith("(then TL107) (unsafe)")  # TL107's fix is unsafe
+    assert after == cli_fixed(text, "--unsafe-fixes") and "Variable" not in after
+    action, after = tl102_action(text, {})
+    assert "then" not in action["title"] and not action["title"].endswith("(unsafe)")
+    assert after == cli_fixed(text) and "volatile" not in after
+    text = template.format("True")
+    action, after = tl102_action(text, {})
+    assert action["title"].endswith("(then TL107) (unsafe)")
+    assert after == cli_fixed(text, "--unsafe-fixes") and "Variable" not in after
+
+
+# --- issue 36: size limits and changes on disk ------------------------------------------------------------
+
+
+def test_a_document_over_the_clis_size_limit_is_skipped_and_blocks_nothing(client, project):
+    from torchlint.run.fileio import MAX_SOURCE_BYTES
+
+    line = "y = F.sigmoid(torch.zeros(2))  # padding padding padding padding padding padding\n"
+    big = SOURCE + line * (MAX_SOURCE_BYTES // len(line) + 1000)  # 11 MB
+    big_path = project / "big.py"
+    big_path.write_text(big)
+    cli = run_torchlint([str(big_path), "--no-cache"], cwd=project)
+    assert "too large to check" in cli.stderr + cli.stdout
+    (project / "small.py").write_text(SOURCE)
+    big_uri = client.open(big_path, big)
+    small_uri = client.open(project / "small.py", SOURCE)
+    (notice,) = client.diagnostics(big_uri)["diagnostics"]
+    assert notice["severity"] == 3 and "too large to check" in notice["message"]
+    assert found(client.diagnostics(small_uri)) == cli_findings(project / "small.py", project) != []
+    client.change(big_uri, 2, big + "x = 1\n")
+    assert "too large" in client.diagnostics(big_uri, version=2)["diagnostics"][0]["message"]
+    assert client.code_actions(big_uri, 4, 6) == []
+    with open(f"/proc/{client.process.pid}/status") as status:
+        rss_mb = next(int(line.split()[1]) for line in status if line.startswith("VmRSS")) / 1024
+    assert rss_mb < 1000, rss_mb  # the text and pygls' copy, not a check's trees (2.7 GB before)
+
+
+HELPERS = "import torch.nn as nn\ncrit = nn.MSELoss()\n\n\ndef pair(a, b):\n    return crit(a, b)\n"
+HELPERS_CHANGED = "def pair(a, b):\n    return 1.5, a\n"
+MAIN = "from helpers import pair\n\n\ndef use(a, b):\n    return pair(a, b).data[0]\n"
+
+
+def _imported_project(project: Path) -> Path:
+    (project / "helpers.py").write_text(HELPERS)
+    main = project / "main.py"
+    main.write_text(MAIN)
+    assert cli_findings(main, project) == [(5, 11, "TL101")]  # the finding rests on helpers.py
+    return main
+
+
+def test_a_changed_imported_module_is_noticed_through_the_editors_watcher(project):
+    main = _imported_project(project)
+    client = LspClient(cwd=str(project))
+    try:
+        client.initialize(project, watch_files=True)
+        uri = client.open(main, MAIN)
+        assert found(client.diagnostics(uri)) == [(5, 11, "TL101")]
+        (registration,) = [r for r in client.server_requests if r["method"] == "client/registerCapability"]
+        (registered,) = registration["params"]["registrations"]
+        assert registered["method"] == "workspace/didChangeWatchedFiles"
+        assert "**/*.py" in [w["globPattern"] for w in registered["registerOptions"]["watchers"]]
+        (project / "helpers.py").write_text(HELPERS_CHANGED)
+        assert cli_findings(main, project) == []
+        client.files_changed((project / "helpers.py", 2))
+        assert found(client.diagnostics(uri)) == []
+        # A module appearing earlier on the import path: noticed too (created).
+        (project / "lib").mkdir()
+        client.files_changed((project / "lib" / "other.py", 1))  # not a dependency: nothing republished
+        assert [p for p in client.pending_diagnostics(0.5) if p["uri"] == uri] == []
+    finally:
+        client.close()
+
+
+def test_a_changed_imported_module_is_noticed_by_polling(project):
+    """An editor that cannot watch files: the server looks at the files it read."""
+    main = _imported_project(project)
+    client = LspClient(cwd=str(project))
+    try:
+        client.initialize(project, {"pollIntervalMs": 100})
+        uri = client.open(main, MAIN)
+        assert found(client.diagnostics(uri)) == [(5, 11, "TL101")]
+        (project / "helpers.py").write_text(HELPERS_CHANGED)
+        assert found(client.diagnostics(uri)) == []  # published unasked
+        settings = client.execute("torchlint.showSettings", uri)
+        assert settings["watching_files"] == "poll"
+        assert str(project / "helpers.py") in settings["documents"][uri]["depends_on"]
+    finally:
+        client.close()
+
+
+def test_reopening_or_saving_after_an_imported_module_changed_is_not_stale(project):
+    main = _imported_project(project)
+    client = LspClient(cwd=str(project))
+    try:
+        client.initialize(project, {"pollIntervalMs": 0})  # no watcher, no poll: only open and save notice
+        uri = client.open(main, MAIN)
+        assert found(client.diagnostics(uri)) == [(5, 11, "TL101")]
+        (project / "helpers.py").write_text(HELPERS_CHANGED)
+        client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        client.diagnostics(uri)  # cleared
+        uri = client.open(main, MAIN, version=2)
+        assert found(client.diagnostics(uri, version=2)) == []
+        (project / "helpers.py").write_text(HELPERS)
+        client.notify("textDocument/didSave", {"textDocument": {"uri": (project / "helpers.py").as_uri()}})
+        assert found(client.diagnostics(uri, version=2)) == [(5, 11, "TL101")]
+    finally:
+        client.close()
+
+
+def test_a_module_that_shadows_an_imported_one_is_noticed(project):
+    """``helpers`` was found under ``src/``; a ``helpers.py`` appearing next to
+    the document, earlier on the import path, now answers the import."""
+    (project / "src").mkdir()
+    (project / "src" / "helpers.py").write_text(HELPERS)
+    main = project / "main.py"
+    main.write_text(MAIN)
+    assert cli_findings(main, project) == [(5, 11, "TL101")]
+    client = LspClient(cwd=str(project))
+    try:
+        client.initialize(project, {"pollIntervalMs": 100})
+        uri = client.open(main, MAIN)
+        assert found(client.diagnostics(uri)) == [(5, 11, "TL101")]
+        (project / "helpers.py").write_text(HELPERS_CHANGED)
+        assert cli_findings(main, project) == []
+        assert found(client.diagnostics(uri)) == []
+    finally:
+        client.close()

@@ -65,6 +65,12 @@ def test_safe_fixes_leave_volatile_true_reported(tmp_path):
     ("x = Variable(batch, volatile=True)\nx.requires_grad_()\nout = model(x)\n", "requires_grad touched"),
     ("x = Variable(batch, volatile=True)\nyield model(x)\n", "a generator"),
     ("x = Variable(batch, volatile=True)\nf = lambda: model(x)\n", "code run later"),
+    ("return Variable(batch, volatile=True)\n", "the value is returned"),
+    ("step.h = Variable(batch, volatile=True)\nout = model(step.h)\n", "the value is stored on an attribute"),
+    ("if batch is None:\n    x = Variable(batch, volatile=True)\nout = model(x)\n", "the value is read after the block"),
+    ("x = Variable(batch, volatile=True)\n", "nothing in the block uses the value"),
+    ("for _ in range(2):\n    y = model(x) if _ else batch\n    x = Variable(y, volatile=True)\n    z = x * 2\n",
+     "the loop's next pass reads it"),
 ])
 def test_no_fix_where_no_grad_is_not_exact(tmp_path, body, reason):
     text = ("import torch\nfrom torch.autograd import Variable\nmodel = torch.nn.Linear(2, 1)\n\n\n"

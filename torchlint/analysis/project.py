@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar
@@ -38,7 +39,7 @@ from torchlint.analysis.summaries import SummaryStore, decode, encode
 from torchlint.analysis.sys_path import added_folders
 from torchlint.analysis.version_gates import version_flags
 from torchlint.analysis.version_tests import oldest_release_told_apart
-from torchlint.core.dependencies import ABSENT, ABSENT_DIGEST, content_digest
+from torchlint.core.dependencies import PROBE, Resolution, content_digest
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceFile
@@ -65,7 +66,7 @@ class Finder:
 
     def digest(self, key: str) -> Optional[str]:
         """The digest of the bytes read for module ``key`` (for the result cache);
-        for ``ABSENT`` + a path, ``ABSENT_DIGEST`` while nothing is there."""
+        for ``PROBE`` + a place, what an import found there (``core.dependencies``)."""
         return None
 
     def digest_of_text(self, key: str, text: str) -> Optional[str]:
@@ -73,15 +74,13 @@ class Finder:
         text handed over without its bytes, flake8's), else None."""
         return None
 
-    def find(self, name: str, importer: ModuleRef, extra: Tuple[str, ...] = ()) -> Optional[ModuleRef]:
-        """The module an import of absolute ``name`` in ``importer`` reaches, if it is the
-        project's; ``extra``: folders the importer puts on ``sys.path``."""
-        return None
-
-    def looked_at(self, name: str, importer: ModuleRef, extra: Tuple[str, ...] = ()) -> List[str]:
-        """Where ``find`` looked for ``name`` (when it found nothing, a file
-        added at one of these places would change the answer)."""
-        return []
+    def resolve(self, name: str, importer: ModuleRef, first: Tuple[str, ...] = (),
+                last: Tuple[str, ...] = ()) -> Resolution:
+        """Where an import of absolute ``name`` in ``importer`` leads (the file of
+        the project's module, or None) and every place probed on the way
+        (``core.dependencies.resolve``); ``first``, ``last``: folders the importer
+        puts on ``sys.path`` in front of the others and after them."""
+        return Resolution(None, False, ())
 
     def read(self, module: ModuleRef) -> Optional[SourceFile]:
         return None
@@ -94,6 +93,8 @@ class Finder:
 
 
 T = TypeVar("T")
+# The folders a module puts on ``sys.path``: in front of the others, and after them.
+_Added = Tuple[Tuple[str, ...], Tuple[str, ...]]
 # How many of the project's modules ``names_imported_elsewhere`` reads at most;
 # beyond it every name is taken as imported (the tidy step then keeps the import).
 MAX_IMPORTER_SCAN = 5000
@@ -122,8 +123,9 @@ class _Facts:
     """What a module's top level binds, from Python's tree of it."""
 
     def __init__(self, tree: ast.Module, path: str) -> None:
-        # Folders the module puts on ``sys.path`` (``sys_path.py``), where its imports look too.
-        self.added_folders = added_folders(tree, path) if os.path.isabs(path) else []
+        # Folders the module puts on ``sys.path`` (``sys_path.py``), where its imports look too:
+        # in front of every other folder, and after them.
+        self.first_folders, self.last_folders = added_folders(tree, path) if os.path.isabs(path) else ([], [])
         self.imports: Dict[str, List[Tuple[str, str]]] = {}  # name -> [(module spelled, attribute or "")]
         self.defined: Dict[str, int] = {}  # name -> how many defs, classes and assignments bind it
         self.stars: List[str] = []  # modules star-imported, as spelled
@@ -205,7 +207,7 @@ class _Facts:
                 self.patched.append(qualified)
 
     def to_json(self) -> Dict[str, Any]:
-        return {"added_folders": self.added_folders, "imports": self.imports, "defined": self.defined,
+        return {"added_folders": [self.first_folders, self.last_folders], "imports": self.imports, "defined": self.defined,
                 "stars": self.stars, "all": self.all, "function_classes": self.function_classes,
                 "patched": self.patched, "modules_imported": self.modules_imported}
 
@@ -214,7 +216,8 @@ class _Facts:
         """The facts ``to_json`` kept; ``ValueError`` for anything else."""
         facts = cls.__new__(cls)
         try:
-            facts.added_folders = _strings(data["added_folders"])
+            first, last = data["added_folders"]
+            facts.first_folders, facts.last_folders = _strings(first), _strings(last)
             facts.imports = {name: [(module, attribute) for module, attribute in pairs]
                              for name, pairs in data["imports"].items()}
             facts.defined = {name: count for name, count in data["defined"].items() if type(count) is int}
@@ -478,13 +481,15 @@ class Project:
         self._registered: Dict[str, _Module] = {}  # the texts being checked (the last few)
         self._analysed: "OrderedDict[int, _Module]" = OrderedDict()  # the modules holding trees, oldest first
         self._busy: Set[Tuple[str, str]] = set()  # questions being answered: recursion gives "unknown"
-        self.consulted: Set[str] = set()  # keys of the modules read, for the cache's dependencies
-        self._found: Dict[Tuple[str, ModuleRef], Optional[ModuleRef]] = {}
-        # importer key -> (its module, the folders it adds, the helpers read): ``_added_folders``
-        self._folders: Dict[str, Tuple[Optional[_Module], Tuple[str, ...], Tuple[ModuleRef, ...]]] = {}
-        self._absent: Dict[Tuple[str, ModuleRef], List[str]] = {}  # question -> where nothing was found
+        # Keys of the modules read and the places imports probed, in order: the cache's dependencies.
+        self.consulted: Dict[str, None] = {}
+        # (absolute name, importer, folders added) -> where the import led and the places probed
+        self._resolved: Dict[Tuple[str, ModuleRef, _Added], Tuple[Optional[ModuleRef], Tuple[str, ...]]] = {}
+        # importer key -> (its module, the folders it adds, the helpers imported): ``_added_folders``
+        self._folders: Dict[str, Tuple[Optional[_Module], _Added, Tuple[str, ...]]] = {}
         self._answering: List[str] = []  # the modules whose answers are being worked out, innermost last
-        self._depends: Dict[str, Set[str]] = {}  # module key -> modules read to work out its answers
+        # module key -> modules read and places probed to work out its answers, in order
+        self._depends: Dict[str, Dict[str, None]] = {}
         # key -> its imports (``_imports_of``), for the questions of who imports a module
         self._import_index: Dict[str, Optional[Tuple[Tuple[Optional[str], Tuple[str, ...]], ...]]] = {}
         # key -> what ``from it import *`` binds: torch's name for it, or None for the project's own
@@ -562,73 +567,82 @@ class Project:
     def _note_use(self, key: str) -> None:
         """``key`` is read: by the check (``consulted``) and by every module whose
         answer is being worked out (their answers, kept, depend on it too)."""
-        self.consulted.add(key)
-        self.consulted.update(self._depends.get(key, ()))
+        self.consulted[key] = None
+        self.consulted.update(self._depends.get(key, {}))
         for asker in self._answering:
             if asker != key:
-                self._depends.setdefault(asker, set()).add(key)
+                self._depends.setdefault(asker, {})[key] = None
 
     def find(self, spelled: str, importer: ModuleRef) -> Optional[ModuleRef]:
         """The project module an import spelled ``spelled`` (maybe relative) in ``importer`` reaches."""
-        question = (spelled, importer)
-        if question not in self._found:
-            absolute = absolute_module(spelled, importer)
-            if absolute is None:
-                found = None
-            elif absolute == importer.name:
-                found = importer
-            else:
-                extra = self._added_folders(importer)
-                found = self.finder.find(absolute, importer, extra)
-                if found is None:
-                    self._absent[question] = self.finder.looked_at(absolute, importer, extra)
-            self._found[question] = found
-        for path in self._absent.get(question, ()):
-            self._note_use(ABSENT + path)  # a module added there would change the answers
-        return self._found[question]
+        absolute = absolute_module(spelled, importer)
+        if absolute is None:
+            return None
+        if absolute == importer.name:
+            return importer
+        return self._resolve(absolute, importer, self._added_folders(importer))
 
-    def _added_folders(self, importer: ModuleRef) -> Tuple[str, ...]:
+    def _resolve(self, absolute: str, importer: ModuleRef, added: _Added = ((), ())) -> Optional[ModuleRef]:
+        """The project module an import of ``absolute`` in ``importer`` leads to, resolved
+        once per run; every place probed on the way is a dependency of whatever is
+        being worked out, each time it is asked: a module appearing at one of them
+        (before the one found, or instead of nothing) would change the answers."""
+        question = (absolute, importer, added)
+        resolved = self._resolved.get(question)
+        if resolved is None:
+            resolution = self.finder.resolve(absolute, importer, *added)
+            found = (ModuleRef(resolution.path, absolute, resolution.is_package)
+                     if resolution.path is not None else None)
+            resolved = self._resolved[question] = (found, tuple(PROBE + place for place, _ in resolution.probes))
+        for probed in resolved[1]:
+            self._note_use(probed)
+        return resolved[0]
+
+    def _added_folders(self, importer: ModuleRef) -> _Added:
         """The folders ``importer`` (or a module it imports first thing, like
-        ``import _init_paths``) puts on ``sys.path``; worked out once per module
-        and text, like the answers of ``find`` that use them."""
+        ``import _init_paths``) puts on ``sys.path``, in front and after; worked
+        out once per module and text, like the answers of ``find`` that use them."""
         module = self.known(importer.key) or self.module(importer)
         kept = self._folders.get(importer.key)
         if kept is not None and kept[0] is module:
-            for helper in kept[2]:
-                self.module(helper)  # read again for the asker's dependencies
+            for spelled in kept[2]:  # resolved and read again for the asker's dependencies
+                helper = self._resolve(spelled, importer)
+                if helper is not None:
+                    self.module(helper)
             return kept[1]
         folders, helpers = self._work_out_added_folders(importer, module)
         self._folders[importer.key] = (module, folders, helpers)
         return folders
 
     def _work_out_added_folders(self, importer: ModuleRef, module: Optional[_Module]
-                                ) -> Tuple[Tuple[str, ...], Tuple[ModuleRef, ...]]:
-        """The folders, and the helper modules read to find them."""
+                                ) -> Tuple[_Added, Tuple[str, ...]]:
+        """The folders, and the helper modules imported (as spelled) to find them."""
         facts = module.facts() if module is not None else None
         if facts is None:
-            return (), ()
-        folders = list(facts.added_folders)
-        helpers: List[ModuleRef] = []
+            return ((), ()), ()
+        first, last = list(facts.first_folders), list(facts.last_folders)
+        helpers: List[str] = []
         for imports in facts.imports.values():
             for spelled, attribute in imports:
                 if attribute or spelled.startswith(".") or "." in spelled:
                     continue
-                helper = self.finder.find(spelled, importer)
+                helpers.append(spelled)
+                helper = self._resolve(spelled, importer)
                 helper_module = self.module(helper) if helper is not None else None
                 helper_facts = helper_module.facts() if helper_module is not None else None
-                if helper is not None:
-                    helpers.append(helper)
                 if helper_facts is not None:
-                    folders.extend(helper_facts.added_folders)
-        return tuple(dict.fromkeys(folders)), tuple(helpers)
+                    first.extend(helper_facts.first_folders)
+                    last.extend(helper_facts.last_folders)
+        return (tuple(dict.fromkeys(first)), tuple(dict.fromkeys(last))), tuple(helpers)
 
     def dependencies(self, checked: ModuleRef) -> Dict[str, str]:
         """The modules the last check consulted (``consulted``: read directly, or
         read while working out an answer it used): key -> digest of the bytes
-        read. The checked module itself is left out."""
+        read, and the places its imports probed: ``PROBE`` + place -> what was
+        found there. The checked module itself is left out."""
         digests = {}
-        for key in sorted(self.consulted - {checked.key}):
-            digest = ABSENT_DIGEST if key.startswith(ABSENT) else self.finder.digest(key)
+        for key in self.consulted:
+            digest = self.finder.digest(key) if key != checked.key else None
             if digest is not None:
                 digests[key] = digest
         return digests
@@ -667,7 +681,7 @@ class Project:
                 as_module = as_module or any(self._reaches(alias, importer, ref) for alias in aliases)
             elif self._reaches(spelled, importer, ref):
                 if "*" in aliases:
-                    taken.update(name for name in names if not name.startswith("_"))
+                    taken |= self._star_taken(importer, names)
                 taken.update(names & set(aliases))
             else:
                 joined = spelled if spelled.endswith(".") else spelled + "."
@@ -677,6 +691,16 @@ class Project:
             text = source.text if source is not None else ""
             taken.update(name for name in names if f".{name}" in text)
         return taken
+
+    def _star_taken(self, importer: ModuleRef, names: FrozenSet[str]) -> Set[str]:
+        """Of ``names`` (public ones), those ``from ref import *`` gives ``importer`` a use of:
+        every one for a package's ``__init__`` (it re-exports them), else those its text names."""
+        public = {name for name in names if not name.startswith("_")}
+        if importer.is_package:
+            return public
+        source = self.finder.read(importer)
+        words = set(re.findall(r"[A-Za-z_]\w*", source.text)) if source is not None else public
+        return public & words
 
     def _imports_of(self, module: ModuleRef) -> Optional[Tuple[Tuple[Optional[str], Tuple[str, ...]], ...]]:
         """``module``'s imports, read once per run: (``from`` module as spelled, or None
@@ -693,8 +717,7 @@ class Project:
             return False
         if absolute == ref.name and os.path.dirname(ref.key) == os.path.dirname(importer.key):
             return True  # a script importing its neighbour
-        found = self.finder.find(absolute, importer)
-        return found is not None and found.key == ref.key
+        return self.finder.resolve(absolute, importer).path == ref.key
 
     # -- torch names the project rebinds --------------------------------------
 
@@ -1029,7 +1052,7 @@ class Project:
         return answer
 
     def _keep(self, module: _Module, question: str, answer: Any) -> None:
-        read = {key: self._digest_now(key) for key in sorted(self._depends.get(module.ref.key, ()))}
+        read = {key: self._digest_now(key) for key in self._depends.get(module.ref.key, {})}
         if any(digest is None for digest in read.values()):
             return  # it read a text without known bytes (an editor's buffer)
         try:

@@ -9,25 +9,39 @@ can be worked out without running anything counts: string literals,
 that compute paths (``join``, ``dirname``, ``abspath``, ...), and calls of
 ``sys.path.insert``/``append`` or of a function of the module that passes its
 parameter on to one of them.
+
+Where a folder goes matters as much: ``sys.path.insert(0, lib)`` puts it
+before the script's own folder, so ``lib/helpers.py`` shadows a
+``helpers.py`` beside the script; ``append`` (or an insert further down)
+puts it after every folder already there.
 """
 
 from __future__ import annotations
 
 import ast
 import os
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 _PATH_FUNCTIONS = {"join", "dirname", "abspath", "realpath", "normpath"}
 
 
-def added_folders(tree: ast.Module, path: str) -> List[str]:
+class AddedFolders(NamedTuple):
+    """The folders a module puts on ``sys.path``: ``first``, inserted in front
+    (the last inserted first, as Python searches them), and ``last``, appended."""
+
+    first: List[str]
+    last: List[str]
+
+
+def added_folders(tree: ast.Module, path: str) -> AddedFolders:
     """The folders the module at ``path`` puts on ``sys.path`` at its top level."""
     known: Dict[str, str] = {"__file__": path}
-    adders: Set[str] = set()
-    found: List[str] = []
+    adders: Dict[str, bool] = {}  # function name -> does it insert in front
+    found = AddedFolders([], [])
     for statement in tree.body:
-        if isinstance(statement, ast.FunctionDef) and _adds_its_parameter(statement):
-            adders.add(statement.name)
+        in_front = _adds_its_parameter(statement) if isinstance(statement, ast.FunctionDef) else None
+        if in_front is not None:
+            adders[statement.name] = in_front
         elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(
                 statement.targets[0], ast.Name):
             value = _path(statement.value, known)
@@ -38,18 +52,32 @@ def added_folders(tree: ast.Module, path: str) -> List[str]:
         elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
             added = _added(statement.value, adders, known)
             if added is not None:
-                folder = os.path.normpath(added if os.path.isabs(added) else os.path.join(os.path.dirname(path), added))
-                found.append(folder)
+                added_path, in_front = added
+                folder = os.path.normpath(
+                    added_path if os.path.isabs(added_path) else os.path.join(os.path.dirname(path), added_path))
+                if in_front:
+                    found.first.insert(0, folder)
+                else:
+                    found.last.append(folder)
     return found
 
 
-def _added(call: ast.Call, adders: Set[str], known: Dict[str, str]) -> Optional[str]:
-    argument = None
+def _added(call: ast.Call, adders: Dict[str, bool], known: Dict[str, str]) -> Optional[Tuple[str, bool]]:
+    """The folder a top-level call puts on ``sys.path``, and whether in front."""
+    argument, in_front = None, False
     if _is_sys_path_call(call.func):
-        argument = call.args[-1] if call.args else None
+        argument, in_front = (call.args[-1] if call.args else None), _inserts_in_front(call)
     elif isinstance(call.func, ast.Name) and call.func.id in adders and call.args:
-        argument = call.args[0]
-    return _path(argument, known) if argument is not None else None
+        argument, in_front = call.args[0], adders[call.func.id]
+    folder = _path(argument, known) if argument is not None else None
+    return (folder, in_front) if folder is not None else None
+
+
+def _inserts_in_front(call: ast.Call) -> bool:
+    """``sys.path.insert(0, ...)``: before the script's own folder."""
+    return (isinstance(call.func, ast.Attribute) and call.func.attr == "insert" and len(call.args) == 2
+            and isinstance(call.args[0], ast.Constant) and call.args[0].value == 0
+            and type(call.args[0].value) is int)
 
 
 def _is_sys_path_call(func: ast.AST) -> bool:
@@ -58,17 +86,18 @@ def _is_sys_path_call(func: ast.AST) -> bool:
             and isinstance(func.value.value, ast.Name) and func.value.value.id == "sys")
 
 
-def _adds_its_parameter(function: ast.FunctionDef) -> bool:
-    """``def add_path(path): ... sys.path.insert(0, path)``."""
+def _adds_its_parameter(function: ast.FunctionDef) -> Optional[bool]:
+    """``def add_path(path): ... sys.path.insert(0, path)``: whether it puts the
+    folder in front (None: it does not put its parameter on ``sys.path``)."""
     if not function.args.args:
-        return False
+        return None
     parameter = function.args.args[0].arg
     for node in ast.walk(function):
         if isinstance(node, ast.Call) and _is_sys_path_call(node.func) and node.args:
             last = node.args[-1]
             if isinstance(last, ast.Name) and last.id == parameter:
-                return True
-    return False
+                return _inserts_in_front(node)
+    return None
 
 
 def _path(expr: Optional[ast.AST], known: Dict[str, str]) -> Optional[str]:

@@ -67,7 +67,7 @@ class Diagnostic:
     # are then within that cell. None for ordinary source files.
     cell: Optional[int] = None
     # Where the flagged node ends (line 1-based, column 0-based, exclusive),
-    # when the engine knows it; None in results read from the cache.
+    # when the engine knows it (the result cache keeps it too).
     end_line: Optional[int] = None
     end_column: Optional[int] = None
     # A longer explanation than the message, for ``--output-format full``.

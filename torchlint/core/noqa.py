@@ -183,8 +183,12 @@ def unused_noqa(source: SourceFile, suppressed: Sequence[Tuple[int, str]], runni
     return unused
 
 
-def add_noqa(source: SourceFile, findings: Sequence[Tuple[int, str]]) -> Tuple[str, int, List[str]]:
+def add_noqa(source: SourceFile, findings: Sequence[Tuple[int, str]], reason: str = "") -> Tuple[str, int, List[str]]:
     """Add ``# noqa: CODE`` comments so that every (line, code) finding is suppressed.
+
+    ``reason`` (``--add-noqa=REASON``, as in ruff) follows the codes of each
+    comment written: ``# noqa: TL214 reviewed in #12``; a comment that already
+    says something after its codes keeps its own words.
 
     The comment goes at the end of the line where flake8's search looks (the
     last line of the finding's token range); codes join an existing
@@ -210,7 +214,7 @@ def add_noqa(source: SourceFile, findings: Sequence[Tuple[int, str]]) -> Tuple[s
     for target, codes in wanted.items():
         if not 1 <= target <= len(lines):
             continue
-        new_lines[target - 1] = _with_noqa(lines[target - 1], comments.get(target), codes)
+        new_lines[target - 1] = _with_noqa(lines[target - 1], comments.get(target), codes, reason)
 
     def unsuppressed_targets(text: str) -> Set[int]:
         index = NoqaIndex(SourceFile(text))
@@ -232,7 +236,20 @@ def add_noqa(source: SourceFile, findings: Sequence[Tuple[int, str]]) -> Tuple[s
     return new_source, changed, failures
 
 
-def _with_noqa(line: str, comment: Optional[Tuple[int, str]], codes: Set[str]) -> str:
+def check_noqa_reason(reason: str) -> None:
+    """Raise ValueError for a reason that cannot follow the codes of a
+    ``# noqa`` comment: one that reads as another code, or spans lines."""
+    if "\n" in reason or "\r" in reason:
+        raise ValueError("the reason must be one line")
+    if _CODE_START.match(reason):
+        raise ValueError(f"the reason {reason!r} starts like a rule code, and would be read as one: "
+                         "begin it with a word (e.g. 'reviewed: ...')")
+
+
+_CODE_START = re.compile(r"[A-Z]+[0-9]+\b", re.IGNORECASE)
+
+
+def _with_noqa(line: str, comment: Optional[Tuple[int, str]], codes: Set[str], reason: str = "") -> str:
     body = line.rstrip("\r\n")
     ending = line[len(body):]
     if comment is not None:
@@ -244,14 +261,17 @@ def _with_noqa(line: str, comment: Optional[Tuple[int, str]], codes: Set[str]) -
             if not new:
                 return line
             end = column + match.start("codes") + len(match.group("codes").rstrip(", \t"))
-            return body[:end] + ", " + ", ".join(new) + body[end:] + ending
+            rest = body[end:]
+            if reason and not rest.strip():
+                rest = " " + reason
+            return body[:end] + ", " + ", ".join(new) + rest + ending
     if body.endswith(("  ", "\t")):
         separator = ""
     elif body.endswith(" "):
         separator = " "
     else:
         separator = "  "
-    return body + separator + "# noqa: " + ", ".join(sorted(codes)) + ending
+    return body + separator + "# noqa: " + ", ".join(sorted(codes)) + (" " + reason if reason else "") + ending
 
 
 def _same_code(before: str, after: str) -> bool:

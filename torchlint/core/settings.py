@@ -36,6 +36,26 @@ def parse_version(text: str) -> Version:
     return tuple(int(part or 0) for part in match.groups())
 
 
+# The minor releases of each closed line of torch (0.1-0.4, 1.0-1.13); the
+# 2.x line is open: a 2.x newer than torchlint's tables is a torch released
+# after it, and must not make an older torchlint refuse to run.
+_CLOSED_LINES = {0: range(1, 5), 1: range(0, 14)}
+_OPEN_LINE = 2
+
+
+def parse_release(text: str) -> Version:
+    """``parse_version`` for a version the user gives (``--torch-version``,
+    ``torch-version = "..."``): it must be one torch has released, so that a
+    typo (``3``, ``1.31`` for ``1.13``) is an error, not a silent constraint."""
+    version = parse_version(text)
+    major, minor = version[0], version[1]
+    if major == _OPEN_LINE or minor in _CLOSED_LINES.get(major, ()):
+        return version
+    raise SettingsError(
+        f"no torch release has version {text.strip()!r} (torch releases are 0.1 to 0.4, 1.0 to 1.13 "
+        f"and 2.0 on; expected e.g. 1.13 or 2.1)")
+
+
 def format_version(version: Version) -> str:
     return ".".join(str(part) for part in version[:2])
 

@@ -109,8 +109,14 @@ def recheck(engine: Engine, previous: Checked, text: str, module: ModuleRef = ST
     new_statement = _parse_statement(new_lines, first, old_end + delta, type(old_statement))
     if new_statement is None or _binds_outside(old_statement) or _binds_outside(new_statement):
         return None
-    if _footprint(new_statement) != _footprint(old_statement):
-        return None
+    new_footprint = _footprint(new_statement)
+    footprints = previous.source.memoized(_FOOTPRINTS)
+    old_footprint = footprints[index] if footprints is not None else _footprint(old_statement)
+    if new_footprint != old_footprint:
+        # Made once per document, when a change first alters a statement's forms.
+        footprints = _footprints(previous.source)
+        if not _same_union(footprints, index, new_footprint):
+            return None
     if _named_elsewhere(old_statement.name, old_lines, first, old_end) and _form(new_statement) != _form(old_statement):
         # Inference elsewhere may follow the name into this def or class (the
         # project model: what a call returns, an attribute holds), where any
@@ -118,12 +124,19 @@ def recheck(engine: Engine, previous: Checked, text: str, module: ModuleRef = ST
         return None
     indexes = list(_statement_indexes(previous.source))
     depth_checked = _depth_checked(previous.source)
-    tree = _splice(previous.tree, index, new_statement, delta)
+    tree = _splice(previous.tree, index, new_statement, delta, indexes[index + 1:])
     checked = Checked(SourceFile(text, source.encoding, tree=tree), [])
     focus(checked.source, first, _last_line(new_statement))
     carry_parses(previous.source, checked.source)
-    if not delta:  # every other statement is where it was: its stub and outline still hold
-        carry_screens(previous.source, checked.source, index)
+    # Every other statement is where it was, or moved by ``delta`` lines with
+    # its stub: what narrowing prepared for them still holds.
+    carry_screens(previous.source, checked.source, index, delta, same_forms=new_footprint == old_footprint)
+    carry_footprints(previous.source, checked.source)
+    if footprints is not None:
+        footprints[index] = new_footprint
+        checked.source.memo(_FOOTPRINTS, lambda: footprints)
+        checked.source.memo(_FOOTPRINTS_BY_TEXT, dict)["".join(new_lines[first - 1:_last_line(new_statement)])] = \
+            new_footprint
     # The other statements' nodes are the same objects (moved): only the new
     # one is walked, for the outline of the file and for its depth.
     indexes[index] = statement_index(new_statement)
@@ -159,6 +172,10 @@ def kept_for_next(source: SourceFile) -> SourceFile:
     kept = SourceFile(source.text, source.encoding, tree=source.tree)
     carry_screens(source, kept)
     carry_parses(source, kept)
+    footprints = source.memo(_FOOTPRINTS, lambda: None)
+    if footprints is not None:
+        kept.memo(_FOOTPRINTS, lambda: footprints)
+    carry_footprints(source, kept)
     indexes = source.memo(_INDEXES, lambda: None)
     if indexes is not None:
         kept.memo(_INDEXES, lambda: indexes)
@@ -233,13 +250,23 @@ def _parse_statement(lines: Sequence[str], first: int, last: int, kind: type) ->
     return statement
 
 
-def _splice(tree: ast.Module, index: int, statement: ast.stmt, delta: int) -> ast.Module:
-    """``tree`` with statement ``index`` replaced, the statements after it moved ``delta`` lines."""
+def _splice(tree: ast.Module, index: int, statement: ast.stmt, delta: int, later: Sequence[dict]) -> ast.Module:
+    """``tree`` with statement ``index`` replaced, the statements after it moved
+    ``delta`` lines. ``later``: the node index of each statement after it
+    (``statement_index``), which lists every node that has a position, so the
+    move is a loop over them rather than a walk (``ast.increment_lineno``)."""
     body = list(tree.body)
     body[index] = statement
     if delta:
-        for later in body[index + 1:]:
-            ast.increment_lineno(later, delta)
+        for nodes_by_type in later:
+            for kind, nodes in nodes_by_type.items():
+                if "lineno" not in kind._attributes:  # ``arguments``, ``comprehension``: no position
+                    continue
+                for node in nodes:
+                    node.lineno += delta
+                    end = node.end_lineno
+                    if end is not None:
+                        node.end_lineno = end + delta
     return ast.Module(body=body, type_ignores=[])
 
 
@@ -266,6 +293,68 @@ def _footprint(statement: ast.stmt) -> Tuple[object, FrozenSet[object]]:
         own = form if own is None else own
         forms.add(form)
     return own, frozenset(forms)
+
+
+_FOOTPRINTS = "incremental: the footprint of each top-level def and class"
+
+
+_FOOTPRINTS_BY_TEXT = "incremental: the footprint of each def and class, by its text"
+
+
+def _footprints(source: SourceFile) -> List[Optional[Tuple[object, FrozenSet[object]]]]:
+    """The footprint of each top-level def and class of ``source`` (None for
+    other statements), kept up to date by ``recheck``. A statement's footprint
+    depends only on its text (it leaves positions out), so the footprints an
+    earlier text of the document worked out (``carry_footprints``) are looked
+    up by text: after a whole check only the changed statement is walked."""
+
+    def compute() -> List[Optional[Tuple[object, FrozenSet[object]]]]:
+        known = source.memo(_FOOTPRINTS_BY_TEXT, dict)
+        lines, found, current = source.lines, [], {}
+        for statement in source.tree.body:
+            if not isinstance(statement, _DEFINITIONS):
+                found.append(None)
+                continue
+            text = "".join(lines[_first_line(statement) - 1:_last_line(statement)])
+            footprint = known.get(text)
+            if footprint is None:
+                footprint = _footprint(statement)
+            current[text] = footprint
+            found.append(footprint)
+        known.clear()  # only this text's statements: bounded by the file
+        known.update(current)
+        return found
+
+    return source.memo(_FOOTPRINTS, compute)
+
+
+def carry_footprints(old: SourceFile, new: SourceFile) -> None:
+    """Let ``new`` (a later text of the same document) look up the footprints ``old``'s statements had."""
+    known = old.memoized(_FOOTPRINTS_BY_TEXT)
+    if known is not None:
+        new.memo(_FOOTPRINTS_BY_TEXT, lambda: known)
+
+
+def _same_union(footprints: Sequence[Optional[Tuple[object, FrozenSet[object]]]], index: int,
+                new: Tuple[object, FrozenSet[object]]) -> bool:
+    """Is the union of the forms of every def and class the same with
+    statement ``index``'s footprint replaced by ``new``, its own form (header)
+    unchanged? Facts about the whole file are unions over these forms, so a
+    line added or removed whose forms some other def or class also holds (a
+    line duplicated, deleted or pasted from elsewhere) leaves them as they were."""
+    old = footprints[index]
+    if old is None or old[0] != new[0]:
+        return False
+    changed = old[1] ^ new[1]
+    if not changed:
+        return True
+    for position, footprint in enumerate(footprints):
+        if footprint is None or position == index:
+            continue
+        changed = changed - footprint[1]
+        if not changed:
+            return True
+    return False
 
 
 def _shape(node: ast.AST, statements: List[ast.AST]) -> object:

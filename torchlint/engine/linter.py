@@ -21,6 +21,7 @@ from torchlint.core.census import Census, child_nodes
 from torchlint.analysis.project import STANDALONE, ModuleRef, Project
 from torchlint.analysis.version_gates import gated_ranges, is_gated, names_that_may_gate, project_spellings
 from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
+from torchlint.core.fix_policy import DEFAULT_FIX_POLICY, FixPolicy
 from torchlint.core.noqa import UNUSED_NOQA, file_is_exempt, noqa_index, unused_noqa
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceFile
@@ -64,8 +65,11 @@ class Engine:
     def __init__(
         self, rules: Sequence[Rule], settings: Settings = Settings(), honour_noqa: bool = True, screens: bool = True,
         report_unused_noqa: bool = False, project: Optional[Project] = None,
+        fix_policy: FixPolicy = DEFAULT_FIX_POLICY,
     ) -> None:
         self.settings = settings
+        # Which fixes may be applied and how safe each is (``fixable``, ``extend-safe-fixes``...).
+        self.fix_policy = fix_policy
         # The user's project (``analysis/project.py``): what its other modules
         # define. Without one, each text is checked alone.
         self.project = project if project is not None else Project(settings=settings)
@@ -135,6 +139,7 @@ class Engine:
             result = self._check(source, syntax_checked, whole, module, screened, outline)
         finally:
             self.project.checked(module)
+        result.diagnostics = self.fix_policy.apply(result.diagnostics)
         if self.report_unused_noqa and not file_is_exempt(source):
             running = [rule.code for rule in self.rules]
             for line, column, code in unused_noqa(source, result.suppressed, running):

@@ -209,6 +209,10 @@ def _prepared(source: SourceFile, tree: ast.Module, outline: Optional[Outline], 
 
     def prepare() -> Tuple[Dict[int, ast.stmt], "_Screens"]:
         whole_file = outline if outline is not None else Outline(tree, star_exports=star_exports)
+        moved = source.memoized(_MOVED)
+        if moved is not None:  # an earlier text's, its statements moved (``carry_screens``)
+            stubs, screens = moved
+            return stubs, screens.about(whole_file)
         stubs = _stubs(tree.body, whole_file)
         outlined = [stubs.get(i, statement) for i, statement in enumerate(tree.body)]
         return stubs, _Screens(outlined, whole_file)
@@ -219,7 +223,8 @@ def _prepared(source: SourceFile, tree: ast.Module, outline: Optional[Outline], 
 _PREPARED = "narrowing screens"
 
 
-def carry_screens(old: SourceFile, new: SourceFile, changed: Optional[int] = None) -> None:
+def carry_screens(old: SourceFile, new: SourceFile, changed: Optional[int] = None, delta: int = 0,
+                  same_forms: bool = True) -> None:
     """Let ``new`` re-use what ``old``'s narrowing prepared (each statement's
     stub and outline), if it did. ``changed`` None: ``new`` is the same text.
     Otherwise ``new``'s tree holds the same statement objects at the same
@@ -227,16 +232,34 @@ def carry_screens(old: SourceFile, new: SourceFile, changed: Optional[int] = Non
     class whose header has the same form and holds no ``global``
     (``engine/incremental.py``): focused screening replaces that statement's
     slot, so the screens see exactly what preparing anew gives. Only while
-    the same statement keeps changing: another one's stub would be stale."""
+    the same statement keeps changing: another one's stub would be stale.
+    ``delta``: the lines ``changed`` gained; the statements after it (their
+    nodes already moved by the caller) and their stubs sit ``delta`` lines further.
+    ``same_forms`` False: ``changed`` now holds forms it did not (some other
+    statement holds them): the old outline of the whole file, which still
+    holds the old statement, does not say where the new one's candidates are."""
     prepared = old.memo(_PREPARED, lambda: None)
     replaced = old.memo(_REPLACED, lambda: None)
     if prepared is None or (changed is not None and replaced not in (None, changed)):
         return
-    new.memo(_PREPARED, lambda: prepared)
     new.memo(_REPLACED, lambda: replaced if changed is None else changed)
+    if not delta and same_forms:
+        new.memo(_PREPARED, lambda: prepared)
+        return
+    # The statements after ``changed`` moved ``delta`` lines: their nodes were
+    # moved in place (the stubs share their headers' nodes), the stubs' own
+    # nodes are moved here. What the old screens learnt about the whole file
+    # is not carried: some of it is by line (candidates, class facts).
+    stubs, screens = prepared
+    for index, stub in stubs.items():
+        if delta and index > changed:
+            stub.lineno += delta
+            stub.end_lineno += delta
+    new.memo(_MOVED, lambda: (stubs, screens))
 
 
 _REPLACED = "narrowing screens: the statement changed since"
+_MOVED = "narrowing screens: an earlier text's, its statements moved"
 
 
 def focus_honoured(source: SourceFile) -> bool:
@@ -356,6 +379,13 @@ class _Screens:
     @property
     def whole_file(self) -> Outline:
         return self._whole_file
+
+    def about(self, whole_file: Outline) -> "_Screens":
+        """These screens (the same statements, outlined once) answering questions
+        about the whole file from ``whole_file``."""
+        screens = copy.copy(self)
+        screens._whole_file = whole_file
+        return screens
 
     def accept(self, rules: Sequence[Rule], index: Optional[int] = None, statement: Optional[ast.stmt] = None,
                nodes: Optional["_NodeIndex"] = None) -> bool:

@@ -1,6 +1,7 @@
 """The ``torchlint`` command.
 
-Exit status: 0 when nothing is left to report, 1 when findings remain (or
+Exit status: 0 when nothing is left to report (with ``--fix-only``, whatever
+remains), 1 when findings remain (or
 ``--diff`` has changes to show, or ``--exit-non-zero-on-fix`` and something
 was fixed), 2 on usage and configuration errors and on files that could not
 be read, decoded, parsed or written; other files are still checked.
@@ -16,9 +17,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Optional, Sequence, TextIO
+from typing import List, Optional, Sequence, TextIO
 
 from torchlint import __version__
+from torchlint.core.noqa import check_noqa_reason
 from torchlint.core.settings import SettingsError
 from torchlint.knowledge.deprecations import NEWEST_RELEASE
 from torchlint.rules import rule_specs
@@ -44,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to check (default: .); - reads stdin")
     fixing = parser.add_argument_group("fixing")
     fixing.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    fixing.add_argument("--fix-only", action="store_true",
+                        help="apply fixes like --fix, but report nothing that remains and exit 0 for it (errors "
+                             "still exit 2; --exit-non-zero-on-fix exits 1 when something was fixed)")
     fixing.add_argument(
         "--unsafe-fixes", action="store_const", const=True, default=None,
         help="with --fix or --diff, also apply fixes that change behaviour",
@@ -56,17 +61,26 @@ def build_parser() -> argparse.ArgumentParser:
     fixing.add_argument("--report-unused-noqa", action="store_true",
                         help="report `# noqa: TL...` codes that suppress nothing (as TL001)")
     fixing.add_argument("--add-noqa", action="store_true",
-                        help="append `# noqa: CODE` to the line of every finding instead of reporting it")
+                        help="append `# noqa: CODE` to the line of every finding instead of reporting it; "
+                             "--add-noqa=REASON writes `# noqa: CODE REASON`")
+    fixing.add_argument("--add-noqa-reason", default="", help=argparse.SUPPRESS)  # from --add-noqa=REASON
 
     rules = parser.add_argument_group("rule selection")
     rules.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to check (e.g. TL1,TL201); opt-in rules run only when named by full code")
     rules.add_argument("--extend-select", metavar="CODES", help="codes or prefixes to check on top of --select")
     rules.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to skip")
+    rules.add_argument("--fixable", metavar="CODES",
+                       help="codes or prefixes whose fixes may be applied (default: all); replaces the configuration's")
+    rules.add_argument("--unfixable", metavar="CODES",
+                       help="codes or prefixes reported without their fix, never fixed")
+    rules.add_argument("--extend-fixable", metavar="CODES", help="codes or prefixes to consider fixable on top of --fixable")
     rules.add_argument("--per-file-ignores", metavar="PATTERN:CODES",
                        help="codes to skip in matching files, flake8 style: 'tests/*:TL2 legacy.py:TL101'")
     rules.add_argument(
         "--torch-version", metavar="X.Y",
-        help="oldest torch the code must run on; advice that does not apply to it is skipped (default: no constraint)",
+        help="oldest torch the code must run on; advice that does not apply to it is skipped (default: the "
+             "torch-version setting, else the lowest torch the project's metadata requires: pyproject.toml, "
+             "setup.cfg, setup.py, requirements*.txt; else no constraint). --show-settings says which applied",
     )
     rules.add_argument(
         "--target-torch-version", metavar="X.Y",
@@ -98,7 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     output = parser.add_argument_group("output")
     output.add_argument("--output-format", choices=sorted(REPORTERS), default="concise",
                         help="concise (default: path:line:col: CODE message), full (with source and fix), "
-                             "json, sarif or github (workflow annotations)")
+                             "json, sarif, github (workflow annotations), gitlab (Code Quality), junit, rdjson (reviewdog) "
+                             "or pylint")
     output.add_argument("--statistics", action="store_true", help="show the number of findings per code instead")
     output.add_argument("--output-file", "-o", metavar="PATH", help="write the report to PATH instead of stdout")
     output.add_argument("-q", "--quiet", action="count", default=0,
@@ -108,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("--show-settings", action="store_true",
                         help="print the resolved settings (configuration file, rules, paths, ...) and exit")
     output.add_argument("--show-files", action="store_true", help="print the files that would be checked and exit")
+    output.add_argument("-w", "--watch", action="store_true",
+                        help="check again whenever a checked file or the configuration changes (until interrupted)")
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     output.add_argument("--exit-non-zero-on-fix", action="store_true",
                         help="exit 1 when a fix was applied, even if no findings remain")
@@ -122,13 +139,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _split_add_noqa(argv: List[str]) -> List[str]:
+    """``--add-noqa=REASON`` (ruff's spelling: the reason only with ``=``, so
+    that ``--add-noqa src`` still checks ``src``) as two options."""
+    result = []
+    for index, arg in enumerate(argv):
+        if arg == "--":
+            return result + argv[index:]
+        if arg.startswith("--add-noqa="):
+            result += ["--add-noqa", f"--add-noqa-reason={arg[len('--add-noqa='):]}"]
+        else:
+            result.append(arg)
+    return result
+
+
 def _usage_problems(args: argparse.Namespace) -> Optional[str]:
-    if (args.show_settings or args.show_files) and (args.fix or args.diff or args.add_noqa):
-        return "--show-settings and --show-files cannot be combined with --fix, --diff or --add-noqa"
-    if args.output_file and args.stdin_filename is not None and args.fix:
+    if (args.show_settings or args.show_files) and (args.fix or args.fix_only or args.diff or args.add_noqa):
+        return "--show-settings and --show-files cannot be combined with --fix, --fix-only, --diff or --add-noqa"
+    if args.fix_only and args.statistics:
+        return "--fix-only reports no findings: it cannot be combined with --statistics"
+    if args.output_file and args.stdin_filename is not None and (args.fix or args.fix_only):
         return "--output-file cannot be combined with --fix on stdin (the fixed source goes to stdout)"
-    if args.add_noqa and (args.fix or args.diff):
-        return "--add-noqa cannot be combined with --fix or --diff"
+    if args.add_noqa and (args.fix or args.fix_only or args.diff):
+        return "--add-noqa cannot be combined with --fix, --fix-only or --diff"
     reading_stdin = args.stdin_filename is not None or args.paths == ["-"]
     if reading_stdin and args.paths not in ([], ["-"]):
         return "with --stdin-filename, give no paths (or just -)"
@@ -136,6 +169,13 @@ def _usage_problems(args: argparse.Namespace) -> Optional[str]:
         return "- (stdin) cannot be combined with other paths"
     if reading_stdin and args.add_noqa:
         return "--add-noqa works on files, not on stdin"
+    if args.add_noqa_reason:
+        try:
+            check_noqa_reason(args.add_noqa_reason)
+        except ValueError as exc:
+            return f"--add-noqa: {exc}"
+    if args.watch and (reading_stdin or args.add_noqa or args.show_settings or args.show_files or args.statistics):
+        return "--watch cannot be combined with stdin, --add-noqa, --show-settings, --show-files or --statistics"
     if args.statistics and args.output_format not in ("concise", "full", "json"):
         return f"--statistics works with --output-format concise, full or json, not {args.output_format}"
     return None
@@ -161,10 +201,12 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
     if argv[:1] == ["check"]:  # ruff's spelling; checking is also what no subcommand does
         argv = argv[1:]
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_split_add_noqa(argv))
     problem = _usage_problems(args)
     if problem:
         parser.error(problem)
+    if args.watch:
+        return _watch(args, stdout, stderr)
     try:
         options = resolve(args, rule_specs())
     except (ConfigError, SelectionError, SettingsError) as exc:
@@ -193,6 +235,26 @@ def main(argv: Optional[Sequence[str]] = None, stdout: TextIO = None, stderr: Te
     finally:
         if report_stream is not stdout:
             report_stream.close()
+
+
+def _watch(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from torchlint.run.watch import watch
+
+    def run(options) -> int:
+        # A new linter each time: what it learnt about the project may be stale.
+        try:
+            if not args.output_file:
+                return run_files(options, Linter(options), stdout, stderr)
+            with open(args.output_file, "w", encoding="utf-8") as report_stream:
+                return run_files(options, Linter(options), report_stream, stderr)
+        except OSError as exc:
+            print(f"torchlint: error: --output-file {args.output_file}: {exc.strerror or exc}", file=stderr)
+            return 2
+        finally:
+            stdout.flush()
+            stderr.flush()
+
+    return watch(lambda: resolve(args, rule_specs()), run, stdout, stderr)
 
 
 def entry_point() -> None:

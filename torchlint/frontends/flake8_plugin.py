@@ -20,7 +20,7 @@ import sys
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from torchlint import __version__
-from torchlint.core.settings import Settings, SettingsError, Version, parse_version
+from torchlint.core.settings import Settings, SettingsError, Version, parse_release
 from torchlint.core.source import SourceFile, no_cycle_collection
 from torchlint.analysis.project import Project
 from torchlint.analysis.summaries import SummaryStore
@@ -45,7 +45,7 @@ def _version_option(options, name: str):
     if not text:
         return None
     try:
-        return parse_version(text)
+        return parse_release(text)
     except SettingsError as exc:
         sys.stderr.write(f"torchlint: error: --{name.replace('_', '-')}: {exc}\n")
         raise SystemExit(2) from None
@@ -90,7 +90,8 @@ class TorchlintChecker:
             metavar="X.Y",
             default=None,
             parse_from_config=True,
-            help="torchlint: oldest torch the code must run on (default: no constraint)",
+            help="torchlint: oldest torch the code must run on (default: the lowest torch the project's "
+                 "metadata requires, else no constraint)",
         )
         parser.add_option(
             "--target-torch-version",

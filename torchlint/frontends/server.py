@@ -27,6 +27,17 @@ A buffer that does not parse (half-typed code) gets one error diagnostic
 saying where, as ruff's server does (``showSyntaxErrors: false`` in the
 initialization options turns it off), and no findings; a rule that raises
 is logged to the client and the other rules' findings are still published.
+
+Also: pull diagnostics (``textDocument/diagnostic``; an editor that pulls is
+not pushed to), hover with a rule's docs (on a ``# noqa:`` code or a
+finding), notebooks (their code cells checked as one module, as the CLI
+checks an ``.ipynb``), the editor's settings (``select``, ``ignore``, torch
+versions, ``unsafeFixes``: as command-line options), ``torchlint.showSettings``
+for bug reports, and quick fixes that go on with the fixes their line leads
+to. The project modules a document's findings rest on are watched (the
+editor's file watcher, or a poll of the files read): when one changes on
+disk, the documents depending on it are checked again with a fresh project
+model. A document over the CLI's size limit is not checked, only noted.
 """
 
 from __future__ import annotations
@@ -35,6 +46,7 @@ import argparse
 import asyncio
 import logging
 import os
+import re
 import sys
 import time
 from collections import OrderedDict
@@ -48,15 +60,17 @@ from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
 from torchlint import __version__
+from torchlint.core.dependencies import PROBE, probe
 from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.noqa import add_noqa
 from torchlint.core.settings import SettingsError
 from torchlint.core.source import SourceFile
-from torchlint.engine.incremental import Checked, kept_for_next, recheck
+from torchlint.engine.incremental import Checked, carry_footprints, kept_for_next, recheck
 from torchlint.engine.narrowing import carry_parses
-from torchlint.engine.textedits import TextEdit, edits_between, preview_fix, preview_on_repaired
+from torchlint.engine.textedits import TextEdit, apply_edits, edits_between, preview_fix, preview_on_repaired
 from torchlint.rules import rule_specs
 from torchlint.run.config import CONFIG_FILES, ConfigError, Options, resolve
+from torchlint.run.fileio import MAX_SOURCE_BYTES, current_digest
 from torchlint.run.reporters.base import rule_url
 from torchlint.run.selection import SelectionError
 from torchlint.run.session import Linter
@@ -69,9 +83,14 @@ FIX_ALL_KIND = "source.fixAll.torchlint"
 FIX_ALL_TITLE = "Fix all safe torchlint problems"
 FIX_ALL_COMMAND = "torchlint.applyFixAll"
 DEFAULT_DEBOUNCE_MS = 200
+DEFAULT_POLL_MS = 2000  # how often files the findings rest on are looked at, when the editor cannot watch them
+SHOW_SETTINGS_COMMAND = "torchlint.showSettings"
+WATCH_REGISTRATION = "torchlint-watched-files"
 RESULTS_KEPT = 32  # texts whose findings are remembered (undo, redo, saves)
 PROJECTS_KEPT = 16  # configurations whose engines stay loaded
 DOCUMENTS_KEPT = 16  # documents whose last check (text and Python's tree) is kept to re-check changes
+DEPENDENCIES_KEPT = 64  # documents, open or closed, whose dependencies are known (their results are kept)
+CHAIN_ROUNDS = 4  # fixes a quick fix chains on its line (``--fix`` makes at most MAX_FIX_ROUNDS)
 
 logger = logging.getLogger("torchlint.server")
 
@@ -96,8 +115,18 @@ class Outcome:
     diagnostics: List[Diagnostic] = field(default_factory=list)
     parse_error: Optional[ParseError] = None  # the text is not valid Python
     skipped: Optional[str] = None  # valid Python torchlint cannot analyse, or an excluded file
+    notice: Optional[str] = None  # why the document was not checked, shown in the editor (too large)
     config_error: Optional[str] = None
     internal_errors: List[str] = field(default_factory=list)
+
+
+@dataclass
+class CellsOutcome:
+    """What checking a notebook's cells gave: (cell index, finding in the cell), or why there are none."""
+
+    diagnostics: List[Tuple[int, Diagnostic]] = field(default_factory=list)
+    notice: Optional[str] = None
+    config_error: Optional[str] = None
 
 
 class Workbench:
@@ -111,6 +140,11 @@ class Workbench:
         self._results: "OrderedDict[Tuple, Outcome]" = OrderedDict()
         self._fixed: "OrderedDict[Tuple, Tuple[str, Any]]" = OrderedDict()  # whole checks and fix-all
         self._checked: Dict[Tuple, Checked] = {}  # (configuration, path) -> its last complete check
+        # (configuration, path) -> the project modules its findings were worked
+        # out from (a module's path, or PROBE + a place an import looked) -> digest
+        # of the bytes read: a change on disk there makes them stale.
+        self._dependencies: Dict[Tuple, Dict[str, str]] = {}
+        self._seen: Dict[str, Optional[Tuple[int, int]]] = {}  # dependency -> (mtime, size) at the last look
 
     # -- configuration ---------------------------------------------------
 
@@ -130,10 +164,24 @@ class Workbench:
                 del self._projects[next(iter(self._projects))]
         return key, project
 
+    def warm(self, directory: str) -> None:
+        """Load what checking a file in ``directory`` first needs (its configuration,
+        the rules, their engine, libcst's parser) before any file is opened."""
+        path = os.path.join(directory, "__init__.py")
+        try:
+            _, project = self.project_for(path)
+            engine = project.linter.engine_for(path)
+            engine.check(SourceFile("import torch\n\n\ndef f(x):\n    return x.data[0]\n"))
+        except Exception:  # a bad configuration is reported with the first document
+            logger.debug("warming up in %s failed", directory, exc_info=True)
+
     # -- checking --------------------------------------------------------
 
     def check(self, path: str, text: str) -> Outcome:
         """The findings in ``text``, as ``torchlint --stdin-filename path`` reports them."""
+        refused = too_large(text)
+        if refused is not None:  # not checked, nor kept: a few such texts would fill the memory
+            return Outcome(notice=f"torchlint: not checked: {refused}")
         try:
             key, project = self.project_for(path)
         except (ConfigError, SelectionError, SettingsError) as exc:
@@ -156,6 +204,7 @@ class Workbench:
         # The last complete check of this document: a change confined to one
         # def or class re-checks only it (``engine.incremental``).
         previous = self._checked.pop((key, path), None)
+        engine.project.consulted.clear()  # what this check reads: its dependencies
         if previous is not None:
             try:
                 rechecked = recheck(engine, previous, text, engine.module_for(path))
@@ -166,7 +215,11 @@ class Workbench:
                 light = _light(rechecked.checked.diagnostics)
                 checked = rechecked.checked
                 self._keep(key, path, Checked(kept_for_next(checked.source), light))
+                # The kept findings still rest on what the earlier checks read.
+                self._depend(key, path, engine, keep_earlier=True)
+                engine.project.consulted.clear()
                 return Outcome(light, internal_errors=list(rechecked.result.internal_errors))
+            engine.project.consulted.clear()
         source = SourceFile(text)
         try:
             result = engine.check(source, module=engine.module_for(path))
@@ -179,6 +232,8 @@ class Workbench:
         except Exception as exc:  # a bug must not take the editor's diagnostics down with it
             logger.exception("checking %s failed", path)
             return Outcome(internal_errors=[f"{type(exc).__name__}: {exc}"])
+        self._depend(key, path, engine, keep_earlier=False)
+        engine.project.consulted.clear()
         # Keep what publishing needs; the fixes hold parse trees.
         light = _light(result.diagnostics)
         if result.repair is None and source.parsed:
@@ -186,6 +241,7 @@ class Workbench:
             kept = kept_for_next(source)
             if previous is not None:  # libcst's pieces of its last focused check: keyed by text, still good
                 carry_parses(previous.source, kept)
+                carry_footprints(previous.source, kept)  # so are the statements' footprints
             self._keep(key, path, Checked(kept, light))
         return Outcome(light, internal_errors=list(result.internal_errors))
 
@@ -198,6 +254,132 @@ class Workbench:
         """The document at ``path`` was closed: drop what is kept to re-check it."""
         for kept in [k for k in self._checked if k[1] == path]:
             del self._checked[kept]
+        # Its dependencies stay: its results, kept per text, are answered again
+        # when it is reopened, unless a file they rest on changed meanwhile.
+
+    def check_cells(self, path: str, cells: Sequence[str]) -> "CellsOutcome":
+        """The findings in a notebook's code ``cells`` (texts, in order), checked as
+        one module as the CLI checks an ``.ipynb`` (``run.notebook``): (cell index, finding at its line in the cell)."""
+        from torchlint.run.notebook import Cell, Notebook, build_layout
+
+        refused = too_large("".join(cells))
+        if refused is not None:
+            return CellsOutcome(notice=f"torchlint: not checked: {refused}")
+        try:
+            key, project = self.project_for(path)
+        except (ConfigError, SelectionError, SettingsError) as exc:
+            return CellsOutcome(config_error=str(exc))
+        if project.options.is_excluded_with_parents(path):
+            return CellsOutcome()
+        layout = build_layout(Notebook("", False, [Cell(n + 1, text, (0, 0), None) for n, text in enumerate(cells)],
+                                       True))
+        cache_key = ("cells", key, path, layout.text)
+        cached = self._results.get(cache_key)
+        if cached is not None:
+            return cached  # type: ignore[return-value]
+        engine = project.linter.engine_for(path)
+        engine.project.consulted.clear()
+        try:  # IPython runs ``await`` at the top level of a cell
+            result = engine.check(SourceFile(layout.text, top_level_await=True), module=engine.module_for(path))
+        except (ParseError, Unsupported, RecursionError):
+            return CellsOutcome()  # a half-typed cell: nothing until it parses
+        self._depend(key, path, engine, keep_earlier=False)
+        engine.project.consulted.clear()
+        starts = layout.starts(layout.text) or []
+        found = []
+        for d in _light(result.diagnostics):
+            number, line = layout.locate(starts, d.line)
+            if number is None:
+                continue
+            end_line = None if d.end_line is None else d.end_line - d.line + line
+            found.append((number - 1, replace(d, line=line, end_line=end_line)))
+        outcome = CellsOutcome(found)
+        self._results[cache_key] = outcome  # type: ignore[assignment]
+        while len(self._results) > RESULTS_KEPT:
+            self._results.popitem(last=False)
+        return outcome
+
+    def settings_of(self, path: str) -> Dict[str, Any]:
+        """The settings a check of ``path`` runs with, and where they come from."""
+        try:
+            key, project = self.project_for(path)
+        except (ConfigError, SelectionError, SettingsError) as exc:
+            return {"path": path, "configuration_error": str(exc)}
+        options = project.options
+        return {
+            "path": path,
+            "configuration_files": [name for name, _, _ in key],
+            "rules": [rule.code for rule in options.rules_for(path)],
+            "torch_version": None if options.torch_version is None else str(options.torch_version),
+            "torch_version_source": getattr(options, "torch_version_source", None),
+            "target_torch_version": (None if options.target_torch_version is None
+                                     else str(options.target_torch_version)),
+            "unsafe_fixes": options.unsafe_fixes,
+            "excluded": options.is_excluded_with_parents(path),
+            "depends_on": sorted({d for (k, p), deps in self._dependencies.items()
+                                  if k == key and p == path for d in deps if not d.startswith(PROBE)}),
+        }
+
+    # -- the project on disk ---------------------------------------------------
+
+    def _depend(self, key: Tuple, path: str, engine, keep_earlier: bool) -> None:
+        """Record what the check just made read (the project model's modules, and
+        the places where imports found nothing), with their digests."""
+        try:
+            found = engine.project.dependencies(engine.module_for(path))
+        except Exception:  # the model's bookkeeping must not cost the findings
+            logger.warning("dependencies of %s unknown", path, exc_info=True)
+            found = {}
+        recorded = self._dependencies.get((key, path), {}) if keep_earlier else {}
+        recorded.update(found)
+        self._dependencies.pop((key, path), None)
+        self._dependencies[(key, path)] = recorded  # the newest last
+        while len(self._dependencies) > DEPENDENCIES_KEPT:
+            (old_key, old_path), _ = next(iter(self._dependencies.items()))
+            self._forget_results(old_key, old_path)  # no longer known when they go stale
+        for dependency in found:
+            if dependency not in self._seen:
+                self._seen[dependency] = _state_of(dependency)
+
+    def _forget_results(self, key: Tuple, path: str) -> None:
+        self._checked.pop((key, path), None)
+        self._dependencies.pop((key, path), None)
+        for cached in [k for k in self._results if k[-3:-1] == (key, path)]:
+            del self._results[cached]
+        for memo in [k for k in self._fixed if k[1] == key and k[2] == path]:
+            del self._fixed[memo]
+
+    def changed_on_disk(self) -> List[str]:
+        """The dependencies whose modification time or size changed since the last
+        look (a poll for clients that cannot watch files)."""
+        changed = []
+        for dependency in {d for deps in self._dependencies.values() for d in deps}:
+            now = _state_of(dependency)
+            if now != self._seen.get(dependency):
+                self._seen[dependency] = now
+                changed.append(_paths_of(dependency)[0])
+        return changed
+
+    def stale_documents(self, paths: Optional[Sequence[str]] = None) -> List[str]:
+        """The documents whose findings rest on a file (of ``paths``, or any) that
+        changed on disk: what is kept for them goes, and so does the project model
+        of their configuration (it holds what it read of the old file)."""
+        wanted = None if paths is None else {os.path.abspath(p) for p in paths}
+        stale: List[Tuple] = []
+        for (key, path), deps in self._dependencies.items():
+            for dependency, digest in deps.items():
+                if wanted is not None and wanted.isdisjoint(_paths_of(dependency)):
+                    continue
+                if current_digest(dependency) != digest:
+                    stale.append((key, path))
+                    break
+        for key, path in stale:
+            self._projects.pop(key, None)
+            self._forget_results(key, path)
+        for dependency in list(self._seen):
+            if wanted is None or not wanted.isdisjoint(_paths_of(dependency)):
+                self._seen[dependency] = _state_of(dependency)
+        return sorted({path for _, path in stale})
 
     # -- fixing ------------------------------------------------------------
 
@@ -221,17 +403,54 @@ class Workbench:
         any_safe = any(d.fix is not None and d.fix.safe for d in whole.result.diagnostics)
         return [(d, whole.preview(index)) for index, d in found], any_safe
 
+    def chained_fix(self, path: str, text: str, line: int, edits: List[TextEdit], unsafe: bool
+                    ) -> Tuple[List[TextEdit], List[Tuple[str, bool]]]:
+        """The edits of a finding's fix (``edits``, on ``line``) followed by the fixes
+        it leads to on the lines it rewrote, as ``torchlint --fix`` goes on
+        (``Variable(x, volatile=True)``: TL102 drops ``volatile=``, then TL107 the
+        wrapper), and the code and safety of each fix after the first. Unsafe fixes are chained
+        only when ``unsafe`` (the first fix is unsafe) or the settings ask for them
+        (``unsafe-fixes``), as ``--fix --unsafe-fixes`` would apply them."""
+
+        def compute(project: Project) -> Tuple[List[TextEdit], List[Tuple[str, bool]]]:
+            engine = project.linter.engine_for(path)
+            module = engine.module_for(path)
+            allow_unsafe = unsafe or project.options.unsafe_fixes
+            current, codes = apply_edits(SourceFile(text), edits), []
+            first, last = _moved_region(edits, line, line)  # what replaced the line, and what its fix rewrote
+            for _ in range(CHAIN_ROUNDS):
+                result = engine.check(current, whole=True, module=module)
+                next_fix = next((d for d in result.diagnostics if d.fix is not None and (d.fix.safe or allow_unsafe)
+                                 and first <= d.line <= last and result.module is not None), None)
+                if next_fix is None:
+                    break
+                more = preview_fix(result.module, next_fix.fix)
+                if not more:
+                    break
+                current = apply_edits(SourceFile(current), more)
+                codes.append((next_fix.code, next_fix.fix.safe))
+                first, last = _moved_region(more, first, last)
+            if not codes:
+                return edits, []
+            return _edits(text, current), codes
+
+        key = ("chain", line, tuple(edits), unsafe)
+        return self._memo(key, path, text, compute, default=(edits, []))
+
     def fix_all(self, path: str, text: str) -> Optional[str]:
-        """``text`` as ``torchlint --fix`` (safe fixes only) leaves it; None when nothing changes."""
+        """``text`` as ``torchlint --fix`` leaves it (with ``--unsafe-fixes`` when the
+        configuration or the editor's settings ask for them); None when nothing changes."""
 
         def compute(project: Project):
             engine = project.linter.engine_for(path)
-            fixed = engine.fix(text, unsafe=False, module=engine.module_for(path)).source
+            fixed = engine.fix(text, unsafe=project.options.unsafe_fixes, module=engine.module_for(path)).source
             return fixed if fixed != text else None
 
         return self._memo("fix_all", path, text, compute, default=None)
 
     def _memo(self, what: str, path: str, text: str, compute, default):
+        if too_large(text) is not None:
+            return default
         try:
             key, project = self.project_for(path)
         except (ConfigError, SelectionError, SettingsError):
@@ -297,6 +516,54 @@ def _config_signature(directory: str) -> Tuple:
         current = parent
 
 
+def too_large(text: str) -> Optional[str]:
+    """Why ``text`` is not checked, as the CLI says it of a file over
+    ``MAX_SOURCE_BYTES``; None if it is not too large."""
+    if len(text) * 4 <= MAX_SOURCE_BYTES:  # UTF-8 takes at most 4 bytes a character
+        return None
+    size = len(text) if len(text) > MAX_SOURCE_BYTES else len(text.encode("utf-8", "surrogatepass"))
+    if size <= MAX_SOURCE_BYTES:
+        return None
+    return f"too large to check ({size / (1 << 20):.1f} MB; the limit is {MAX_SOURCE_BYTES / (1 << 20):.1f} MB)"
+
+
+def _paths_of(dependency: str) -> Tuple[str, ...]:
+    """The files whose change touches ``dependency``: a module's own path; for a
+    place an import looked (``PROBE`` + folder/name), the module, package and
+    folder that may appear or go there."""
+    if not dependency.startswith(PROBE):
+        return (dependency,)
+    place = dependency[len(PROBE):]
+    return place + ".py", os.path.join(place, "__init__.py"), place
+
+
+def _state_of(dependency: str) -> Optional[Tuple[object, ...]]:
+    """What a poll compares: a module's modification time and size, what a place holds."""
+    if dependency.startswith(PROBE):
+        return (probe(dependency[len(PROBE):]),)
+    try:
+        status = os.stat(dependency)
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
+
+
+def _moved_region(edits: Sequence[TextEdit], first: int, last: int) -> Tuple[int, int]:
+    """Lines ``first`` to ``last`` after ``edits``, widened to the edits that touch them."""
+    shift_first = shift_last = 0
+    for edit in edits:
+        (start_row, _), (end_row, _) = edit.start, edit.end
+        added = edit.content.count("\n") - (end_row - start_row)
+        if end_row < first:
+            shift_first += added
+            shift_last += added
+        elif start_row <= last:
+            first = min(first, start_row)
+            last = max(last, end_row)
+            shift_last += added
+    return first + shift_first, max(first + shift_first, last + shift_last)
+
+
 # --------------------------------------------------------------------------
 # Positions: torchlint counts characters from 1-based lines, LSP code units
 # (UTF-16 unless the client chose otherwise) from 0-based lines
@@ -343,14 +610,35 @@ def lsp_text_edits(text: str, codec: PositionCodec, edits: Sequence[TextEdit]) -
 # --------------------------------------------------------------------------
 
 
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(notebook_selector=[types.NotebookDocumentFilterWithCells(
+    cells=[types.NotebookCellLanguage(language="python")], notebook="jupyter-notebook")])
+
+
 class TorchlintServer(LanguageServer):
     def __init__(self, defaults: argparse.Namespace) -> None:
-        super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         notebook_document_sync=NOTEBOOK_SYNC)
+        self.defaults = defaults  # the CLI's options from an empty command line
+        self.settings: Dict[str, Any] = {}  # what the editor set (``editor_settings``)
         self.workbench = Workbench(defaults)
         self.debounce = DEFAULT_DEBOUNCE_MS / 1000
         self.show_syntax_errors = True
+        self.poll_interval = DEFAULT_POLL_MS / 1000
+        self.watching = "none"  # how changes on disk are noticed: "client" (registered), "poll"
+        self.settings_problems: List[str] = []
         self._pending: Dict[str, Any] = {}  # uri -> scheduled check (asyncio handle)
         self._last_check: Dict[str, float] = {}  # uri -> when it was last checked
+
+    # -- settings from the editor ---------------------------------------------
+
+    def apply_settings(self, settings: Any) -> List[str]:
+        """Take the editor's settings (``initializationOptions``, or
+        ``workspace/didChangeConfiguration``); the problems found with them."""
+        options, problems = editor_settings(settings)
+        if options != self.settings:
+            self.settings = options
+            self.workbench = Workbench(with_settings(self.defaults, options))
+        return problems
 
     # -- documents ---------------------------------------------------------
 
@@ -368,11 +656,20 @@ class TorchlintServer(LanguageServer):
         return documents.get(uri) or documents.get(unquote(uri))
 
     def wants(self, uri: str) -> bool:
-        """Python buffers only (notebooks and other languages are left alone)."""
+        """Python buffers only (other languages are left alone; a notebook's cells are checked with the notebook)."""
         document = self.open_document(uri)
-        if document is None:
+        if document is None or self.workspace.get_notebook_document(cell_uri=uri) is not None:
             return False
         return document.language_id == "python" or uri.endswith((".py", ".pyi"))
+
+    def notebook(self, uri: str):
+        return self.workspace.get_notebook_document(notebook_uri=uri)
+
+    @property
+    def pulls(self) -> bool:
+        """Does the editor ask for diagnostics (``textDocument/diagnostic``) rather than take them pushed?"""
+        text_document = self.client_capabilities.text_document
+        return bool(text_document and text_document.diagnostic)
 
     def schedule(self, uri: str, now: bool = False) -> None:
         """Check ``uri`` at once, or (for changes) when the debounce time since its last check is up."""
@@ -394,6 +691,11 @@ class TorchlintServer(LanguageServer):
 
     def publish(self, uri: str) -> None:
         self._pending.pop(uri, None)
+        if self.notebook(uri) is not None:
+            self.publish_notebook(uri)
+            return
+        if self.pulls:
+            return  # the editor asks when it wants them
         try:
             document = self.open_document(uri)
             if document is None:
@@ -412,6 +714,13 @@ class TorchlintServer(LanguageServer):
 
     def diagnostics_for(self, uri: str, text: str) -> List[types.Diagnostic]:
         outcome = self.workbench.check(self.document_path(uri), text)
+        return self.lsp_diagnostics(uri, text, outcome)
+
+    def lsp_diagnostics(self, uri: str, text: str, outcome: Outcome) -> List[types.Diagnostic]:
+        if outcome.notice is not None:
+            self.window_log_message(types.LogMessageParams(
+                type=types.MessageType.Warning, message=f"{outcome.notice}: {uri}"))
+            return [_whole_file_diagnostic(outcome.notice, types.DiagnosticSeverity.Information)]
         for error in outcome.internal_errors:
             self.window_log_message(types.LogMessageParams(
                 type=types.MessageType.Error, message=f"torchlint: internal error (please report it): {error}"))
@@ -505,7 +814,11 @@ class TorchlintServer(LanguageServer):
             diagnostic = self.lsp_diagnostic(lines, codec, d)
             if edits:
                 safe = d.fix is not None and d.fix.safe
-                title = f"Fix {d.code}: {d.message}" + ("" if safe else " (unsafe)")
+                # The fixes this one leads to on its line, as ``--fix`` goes on.
+                edits, then = self.workbench.chained_fix(path, text, d.line, edits, unsafe=not safe)
+                title = f"Fix {d.code}: {d.message}" + (" (then " + ", ".join(c for c, _ in then) + ")" if then else "")
+                safe = safe and all(chained_safe for _, chained_safe in then)
+                title += "" if safe else " (unsafe)"
                 fixes.append(types.CodeAction(
                     title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic],
                     is_preferred=safe, edit=self.workspace_edit(uri, version, text, edits)))
@@ -543,6 +856,133 @@ class TorchlintServer(LanguageServer):
             return None
         return self.workspace_edit(uri, document.version, text, _edits(text, fixed))
 
+    # -- notebooks ------------------------------------------------------------
+
+    def publish_notebook(self, uri: str) -> None:
+        """Check a notebook's code cells as one module (as the CLI checks an
+        ``.ipynb``) and publish each cell's findings to the cell."""
+        try:
+            by_cell = self.notebook_diagnostics(uri)
+        except Exception:
+            logger.exception("publishing diagnostics for %s failed", uri)
+            return
+        finally:
+            self._last_check[uri] = time.monotonic()
+        for cell_uri, diagnostics in by_cell.items():
+            document = self.open_document(cell_uri)
+            version = document.version if document is not None else None
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=cell_uri, version=version, diagnostics=diagnostics))
+
+    def notebook_diagnostics(self, uri: str) -> Dict[str, List[types.Diagnostic]]:
+        notebook = self.notebook(uri)
+        if notebook is None:
+            return {}
+        cells = [cell.document for cell in notebook.cells if cell.kind == types.NotebookCellKind.Code]
+        texts = {}
+        for cell_uri in cells:
+            document = self.open_document(cell_uri)
+            texts[cell_uri] = document.source if document is not None else ""
+        by_cell: Dict[str, List[types.Diagnostic]] = {cell_uri: [] for cell_uri in cells}
+        found = self.workbench.check_cells(self.document_path(uri), [texts[c] for c in cells])
+        if found.notice is not None or found.config_error is not None:
+            message = found.notice or f"configuration error: {found.config_error}"
+            if cells:
+                by_cell[cells[0]] = [_whole_file_diagnostic(message, types.DiagnosticSeverity.Information)]
+            return by_cell
+        codec = self.workspace.position_codec
+        for index, d in found.diagnostics:
+            cell_uri = cells[index]
+            by_cell[cell_uri].append(self.lsp_diagnostic(SourceFile(texts[cell_uri]).lines, codec, d))
+        return by_cell
+
+    # -- pull diagnostics, hover, settings ---------------------------------------
+
+    def pull(self, uri: str, previous: Optional[str]) -> types.DocumentDiagnosticReport:
+        document = self.open_document(uri)
+        if document is None or not self.wants(uri):
+            return types.RelatedFullDocumentDiagnosticReport(items=[])
+        text = document.source
+        diagnostics = self.diagnostics_for(uri, text)
+        result_id = _result_id(diagnostics)
+        if previous == result_id:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        return types.RelatedFullDocumentDiagnosticReport(items=diagnostics, result_id=result_id)
+
+    def hover(self, uri: str, position: types.Position) -> Optional[types.Hover]:
+        """The docs of the rule whose code is under the cursor in a ``# noqa:``
+        comment, or of the findings whose range holds the cursor."""
+        document = self.open_document(uri)
+        if document is None:
+            return None
+        lines = document.lines
+        if position.line >= len(lines):
+            return None
+        line = lines[position.line]
+        codes = noqa_codes_at(line, _character_at(line, position.character, self.workspace.position_codec))
+        if not codes and self.wants(uri):
+            text = document.source
+            codec = self.workspace.position_codec
+            outcome = self.workbench.check(self.document_path(uri), text)
+            source_lines = SourceFile(text).lines
+            for d in outcome.diagnostics:
+                found = finding_range(source_lines, codec, d)
+                if _holds(found, position) and d.code not in codes:
+                    codes.append(d.code)
+        pages = [page for page in (rule_page(code) for code in codes) if page]
+        if not pages:
+            return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                                        value="\n\n---\n\n".join(pages)))
+
+    def show_settings(self, uri: Optional[str]) -> Dict[str, Any]:
+        """What ``torchlint.showSettings`` answers: versions, the editor's settings,
+        and for each open document (or ``uri``) the settings its check runs with."""
+        import libcst
+        import lsprotocol
+        import pygls
+
+        def version_of(module) -> str:
+            return getattr(module, "__version__", None) or _distribution_version(module.__name__)
+
+        info: Dict[str, Any] = {
+            "torchlint": __version__, "python": sys.version.split()[0], "executable": sys.executable,
+            "pygls": version_of(pygls), "lsprotocol": version_of(lsprotocol), "libcst": version_of(libcst),
+            "editor_settings": dict(self.settings), "debounce_ms": round(self.debounce * 1000),
+            "watching_files": self.watching, "diagnostics": "pull" if self.pulls else "push",
+            "documents": {},
+        }
+        uris = [uri] if uri else [u for u in self.workspace.text_documents if self.wants(u)]
+        uris += [] if uri else list(self.workspace.notebook_documents)
+        for each in uris:
+            info["documents"][each] = self.workbench.settings_of(self.document_path(each))
+        return info
+
+    def refresh_stale(self, paths: Optional[Sequence[str]] = None) -> None:
+        """Re-check the open documents whose findings rest on files that changed on disk."""
+        stale = set(self.workbench.stale_documents(paths))
+        if not stale:
+            return
+        if self.pulls:
+            workspace = self.client_capabilities.workspace
+            diagnostics = workspace.diagnostics if workspace else None
+            if diagnostics and diagnostics.refresh_support:
+                self.workspace_diagnostic_refresh(None)
+        for uri in [*self.workspace.text_documents, *self.workspace.notebook_documents]:
+            if self.document_path(uri) in stale and (self.wants(uri) or self.notebook(uri) is not None):
+                self.schedule(uri, now=True)
+
+    async def poll(self) -> None:
+        """For editors that cannot watch files: look at the files the findings rest on every ``poll_interval``."""
+        while True:
+            await asyncio.sleep(self.poll_interval)
+            try:
+                changed = self.workbench.changed_on_disk()
+                if changed:
+                    self.refresh_stale(changed)
+            except Exception:
+                logger.exception("looking for changed files failed")
+
 
 def _light(diagnostics: Sequence[Diagnostic]) -> List[Diagnostic]:
     """The findings without their fixes' edits (which hold parse trees): publishing needs only whether they are safe."""
@@ -564,6 +1004,124 @@ def _whole_file_diagnostic(message: str, severity: types.DiagnosticSeverity) -> 
                             severity=severity, source=SOURCE)
 
 
+# --------------------------------------------------------------------------
+# Editor settings: the CLI's options an editor may set
+# --------------------------------------------------------------------------
+
+# setting (as VS Code and ruff's server spell it, or as the configuration
+# file does) -> (the CLI option's ``dest``, kind)
+EDITOR_SETTINGS = {
+    "select": ("select", "codes"), "ignore": ("ignore", "codes"),
+    "extendSelect": ("extend_select", "codes"), "extend-select": ("extend_select", "codes"),
+    "torchVersion": ("torch_version", "version"), "torch-version": ("torch_version", "version"),
+    "targetTorchVersion": ("target_torch_version", "version"),
+    "target-torch-version": ("target_torch_version", "version"),
+    "unsafeFixes": ("unsafe_fixes", "bool"), "unsafe-fixes": ("unsafe_fixes", "bool"),
+}
+SERVER_OPTIONS = {"debounceMs", "showSyntaxErrors", "pollIntervalMs"}
+
+
+def editor_settings(settings: Any) -> Tuple[Dict[str, Any], List[str]]:
+    """The CLI options (by ``dest``) the editor's ``settings`` set, and what was
+    wrong with them. They may be nested under ``"torchlint"`` or ``"settings"``
+    (clients wrap them); codes as a list or a comma-separated string."""
+    while isinstance(settings, dict) and len(settings) == 1 and next(iter(settings)) in ("torchlint", "settings"):
+        settings = next(iter(settings.values()))
+    if settings is None:
+        return {}, []
+    if not isinstance(settings, dict):
+        return {}, [f"settings must be an object, not {type(settings).__name__}"]
+    options: Dict[str, Any] = {}
+    problems: List[str] = []
+    for name, value in settings.items():
+        if name in SERVER_OPTIONS:
+            continue
+        if name not in EDITOR_SETTINGS:
+            problems.append(f"unknown setting {name!r} (known: {', '.join(sorted(EDITOR_SETTINGS))})")
+            continue
+        dest, kind = EDITOR_SETTINGS[name]
+        if value is None:
+            continue
+        if kind == "codes" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+            options[dest] = ",".join(value)
+        elif kind in ("codes", "version") and isinstance(value, str):
+            options[dest] = value
+        elif kind == "bool" and isinstance(value, bool):
+            options[dest] = value
+        else:
+            problems.append(f"setting {name!r}: {value!r} is not a {'list of codes' if kind == 'codes' else kind}")
+    return options, problems
+
+
+def with_settings(defaults: argparse.Namespace, options: Dict[str, Any]) -> argparse.Namespace:
+    """The CLI's options as if the editor's settings were given on the command line
+    (so they win over the configuration file, as command-line options do)."""
+    merged = argparse.Namespace(**vars(defaults))
+    for dest, value in options.items():
+        setattr(merged, dest, value)
+    return merged
+
+
+# --------------------------------------------------------------------------
+# Hover: rule docs
+# --------------------------------------------------------------------------
+
+_NOQA = re.compile(r"#\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
+_CODE = re.compile(r"[A-Za-z]+[0-9]+")
+
+
+def noqa_codes_at(line: str, character: int) -> List[str]:
+    """The code of a ``# noqa: TL101, TL203`` comment at ``character`` (0-based) of ``line``."""
+    for noqa in _NOQA.finditer(line):
+        for code in _CODE.finditer(noqa.group("codes")):
+            start, end = noqa.start("codes") + code.start(), noqa.start("codes") + code.end()
+            if start <= character <= end:
+                return [code.group(0).upper()]
+    return []
+
+
+def rule_page(code: str) -> Optional[str]:
+    """The rule's docs page (as ``torchlint rule CODE`` prints it), with a link to it."""
+    from torchlint.frontends.rule_command import find_rule, render_page
+    from torchlint.rules import all_rules
+
+    rule = find_rule(all_rules(), code)
+    if rule is None:
+        return None
+    return render_page(rule).rstrip() + f"\n\n[{rule.code} online]({rule_url(rule.code)})"
+
+
+def _character_at(line: str, units: int, codec: PositionCodec) -> int:
+    """The character (0-based) at ``units`` client code units into ``line``."""
+    position = codec.position_from_client_units([line], types.Position(line=0, character=units))
+    return position.character
+
+
+def _holds(found: types.Range, position: types.Position) -> bool:
+    start, end = found.start, found.end
+    return (start.line, start.character) <= (position.line, position.character) <= (end.line, end.character)
+
+
+def _result_id(diagnostics: Sequence[types.Diagnostic]) -> str:
+    import hashlib
+    import json
+
+    from lsprotocol import converters
+
+    converter = converters.get_converter()
+    payload = json.dumps([converter.unstructure(d) for d in diagnostics], sort_keys=True)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+def _distribution_version(name: str) -> str:
+    try:
+        from importlib.metadata import version
+
+        return version(name)
+    except Exception:
+        return "unknown"
+
+
 def build_server(defaults: argparse.Namespace) -> TorchlintServer:
     server = TorchlintServer(defaults)
 
@@ -574,11 +1132,112 @@ def build_server(defaults: argparse.Namespace) -> TorchlintServer:
             ls.debounce = options["debounceMs"] / 1000
         if isinstance(options.get("showSyntaxErrors"), bool):
             ls.show_syntax_errors = options["showSyntaxErrors"]
+        if isinstance(options.get("pollIntervalMs"), (int, float)) and options["pollIntervalMs"] >= 0:
+            ls.poll_interval = options["pollIntervalMs"] / 1000
+        ls.settings_problems = ls.apply_settings(options)  # said once the editor can show messages
+        # The editor waits for this answer anyway: the first document opened
+        # then finds the rules and engines loaded.
+        ls.workbench.warm(ls.workspace.root_path or os.getcwd())
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: TorchlintServer, params: types.InitializedParams) -> None:
+        for problem in ls.settings_problems:
+            ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
+                                                           message=f"torchlint: {problem}"))
+        workspace = ls.client_capabilities.workspace
+        watched = workspace.did_change_watched_files if workspace else None
+        if watched and watched.dynamic_registration:
+            # The editor watches the project's modules and configuration files for us.
+            watchers = [types.FileSystemWatcher(glob_pattern=pattern)
+                        for pattern in ("**/*.py", "**/*.pyi", *("**/" + name for name in CONFIG_FILES))]
+            ls.watching = "client"
+            try:
+                await ls.client_register_capability_async(types.RegistrationParams(registrations=[types.Registration(
+                    id=WATCH_REGISTRATION, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))]))
+                return
+            except Exception:
+                logger.warning("the editor refused to watch files; polling them instead", exc_info=True)
+        if ls.poll_interval > 0:
+            ls.watching = "poll"
+            asyncio.ensure_future(ls.poll())
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: TorchlintServer, params: types.DidChangeWatchedFilesParams) -> None:
+        paths = [to_fs_path(change.uri) for change in params.changes]
+        paths = [path for path in paths if path]
+        if any(os.path.basename(path) in CONFIG_FILES for path in paths):
+            for other in [*ls.workspace.text_documents, *ls.workspace.notebook_documents]:
+                if ls.wants(other) or ls.notebook(other) is not None:
+                    ls.schedule(other, now=True)
+        ls.refresh_stale(paths)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(ls: TorchlintServer, params: types.DidChangeConfigurationParams) -> None:
+        for problem in ls.apply_settings(params.settings):
+            ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
+                                                           message=f"torchlint: {problem}"))
+        if ls.pulls:
+            workspace = ls.client_capabilities.workspace
+            if workspace and workspace.diagnostics and workspace.diagnostics.refresh_support:
+                ls.workspace_diagnostic_refresh(None)
+        for other in [*ls.workspace.text_documents, *ls.workspace.notebook_documents]:
+            if ls.wants(other) or ls.notebook(other) is not None:
+                ls.schedule(other, now=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TorchlintServer, params: types.DidOpenTextDocumentParams) -> None:
         if ls.wants(params.text_document.uri):
+            # Reopened after a module it imports changed: not the old findings.
+            ls.refresh_stale(None)
             ls.schedule(params.text_document.uri, now=True)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_did_open(ls: TorchlintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, now=True)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_did_change(ls: TorchlintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_did_save(ls: TorchlintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, now=True)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_did_close(ls: TorchlintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        handle = ls._pending.pop(params.notebook_document.uri, None)
+        if handle is not None:
+            handle.cancel()
+        for cell in params.cell_text_documents:
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
+
+    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
+                    types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True,
+                                            workspace_diagnostics=False))
+    def document_diagnostic(ls: TorchlintServer, params: types.DocumentDiagnosticParams
+                            ) -> types.DocumentDiagnosticReport:
+        return ls.pull(params.text_document.uri, params.previous_result_id)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: TorchlintServer, params: types.HoverParams) -> Optional[types.Hover]:
+        try:
+            return ls.hover(params.text_document.uri, params.position)
+        except Exception:
+            logger.exception("hover in %s failed", params.text_document.uri)
+            return None
+
+    @server.command(SHOW_SETTINGS_COMMAND)
+    def show_settings(ls: TorchlintServer, *arguments: Any) -> Dict[str, Any]:
+        """The versions and settings in use (for a bug report): answered, and logged to the editor's output."""
+        import json
+
+        target = arguments[0] if arguments else None
+        uri = target.get("uri") if isinstance(target, dict) else target if isinstance(target, str) else None
+        info = ls.show_settings(uri)
+        ls.window_log_message(types.LogMessageParams(type=types.MessageType.Info,
+                                                     message="torchlint settings:\n" + json.dumps(info, indent=2)))
+        return info
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TorchlintServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -588,6 +1247,7 @@ def build_server(defaults: argparse.Namespace) -> TorchlintServer:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: TorchlintServer, params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
+        ls.refresh_stale([ls.document_path(uri)])  # a module other documents import, saved
         if uri.endswith(tuple("/" + name for name in CONFIG_FILES)):
             # A configuration changed: every open document may read it.
             for other in list(ls.workspace.text_documents):

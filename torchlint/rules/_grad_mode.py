@@ -4,7 +4,7 @@ TL102's ``volatile=``, TL107's ``Variable`` wrappers)."""
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Tuple, Union
+from typing import Callable, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -43,24 +43,28 @@ def no_grad_block(call: cst.Call, ctx: NodeContext, rewrite: Callable[[cst.Call]
     wrapper goes too; ``rewrite`` makes ``call``'s new form): the statement holding it and
     the rest of its block go in ``with torch.no_grad():``, where torch builds no
     graph, as ``volatile`` once did for whatever the value reached. None unless
-    that is exact: nothing in the def (or the module's code) differentiates, the
-    statements moved define no code run later (def, class, lambda), suspend
-    nothing (``yield``, ``await``), touch no ``requires_grad`` or grad mode, and a
-    value they return is differentiated by no caller."""
+    that is exact: the value is bound to plain names that the statements after it
+    use and nothing outside the block reads (not returned, not read after the block,
+    in another pass of a loop around it, or in a def); nothing in the def (or the
+    module's code) differentiates; the statements moved define no code run later
+    (def, class, lambda), suspend nothing (``yield``, ``await``), touch no
+    ``requires_grad`` or grad mode; and a value they return is differentiated by no
+    caller."""
     line = ctx.file.line_of_call(call)
-    frame = ctx.frame.node if ctx.frame is not None else ctx.file.module
-    found = _block_holding(frame, line) if line is not None else None
+    names = _bound_names(line, call) if line is not None else None
+    function = ctx.enclosing(cst.FunctionDef)
+    scope = function if function is not None else ctx.file.module
+    found = _block_holding(scope, line) if names else None
     spelled = spell_qualified("torch.no_grad", call, ctx)
     if found is None or spelled is None or ctx.inference.differentiates_where(call):
         return None
-    block, index = found
+    block, index, loops = found
     moved = list(block.body[index:])
     mover = _Moved()
     for statement in moved:
         statement.visit(mover)
-    if mover.blocked:
+    if mover.blocked or not _stays_inside(names, moved, block, loops, scope):
         return None
-    function = ctx.enclosing(cst.FunctionDef)
     if mover.returns_value and (not isinstance(function, cst.FunctionDef)
                                 or ctx.inference.result_may_be_differentiated(function)):
         return None
@@ -82,9 +86,11 @@ def no_grad_block(call: cst.Call, ctx: NodeContext, rewrite: Callable[[cst.Call]
 
 
 def _block_holding(root: cst.CSTNode, line: cst.SimpleStatementLine
-                   ) -> Optional[Tuple[Union[cst.IndentedBlock, cst.Module], int]]:
-    """The block under ``root`` whose statements include ``line``, and its index there."""
-    found: List[Tuple[Union[cst.IndentedBlock, cst.Module], int]] = []
+                   ) -> Optional[Tuple[Union[cst.IndentedBlock, cst.Module], int, List[cst.CSTNode]]]:
+    """The block under ``root`` whose statements include ``line``, its index there, and
+    the loops around it under ``root`` (their next pass reads what the block bound)."""
+    found: List[Tuple[Union[cst.IndentedBlock, cst.Module], int, List[cst.CSTNode]]] = []
+    loops: List[cst.CSTNode] = []
 
     class _Finder(cst.CSTVisitor):
         def on_visit(self, node: cst.CSTNode) -> bool:
@@ -93,12 +99,117 @@ def _block_holding(root: cst.CSTNode, line: cst.SimpleStatementLine
             if isinstance(node, (cst.IndentedBlock, cst.Module)):
                 for index, statement in enumerate(node.body):
                     if statement is line:
-                        found.append((node, index))
+                        found.append((node, index, list(loops)))
                         return False
+            if isinstance(node, (cst.For, cst.While)):
+                loops.append(node)
             return not isinstance(node, cst.BaseExpression)
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            if loops and original_node is loops[-1] and not found:
+                loops.pop()
 
     root.visit(_Finder())
     return found[0] if found else None
+
+
+def _bound_names(line: cst.SimpleStatementLine, call: cst.Call) -> Optional[Set[str]]:
+    """The plain names ``line`` binds, when it is ``x = ...Variable(...)...`` (or ``a, b = ...``);
+    None for any other statement (a return, an attribute or item stored: the value leaves)."""
+    if len(line.body) != 1 or not isinstance(line.body[0], cst.Assign):
+        return None
+    names: Set[str] = set()
+    for target in line.body[0].targets:
+        parts = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else [target.target]
+        for part in parts:
+            value = part.value if isinstance(part, cst.Element) else part
+            if not isinstance(value, cst.Name):
+                return None
+            names.add(value.value)
+    return names
+
+
+def _stays_inside(names: Set[str], moved: List[cst.CSTNode], block: cst.CSTNode, loops: List[cst.CSTNode],
+                  scope: cst.CSTNode) -> bool:
+    """Is the value bound to ``names`` used in the statements after its own among ``moved``,
+    and read nowhere the ``no_grad`` block does not cover: not returned, not after the
+    block, not in another pass of a loop around it, not in a def (run later)?"""
+    used = _Reads(names)
+    for statement in moved[1:]:
+        statement.visit(used)
+    if not used.found or any(_returns_any(statement, names) for statement in moved):
+        return False
+    outside = _Reads(names, skipped={id(s) for s in moved}, block=block, loops={id(loop) for loop in loops})
+    scope.visit(outside)
+    return not outside.found
+
+
+def _returns_any(statement: cst.CSTNode, names: Set[str]) -> bool:
+    class _Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_Return(self, node: cst.Return) -> None:
+            if node.value is not None:
+                reads = _Reads(names)
+                node.value.visit(reads)
+                _Finder.found = _Finder.found or reads.found
+
+    finder = _Finder()
+    statement.visit(finder)
+    return _Finder.found
+
+
+class _Reads(cst.CSTVisitor):
+    """Reads of ``names`` (a name assigned, a loop's target, is no read). With ``block``:
+    only those after it, in a loop of ``loops`` or in a def, outside the ``skipped`` statements."""
+
+    def __init__(self, names: Set[str], skipped: Set[int] = frozenset(), block: Optional[cst.CSTNode] = None,
+                 loops: Set[int] = frozenset()) -> None:
+        super().__init__()
+        self.names = names
+        self.skipped = skipped
+        self.block = block
+        self.loops = loops
+        self.after = block is None  # without a block every read counts
+        self.depth = 0  # loops of ``loops`` and defs entered
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found or id(node) in self.skipped:
+            return False
+        if isinstance(node, cst.AssignTarget) and _plain_names(node.target):
+            return False
+        if isinstance(node, cst.For) and _plain_names(node.target):
+            self._enter(node)
+            for part in (node.iter, node.body, node.orelse):
+                if part is not None:
+                    part.visit(self)
+            self._leave(node)
+            return False
+        self._enter(node)
+        if isinstance(node, cst.Name) and node.value in self.names and (self.after or self.depth):
+            self.found = True
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._leave(original_node)
+        if original_node is self.block:
+            self.after = True
+
+    def _enter(self, node: cst.CSTNode) -> None:
+        if id(node) in self.loops or (self.block is not None and isinstance(node, (cst.FunctionDef, cst.Lambda))):
+            self.depth += 1
+
+    def _leave(self, node: cst.CSTNode) -> None:
+        if id(node) in self.loops or (self.block is not None and isinstance(node, (cst.FunctionDef, cst.Lambda))):
+            self.depth -= 1
+
+
+def _plain_names(target: cst.BaseExpression) -> bool:
+    if isinstance(target, cst.Name):
+        return True
+    return isinstance(target, (cst.Tuple, cst.List)) and all(
+        isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements)
 
 
 class _Moved(cst.CSTVisitor):

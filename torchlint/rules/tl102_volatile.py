@@ -56,14 +56,17 @@ class VolatileVariable(Rule):
         "`volatile=True` meant inference: the unsafe fix puts the statement and the rest of its block in "
         "`with torch.no_grad():` and drops the keyword, so that code builds no autograd graph again, as it did "
         "before torch 0.4 (tensors computed there no longer require grad; that is the point). It is offered "
-        "only where that is exact: nothing in the function (or the module's own code) runs a backward, "
+        "only where that is exact: the value is bound to a name the statements after it use and nothing "
+        "outside the block reads; nothing in the function (or the module's own code) runs a backward, "
         "`torch.autograd.grad` or `scaler.scale`; the moved statements define no def, class or lambda, "
         "`yield` or `await` nothing, and touch no `requires_grad`, `enable_grad` or `set_grad_enabled`; a "
         "value they return is differentiated by no caller. The safe fix removes a `volatile=` that asks for "
         "nothing (`False`) or for what a `no_grad` block around it already does. Otherwise the finding stays "
         "without a fix (dropping `volatile=True` would keep the program running, but silently building the "
-        "graph it meant to avoid): a flag passed on (`volatile=evaluation`), `requires_grad=True` beside it "
-        "(torch raises for that combination), an assignment `x.volatile = True`, or a value that does "
+        "graph it meant to avoid): a flag passed on (`volatile=evaluation`), a value that leaves the block "
+        "(returned, stored on an attribute, read after the block or in the loop's next pass), "
+        "`requires_grad=True` beside it (torch refused that combination), an assignment `x.volatile = True`, "
+        "or a value that does "
         "something besides giving one (`volatile=next(flags)`)."
     )
     triggers = ("volatile",)
@@ -233,7 +236,9 @@ class VolatileVariable(Rule):
                 yield Finding(volatile, FORWARDED_MESSAGE)
             return
         requires_grad = edits.keyword(node, "requires_grad")
-        raises_today = requires_grad is not None and edits.literal_value(requires_grad.value) != (True, False)
+        # torch < 0.4 refused a Variable both volatile and requiring grad: the user must choose
+        raises_today = requires_grad is not None and edits.literal_value(requires_grad.value) != (True, False) \
+            and edits.literal_value(volatile.value) != (True, False)
         # Removing the argument removes its expression too: only one that does nothing else may go.
         if raises_today or not edits.without_side_effects(volatile.value):
             yield Finding(volatile, MESSAGE)

@@ -188,12 +188,14 @@ class VariableWrapper(Rule):
             from torch.autograd import Variable
             x = torch.ones(3)
             y = Variable(x, volatile=True).sum()
+            print(y)
             """,
             """
             import torch
             x = torch.ones(3)
             with torch.no_grad():
                 y = x.sum()
+                print(y)
             """,
         ),
         Example(

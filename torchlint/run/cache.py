@@ -173,9 +173,9 @@ def checksum(path: str, key: str, records: object) -> str:
 
 def _valid_record(item: object, codes: Collection[str], size: int) -> bool:
     """A cached finding as ``_record`` writes it: known code, sane position."""
-    if not isinstance(item, list) or len(item) != 6:
+    if not isinstance(item, list) or len(item) != 8:
         return False
-    code, message, line, column, applicability, cell = item
+    code, message, line, column, applicability, cell, end_line, end_column = item
     return (
         isinstance(code, str) and code in codes
         and isinstance(message, str)
@@ -183,6 +183,8 @@ def _valid_record(item: object, codes: Collection[str], size: int) -> bool:
         and _is_count(column, 0, size)
         and applicability in _APPLICABILITIES
         and (cell is None or _is_count(cell, 1, size))
+        and ((end_line is None and end_column is None)
+             or (_is_count(end_line, line, size + 1) and _is_count(end_column, 0, size)))
     )
 
 
@@ -192,15 +194,16 @@ def _is_count(value: object, low: int, high: int) -> bool:
 
 def _record(d: Diagnostic) -> list:
     applicability = None if d.fix is None else ("safe" if d.fix.safe else "unsafe")
-    return [d.code, d.message, d.line, d.column, applicability, d.cell]
+    return [d.code, d.message, d.line, d.column, applicability, d.cell, d.end_line, d.end_column]
 
 
 def _diagnostic(item: list) -> Diagnostic:
-    code, message, line, column, applicability, cell = item
+    code, message, line, column, applicability, cell, end_line, end_column = item
     # The fix itself is not cached (check mode never applies it); what is kept
-    # is whether one exists and how safe it is, for the summary.
+    # is whether one exists and how safe it is, for the summary. The end of
+    # the flagged node is kept for the formats that show spans (github).
     fix = None if applicability is None else Fix((), safe=applicability == "safe")
-    return Diagnostic(code, message, line, column, fix, cell=cell)
+    return Diagnostic(code, message, line, column, fix, cell=cell, end_line=end_line, end_column=end_column)
 
 
 def mark_directory(directory: str) -> None:

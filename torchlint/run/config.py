@@ -29,11 +29,14 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from torchlint.core.settings import Settings, SettingsError, Version, parse_version
+from torchlint.core.fix_policy import DEFAULT_FIX_POLICY, FixPolicy
+from torchlint.core.links import check_docs_base_url
+from torchlint.core.settings import Settings, SettingsError, Version, parse_release
 from torchlint.rules.rule import Rule
 from torchlint.run.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
 from torchlint.run.files import DEFAULT_EXCLUDE, GitIgnored
 from torchlint.run.project_metadata import declared_torch_floor
+from torchlint.run.project_metadata import project_root as metadata_root
 from torchlint.run.selection import (
     SelectionError,
     check_selectors,
@@ -154,15 +157,30 @@ def parse_per_file_ignores(text: str) -> List[Tuple[str, List[str]]]:
 
 @dataclass
 class FileConfig:
-    """The validated torchlint settings of one configuration file."""
+    """The validated torchlint settings of one configuration file (with
+    what it ``extend``s merged in)."""
 
     path: str
     section: str  # "[tool.torchlint]" or "[torchlint]", for messages
     values: Dict[str, Any] = field(default_factory=dict)
+    # Keys that came from an extended file: key -> that file (for messages).
+    origin: Dict[str, str] = field(default_factory=dict)
+    # Path keys: the folder each entry is relative to, where it is not this
+    # file's (an extended file's entries are relative to that file).
+    bases: Dict[str, List[str]] = field(default_factory=dict)
+    extends: List[str] = field(default_factory=list)  # the files extended, nearest first
 
     @property
     def directory(self) -> str:
         return os.path.dirname(os.path.abspath(self.path))
+
+    def entries_with_bases(self, key: str) -> List[Tuple[Any, str]]:
+        """The entries of a path key, each with the folder it is relative to."""
+        entries = self.values.get(key, [])
+        return list(zip(entries, self.bases.get(key) or [self.directory] * len(entries)))
+
+    def origin_of(self, key: str) -> str:
+        return self.origin.get(key, self.path)
 
 
 def _list_of_strings(value: Any, kind: str) -> List[str]:
@@ -194,9 +212,21 @@ def _version_value(value: Any) -> Version:
     if not isinstance(value, str):
         raise ValueError(f"expected a version string such as \"1.13\", got {value!r}")
     try:
-        return parse_version(value)
+        return parse_release(value)
     except SettingsError as exc:
         raise ValueError(str(exc)) from None
+
+
+def _path_value(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"expected the path of a configuration file, e.g. \"../pyproject.toml\", got {value!r}")
+    return value.strip()
+
+
+def _docs_base_url_value(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a URL such as \"https://example.org/torchlint/rules\", got {value!r}")
+    return check_docs_base_url(value)
 
 
 def _per_file_ignores_value(value: Any) -> List[Tuple[str, List[str]]]:
@@ -229,8 +259,15 @@ KEYS: Dict[str, Callable[[Any], Any]] = {
     "respect-gitignore": _bool_value,
     "per-file-ignores": _per_file_ignores_value,
     "unsafe-fixes": _bool_value,
+    "fixable": _codes_value,
+    "unfixable": _codes_value,
+    "extend-fixable": _codes_value,
+    "extend-safe-fixes": _codes_value,
+    "extend-unsafe-fixes": _codes_value,
     "torch-version": _version_value,
     "target-torch-version": _version_value,
+    "extend": lambda v: _path_value(v),
+    "docs-base-url": _docs_base_url_value,
 }
 
 
@@ -238,8 +275,14 @@ KEYS: Dict[str, Callable[[Any], Any]] = {
 TOML_TYPES: Dict[str, type] = {
     "select": list, "extend-select": list, "ignore": list, "exclude": list, "extend-exclude": list,
     "force-exclude": bool, "respect-gitignore": bool, "per-file-ignores": dict, "unsafe-fixes": bool, "torch-version": str,
+    "fixable": list, "unfixable": list, "extend-fixable": list, "extend-safe-fixes": list, "extend-unsafe-fixes": list,
+    "extend": str,
     "target-torch-version": str,
+    "docs-base-url": str,
 }
+# Keys whose values are rule codes or prefixes.
+CODE_LIST_KEYS = ("select", "extend-select", "ignore", "fixable", "unfixable", "extend-fixable", "extend-safe-fixes",
+                  "extend-unsafe-fixes")
 _TYPE_NAMES = {list: "a list", bool: "true or false", dict: "a table", str: "a string"}
 
 
@@ -257,7 +300,7 @@ def _validate(path: str, section: str, raw: Dict[str, Any], rules: Sequence[Rule
             raise ConfigError(f"{where}: expected {_TYPE_NAMES[expected]}, got {value!r}")
         try:
             converted = KEYS[key](value)
-            if key in ("select", "extend-select", "ignore"):
+            if key in CODE_LIST_KEYS:
                 check_selectors(converted, rules)
             elif key == "per-file-ignores":
                 for _, codes in converted:
@@ -307,8 +350,11 @@ def _read_setup_cfg(path: str, required: bool) -> Optional[Dict[str, Any]]:
     return dict(parser.items("torchlint"))
 
 
-def load_file(path: str, rules: Sequence[Rule], required: bool = False) -> Optional[FileConfig]:
-    """The torchlint settings in ``path``, or None when it has none (and may have none)."""
+def load_file(path: str, rules: Sequence[Rule], required: bool = False,
+              chain: Tuple[str, ...] = ()) -> Optional[FileConfig]:
+    """The torchlint settings in ``path``, or None when it has none (and may
+    have none); with ``extend``, merged over the settings of the file it
+    names. ``chain``: the files that extend this one, for cycles."""
     if path.endswith(".toml"):
         raw, section, toml = _read_pyproject(path, required), "[tool.torchlint]", True
         if raw is not None and os.path.basename(path) != PYPROJECT and "tool" not in raw:
@@ -317,7 +363,51 @@ def load_file(path: str, rules: Sequence[Rule], required: bool = False) -> Optio
         raw, section, toml = _read_setup_cfg(path, required), "[torchlint]", False
     if raw is None:
         return None
-    return _validate(path, section, raw, rules, toml)
+    config = _validate(path, section, raw, rules, toml)
+    if "extend" in config.values:
+        config = _extended(config, rules, (*chain, os.path.realpath(path)))
+    return config
+
+
+# Keys whose values add up along ``extend`` (the parent's entries, then the child's).
+ACCUMULATED_KEYS = ("extend-select", "extend-exclude", "extend-fixable", "extend-safe-fixes", "extend-unsafe-fixes")
+PATH_KEYS = ("exclude", "extend-exclude", "per-file-ignores")
+
+
+def _extended(config: FileConfig, rules: Sequence[Rule], chain: Tuple[str, ...]) -> FileConfig:
+    """``config`` over the file its ``extend`` names, as ruff merges them:
+    the path is relative to the file that says it; a key the child sets
+    replaces the parent's, the ``extend-*`` lists add up, and ``ignore``
+    adds up too unless the child sets ``select`` (a new baseline)."""
+    written = config.values.pop("extend")
+    target = os.path.normpath(os.path.join(config.directory, os.path.expandvars(os.path.expanduser(written))))
+    where = f"{config.path}: {config.section} extend"
+    if os.path.realpath(target) in chain:
+        cycle = " -> ".join(_display(path) for path in (*chain, os.path.realpath(target)))
+        raise ConfigError(f"{where}: {written!r} makes a cycle: {cycle}")
+    if not os.path.isfile(target):
+        raise ConfigError(f"{where}: {written!r}: no such file ({_display(target)})")
+    parent = load_file(_display(target), rules, required=True, chain=chain)
+    assert parent is not None  # required
+    merged = FileConfig(config.path, config.section, dict(parent.values),
+                        origin={key: parent.origin_of(key) for key in parent.values},
+                        bases={key: [b for _, b in parent.entries_with_bases(key)] for key in PATH_KEYS
+                               if key in parent.values},
+                        extends=[parent.path, *parent.extends])
+    for key, value in config.values.items():
+        own_bases = [b for _, b in config.entries_with_bases(key)] if key in PATH_KEYS else []
+        if key in ACCUMULATED_KEYS or (key == "ignore" and "select" not in config.values):
+            merged.values[key] = [*parent.values.get(key, []), *value]
+            if key in PATH_KEYS:
+                merged.bases[key] = [*merged.bases.get(key, []), *own_bases]
+        else:
+            merged.values[key] = value
+            if key in PATH_KEYS:
+                merged.bases[key] = own_bases
+        merged.origin[key] = config.path
+    if "select" in config.values and "ignore" not in config.values:
+        merged.values.pop("ignore", None)  # the child's select is a new baseline
+    return merged
 
 
 def find_config(start: str, rules: Sequence[Rule]) -> Optional[FileConfig]:
@@ -382,15 +472,19 @@ class Options:
     fix: bool = False
     diff: bool = False
     unsafe_fixes: bool = False
+    fix_policy: FixPolicy = DEFAULT_FIX_POLICY  # fixable / unfixable / extend-safe-fixes / extend-unsafe-fixes
+    fix_only: bool = False  # apply fixes; report nothing that remains
     torch_version: Optional[Version] = None
     torch_version_source: Optional[str] = None  # where the floor was said, for --show-settings
     # The torch the code moves to; None: the newest release torchlint knows.
     target_torch_version: Optional[Version] = None
+    target_torch_version_source: Optional[str] = None  # likewise; None: the default
     exclude: List[PathPattern] = field(default_factory=list)
     force_exclude: bool = False
     respect_gitignore: bool = True  # directory searches skip what git ignores
     per_file_ignores: List[Tuple[PathPattern, List[str]]] = field(default_factory=list)
     config_path: Optional[str] = None
+    config_extends: List[str] = field(default_factory=list)  # what the configuration file extends, nearest first
     output_format: str = "concise"
     statistics: bool = False
     show_fixes: bool = False
@@ -398,12 +492,14 @@ class Options:
     exit_non_zero_on_fix: bool = False
     stdin_filename: Optional[str] = None
     add_noqa: bool = False
+    add_noqa_reason: str = ""  # --add-noqa=REASON: written after the codes
     ignore_noqa: bool = False  # report findings on `# noqa` lines too
     report_unused_noqa: bool = False  # report `# noqa: TL...` codes that suppress nothing (TL001)
     quiet: int = 0  # 1: findings only, no summary; 2: nothing on stdout
     jobs: int = 1  # worker processes
     cache_dir: Optional[str] = None  # None: no result cache
     project_root: Optional[str] = None  # the configuration file's folder, else the git work tree, else cwd
+    docs_base_url: Optional[str] = None  # where rule links point (``core/links.py``); None: the declared pages
 
     def is_excluded(self, path: str) -> bool:
         """Is the file or folder ``path`` excluded (its own name or path; searches prune parents)?"""
@@ -487,10 +583,11 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
     if args.exclude is not None:
         exclude = [PathPattern.make(p, cwd) for p in _split(args.exclude)]
     elif "exclude" in values:
-        exclude = [PathPattern.make(p, base) for p in values["exclude"]]
+        exclude = [PathPattern.make(p, b) for p, b in config.entries_with_bases("exclude")]
     else:
         exclude = [PathPattern.make(p, cwd) for p in DEFAULT_EXCLUDE]
-    exclude += [PathPattern.make(p, base) for p in values.get("extend-exclude", [])]
+    if config is not None:
+        exclude += [PathPattern.make(p, b) for p, b in config.entries_with_bases("extend-exclude")]
     exclude += [PathPattern.make(p, cwd) for p in _split(args.extend_exclude or "")]
 
     if args.per_file_ignores is not None:
@@ -502,11 +599,20 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
             raise SelectionError(f"--per-file-ignores: {exc}") from None
         per_file = [(PathPattern.make(p, cwd), codes) for p, codes in entries]
     else:
-        per_file = [(PathPattern.make(p, base), codes) for p, codes in values.get("per-file-ignores", [])]
+        per_file = [(PathPattern.make(p, b), codes) for (p, codes), b in
+                    (config.entries_with_bases("per-file-ignores") if config else [])]
 
+    fix_policy = _fix_policy(args, values, cli_codes, all_rules)
     torch_version, torch_version_source = _torch_floor(args, values, config, base)
     target = getattr(args, "target_torch_version", None)
-    target_torch_version = parse_version(target) if target else values.get("target-torch-version")
+    if target:
+        target_torch_version, target_source = _cli_version(target, "--target-torch-version"), \
+            "command line: --target-torch-version"
+    elif "target-torch-version" in values:
+        target_torch_version = values["target-torch-version"]
+        target_source = f"configuration file: {_display(config.origin_of('target-torch-version'))} target-torch-version"
+    else:
+        target_torch_version = target_source = None
     Settings(torch_version, target_torch_version)  # raises SettingsError for a target older than the floor
     unsafe = args.unsafe_fixes if args.unsafe_fixes is not None else values.get("unsafe-fixes", False)
     force_exclude = args.force_exclude if args.force_exclude is not None else values.get("force-exclude", False)
@@ -516,17 +622,22 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
     return Options(
         paths=list(args.paths),
         rules=rules,
-        fix=args.fix,
+        fix=args.fix or bool(getattr(args, "fix_only", False)),
         diff=args.diff,
         unsafe_fixes=unsafe,
+        fix_policy=fix_policy,
+        fix_only=bool(getattr(args, "fix_only", False)),
         torch_version=torch_version,
         torch_version_source=torch_version_source,
         target_torch_version=target_torch_version,
+        target_torch_version_source=target_source,
+        docs_base_url=values.get("docs-base-url"),
         exclude=exclude,
         force_exclude=force_exclude,
         respect_gitignore=respect_gitignore,
         per_file_ignores=per_file,
         config_path=config.path if config else None,
+        config_extends=list(config.extends) if config else [],
         output_format=args.output_format,
         statistics=args.statistics,
         show_fixes=args.show_fixes,
@@ -534,6 +645,7 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         exit_non_zero_on_fix=args.exit_non_zero_on_fix,
         stdin_filename=args.stdin_filename,
         add_noqa=args.add_noqa,
+        add_noqa_reason=getattr(args, "add_noqa_reason", "") or "",
         ignore_noqa=getattr(args, "ignore_noqa", False),
         report_unused_noqa=getattr(args, "report_unused_noqa", False),
         quiet=getattr(args, "quiet", 0) or 0,
@@ -544,19 +656,56 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
     )
 
 
+def _fix_policy(args: Any, values: Dict[str, Any], cli_codes: Callable[[str], Optional[List[str]]],
+                all_rules: Sequence[Rule]) -> FixPolicy:
+    """ruff's rules: ``--fixable`` / ``--unfixable`` replace the file's
+    values, ``extend-fixable`` adds to ``fixable`` (the file's, then the
+    command line's); the safety overrides come from the file only."""
+    def given(name: str) -> Optional[List[str]]:
+        codes = cli_codes(name) if hasattr(args, name) else None
+        try:
+            check_selectors(codes or [], all_rules)
+        except SelectionError as exc:
+            raise SelectionError(f"--{name.replace('_', '-')}: {exc}") from None
+        return codes
+
+    fixable = given("fixable")
+    if fixable is None:
+        fixable = values.get("fixable", ["TL"])
+    unfixable = given("unfixable")
+    if unfixable is None:
+        unfixable = values.get("unfixable", [])
+    extend_fixable = [*values.get("extend-fixable", []), *(given("extend_fixable") or [])]
+    return FixPolicy(fixable=tuple(fixable) + tuple(extend_fixable), unfixable=tuple(unfixable),
+                     extend_safe_fixes=tuple(values.get("extend-safe-fixes", ())),
+                     extend_unsafe_fixes=tuple(values.get("extend-unsafe-fixes", ())))
+
+
 def _torch_floor(args: Any, values: Dict[str, Any], config: Optional[FileConfig], base: str
                  ) -> Tuple[Optional[Version], Optional[str]]:
     """The oldest torch the code must run on, and where that was said: the
     command line, the configuration, else the project's own metadata (not
     with ``--isolated``, which reads no file)."""
     if args.torch_version:
-        return parse_version(args.torch_version), "--torch-version"
+        return _cli_version(args.torch_version, "--torch-version"), "command line: --torch-version"
     if "torch-version" in values:
-        return values["torch-version"], f"{_display(config.path)} torch-version"
+        return values["torch-version"], f"configuration file: {_display(config.origin_of('torch-version'))} torch-version"
     if args.isolated:
         return None, None
     declared = declared_torch_floor(base)
-    return (declared.version, declared.where) if declared else (None, None)
+    if declared is None:
+        return None, None
+    root = metadata_root(base) or base
+    folder = _display(root)
+    where = declared.where if folder == os.curdir else f"{os.path.join(folder, '')}{declared.where}"
+    return declared.version, f"project metadata: {where}"
+
+
+def _cli_version(text: str, option: str) -> Version:
+    try:
+        return parse_release(text)
+    except SettingsError as exc:
+        raise SettingsError(f"{option}: {exc}") from None
 
 
 def _jobs(requested: Optional[int]) -> int:

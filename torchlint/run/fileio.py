@@ -16,7 +16,7 @@ import tempfile
 import threading
 from typing import Iterable, Iterator, List, Optional
 
-from torchlint.core.dependencies import ABSENT, ABSENT_DIGEST, content_digest
+from torchlint.core.dependencies import PROBE, content_digest, probe
 from torchlint.core.source import SourceError, SourceFile, decode
 
 
@@ -29,10 +29,10 @@ MAX_NOTEBOOK_BYTES = 100 * 1024 * 1024
 
 def current_digest(key: str) -> Optional[str]:
     """The digest of the file ``key`` now (None if it cannot be read); for
-    ``ABSENT`` + a path, ``ABSENT_DIGEST`` while nothing is there: what a
-    dependency recorded by the project model is compared against."""
-    if key.startswith(ABSENT):
-        return None if os.path.exists(key[len(ABSENT):]) else ABSENT_DIGEST
+    ``PROBE`` + a place, what an import finds there now: what a dependency
+    recorded by the project model is compared against."""
+    if key.startswith(PROBE):
+        return probe(key[len(PROBE):])
     try:
         return content_digest(read_bytes(key, MAX_SOURCE_BYTES))
     except (SourceError, OSError, ValueError):

@@ -35,7 +35,7 @@ from torchlint.core.dependencies import content_digest
 from torchlint.core.diagnostic import Diagnostic, ParseError, Unsupported
 from torchlint.core.source import SourceError, SourceFile
 from torchlint.run.fileio import MAX_NOTEBOOK_BYTES, read_bytes, write_atomically
-from torchlint.run.report import FileReport, format_location, report_internal, skip
+from torchlint.run.report import FileReport, format_location, patch_path, report_internal, skip
 
 if TYPE_CHECKING:  # pragma: no cover - the engine loads libcst, which a cached run never needs
     from torchlint.engine.linter import Engine
@@ -568,7 +568,7 @@ def notebook_diff(path: str, cells: Sequence[Cell], changed: Dict[int, str]) -> 
             continue
         lines = difflib.unified_diff(
             SourceFile(cell.text).lines, SourceFile(changed[cell.number]).lines,
-            fromfile=f"a/{path}:cell {cell.number}", tofile=f"b/{path}:cell {cell.number}",
+            fromfile=f"a/{patch_path(path)}:cell {cell.number}", tofile=f"b/{patch_path(path)}:cell {cell.number}",
         )
         for line in lines:
             text += line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"

@@ -6,22 +6,25 @@ A checked file's module name comes from its packages, as Python gives it:
 (a script's root is its own folder). An import is looked up, in order, under
 the importer's root, the importer's own folder (a script importing its
 neighbour), and the project roots: the configuration file's folder, its
-``src/`` and the paths given on the command line.
+``src/`` and the paths given on the command line; the folders the importer
+puts on ``sys.path`` come first (``insert(0, ...)``) or last (``append``).
 
 Only regular files of bounded size are read, and a module that cannot be
 read or decoded is simply not found: the project model then knows nothing
 about it, and the file importing it is checked as if it imported a third
 party. Each module's digest is kept for the result cache, whose entries are
-valid only while the modules they consulted are unchanged.
+valid only while the modules they consulted are unchanged, and so is what
+each place an import probed held (``core.dependencies.resolve``): a module
+that appears earlier on the import path is noticed too.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from torchlint.analysis.project import Finder, ModuleRef
-from torchlint.core.dependencies import ABSENT, content_digest
+from torchlint.core.dependencies import PROBE, Resolution, content_digest, probe, resolve
 from torchlint.core.source import SourceError, SourceFile, decode
 from torchlint.run.fileio import MAX_SOURCE_BYTES, current_digest, read_bytes
 from torchlint.run.project_walk import python_files
@@ -35,6 +38,7 @@ class FileFinder(Finder):
             if os.path.isdir(absolute) and absolute not in self.roots:
                 self.roots.append(absolute)
         self._files: Dict[str, bool] = {}  # path -> is a regular file (asked once)
+        self._probed: Dict[str, str] = {}  # place -> what an import found there (asked once)
         self.digests: Dict[str, str] = {}  # key -> digest of the bytes read
         self._listed: Dict[str, List[str]] = {}  # root -> its .py files (``project_walk``)
 
@@ -52,22 +56,17 @@ class FileFinder(Finder):
                 break
         return ModuleRef(absolute, ".".join(parts) or stem, is_package)
 
-    def find(self, name: str, importer: ModuleRef, extra: Tuple[str, ...] = ()) -> Optional[ModuleRef]:
-        for path, is_package in self._candidates(name, importer, extra):
-            if self._is_file(path):
-                return ModuleRef(path, name, is_package)
-        return None
+    def resolve(self, name: str, importer: ModuleRef, first: Tuple[str, ...] = (),
+                last: Tuple[str, ...] = ()) -> Resolution:
+        """Where an import of ``name`` in ``importer`` leads, with the places probed."""
+        return resolve(name, list(dict.fromkeys([*first, *self._search_path(importer), *last])), self._probe)
 
-    def looked_at(self, name: str, importer: ModuleRef, extra: Tuple[str, ...] = ()) -> List[str]:
-        """The files ``find`` tried for ``name``, in its order: where a module
-        added later would be found."""
-        return [path for path, _ in self._candidates(name, importer, extra)]
-
-    def _candidates(self, name: str, importer: ModuleRef, extra: Tuple[str, ...]) -> Iterator[Tuple[str, bool]]:
-        relative = name.replace(".", os.sep)
-        for folder in (*self._search_path(importer), *extra):
-            yield os.path.join(folder, relative + ".py"), False
-            yield os.path.join(folder, relative, "__init__.py"), True
+    def _probe(self, place: str) -> str:
+        """What ``place`` holds for an import (looked at once per run)."""
+        outcome = self._probed.get(place)
+        if outcome is None:
+            outcome = self._probed[place] = probe(place)
+        return outcome
 
     def project_modules(self, near: ModuleRef) -> Optional[Iterator[ModuleRef]]:
         if not os.path.isabs(near.key):
@@ -87,8 +86,8 @@ class FileFinder(Finder):
     def digest(self, key: str) -> Optional[str]:
         """The digest of ``key``'s bytes: those read for the project model, else
         (a module the run checked, whose text the model was handed) the file's now."""
-        if key.startswith(ABSENT):
-            return current_digest(key)  # a place an import found nothing: still nothing?
+        if key.startswith(PROBE):
+            return self._probe(key[len(PROBE):])  # what the import found there
         if key not in self.digests and os.path.isabs(key):
             digest = current_digest(key)
             if digest is None:

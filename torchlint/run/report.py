@@ -4,6 +4,7 @@ diagnostic lines and the closing summary."""
 from __future__ import annotations
 
 import argparse
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
@@ -84,6 +85,20 @@ def report_internal(report: FileReport, errors: Iterable[str]) -> None:
         report.errors.append(f"{report.path}: internal error (please report it): {error}")
 
 
+def patch_path(path: str) -> str:
+    """``path`` as ``git apply`` and ``patch -p1`` want it after ``a/`` and
+    ``b/``: relative to the current directory (the project root, where the
+    patch is applied), without ``./`` or doubled slashes, ``/`` separated.
+    ``torchlint --diff .`` names ``./m.py``, which ``git apply`` rejects as
+    ``a/./m.py``; an absolute path gave ``a//tmp/...``."""
+    if os.path.isabs(path):
+        try:
+            path = os.path.relpath(path)
+        except ValueError:  # Windows: another drive has no relative path
+            return path.replace(os.sep, "/")
+    return os.path.normpath(path).replace(os.sep, "/")
+
+
 def format_diagnostic(path: str, d: Diagnostic) -> str:
     # Identical to flake8's default format, so both tools print the same lines;
     # in a notebook the cell comes first, as ruff prints it: nb.ipynb:cell 3:2:5.
@@ -126,6 +141,24 @@ def summary_line(reports: Sequence[FileReport], args: argparse.Namespace) -> str
         parts.append(f"{_plural(skipped, 'file')} skipped: valid Python torchlint cannot analyse (see the warnings above).")
     if not failed and not skipped and not diagnostics and not fixed:
         parts.append("All checks passed.")
+    return " ".join(parts)
+
+
+def fix_only_summary(reports: Sequence[FileReport], args: argparse.Namespace) -> str:
+    """``--fix-only``: what was fixed, and what more ``--unsafe-fixes`` would
+    fix; never the findings that remain (ruff's wording, in torchlint's words)."""
+    fixed = sum(report.fixed for report in reports)
+    unapplied = 0 if args.unsafe_fixes else sum(
+        1 for report in reports for d in report.diagnostics if d.unsafe_fixable)
+    parts = []
+    more = f"{unapplied} more fixable with --unsafe-fixes"
+    if fixed:
+        parts.append(f"Fixed {_plural(fixed, 'problem')}" + (f" ({more})." if unapplied else "."))
+    elif unapplied:
+        parts.append(f"No problems fixed ({more}).")
+    failed = sum(1 for report in reports if report.errors)
+    if failed:
+        parts.append(f"{_plural(failed, 'file')} could not be checked (see the errors above).")
     return " ".join(parts)
 
 

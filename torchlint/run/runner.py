@@ -17,7 +17,7 @@ from torchlint.core.source import SourceError, SourceFile
 from torchlint.engine.textedits import FixPreviewer, preview_on_repaired
 from torchlint.run.fileio import encode, read_source, write_atomically
 from torchlint.run.notebook import process_notebook
-from torchlint.run.report import FileReport, report_internal, skip
+from torchlint.run.report import FileReport, patch_path, report_internal, skip
 
 if TYPE_CHECKING:  # pragma: no cover
     from torchlint.engine.linter import CheckResult, Engine
@@ -126,8 +126,9 @@ def _previews_of_repaired(report: FileReport, checked: CheckResult) -> None:
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
+    name = patch_path(path)
     lines = difflib.unified_diff(
-        SourceFile(before).lines, SourceFile(after).lines, fromfile=f"a/{path}", tofile=f"b/{path}"
+        SourceFile(before).lines, SourceFile(after).lines, fromfile=f"a/{name}", tofile=f"b/{name}"
     )
     text = ""
     for line in lines:

@@ -97,7 +97,7 @@ class Linter:
             self._engines[key] = Engine([_loaded(rule) for rule in rules], self.settings,
                                         honour_noqa=not self.options.ignore_noqa,
                                         report_unused_noqa=self.options.report_unused_noqa,
-                                        project=self.project)
+                                        project=self.project, fix_policy=self.options.fix_policy)
         return self._engines[key]
 
     def digest_of(self, path: str) -> Optional[str]:
@@ -427,7 +427,9 @@ def _cache_for(options: Options, previews: bool) -> Optional[ResultCache]:
 
 
 def _context(linter: Linter, path: str) -> str:
-    return context_key(linter.codes_for(path), linter.settings)
+    # The fix policy decides which cached findings carry a fix, and how safe.
+    policy = linter.options.fix_policy
+    return context_key(linter.codes_for(path), linter.settings) + ("" if policy.is_default else repr(policy))
 
 
 def _cache_lookup(cache: ResultCache, path: str, linter: Linter) -> Optional[FileReport]:
@@ -448,7 +450,9 @@ def _cache_lookup(cache: ResultCache, path: str, linter: Linter) -> Optional[Fil
 
 def _reporter(options: Options, stream: TextIO) -> Reporter:
     cls = REPORTERS[options.output_format]
-    if options.quiet >= 2:  # --silent: the exit status tells
+    if options.quiet >= 2 or (options.fix_only and cls.name not in ("concise", "full")):
+        # --silent: the exit status tells; --fix-only reports no findings, and a
+        # structured format has nothing else to say.
         stream = io.StringIO()
     coloured = cls.name in ("concise", "full") and use_color(stream)
     return cls(stream, options, Style(coloured))
@@ -465,6 +469,8 @@ def _print_problems(report: FileReport, stderr: TextIO) -> int:
 def _exit_status(options: Options, reports: Sequence[FileReport]) -> int:
     if options.exit_zero:
         return 0
+    if options.fix_only:  # what remains is not reported, and does not fail the run
+        return 1 if options.exit_non_zero_on_fix and any(report.fixed for report in reports) else 0
     if any(report.diagnostics for report in reports):
         return 1
     if options.exit_non_zero_on_fix and any(report.fixed for report in reports):
@@ -558,7 +564,8 @@ def run_add_noqa(options: Options, linter: Linter, stdout: TextIO, stderr: TextI
             diagnostics = linter.engine_for(path).check(source).diagnostics
             if not diagnostics:
                 continue
-            text, changed, failures = add_noqa(source, [(d.line, d.code) for d in diagnostics])
+            text, changed, failures = add_noqa(source, [(d.line, d.code) for d in diagnostics],
+                                               options.add_noqa_reason)
             for failure in failures:
                 print(f"torchlint: warning: {path}:{failure}", file=stderr)
             if changed:

@@ -15,13 +15,13 @@ def show_settings(options: Options, stdout: TextIO) -> None:
     """The resolved options, one ``name: value`` per line."""
     rows: List[tuple] = [
         ("torchlint", __version__),
-        ("configuration file", options.config_path or "(none)"),
+        ("configuration file", (options.config_path or "(none)") + "".join(
+            f" (extends {path})" for path in options.config_extends[:1]) + "".join(
+            f" (which extends {path})" for path in options.config_extends[1:])),
         ("paths", " ".join(options.paths or ["."])),
         ("rules", ", ".join(rule.code for rule in options.rules) or "(none)"),
-        ("torch-version", "(no constraint)" if options.torch_version is None
-         else ".".join(map(str, options.torch_version))),
-        ("target-torch-version", f"{NEWEST_RELEASE} (the newest release known)" if options.target_torch_version
-         is None else ".".join(map(str, options.target_torch_version))),
+        ("torch-version", _torch_version(options)),
+        ("target-torch-version", _target_torch_version(options)),
         ("exclude", ", ".join(_pattern(p) for p in options.exclude) or "(none)"),
         ("force-exclude", _flag(options.force_exclude)),
         ("respect-gitignore", _flag(options.respect_gitignore)),
@@ -35,6 +35,21 @@ def show_settings(options: Options, stdout: TextIO) -> None:
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"{name + ':':<{width + 1}} {value}", file=stdout)
+
+
+def _torch_version(options: Options) -> str:
+    """The floor and where it came from: the command line, a configuration
+    file, the project's metadata, or nowhere (the default)."""
+    if options.torch_version is None:
+        return ("(no constraint) (default: no --torch-version, torch-version setting or torch requirement in "
+                "the project's metadata)")
+    return f"{'.'.join(map(str, options.torch_version))} ({options.torch_version_source})"
+
+
+def _target_torch_version(options: Options) -> str:
+    if options.target_torch_version is None:
+        return f"{NEWEST_RELEASE} (default: the newest release torchlint knows)"
+    return f"{'.'.join(map(str, options.target_torch_version))} ({options.target_torch_version_source})"
 
 
 def show_files(options: Options, stdout: TextIO, stderr: TextIO) -> int:

@@ -4,7 +4,8 @@ Every reporter gets each file's ``FileReport`` as soon as it is done
 (``report_file``) and all of them at the end (``finish``). Text formats
 (``concise``, ``full``) stream and end with a summary; structured formats
 (``json``, ``sarif``) are written whole at the end; ``github`` prints one
-workflow command per finding. Errors about files always go to stderr, never
+workflow command per finding; ``gitlab``, ``junit``, ``rdjson`` and ``pylint``
+(``reporters/ci.py``) are written as ruff writes them. Errors about files always go to stderr, never
 into a structured document.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import Dict, Type
 
 from torchlint.run.reporters.base import Reporter, homepage_url, rule_url
+from torchlint.run.reporters.ci import GitlabReporter, JunitReporter, PylintReporter, RdjsonReporter
 from torchlint.run.reporters.github import GithubReporter
 from torchlint.run.reporters.json import JsonReporter
 from torchlint.run.reporters.sarif import SarifReporter
@@ -24,6 +26,10 @@ REPORTERS: Dict[str, Type[Reporter]] = {
     "json": JsonReporter,
     "sarif": SarifReporter,
     "github": GithubReporter,
+    "gitlab": GitlabReporter,
+    "junit": JunitReporter,
+    "pylint": PylintReporter,
+    "rdjson": RdjsonReporter,
 }
 
 __all__ = ["REPORTERS", "Reporter", "rule_url", "homepage_url"]

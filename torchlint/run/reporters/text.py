@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Sequence
 from torchlint.core.diagnostic import Diagnostic
 from torchlint.core.source import SourceFile
 from torchlint.engine.textedits import TextEdit, apply_edits
-from torchlint.run.report import FileReport, format_diagnostic, summary_line
+from torchlint.run.report import FileReport, fix_only_summary, format_diagnostic, summary_line
 from torchlint.run.reporters.base import Reporter, previews
 
 
@@ -17,7 +17,7 @@ class TextReporter(Reporter):
     """Diagnostics as they come; then statistics, applied fixes and the summary."""
 
     def report_file(self, report: FileReport) -> None:
-        if self.options.statistics:
+        if self.options.statistics or self.options.fix_only:
             return
         for index, d in enumerate(report.diagnostics):
             self.diagnostic(report, index, d)
@@ -37,7 +37,13 @@ class TextReporter(Reporter):
             self.statistics(reports)
         if self.options.show_fixes:
             self.applied_fixes(reports)
-        if not getattr(self.options, "quiet", 0):
+        if getattr(self.options, "quiet", 0):
+            return
+        if self.options.fix_only:
+            summary = fix_only_summary(reports, self.options)
+            if summary:
+                self.write(summary)
+        else:
             self.write(summary_line(reports, self.options))
 
     def statistics(self, reports: Sequence[FileReport]) -> None:
