@@ -41,7 +41,8 @@ report against the reviewed table (``torchlint.knowledge.deprecation_review``:
 by namespace, then per release flagged of detectable and fixed of exact) and
 the table's fixes by import spelling (measured by running the fixer on a
 snippet of each); ``--report-only`` prints the same report for the committed
-data without mining.
+data without mining; ``--unflagged`` lists, per release, the detectable items
+not flagged with the review's reason.
 """
 
 from __future__ import annotations
@@ -948,7 +949,8 @@ def measure_table() -> Dict[str, Dict[str, object]]:
     from torchlint.knowledge.deprecations import ENTRIES, FUNCTION_CTX, Kind
     from torchlint.rules import rule_by_code
 
-    NOT_NAME_LIKE = (Kind.METHOD, Kind.KEYWORD, Kind.MODULE, Kind.SET_ARGUMENT, Kind.INSTANCE_METHOD)
+    NOT_NAME_LIKE = (Kind.METHOD, Kind.KEYWORD, Kind.MODULE, Kind.SET_ARGUMENT, Kind.INSTANCE_METHOD,
+                     Kind.KEYWORD_VALUE, Kind.CLASS_DECORATOR, Kind.PLAIN_METHOD)
     rules = [rule_by_code("TL108"), rule_by_code("TL109"), rule_by_code("TL117")]  # TL117: the opt-in ones
     results: Dict[str, Dict[str, object]] = {}
     for entry in ENTRIES:
@@ -993,10 +995,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--report", action="store_true", help="print the coverage report (to stderr)")
     parser.add_argument("--report-only", action="store_true",
                         help="print the report for the committed data without mining torch (seconds, not minutes)")
+    parser.add_argument("--unflagged", action="store_true",
+                        help="list, per release, the detectable items not flagged and why (committed data)")
     parser.add_argument("--wheel", type=Path, action="append", default=[],
                         help="a torch wheel to mine as well (read as a zip, never installed); without one, the "
                              "committed statuses of the releases not installed stand")
     args = parser.parse_args(argv)
+    if args.unflagged:
+        sys.path.insert(0, str(REPO))
+        from torchlint.knowledge.deprecation_review import load_mined, unflagged_report
+
+        sys.stdout.write(unflagged_report(load_mined(args.output)))
+        return 0
     if args.report_only:
         text = OUTPUT.read_text(encoding="utf-8")
     else:

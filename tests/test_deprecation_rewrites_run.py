@@ -167,6 +167,12 @@ WITNESSES: Dict[str, Witness] = {
                                      "a = torch.randn(3, 3) + 3 * torch.eye(3)\nb = torch.randn(3, 2)\n"
                                      "lu, piv = torch.linalg.lu_factor(a)"),
     "torch.Tensor.ger": Witness("p = v.ger(w)", "v, w = torch.arange(3.0), torch.arange(4.0)"),
+    # issue 35: values torch warns about; the fix leaves the argument out or names what the call returned
+    "torch.jit.ignore(drop=)": Witness("@{}(True)\ndef helper(x):\n    return x + 1\n\n"
+                                       "modifier = str(helper._torchscript_modifier)\ny = helper(2)"),
+    # nprocs=0 starts no process (a spawned child cannot import the witness's functions)
+    "torch.multiprocessing.spawn(start_method=)": Witness("context = {}(print, (), 0, False, False, 'fork')\n"
+                                                          "done = context.join()"),
 }
 
 NOT_RUNNABLE: Dict[str, str] = {

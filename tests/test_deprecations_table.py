@@ -33,6 +33,11 @@ from torchlint.analysis.outline import Outline  # noqa: E402
 from torchlint.core.settings import Settings, parse_version  # noqa: E402
 from torchlint.engine.linter import Engine  # noqa: E402
 from torchlint.knowledge.deprecations import (  # noqa: E402
+    DropArgument,
+    ReplaceCall,
+    Ref,
+    _SPARSE_TENSOR_TYPES,
+    _TYPED_STORAGES,
     ALL,
     ENTRIES,
     FUNCTION_CTX,
@@ -148,8 +153,12 @@ def test_entries_are_unique_and_consistent() -> None:
             assert entry.keyword and isinstance(entry.rewrite, (RenameKeyword, type(None)))
         elif entry.kind in (Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT):
             assert entry.keyword and entry.position is not None and entry.rewrite is None
+        elif entry.kind is Kind.KEYWORD_VALUE:  # flag only: values, or the values that do not warn
+            assert entry.keyword and bool(entry.values) != bool(entry.unless)
+            assert isinstance(entry.rewrite, (DropArgument, ReplaceCall, type(None)))
         else:
             assert entry.keyword is None
+        assert not (entry.values or entry.unless) or entry.kind is Kind.KEYWORD_VALUE
         if isinstance(entry.rewrite, RenameKeyword):
             assert entry.kind is Kind.KEYWORD
         if entry.status is Status.REMOVED:
@@ -198,6 +207,20 @@ def _uses(entry: Deprecation) -> List[str]:
         return [f"import torch\nctx = {maker}(num_sms=8)\nctx.{entry.name}()\n" for maker in entry.made_by]
     if entry.kind is Kind.SET_ARGUMENT:
         return [f"import torch\ny = {name}({{a, b}})\n" for name in (entry.old, *entry.aliases)]
+    if entry.kind is Kind.PLAIN_METHOD:
+        return [f"import torch\nclass A({base}):\n    def {entry.name}(self, func, types, args=(), kwargs=None):\n"
+                "        return 1\n" for base in ("torch.Tensor", "torch.nn.Parameter", "")]
+    if entry.kind is Kind.CLASS_DECORATOR:
+        return [f"import torch\n@{name}{GRAD_MODE_ARGS.get(entry.old, '()')}\nclass A:\n    pass\n"
+                for name in (entry.old, *entry.aliases)]
+    if entry.kind is Kind.KEYWORD_VALUE:  # a literal torch warns about, by keyword and by position
+        value = entry.values[0] if entry.values else "other"
+        code = value.qualified if isinstance(value, Ref) else repr(value)
+        lead = "" if entry.position == 0 else "x, "  # an argument at the position would be the value
+        uses = [f"import torch\ny = {entry.old}({lead}{entry.keyword}={code})\n"]
+        if entry.position is not None:
+            uses.append(f"import torch\ny = {entry.old}({', '.join(['x'] * entry.position + [code])})\n")
+        return uses
     if entry.old.startswith(FUNCTION_CTX + "."):
         return [
             "import torch\n\n\nclass Fn(torch.autograd.Function):\n    @staticmethod\n"
@@ -205,6 +228,8 @@ def _uses(entry: Deprecation) -> List[str]:
         ]
     module, name = entry.old.rsplit(".", 1)
     top = entry.old.split(".")[0]
+    if entry.called:  # only calls warn: the from-import is reported where its name is called
+        return [f"import {top}\ny = {entry.old}(x)\n", f"from {module} import {name} as alias\nalias(x)\n"]
     return [f"import {top}\ny = {entry.old}(x)\n", f"from {module} import {name} as alias\n"]
 
 
@@ -297,6 +322,10 @@ def test_removed_entry_is_gone_or_raises(entry: Deprecation) -> None:
 # --- deprecated entries still work, and warn -------------------------------------------
 
 
+# The arguments a grad-mode context manager needs to decorate (issue 35: decorating a class warns).
+GRAD_MODE_ARGS = {"torch.set_grad_enabled": "(False)", "torch.autograd.set_multithreading_enabled": "(False)"}
+
+
 # How to use each deprecated entry (in a fresh interpreter, after ``import torch``).
 USES: Dict[str, str] = {
     "torch.range": "torch.range(0, 3)",
@@ -353,6 +382,18 @@ USES: Dict[str, str] = {
     "torch.autograd.profiler_legacy.profile": "torch.autograd.profiler_legacy.profile()",
     "torch.onnx.select_model_mode_for_export": "torch.onnx.select_model_mode_for_export",
     "torch.nn.attention.flex_attention.flex_attention(return_lse=)": "import torch.nn.attention.flex_attention",
+    # issue 35: groups torch warns about from C++ or from a helper that warns once per process
+    **{f"torch.{name}": f"torch.storage._set_always_warn_typed_storage_removal(True); torch.{name}(2)"
+       for name in _TYPED_STORAGES},
+    **{f"torch.sparse.{name}": f"torch.sparse.{name}(2, 2)" for name in _SPARSE_TENSOR_TYPES},
+    **{entry.key: f"@{entry.old}{GRAD_MODE_ARGS.get(entry.old, '()')}\nclass Decorated:\n    pass\n"
+       for entry in ENTRIES if entry.kind is Kind.CLASS_DECORATOR},
+    "torch.stft(return_complex=)": "torch.stft(torch.ones(400), 64, window=torch.hann_window(64), return_complex=False)",
+    "torch.nn.parallel.DistributedDataParallel(broadcast_buffers=)": (
+        "import torch.distributed as dist, tempfile; "
+        "dist.init_process_group('gloo', init_method='file://' + tempfile.mktemp(), rank=0, world_size=1); "
+        "torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2), broadcast_buffers=False); "
+        "dist.destroy_process_group()"),
 }
 
 _PROBE = textwrap.dedent(

@@ -99,6 +99,156 @@ def test_coverage_of_detectable_items() -> None:
     assert counts["flagged"] >= 0.95 * counts["detectable"], counts
 
 
+def test_each_release_has_95_percent_of_its_detectable_items_flagged() -> None:
+    """Issue 35's acceptance: flagged of detectable and fixed of exact, per release (2.13, 2.14, 2.15)."""
+    for release, row in review.release_coverage(MINED).items():
+        assert row["flagged"] >= 0.95 * row["detectable"], (release, row)
+        assert row["fixed"] >= 0.95 * row["exact"], (release, row)
+
+
+def test_unflagged_lists_every_detectable_item_not_flagged() -> None:
+    result = subprocess.run([sys.executable, str(SCRIPT), "--unflagged"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    for release, row in review.release_coverage(MINED).items():
+        listed = review.unflagged(MINED, release)
+        assert len(listed) == row["detectable"] - row["flagged"], (release, listed)
+        assert f"{release}: {len(listed)} detectable, not flagged" in result.stdout
+        for item_id, why in listed:
+            assert why.strip() and f"  {item_id}: " in result.stdout
+
+
+# Issue 35's items that torch warns about only for some values: the value by keyword, by position,
+# a value that does not warn, and one the file computes (not reported).
+VALUE_CASES = [
+    ("torch.onnx.export(m, x, 'm.onnx', dynamo=False)", True),
+    ("torch.onnx.export(m, x, 'm.onnx', dynamo=True)", False),
+    ("torch.onnx.export(m, x, 'm.onnx', dynamo=flag)", False),
+    ("torch.onnx.utils.export(m, x, 'm.onnx', training=torch.onnx.TrainingMode.TRAINING)", True),
+    ("torch.onnx.utils.export(m, x, 'm.onnx', training=torch.onnx.TrainingMode.EVAL)", False),
+    ("torch.onnx.utils.export(m, x, 'm.onnx', operator_export_type=torch.onnx.OperatorExportTypes.ONNX_ATEN)", True),
+    ("torch.onnx.utils.export(m, x, 'm.onnx', operator_export_type=torch.onnx.OperatorExportTypes.ONNX)", False),
+    ("torch.onnx.utils.export(m, x, 'm.onnx', operator_export_type=config.OPERATOR_TYPE)", False),
+    ("torch.jit.ignore(True)(f)", True),
+    ("torch.jit.ignore(drop=True)(f)", True),
+    ("torch.jit.ignore(False)(f)", False),
+    ("torch.jit.ignore(f)", False),
+    ("torch.multiprocessing.spawn(f, (), 2, True, False, 'fork')", True),
+    ("torch.multiprocessing.spawn(f, start_method='forkserver')", True),
+    ("torch.multiprocessing.spawn(f, start_method='spawn')", False),
+    ("torch.multiprocessing.spawn(f, start_method=method)", False),
+    ("torch.stft(x, 64, return_complex=False)", True),
+    ("torch.stft(x, 64, return_complex=True)", False),
+    ("torch.nn.parallel.DistributedDataParallel(m, broadcast_buffers=False)", True),
+    ("torch.nn.parallel.DistributedDataParallel(m, forward_sync_buffers=False)", False),
+    ("torch.autograd.variable(x)", True),
+    ("torch.autograd.variable.Variable(x)", False),
+    ("torch.FloatStorage(3)", True),
+    ("torch.TypedStorage(3)", True),
+    ("isinstance(s, (torch.FloatStorage, torch.TypedStorage))", False),
+    ("torch.sparse.FloatTensor(i, v, (2, 2))", True),
+    ("isinstance(t, torch.sparse.FloatTensor)", False),
+    # decorating a class with a grad-mode context manager (not a function or a method)
+    ("None\n@torch.no_grad()\nclass A:\n    pass", True),
+    ("None\n@torch.no_grad\nclass A:\n    pass", True),
+    ("None\n@torch.set_grad_enabled(False)\nclass A:\n    pass", True),
+    ("None\nclass A:\n    @torch.no_grad()\n    def f(self):\n        pass", False),
+    ("None\n@torch.inference_mode()\ndef f():\n    pass", False),
+    # __torch_function__ as a plain method: a Tensor subclass or a duck type, not a mode or a project base
+    ("None\nclass T(torch.Tensor):\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+     "        return 1", True),
+    ("None\nclass Duck:\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n        return 1", True),
+    ("None\nclass T(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, func, types, args=(), "
+     "kwargs=None):\n        return 1", False),
+    ("None\nclass M(torch.overrides.TorchFunctionMode):\n    def __torch_function__(self, func, types, args=(), "
+     "kwargs=None):\n        return 1", False),
+    ("None\nclass M(ProjectMode):\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+     "        return 1", False),
+]
+
+
+@pytest.mark.parametrize("use, flagged", VALUE_CASES)
+def test_values_and_calls_torch_warns_about(use: str, flagged: bool) -> None:
+    from torchlint.core.settings import Settings
+    from torchlint.engine.linter import Engine
+    from torchlint.rules import rule_by_code
+
+    engine = Engine([rule_by_code("TL108"), rule_by_code("TL109")], Settings())
+    found = engine.check(f"import torch\nimport torch.autograd.variable\ny = {use}\n").diagnostics
+    assert bool(found) is flagged, (use, [d.message for d in found])
+
+
+def test_plain_method_torch_function_warns_under_torch() -> None:
+    """What the plain-method entry matches does warn under the installed torch: a Tensor subclass
+    and a duck type (the C++ dispatcher and handle_torch_function both warn); a mode does not."""
+    code = (
+        "import warnings, torch\n"
+        "torch.set_warn_always(True)\n"
+        "class T(torch.Tensor):\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+        "        return super().__torch_function__(func, types, args, kwargs or {})\n"
+        "class Duck:\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n        return 1\n"
+        "class Mode(torch.overrides.TorchFunctionMode):\n"
+        "    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+        "        return func(*args, **(kwargs or {}))\n"
+        "def warned(run):\n    with warnings.catch_warnings(record=True) as caught:\n"
+        "        warnings.simplefilter('always')\n        run()\n"
+        "    return any('plain method' in str(w.message) for w in caught)\n"
+        "def in_mode():\n    with Mode():\n        torch.ones(2) + 1\n"
+        "print(warned(lambda: torch.ones(2).as_subclass(T) + 1), warned(lambda: torch.add(Duck(), 1)), "
+        "warned(in_mode))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "True", "False"], result.stdout
+
+
+def test_from_imported_storage_is_flagged_only_where_called() -> None:
+    from torchlint.core.settings import Settings
+    from torchlint.engine.linter import Engine
+    from torchlint.rules import rule_by_code
+
+    engine = Engine([rule_by_code("TL109")], Settings())
+    assert not engine.check("from torch import FloatStorage\nisinstance(s, FloatStorage)\n").diagnostics
+    assert engine.check("from torch import FloatStorage\ns = FloatStorage(4)\n").diagnostics
+
+
+_GROUP_PROBE = """
+import json, sys, warnings
+import torch
+torch.set_warn_always(True)
+torch.storage._set_always_warn_typed_storage_removal(True)
+seen = {}
+for group, use in json.loads(sys.stdin.read()).items():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        eval(use, {"torch": torch})
+    seen[group] = [str(w.message) for w in caught]
+print(json.dumps(seen))
+"""
+
+
+def test_unmined_groups_warn_and_are_decided() -> None:
+    """Issue 35's 2.13 groups torch's Python sources do not show: torch 2.13 warns on each use, and each
+    is either flagged by the entries named (the use itself, through TL109) or not reported, with a reason."""
+    from torchlint.core.settings import Settings
+    from torchlint.engine.linter import Engine
+    from torchlint.rules import rule_by_code
+
+    uses = {group: use for group, use, _, _ in review.UNMINED_GROUPS}
+    result = subprocess.run([sys.executable, "-c", _GROUP_PROBE], input=json.dumps(uses), capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    keys = review.table_keys()
+    engine = Engine([rule_by_code("TL108"), rule_by_code("TL109")], Settings())
+    for group, use, entry_keys, reason in review.UNMINED_GROUPS:
+        assert any("deprecated" in message for message in seen[group]), (group, seen[group])
+        found = engine.check(f"import torch\ny = {use}\n").diagnostics
+        if entry_keys:
+            assert not reason and all(key in keys for key in entry_keys), group
+            assert found, f"{group}: {use} is not flagged"
+        else:
+            assert reason.strip() and not found, group
+
+
 def test_every_name_entry_is_flagged_in_every_import_spelling() -> None:
     results = _script().measure_table()
     missed = {key: row for key, row in results.items() if "missed" in row.values()}

@@ -70,6 +70,13 @@ COVERED_BY: Mapping[str, str] = {
     # which users set where they make it.
     "torch.autograd.profiler.profile(experimental_config=)":
         "torch._C._profiler._ExperimentalConfig(adjust_profiler_step=)",
+    # torch warns from handle_torch_function (and C++) when a class's __torch_function__ is a plain method
+    "torch.autograd.handle_torch_function": "torch.Tensor.__torch_function__",
+    # torch's grad-mode context managers share the base that warns when one decorates a class
+    "torch.autograd.forward_ad._DecoratorContextManager.__call__(orig_func=)": "@torch.no_grad on a class",
+    # the warning when both are given; every such call passes broadcast_buffers, which warns alone too
+    "torch.nn.parallel.DistributedDataParallel(forward_sync_buffers=)":
+        "torch.nn.parallel.DistributedDataParallel(broadcast_buffers=)",
 }
 
 # Mined id -> another rule that flags it.
@@ -119,18 +126,8 @@ OUT_OF_SCOPE: Tuple[Tuple[str, Scope, str], ...] = (
      "warned by every observer subclass when reduce_range is true (a value)"),
     ("torch.utils.model_dump.main", RT, "a command-line entry point (python -m torch.utils.model_dump)"),
     # -- detectable, left out --------------------------------------------------------
-    ("torch.onnx.export(dynamo=)", NM, "warns for the value dynamo=False, not the keyword's presence"),
-    ("torch.multiprocessing.spawn(start_method=)", NM, "warns for values other than 'spawn', not the keyword"),
-    ("torch.jit.ignore(drop=)", NM, "warns for a positional `True`, not the keyword"),
-    ("torch.nn.parallel.DistributedDataParallel(forward_sync_buffers=)", NM,
-     "warns only when both broadcast_buffers and forward_sync_buffers are given"),
-    ("torch.autograd.handle_torch_function", NM, "a `__torch_function__` defined as a plain method; a class rule"),
-    ("torch.autograd.forward_ad._DecoratorContextManager.__call__(orig_func=)", NM,
-     "decorating a class with a grad-mode context manager; needs the decorated object's kind"),
-    ("torch.autograd.variable", NM, "ambiguous: `torch.autograd.variable` is also the module of `Variable`"),
     ("torch.fx.experimental.symbolic_shapes.ShapeEnv.*", RT, "methods and attributes of a ShapeEnv instance"),
     ("torch.fx.experimental.unification.multipledispatch.Dispatcher.resolve", RT, "a method of a Dispatcher instance"),
-    ("torch.onnx.utils.export(*", NM, "warns for values other than the default, not the keyword's presence"),
     # -- internal --------------------------------------------------------------------
     ("torch._*", I, "private module (leading underscore)"),
     ("functorch.einops._parsing:*", I, "private module"),
@@ -161,10 +158,10 @@ OUT_OF_SCOPE: Tuple[Tuple[str, Scope, str], ...] = (
 )
 
 
-# torch 2.13's deprecation groups that its Python sources do not show (C++ warns, or a helper's message
-# the miner cannot follow), from issue 35: (group, a use torch 2.13 warns on, the table entry keys that
-# flag it, or "" and why it is not reported). tests/test_mined_deprecations.py runs each use under the
-# installed torch and each use through the rules.
+# torch 2.13's deprecation groups that its Python sources do not show (C++ warns, or a helper whose
+# message the miner cannot follow), from issue 35: (group, a use torch 2.13 warns on, the table entry
+# keys that flag it, or none and why it is not reported). tests/test_mined_deprecations.py runs each
+# use under the installed torch and through the rules.
 UNMINED_GROUPS: Tuple[Tuple[str, str, Tuple[str, ...], str], ...] = (
     ("legacy storages", "torch.FloatStorage(3)", tuple(f"torch.{n}" for n in (
         "FloatStorage", "DoubleStorage", "HalfStorage", "LongStorage", "IntStorage", "ByteStorage", "BoolStorage",
@@ -175,12 +172,8 @@ UNMINED_GROUPS: Tuple[Tuple[str, str, Tuple[str, ...], str], ...] = (
      "return_complex=False)", ("torch.stft(return_complex=)",), ""),
     ("non-tuple sequence indexing", "torch.ones(3, 4)[[0, slice(None)]]", (),
      "only a list holding slice objects, None or Ellipsis triggers it (`x[[0, 1]]` is valid advanced indexing), "
-     "and source cannot spell a slice in a list display except as `slice(...)`; the list is almost always built "
+     "and source cannot spell a slice in a list display except as `slice(...)`: the list is almost always built "
      "elsewhere (a runtime value)"),
-    ("torch.jit", "torch.jit.ignore(True)", ("torch.jit.ignore(drop=)",), ""),
-    ("torch.distributed", "", ("torch.nn.parallel.DistributedDataParallel(broadcast_buffers=)",), ""),
-    ("torch.onnx", "", ("torch.onnx.export(dynamo=)", "torch.onnx.utils.export(training=)",
-                        "torch.onnx.utils.export(operator_export_type=)"), ""),
 )
 
 
@@ -293,6 +286,34 @@ def in_release(mined: Mapping[str, object], release: str) -> List[Mapping[str, o
     """The items a release warns about or raises on."""
     return [item for item in mined["items"]  # type: ignore[union-attr]
             if item.get("status", {}).get(release, "warns") in ("warns", "raises")]  # type: ignore[union-attr]
+
+
+def unflagged(mined: Mapping[str, object], release: str) -> List[Tuple[str, str]]:
+    """(mined id, why) of the items ``release`` warns about or raises on that are detectable but not
+    reported for code moving to it: the reason the review gives, or the entry's later release."""
+    keys = table_keys()
+    version = parse_version(release)
+    rows: List[Tuple[str, str]] = []
+    for item in in_release(mined, release):
+        decision = decide(item, keys)
+        if decision is None or not decision.detectable:
+            continue
+        entry = decision.entry
+        if not decision.flagged:
+            rows.append((str(item["id"]), decision.reason))
+        elif entry is not None and entry.status_for(version) is None:
+            rows.append((str(item["id"]), f"covered by {entry.key}, reported from torch {entry.deprecated} on"))
+    return rows
+
+
+def unflagged_report(mined: Mapping[str, object]) -> str:
+    """``unflagged`` of every release, as text (``mine_torch_deprecations.py --unflagged``)."""
+    lines: List[str] = []
+    for release in mined.get("releases", [mined["torch"]]):  # type: ignore[union-attr]
+        rows = unflagged(mined, str(release))
+        lines.append(f"{release}: {len(rows)} detectable, not flagged")
+        lines += [f"  {item_id}: {why}" for item_id, why in rows]
+    return "\n".join(lines) + "\n"
 
 
 def release_coverage(mined: Mapping[str, object]) -> Dict[str, Dict[str, int]]:

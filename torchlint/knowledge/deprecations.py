@@ -55,6 +55,15 @@ class Kind(enum.Enum):
     # ``old`` is ``<class>.<method>``, called on an instance one of ``made_by``
     # made (``ctx = GreenContext.create(...)``; ``ctx.set_context()``)
     INSTANCE_METHOD = "instance method"
+    # ``old`` called with ``keyword`` (or the argument at ``position``) given a
+    # value torch warns about: a literal in ``values``, or a known literal not in
+    # ``unless`` (``torch.onnx.export(dynamo=False)``, ``spawn(start_method='fork')``)
+    KEYWORD_VALUE = "keyword value"
+    # ``old`` (or an alias), called or bare, decorating a class: ``@torch.no_grad()`` on a class
+    CLASS_DECORATOR = "class decorator"
+    # ``old`` is ``<class>.<method>``: a class of the user's, with no base but ``made_by`` (or none),
+    # defines the method as a plain method where torch wants a classmethod (``__torch_function__``)
+    PLAIN_METHOD = "plain method"
 
 
 class Status(enum.Enum):
@@ -152,7 +161,24 @@ class RenameKeyword:
     since: Optional[str] = None
 
 
-Rewrite = Union[Rename, CallRewrite, InclusiveRange, ReadAs, RenameKeyword]
+@dataclass(frozen=True)
+class DropArgument:
+    """KEYWORD_VALUE entries: the argument is left out, since torch ignores its value
+    (``spawn(..., start_method='fork')`` always spawns)."""
+
+    since: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ReplaceCall:
+    """KEYWORD_VALUE entries: a call given only the warned value becomes the name ``new``, which
+    is what the call returned (``@torch.jit.ignore(True)`` -> ``@torch.jit.unused``)."""
+
+    new: str
+    since: Optional[str] = None
+
+
+Rewrite = Union[Rename, CallRewrite, InclusiveRange, ReadAs, RenameKeyword, DropArgument, ReplaceCall]
 
 
 # --- entries --------------------------------------------------------------------
@@ -186,6 +212,14 @@ class Deprecation:
     # MODULE entries: the replacement of each name the module held, as a from-import
     # names them (``from torch._six import string_classes`` -> ``(str, bytes)``).
     members: Tuple[Tuple[str, str], ...] = ()
+    # KEYWORD_VALUE entries: the values torch warns about, or those it does not
+    # (any other known literal warns); a value the file computes is not reported.
+    values: Tuple["Literal", ...] = ()
+    unless: Tuple["Literal", ...] = ()
+    # Only a call of ``old`` is reported: a plain reference does not warn
+    # (``isinstance(s, torch.FloatStorage)``) or names something else too
+    # (``torch.autograd.variable`` is also the module of ``Variable``).
+    called: bool = False
 
     def member(self, name: str) -> "Deprecation":
         """The entry of one name a removed module held (``torch._six.string_classes``), with its own
@@ -210,7 +244,12 @@ class Deprecation:
             Kind.MISSING_KEYWORD: "a call of the resolved callable without the keyword",
             Kind.SET_ARGUMENT: "a call of the resolved callable with a set display or `set(...)` there",
             Kind.INSTANCE_METHOD: "a call on a name last assigned what the class's factory made",
-        }.get(self.kind, "the name, resolved through the file's imports")
+            Kind.KEYWORD_VALUE: "a literal value torch warns about, in a call of the resolved callable",
+            Kind.CLASS_DECORATOR: "the resolved name, called or not, as a decorator of a class",
+            Kind.PLAIN_METHOD: "the method defined without `@classmethod` in a class with no other base than "
+                               "a tensor class",
+        }.get(self.kind, "a call of the name, resolved through the file's imports" if self.called
+              else "the name, resolved through the file's imports")
         if self.status is Status.REMOVED:
             signal = "the code fails on current torch"
         elif self.warns:
@@ -268,7 +307,7 @@ class Deprecation:
     @property
     def name(self) -> str:
         """The last component: what has to occur in a file that uses ``old``."""
-        return self.keyword if self.kind is Kind.KEYWORD else self.old.rsplit(".", 1)[1]
+        return self.keyword if self.kind in (Kind.KEYWORD, Kind.KEYWORD_VALUE) else self.old.rsplit(".", 1)[1]
 
     @property
     def short_replacement(self) -> str:
@@ -287,7 +326,10 @@ class Deprecation:
         """How the mined data names this entry: ``torch.qr``, ``torch.autograd.grad(only_inputs=)``."""
         if self.kind is Kind.MISSING_KEYWORD:
             return f"{self.old}(without {self.keyword}=)"
-        return f"{self.old}({self.keyword}=)" if self.kind in (Kind.KEYWORD, Kind.SET_ARGUMENT) else self.old
+        if self.kind is Kind.CLASS_DECORATOR:
+            return f"@{self.old} on a class"
+        return (f"{self.old}({self.keyword}=)" if self.kind in (Kind.KEYWORD, Kind.SET_ARGUMENT, Kind.KEYWORD_VALUE)
+                else self.old)
 
     @property
     def display(self) -> str:
@@ -296,6 +338,15 @@ class Deprecation:
             return f"{self.old.rsplit('.', 1)[1]}({self.keyword}=)"
         if self.kind is Kind.MISSING_KEYWORD:
             return f"{self.old} without {self.keyword}="
+        if self.kind is Kind.CLASS_DECORATOR:
+            return f"@{self.old.rsplit('.', 1)[1]} on a class"
+        if self.kind is Kind.PLAIN_METHOD:
+            return f"plain-method {self.old.rsplit('.', 1)[1]}"
+        if self.kind is Kind.KEYWORD_VALUE:
+            shown = self.values or self.unless
+            value = shown[0].qualified.rsplit(".", 2)[-2:] if isinstance(shown[0], Ref) else [repr(shown[0])]
+            op = "=" if self.values else "!="
+            return f"{self.old.rsplit('.', 1)[1]}({self.keyword}{op}{'.'.join(value)})"
         if self.kind is Kind.SET_ARGUMENT:
             return f"{self.old.rsplit('.', 1)[1]}({self.keyword}={{...}})"
         if self.kind is Kind.INSTANCE_METHOD:
@@ -323,6 +374,16 @@ def _removed_linalg(name: str, replacement: str, since: str, new: Tuple[str, ...
         entries.append(Deprecation(f"{TENSOR}.{name}", Kind.METHOD, R, replacement, since, deprecated, new=new))
     return tuple(entries)
 
+
+# torch 2.13's typed storages: calling one warns that TypedStorage is deprecated.
+_CUDA_STORAGES = ("BFloat16Storage", "BoolStorage", "ByteStorage", "CharStorage", "ComplexDoubleStorage",
+                  "ComplexFloatStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage", "LongStorage",
+                  "ShortStorage")
+_TYPED_STORAGES = _CUDA_STORAGES + ("QInt32Storage", "QInt8Storage", "QUInt2x4Storage", "QUInt4x2Storage",
+                                    "QUInt8Storage", "TypedStorage")
+# torch.sparse's legacy constructors (``torch.sparse.FloatTensor(i, v, size)``): C++ warns on each call.
+_SPARSE_TENSOR_TYPES = ("BFloat16Tensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
+                        "IntTensor", "LongTensor", "ShortTensor")
 
 _FLOAT_TENSOR_TYPES = {
     "FloatTensor": "torch.float32",
@@ -569,6 +630,45 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
                         ("exporter_context", "remove the call; set the model's mode yourself"),
                         ("setup_onnx_logging", "remove the call"),
                         ("unconvertible_ops", "remove the call; its answer was not definitive"))),
+    # Values torch warns about (issue 35): only a literal (or a resolved constant) of them is reported.
+    Deprecation("torch.onnx.export", Kind.KEYWORD_VALUE, D, "`dynamo=True` (the default: the `torch.export`-based "
+                "exporter)", keyword="dynamo", values=(False,)),
+    Deprecation("torch.onnx.utils.export", Kind.KEYWORD_VALUE, D, "`model.train()` before exporting (the option "
+                "will be removed)", keyword="training", position=6,
+                values=tuple(Ref(f"torch.{m}.TrainingMode.TRAINING") for m in ("onnx", "_C._onnx"))),
+    Deprecation("torch.onnx.utils.export", Kind.KEYWORD_VALUE, D, "nothing (only the default "
+                "`OperatorExportTypes.ONNX` will remain)", keyword="operator_export_type", position=9,
+                unless=tuple(Ref(f"torch.{m}.OperatorExportTypes.ONNX") for m in ("onnx", "_C._onnx"))),
+    Deprecation("torch.jit.ignore", Kind.KEYWORD_VALUE, D, "`@torch.jit.unused`", keyword="drop", position=0,
+                values=(True,), rewrite=ReplaceCall("torch.jit.unused"), new=("torch.jit.unused",)),
+    Deprecation("torch.multiprocessing.spawn", Kind.KEYWORD_VALUE, D, "nothing (`spawn` always uses 'spawn'; "
+                "`torch.multiprocessing.start_processes` takes another start method)", keyword="start_method", position=5, unless=("spawn",),
+                rewrite=DropArgument()),
+    Deprecation("torch.stft", Kind.KEYWORD_VALUE, D, "`return_complex=True` (and `torch.view_as_real` of the "
+                "result for the old layout)",
+                "1.8", keyword="return_complex", position=9, values=(False,), aliases=("torch.functional.stft",)),
+    # torch 2.13 warns whenever it is given (the mined item is the warning when both are)
+    Deprecation("torch.nn.parallel.DistributedDataParallel", Kind.KEYWORD, D, "`forward_sync_buffers=` (unlike "
+                "`broadcast_buffers=False`, it still syncs buffers at init)", deprecated="2.13",
+                keyword="broadcast_buffers", aliases=("torch.nn.parallel.distributed.DistributedDataParallel",)),
+    # torch's grad-mode context managers decorate functions; on a class they warn (and will fail)
+    *(Deprecation(f"torch.{name}", Kind.CLASS_DECORATOR, D, "the decorator on the class's methods",
+                  aliases=(f"torch.autograd.grad_mode.{name.rsplit('.', 1)[-1]}",) if "." not in name else ())
+      for name in ("no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+                   "autograd.set_multithreading_enabled", "autograd.forward_ad.dual_level")),
+    # torch calls __torch_function__ on the class; a TorchFunctionMode's is a plain method rightly, so
+    # only classes with no base but a tensor class (a Tensor subclass, a duck type) are matched
+    Deprecation(f"{TENSOR}.__torch_function__", Kind.PLAIN_METHOD, D, "`@classmethod` (torch calls it on the "
+                "class; `self` becomes `cls`)", made_by=(TENSOR, "torch.nn.Parameter", "torch.nn.parameter.Parameter")),
+    # Calls only: the name also reaches a module, or a plain reference (``isinstance``) does not warn.
+    Deprecation("torch.autograd.variable", Kind.FUNCTION, R, "`torch.tensor(...)`", called=True),
+    *(Deprecation(f"torch.{name}", Kind.CLASS, D, "`torch.UntypedStorage` (or a tensor: "
+                  "`torch.empty(n, dtype=...)`)", called=True, aliases=(
+                      (f"torch.cuda.{name}",) if name in _CUDA_STORAGES else ()) + (
+                      ("torch.storage.TypedStorage",) if name == "TypedStorage" else ()))
+      for name in _TYPED_STORAGES),
+    *(Deprecation(f"torch.sparse.{name}", Kind.CLASS, D, "`torch.sparse_coo_tensor` (`indices, values, size, "
+                  "dtype=...`)", called=True) for name in _SPARSE_TENSOR_TYPES),
     # onnx
     Deprecation("torch.onnx.select_model_mode_for_export", Kind.FUNCTION, D,
                 "nothing (set the training mode before exporting)", warns=False,

@@ -57,12 +57,14 @@ from torchlint.knowledge.deprecations import (
     NEWEST_RELEASE,
     CallRewrite,
     Deprecation,
+    DropArgument,
     InclusiveRange,
     Kind,
     ReadAs,
     Ref,
     Rename,
     RenameKeyword,
+    ReplaceCall,
     Status,
     reported_entries,
 )
@@ -86,12 +88,15 @@ class DeprecatedApiRule(RenamedSymbolRule):
     _keywords: ClassVar[Tuple[Deprecation, ...]]
     _missing: ClassVar[Tuple[Deprecation, ...]]  # calls that leave out a keyword (``torch.cross`` without dim)
     _sets: ClassVar[Tuple[Deprecation, ...]]  # calls given a set (``torch.optim.SGD({...})``)
+    _values: ClassVar[Tuple[Deprecation, ...]]  # calls given a value torch warns about (``onnx.export(dynamo=False)``)
+    _class_decorators: ClassVar[Dict[str, Deprecation]]  # decorators of a class (``@torch.no_grad()``), by name
+    _plain_methods: ClassVar[Dict[str, Deprecation]]  # methods torch wants as classmethods, by method name
     _modules: ClassVar[Tuple[Deprecation, ...]]
     _names: ClassVar[frozenset]  # every entry's last name component
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        table = reported_entries(cls.STATUS, cls.OPT_IN)
+        table = cls.table()
         on_ctx = FUNCTION_CTX + "."
         cls.ENTRIES = table
         cls._by_old = {name: e for e in table
@@ -101,6 +106,10 @@ class DeprecatedApiRule(RenamedSymbolRule):
         cls._screen_missing = Names([name for e in cls._missing for name in (e.old, *e.aliases)])
         cls._sets = tuple(e for e in table if e.kind is Kind.SET_ARGUMENT)
         cls._screen_sets = Names([name for e in cls._sets for name in (e.old, *e.aliases)])
+        cls._values = tuple(e for e in table if e.kind is Kind.KEYWORD_VALUE)
+        cls._plain_methods = {e.name: e for e in table if e.kind is Kind.PLAIN_METHOD}
+        cls._class_decorators = {name: e for e in table if e.kind is Kind.CLASS_DECORATOR for name in (e.old, *e.aliases)}
+        cls._screen_values = Names([name for e in cls._values for name in (e.old, *e.aliases)])
         cls._methods = {e.name: e for e in table if e.kind is Kind.METHOD}
         cls._ctx_attrs = {e.name: e for e in table if e.old.startswith(on_ctx)}
         made = [e for e in table if e.kind is Kind.INSTANCE_METHOD]
@@ -108,15 +117,25 @@ class DeprecatedApiRule(RenamedSymbolRule):
         cls._keywords = tuple(e for e in table if e.kind is Kind.KEYWORD)
         cls._modules = tuple(e for e in table if e.kind is Kind.MODULE)
         # a SET_ARGUMENT entry is called through any of its names (``torch.optim.SGD``)
+        # and a KEYWORD_VALUE entry's value may be passed by position (``torch.jit.ignore(True)``)
         cls._names = frozenset(e.name for e in table) | {
-            name.rsplit(".", 1)[1] for e in cls._sets for name in e.aliases}
+            name.rsplit(".", 1)[1] for e in cls._sets for name in e.aliases} | {
+            name.rsplit(".", 1)[1] for e in cls._values for name in (e.old, *e.aliases)} | {
+            name.rsplit(".", 1)[1] for name in cls._class_decorators}
         # What a file must contain to use an entry: its last name component,
         # used as an attribute, imported, or (for keyword entries) passed.
         cls.triggers = (
             referenced(cls._names - {e.name for e in cls._keywords}, [e.name for e in cls._keywords]),
+            *([re.compile(rf"\bdef\s+(?:{'|'.join(map(re.escape, cls._plain_methods))})\b")]
+              if cls._plain_methods else []),
         )
         cls._screen_by_old = Names(cls._by_old)
         cls._screen_keywords = tuple((Names([e.old, *e.aliases]), e.keyword) for e in cls._keywords)
+
+    @classmethod
+    def table(cls) -> Tuple[Deprecation, ...]:
+        """The entries the rule reports: torch's, by status and opt-in (TL119 has torchaudio's)."""
+        return reported_entries(cls.STATUS, cls.OPT_IN)
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
@@ -144,6 +163,12 @@ class DeprecatedApiRule(RenamedSymbolRule):
             yield from _imports_of_modules(outline, [e.old for e in cls._modules])
         if cls._missing:
             yield from calls_to(outline, cls._screen_missing)
+        if cls._values:
+            yield from calls_to(outline, cls._screen_values)
+        if cls._class_decorators:
+            yield from (node for node in outline.nodes(ast.ClassDef) if node.decorator_list)
+        if cls._plain_methods:
+            yield from (node for node in outline.nodes(ast.FunctionDef) if node.name in cls._plain_methods)
         if cls._sets:
             yield from (call for call in calls_to(outline, cls._screen_sets) if any(
                 _is_set_ast(arg) for arg in [*call.args, *(k.value for k in call.keywords)]))
@@ -183,6 +208,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
         qualified = ctx.resolver.resolve(node)
         if qualified is not None:
             entry = self._by_old.get(qualified)
+            if entry is not None and entry.called and ctx.file.call_of(node) is None:
+                return  # a reference that is not a call: no warning (``isinstance(s, torch.FloatStorage)``)
             if entry is not None and self._applies(entry, ctx):
                 fix = self._reference_fix(node, entry, ctx) if self._fixable(entry, ctx) else None
                 yield self._finding(node.attr, entry, fix)
@@ -264,6 +291,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
             entry = self._by_old.get(f"{module}.{cst.helpers.get_full_name_for_node(alias.name)}")
             if entry is None or not self._applies(entry, ctx):
                 continue
+            if entry.called and not self._imported_name_called(node, alias, ctx):
+                continue
             fix = None
             if self._fixable(entry, ctx) and isinstance(entry.rewrite, Rename):
                 fix = self._import_fix(node, alias, _rename_of(entry), ctx)
@@ -296,6 +325,13 @@ class DeprecatedApiRule(RenamedSymbolRule):
         return Fix([edit for fix in fixes for edit in fix.edits], safe=all(fix.safe for fix in fixes),
                    required_imports=required)
 
+    def _imported_name_called(self, node: cst.ImportFrom, alias: cst.ImportAlias, ctx: NodeContext) -> bool:
+        """Is the name a from-import binds called somewhere (``FloatStorage(4)``)? An entry that warns
+        only when called is reported at the import then, as the other from-imports are."""
+        bound = alias.evaluated_alias or alias.evaluated_name
+        uses = self._references(node, bound, ctx) or []
+        return any(ctx.file.call_of(use) is not None for use in uses)
+
     def _module_entry(self, name: str) -> Optional[Deprecation]:
         for entry in self._modules:
             if name == entry.old or name.startswith(entry.old + "."):
@@ -309,6 +345,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
             yield from self._missing_keyword(node, ctx)
         if self._sets:
             yield from self._set_argument(node, ctx)
+        if self._values:
+            yield from self._keyword_value(node, ctx)
         if not self._keywords:
             return
         given = {arg.keyword.value: arg for arg in node.args if arg.keyword is not None}
@@ -351,6 +389,61 @@ class DeprecatedApiRule(RenamedSymbolRule):
             if callee in (entry.old, *entry.aliases) and self._applies(entry, ctx):
                 yield self._finding(arg, entry, None)
 
+    def check_ClassDef(self, node: cst.ClassDef, ctx: NodeContext) -> Iterator[Finding]:
+        """``@torch.no_grad()`` on a class: torch's grad-mode decorators are for functions. A plain-method
+        ``__torch_function__`` in a class with no other base than a tensor class."""
+        if self._plain_methods:
+            yield from self._plain_method(node, ctx)
+        if not self._class_decorators:
+            return
+        for decorator in node.decorators:
+            target = decorator.decorator
+            target = target.func if isinstance(target, cst.Call) else target
+            entry = self._class_decorators.get(ctx.resolver.resolve(target) or "")
+            if entry is not None and self._applies(entry, ctx):
+                yield self._finding(decorator.decorator, entry, None)
+
+    def _plain_method(self, node: cst.ClassDef, ctx: NodeContext) -> Iterator[Finding]:
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for statement in body:
+            entry = self._plain_methods.get(statement.name.value) if isinstance(statement, cst.FunctionDef) else None
+            if entry is None or not self._applies(entry, ctx) or statement.decorators:
+                continue  # a decorated one is a classmethod, or something the rule cannot see through
+            bases = [ctx.resolver.resolve(arg.value) for arg in node.bases if arg.keyword is None]
+            if any(arg.keyword is not None for arg in node.bases) or any(
+                    base not in (*entry.made_by, "object") for base in bases):
+                continue  # a mode (TorchFunctionMode) or a project base: its method may rightly be plain
+            yield self._finding(statement.name, entry, None)
+
+    def _keyword_value(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        """``torch.onnx.export(m, x, f, dynamo=False)``: a value torch warns about, spelled in the call."""
+        callee = None
+        for entry in self._values:
+            arg = _argument(node, entry.keyword, entry.position)
+            if arg is None or not _warned_value(entry, arg.value, ctx):
+                continue
+            callee = callee or ctx.resolver.resolve(node.func)
+            if callee in (entry.old, *entry.aliases) and self._applies(entry, ctx):
+                fix = self._value_fix(node, arg, entry, ctx) if self._fixable(entry, ctx) else None
+                yield self._finding(arg, entry, fix)
+
+    def _value_fix(self, node: cst.Call, arg: cst.Arg, entry: Deprecation, ctx: NodeContext) -> Optional[Fix]:
+        """``spawn(f, start_method='fork')`` -> ``spawn(f)``; ``ignore(True)`` -> ``torch.jit.unused``."""
+        rewrite = entry.rewrite
+        if isinstance(rewrite, DropArgument):
+            later = node.args[node.args.index(arg) + 1:]
+            if arg.keyword is None and any(a.keyword is None for a in later):
+                return None  # a positional after it would shift
+            index = node.args.index(arg)
+            return Fix([Edit(node, lambda call: edits.set_args(call, [a for i, a in enumerate(call.args)
+                                                                       if i != index]))])
+        if isinstance(rewrite, ReplaceCall) and len(node.args) == 1:
+            spelled = spell_qualified(rewrite.new, node, ctx)
+            if spelled is None:
+                return None
+            return Fix([Edit(node, edits.replace_with_expression(spelled[0]))], required_imports=spelled[1])
+        return None
+
     def _old_attrs(self) -> frozenset:
         return self._names
 
@@ -361,7 +454,24 @@ def _made_by(receiver: cst.BaseExpression, makers: Sequence[str], ctx: NodeConte
     return isinstance(value, cst.Call) and ctx.resolver.resolve(value.func) in makers
 
 
-CALL_KINDS = (Kind.KEYWORD, Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT)  # entries about a call's arguments
+# entries about a call's arguments
+# entries not matched as names (about a call's arguments, or a class)
+CALL_KINDS = (Kind.KEYWORD, Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT, Kind.KEYWORD_VALUE, Kind.CLASS_DECORATOR,
+              Kind.PLAIN_METHOD)
+
+
+def _warned_value(entry: Deprecation, value: cst.BaseExpression, ctx: NodeContext) -> bool:
+    """Is ``value`` one torch warns about for a KEYWORD_VALUE entry? Only a literal, or a name that
+    resolves to a member of the enum the entry lists, is known; anything computed is not reported."""
+    known, literal = edits.literal_value(value)
+    if not known and isinstance(value, (cst.Name, cst.Attribute)):
+        resolved = ctx.resolver.resolve(value)
+        enums = {ref.qualified.rsplit(".", 1)[0] for ref in (*entry.values, *entry.unless) if isinstance(ref, Ref)}
+        known = resolved is not None and resolved.rsplit(".", 1)[0] in enums
+        literal = Ref(resolved) if known else None
+    if not known:
+        return False
+    return literal in entry.values if entry.values else literal not in entry.unless
 SET_MAKERS = ("set", "frozenset")
 
 
@@ -517,6 +627,8 @@ def _fix_kind(entry: Deprecation) -> str:
         RenameKeyword: "rename",
         ReadAs: "call",
         InclusiveRange: "integer literals",
+        DropArgument: "drop the argument",
+        ReplaceCall: "name",
         CallRewrite: "keyword arguments" if isinstance(rewrite, CallRewrite) and rewrite.passthrough == ALL
         and not rewrite.params else "rewrite",
     }[type(rewrite)]

@@ -22,6 +22,7 @@ CATALOG = (
     ('TL116', 'tl116_removed_keyword', True, None, None),
     ('TL117', 'tl117_documented_deprecation', False, None, None),
     ('TL118', 'tl118_deprecated_overload', True, '0.4.0', None),
+    ('TL119', 'tl119_removed_torchaudio_api', False, None, None),
     ('TL201', 'tl201_discarded_conversion', True, None, None),
     ('TL202', 'tl202_cuda_numpy', True, None, None),
     ('TL203', 'tl203_torch_load', True, None, None),
