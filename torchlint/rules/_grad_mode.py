@@ -89,28 +89,35 @@ def _block_holding(root: cst.CSTNode, line: cst.SimpleStatementLine
                    ) -> Optional[Tuple[Union[cst.IndentedBlock, cst.Module], int, List[cst.CSTNode]]]:
     """The block under ``root`` whose statements include ``line``, its index there, and
     the loops around it under ``root`` (their next pass reads what the block bound)."""
-    found: List[Tuple[Union[cst.IndentedBlock, cst.Module], int, List[cst.CSTNode]]] = []
-    loops: List[cst.CSTNode] = []
+    finder = _BlockFinder(line)
+    root.visit(finder)
+    return finder.found
 
-    class _Finder(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if found:
-                return False
-            if isinstance(node, (cst.IndentedBlock, cst.Module)):
-                for index, statement in enumerate(node.body):
-                    if statement is line:
-                        found.append((node, index, list(loops)))
-                        return False
-            if isinstance(node, (cst.For, cst.While)):
-                loops.append(node)
-            return not isinstance(node, cst.BaseExpression)
 
-        def on_leave(self, original_node: cst.CSTNode) -> None:
-            if loops and original_node is loops[-1] and not found:
-                loops.pop()
+class _BlockFinder(cst.CSTVisitor):
+    """A module-level class: a class made per call would leave cycles for the collector."""
 
-    root.visit(_Finder())
-    return found[0] if found else None
+    def __init__(self, line: cst.SimpleStatementLine) -> None:
+        super().__init__()
+        self.line = line
+        self.loops: List[cst.CSTNode] = []
+        self.found: Optional[Tuple[Union[cst.IndentedBlock, cst.Module], int, List[cst.CSTNode]]] = None
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found is not None:
+            return False
+        if isinstance(node, (cst.IndentedBlock, cst.Module)):
+            for index, statement in enumerate(node.body):
+                if statement is self.line:
+                    self.found = (node, index, list(self.loops))
+                    return False
+        if isinstance(node, (cst.For, cst.While)):
+            self.loops.append(node)
+        return not isinstance(node, cst.BaseExpression)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if self.loops and original_node is self.loops[-1] and self.found is None:
+            self.loops.pop()
 
 
 def _bound_names(line: cst.SimpleStatementLine, call: cst.Call) -> Optional[Set[str]]:
@@ -145,18 +152,24 @@ def _stays_inside(names: Set[str], moved: List[cst.CSTNode], block: cst.CSTNode,
 
 
 def _returns_any(statement: cst.CSTNode, names: Set[str]) -> bool:
-    class _Finder(cst.CSTVisitor):
-        found = False
-
-        def visit_Return(self, node: cst.Return) -> None:
-            if node.value is not None:
-                reads = _Reads(names)
-                node.value.visit(reads)
-                _Finder.found = _Finder.found or reads.found
-
-    finder = _Finder()
+    finder = _ReturnReads(names)
     statement.visit(finder)
-    return _Finder.found
+    return finder.found
+
+
+class _ReturnReads(cst.CSTVisitor):
+    """Does a ``return`` read any of ``names``?"""
+
+    def __init__(self, names: Set[str]) -> None:
+        super().__init__()
+        self.names = names
+        self.found = False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None and not self.found:
+            reads = _Reads(self.names)
+            node.value.visit(reads)
+            self.found = reads.found
 
 
 class _Reads(cst.CSTVisitor):

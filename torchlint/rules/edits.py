@@ -239,25 +239,32 @@ def moved_left(expr: cst.BaseExpression, width: int) -> cst.BaseExpression:
     b))`` unwrapped): its continuation lines move with it where they were aligned
     under it, every one at least four columns in from where the first line now
     starts, so they stay aligned; a hanging indent stays where it is."""
-    spaces: List[cst.ParenthesizedWhitespace] = []
-
-    class _Finder(cst.CSTVisitor):
-        def visit_ParenthesizedWhitespace(self, node: cst.ParenthesizedWhitespace) -> None:
-            spaces.append(node)
-
-    expr.visit(_Finder())
-    widths = [len(space.last_line.value) for space in spaces]
+    finder = _ContinuationLines()
+    expr.visit(finder)
+    spaces = finder.found
     if width <= 0 or not spaces or any(" " * len(s.last_line.value) != s.last_line.value for s in spaces) \
-            or min(widths) - width < 4:
+            or min(len(space.last_line.value) for space in spaces) - width < 4:
         return expr
+    return expr.visit(_MovedLeft(width))
 
-    class _Mover(cst.CSTTransformer):
-        def leave_ParenthesizedWhitespace(self, original_node: cst.ParenthesizedWhitespace,
-                                          updated_node: cst.ParenthesizedWhitespace) -> cst.ParenthesizedWhitespace:
-            last = updated_node.last_line.value
-            return updated_node.with_changes(last_line=cst.SimpleWhitespace(last[width:]))
 
-    return expr.visit(_Mover())
+class _ContinuationLines(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: List[cst.ParenthesizedWhitespace] = []
+
+    def visit_ParenthesizedWhitespace(self, node: cst.ParenthesizedWhitespace) -> None:
+        self.found.append(node)
+
+
+class _MovedLeft(cst.CSTTransformer):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.width = width
+
+    def leave_ParenthesizedWhitespace(self, original_node: cst.ParenthesizedWhitespace,
+                                      updated_node: cst.ParenthesizedWhitespace) -> cst.ParenthesizedWhitespace:
+        return updated_node.with_changes(last_line=cst.SimpleWhitespace(updated_node.last_line.value[self.width:]))
 
 
 def expression_code(node: cst.CSTNode) -> str:
