@@ -88,9 +88,9 @@ def test_one_fix_that_breaks_the_code_among_many_costs_few_renderings(monkeypatc
     renders = []
     real_render = fixer._render
 
-    def counting_render(module, fixes):
+    def counting_render(module, fixes, *context):
         renders.append(len(fixes))
-        return real_render(module, fixes)
+        return real_render(module, fixes, *context)
 
     monkeypatch.setattr(fixer, "_render", counting_render)
     result = Engine([rule for rule in all_rules() if rule.enabled_by_default]).fix(source)

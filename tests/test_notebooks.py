@@ -403,7 +403,8 @@ def test_fixes_that_would_move_code_between_cells_are_not_written(tmp_path, monk
         return result
 
     monkeypatch.setattr(engine, "fix", fix_that_loses_a_cell_boundary)
-    report = process_file(str(path), engine, argparse.Namespace(fix=True, diff=False, unsafe_fixes=False))
+    report = process_file(str(path), engine, argparse.Namespace(fix=True, diff=False, unsafe_fixes=False,
+                                                                paths=[str(tmp_path)]))
     assert report.warnings == [f"{path}: fixes not applied: they would move code between cells"]
     assert (report.fixed, report.errors) == (0, [])
     assert [(d.code, d.cell, d.line) for d in report.diagnostics] == [("TL103", 3, 3), ("TL104", 3, 5)]

@@ -89,7 +89,7 @@ class VolatileVariable(Rule):
                     total += model(x).sum().item()
                 return total
 
-            print(evaluate([torch.ones(3, 2)]))
+            result = evaluate([torch.ones(3, 2)])
             """,
             """
             import torch
@@ -104,7 +104,7 @@ class VolatileVariable(Rule):
                         total += model(x).sum().item()
                 return total
 
-            print(evaluate([torch.ones(3, 2)]))
+            result = evaluate([torch.ones(3, 2)])
             """,
             runnable=True,
         ),

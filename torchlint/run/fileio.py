@@ -134,7 +134,9 @@ class CheckedTree:
         """Why ``path`` must not be written (None: it may be)."""
         if self.holds(path):
             return None
-        return f"not fixed: it is a symbolic link to {os.path.realpath(path)}, outside the checked tree"
+        if os.path.islink(path):
+            return f"not fixed: it is a symbolic link to {os.path.realpath(path)}, outside the checked tree"
+        return f"not fixed: {os.path.realpath(path)} is outside the checked tree"
 
 
 # Writing relative to an open directory (Linux, macOS): what is replaced is
