@@ -289,7 +289,10 @@ CASES = {
                                      4))
             z = Variable(torch.zeros(
                 3, 4))
-            return y, z
+            w = Variable(
+                points.repeat(1, 2).view(
+                    2, -1))
+            return y, z, w
         """,
         """
         import torch
@@ -298,7 +301,9 @@ CASES = {
                             4)
             z = torch.zeros(
                 3, 4)
-            return y, z
+            w = points.repeat(1, 2).view(
+                2, -1)
+            return y, z, w
         """,
     ),
 }

@@ -327,11 +327,15 @@ def _fix(call: cst.Call, requires_grad: Optional[bool], fresh: bool, grad_off: b
 
 
 def _opening_width(call: cst.Call) -> int:
-    """How many columns ``Variable(`` takes before its first argument, when that argument
-    starts on the same line (0 when it starts on the next)."""
-    if isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace) or \
-            isinstance(call.whitespace_after_func, cst.ParenthesizedWhitespace):
+    """How many columns the argument's continuation lines move left once ``Variable(`` is
+    gone: the width of ``Variable(`` when the argument starts on its line; when it starts
+    on the next line, that line's indent (the argument comes up to the statement, its
+    continuation lines keep their indent relative to it)."""
+    if isinstance(call.whitespace_after_func, cst.ParenthesizedWhitespace):
         return 0
+    if isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        indent = call.whitespace_before_args.last_line.value
+        return len(indent) if indent == " " * len(indent) else 0
     opening = edits.expression_code(call.func) + call.whitespace_after_func.value + "(" + \
         call.whitespace_before_args.value
     return 0 if "\n" in opening else len(opening)
