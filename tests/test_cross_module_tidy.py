@@ -87,3 +87,13 @@ def test_a_star_import_that_never_names_it_does_not_keep_it(tmp_path):
     run_torchlint(["--fix", "--no-cache", "models.py"], cwd=tmp_path)
     fixed = (tmp_path / "models.py").read_text()
     assert "torch.tanh(x)" in fixed and "import torch.nn.functional as F" not in fixed
+
+
+def test_the_json_preview_of_the_fix_keeps_the_import_too(tmp_path):
+    import json
+
+    _project(tmp_path, "from model import *\nprint(Variable(3))\n")
+    result = run_torchlint(["--output-format", "json", "--unsafe-fixes", "--no-cache", "model.py"], cwd=tmp_path)
+    (finding,) = [item for item in json.loads(result.stdout) if item["code"] == "TL107"]
+    edits = finding["fix"]["edits"]
+    assert edits and all(edit["location"]["row"] != 2 for edit in edits), edits  # line 2: the import

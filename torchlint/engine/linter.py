@@ -26,6 +26,7 @@ from torchlint.core.noqa import UNUSED_NOQA, file_is_exempt, noqa_index, unused_
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceFile
 from torchlint.engine.fixer import apply_fixes, keep_lost_text
+from torchlint.engine.tidy import ImportedElsewhere
 from torchlint.engine.narrowing import Narrowed, narrow
 from torchlint.engine.positions import Locator
 from torchlint.rules import all_rules
@@ -49,6 +50,9 @@ class CheckResult:
     # Set when Python 3 could not parse the source and a rule's syntax repair
     # made it parseable: ``module`` and the fixes belong to ``repair.text``.
     repair: Optional[SyntaxRepair] = None
+    # Which names other modules of the project take from this one: previews of
+    # fixes keep their imports as ``--fix`` does (``tidy``); None for a text alone.
+    imported_elsewhere: Optional[ImportedElsewhere] = None
 
 
 @dataclass
@@ -288,7 +292,14 @@ class Engine:
         file_context.release()
         diagnostics.sort(key=Diagnostic.sort_key)
         return CheckResult(_dedupe(diagnostics), file_context.module, errors, narrowed is not None,
-                           file_context.top_of, locator, suppressed)
+                           file_context.top_of, locator, suppressed,
+                           imported_elsewhere=self._imported_elsewhere(ref))
+
+    def _imported_elsewhere(self, module: ModuleRef) -> Optional[ImportedElsewhere]:
+        if module is STANDALONE:
+            return None
+        project = self.project
+        return lambda names: project.names_imported_elsewhere(module, names)
 
     def _fitting_the_torch_shown(self, found: List[Tuple[Rule, object]], ref: ModuleRef) -> List[Tuple[Rule, object]]:
         """Without a declared floor, the findings of rules that need a newer torch
@@ -348,8 +359,7 @@ class Engine:
             if not by_fix or checked.module is None:
                 return self._finish(result, original, round_trip, current, checked.diagnostics, module)
             fixes = [owners[0].fix for owners in by_fix.values()]
-            fix_round = apply_fixes(checked.module, fixes,  # type: ignore[arg-type]
-                                    lambda names: self.project.names_imported_elsewhere(module, names))
+            fix_round = apply_fixes(checked.module, fixes, checked.imported_elsewhere)  # type: ignore[arg-type]
             for fix, reason in fix_round.discarded:
                 result.discarded.append((by_fix[id(fix)][0], reason))
             for fix in fix_round.applied:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from torchlint.core.diagnostic import Diagnostic
     from torchlint.engine.positions import Locator
+    from torchlint.engine.tidy import ImportedElsewhere
     from torchlint.engine.tidy import Counts
     from torchlint.rules.rule import SyntaxRepair
 
@@ -38,11 +39,13 @@ class TextEdit:
     content: str
 
 
-def preview_fix(module: cst.Module, fix: Fix) -> Optional[List[TextEdit]]:
-    """The edits ``fix`` alone makes to ``module``; None if it cannot be applied."""
+def preview_fix(module: cst.Module, fix: Fix,
+                imported_elsewhere: Optional["ImportedElsewhere"] = None) -> Optional[List[TextEdit]]:
+    """The edits ``fix`` alone makes to ``module``; None if it cannot be applied.
+    ``imported_elsewhere``: which names other modules take from it (``tidy``)."""
     from torchlint.engine.fixer import apply_fixes  # libcst: only when there are fixes to show
 
-    result = apply_fixes(module, [fix])
+    result = apply_fixes(module, [fix], imported_elsewhere)
     if not result.applied:
         return None
     return edits_between(SourceFile(module.code), SourceFile(result.code))
@@ -81,9 +84,11 @@ class FixPreviewer:
     import the fix orphans) takes ``preview_fix``'s whole-module route.
     """
 
-    def __init__(self, module: Optional[cst.Module], locator: Optional[Locator]) -> None:
+    def __init__(self, module: Optional[cst.Module], locator: Optional[Locator],
+                 imported_elsewhere: Optional["ImportedElsewhere"] = None) -> None:
         self.module = module
         self.locator = locator
+        self.imported_elsewhere = imported_elsewhere
         self._checked: Optional[SourceFile] = None
         self._facts: Optional[_ModuleFacts] = None
         self._unit_cache: Dict[Tuple[int, Optional[int]], _Unit] = {}
@@ -93,11 +98,11 @@ class FixPreviewer:
         if self.module is None:
             return None  # a file repaired at the token level (TL115): no tree to preview on
         if self.locator is None:
-            return preview_fix(self.module, fix)
+            return preview_fix(self.module, fix, self.imported_elsewhere)
         try:
             edits = self._local_edits(fix)
         except _Unplaceable:
-            return preview_fix(self.module, fix)
+            return preview_fix(self.module, fix, self.imported_elsewhere)
         except Exception:  # a fix that cannot be built is not offered (as in apply_fixes)
             return None
         return edits

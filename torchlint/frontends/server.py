@@ -424,7 +424,7 @@ class Workbench:
                                  and first <= d.line <= last and result.module is not None), None)
                 if next_fix is None:
                     break
-                more = preview_fix(result.module, next_fix.fix)
+                more = preview_fix(result.module, next_fix.fix, result.imported_elsewhere)
                 if not more:
                     break
                 current = apply_edits(SourceFile(current), more)
@@ -487,7 +487,7 @@ class WholeCheck:
             edits = None
             if d.fix is not None and self.result.module is not None:
                 try:
-                    edits = preview_fix(self.result.module, d.fix)
+                    edits = preview_fix(self.result.module, d.fix, self.result.imported_elsewhere)
                 except Exception:  # a fixer bug: no quick fix for this finding
                     logger.exception("previewing the %s fix failed", d.code)
             if d.fix is not None and self.result.repair is not None:  # TL115: back to the text as written

@@ -541,7 +541,7 @@ def _add_cell_previews(report: FileReport, layout: Layout, checked) -> None:
         return
     report.cell_sources = {cell.number: text for cell, text in zip(layout.cells, texts)}
     bounds = {cell.number: (start, end) for cell, start, end in zip(layout.cells, starts, [*starts[1:], 1 << 30])}
-    previewer = FixPreviewer(checked.module, checked.locator)
+    previewer = FixPreviewer(checked.module, checked.locator, checked.imported_elsewhere)
     previews = []
     for original, d in zip(checked.diagnostics, report.diagnostics):
         edits = previewer.preview(original.fix) if original.fix is not None and d.cell in bounds else None

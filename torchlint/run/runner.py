@@ -118,7 +118,7 @@ def _add_previews(report: FileReport, checked: CheckResult) -> None:
         report.previews = [None] * len(report.diagnostics)
         return
     report.diagnostics = checked.diagnostics
-    previewer = FixPreviewer(checked.module, checked.locator)
+    previewer = FixPreviewer(checked.module, checked.locator, checked.imported_elsewhere)
     report.previews = [previewer.preview(d.fix) if d.fix is not None else None for d in checked.diagnostics]
     if checked.repair is not None:
         _previews_of_repaired(report, checked)
