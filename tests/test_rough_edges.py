@@ -56,7 +56,7 @@ def test_torch_legacy_is_reported_as_removed_not_misspelled(tmp_path):
 
 # --- 1. rule pages cite public sources only ----------------------------------------------
 
-PUBLIC_SOURCES = ("https://pytorch.org/", "https://github.com/pytorch/")
+PUBLIC_SOURCES = ("https://pytorch.org/", "https://docs.pytorch.org/", "https://github.com/pytorch/")  # torch's own sites
 
 
 def test_no_rule_definition_or_page_mentions_the_internal_seed_notes():
