@@ -508,3 +508,172 @@ def test_a_module_level_def_that_differentiates_the_global_result_counts():
         '    print(float(average))', '    step()').replace(
         'if __name__', 'def step():\n    average.backward()\n\n\nif __name__')
     assert _lines(source, "TL209") == []
+
+
+# -- parameters of a scripts folder's helper module take its neighbours' calls -------
+
+HELPER = """\
+import sys
+
+
+class Logger:
+    def __init__(self, epochs):
+        self.epochs = epochs
+        self.totals = {}
+
+    def log(self, losses=None, epoch=0):
+        for name in losses.keys():
+            self.totals[name] = self.totals.get(name, 0) + losses[name].data[0]
+            sys.stdout.write('%s %.4f' % (name, self.totals[name]))
+
+
+def evaluate(model, criterion, batches):
+    total = 0
+    for inputs, targets in batches:
+        total += criterion(model(inputs), targets).data[0]
+    return total
+"""
+
+GAN_SCRIPT = """\
+import torch
+import torch.nn.functional as F
+from utils import *
+
+model = torch.nn.Linear(2, 2)
+logger = Logger(10)
+for epoch in range(10):
+    x = torch.randn(4, 2)
+    loss_G = F.mse_loss(model(x), x)
+    loss_G.backward()
+    logger.log({'loss_G': loss_G}, epoch=epoch)
+"""
+
+EVAL_SCRIPT = """\
+import torch
+import utils
+
+criterion = torch.nn.MSELoss()
+print(utils.evaluate(torch.nn.Linear(2, 2), criterion, []))
+"""
+
+TRAIN_SCRIPT = """\
+import torch
+from utils import evaluate
+
+
+def train(model):
+    crit = torch.nn.L1Loss()
+    return evaluate(model, crit, [])
+"""
+
+
+def _folder_lines(folder, files, code="TL101", cached=False):
+    for name, text in files.items():
+        (folder / name).write_text(textwrap.dedent(text))
+    cache = ["--cache-dir", str(folder / ".cache")] if cached else ["--no-cache"]
+    result = subprocess.run(
+        [sys.executable, "-m", "torchlint.frontends.cli", "--isolated", *cache, "--output-format", "json",
+         "--exit-zero", "--select", code, "."], cwd=folder, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return sorted((item["filename"].rsplit("/", 1)[-1], item["location"]["row"])
+                  for item in json.loads(result.stdout))
+
+
+SCRIPTS_FOLDER = {"utils.py": HELPER, "cyclegan.py": GAN_SCRIPT, "eval.py": EVAL_SCRIPT, "train.py": TRAIN_SCRIPT}
+
+
+def test_a_helper_module_s_parameters_take_what_the_scripts_beside_it_pass(tmp_path):
+    # Logger.log's ``losses`` is the dict cyclegan.py passes (0-dim losses); evaluate's
+    # ``criterion`` is a loss module in both eval.py and train.py's def.
+    assert _folder_lines(tmp_path, SCRIPTS_FOLDER) == [("utils.py", 11), ("utils.py", 18)]
+
+
+REPLAY = "import json\nfrom utils import Logger\nLogger(1).log(json.load(open('losses.json')))\n"
+
+
+def test_one_neighbour_passing_something_unknown_leaves_the_parameter_unknown(tmp_path):
+    files = dict(SCRIPTS_FOLDER, **{"replay.py": REPLAY})
+    assert _folder_lines(tmp_path, files) == [("utils.py", 18)]
+
+
+def test_a_method_called_on_a_receiver_of_unknown_class_leaves_it_unknown(tmp_path):
+    # ``make_logger()`` may be a Logger: its ``log`` call may pass anything.
+    files = dict(SCRIPTS_FOLDER, **{"plot.py": "import utils\nutils.make_logger().log({'lr': 0.1})\n"})
+    assert _folder_lines(tmp_path, files) == [("utils.py", 18)]
+
+
+def test_a_function_handed_on_as_a_value_by_a_neighbour_leaves_it_unknown(tmp_path):
+    files = dict(SCRIPTS_FOLDER, **{"hooks.py": "from utils import evaluate\nHOOKS = [evaluate]\n"})
+    assert _folder_lines(tmp_path, files) == [("utils.py", 11)]
+
+
+def test_a_module_the_folder_ships_to_other_projects_may_be_called_from_anywhere(tmp_path):
+    files = dict(SCRIPTS_FOLDER, **{"setup.py": "from setuptools import setup\nsetup(py_modules=['utils'])\n"})
+    assert _folder_lines(tmp_path, files) == []
+
+
+def test_a_module_of_a_package_may_be_imported_from_anywhere(tmp_path):
+    files = dict(SCRIPTS_FOLDER, **{"__init__.py": ""})
+    assert _folder_lines(tmp_path, files) == []
+
+
+def test_a_neighbour_added_later_is_seen_by_a_cached_run(tmp_path):
+    assert _folder_lines(tmp_path, SCRIPTS_FOLDER, cached=True) == [("utils.py", 11), ("utils.py", 18)]
+    assert _folder_lines(tmp_path, {"replay.py": REPLAY}, cached=True) == [("utils.py", 18)]
+
+
+# -- stores into a container's elements ----------------------------------------------
+
+SUMMARIES = """\
+import torch.nn.functional as F
+
+
+class Network:
+    def __init__(self):
+        self._losses = {}
+        self._summaries = {}
+
+    def add_losses(self, scores, labels):
+        self._losses['cross_entropy'] = F.cross_entropy(scores, labels)
+        for k in self._losses.keys():
+            self._summaries[k]['value'] = self._losses[k]
+
+    def setup(self, names, placeholder):
+        for key in names:
+            self._summaries[key] = {'placeholder': placeholder(key)}
+
+    def feed(self):
+        return {s['placeholder']: s['value'].data[0] for s in self._summaries.values()}
+"""
+
+
+def test_a_key_stored_into_each_element_of_a_dict_attribute_holds_what_went_in():
+    assert _lines(SUMMARIES) == [19]
+
+
+def test_a_store_into_an_element_under_another_key_leaves_the_key_read_unknown():
+    assert _lines(SUMMARIES.replace("s['value'].data[0]", "s['placeholder'].data[0]")) == []
+
+
+def test_an_element_filled_by_a_method_call_is_unknown():
+    source = SUMMARIES.replace("            self._summaries[k]['value'] = self._losses[k]\n",
+                               "            self._summaries[k]['value'] = self._losses[k]\n"
+                               "            self._summaries[k].update(extra)\n")
+    assert _lines(source) == []
+
+
+def test_a_store_of_a_number_under_a_key_the_element_had_makes_it_either():
+    # Before the store the element held a loss under 'value'; after it, a number.
+    source = """\
+    import torch.nn.functional as F
+
+
+    def report(pairs):
+        stats = {}
+        for name, (a, b) in pairs.items():
+            stats[name] = {'value': F.mse_loss(a, b)}
+        for name in stats:
+            print(stats[name]['value'].data[0])
+            stats[name]['value'] = 0.0
+    """
+    assert _lines(source) == []

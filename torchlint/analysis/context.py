@@ -27,7 +27,7 @@ from typing import (
 
 import libcst as cst
 
-from torchlint.analysis.inference import NO_PROJECT, Binding, Block, FileFacts, Inference, ProjectLink
+from torchlint.analysis.inference import NO_PROJECT, Binding, Block, FileFacts, Inference, NestedStore, ProjectLink, constant_key
 from torchlint.analysis.names import Resolver
 from torchlint.analysis.outline import Outline, free_names
 from torchlint.analysis.scopes import Listener, walk
@@ -280,6 +280,9 @@ class Collector(Listener):
             return
         container = _container(func.value)
         if container is None:
+            nested = _element_of_container(func.value)
+            if nested is not None:  # ``c[k].append(v)``: what the element holds is not followed
+                self.facts.item_stores.append((nested[0], NestedStore(None, None)))
             return
         positional = [a for a in call.args if a.keyword is None and not a.star]
         if func.attr.value == "append" and len(call.args) == 1 and len(positional) == 1:
@@ -313,11 +316,17 @@ class Collector(Listener):
                 if isinstance(element, cst.Element):
                     self._bind(element.value, how, value, (*path, index))
         elif isinstance(target, cst.Subscript):
+            binding = Binding(how, value, tuple(path)) if how == "assign" else None
             container = _container(target.value)
             if container is not None:
                 # ``c[k] += v`` keeps an element's kind only as far as ``v`` tells: unknown.
-                self.facts.item_stores.append((container, Binding(how, value, tuple(path)) if how == "assign"
-                                               else None))
+                self.facts.item_stores.append((container, binding))
+                return
+            nested = _element_of_container(target.value)
+            if nested is not None:
+                container, depth = nested
+                key = constant_key(target) if depth == 1 else None
+                self.facts.item_stores.append((container, NestedStore(key, binding if key is not None else None)))
 
     def _on_assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -372,6 +381,16 @@ def _container(expr: cst.BaseExpression) -> Optional[object]:
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
         return (expr.value, expr.attr.value)
     return None
+
+
+def _element_of_container(expr: cst.BaseExpression) -> Optional[Tuple[object, int]]:
+    """For ``c[k]`` (or ``c[a][b]``...): the container key of ``c`` and how many
+    subscripts down the expression is; None when no container is at its root."""
+    depth = 0
+    while isinstance(expr, cst.Subscript):
+        expr, depth = expr.value, depth + 1
+    container = _container(expr) if depth else None
+    return (container, depth) if container is not None else None
 
 
 class _Guards:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import bisect
 import enum
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -86,6 +86,24 @@ class Value:
 
 
 UNKNOWN = Value(Kind.UNKNOWN)
+
+
+@dataclass(frozen=True)
+class CallTarget:
+    """A parameter of a project def, as its calls are asked about
+    (``call_sites.py``): the def (a function's ``key``, or the method ``method``
+    of the class ``key``), its own name, the parameter, where it sits among the
+    arguments a call passes positionally (for a method called on an instance,
+    after ``self``; None: keyword-only), and what its default gives (None: it
+    has none)."""
+
+    key: str
+    method: Optional[str]
+    name: str
+    parameter: str
+    position: Optional[int]
+    default: Optional[Value]
+
 TENSOR = Value(Kind.TENSOR)
 # ``self.param_groups`` of an optimizer: dicts whose ``'params'`` list tensors.
 PARAM_GROUPS = Value(Kind.TUPLE, element=Value(Kind.MAPPING, keys=(
@@ -107,6 +125,17 @@ class Binding:
     how: str
     value: cst.BaseExpression
     path: Tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class NestedStore:
+    """A store into an element of a container: ``c[k]['value'] = v`` (``key``
+    'value', the binding of ``v``). ``key`` None: not a constant string (or
+    deeper down, ``c[a][b][d] = v``); ``binding`` None: what goes in is not
+    followed (``c[k]['n'] += v``, ``c[k].append(v)``)."""
+
+    key: Optional[str]
+    binding: Optional[Binding]
 
 
 def meet(values: Iterable[Value]) -> Value:
@@ -259,6 +288,12 @@ class ProjectLink:
         own module) differentiate what it returns? True when unknown."""
         return True
 
+    def parameter_from_project(self, target: "CallTarget") -> Value:
+        """What every call of a def of a helper module in a folder of scripts
+        (``utils.py`` beside ``train.py``), in that module and its neighbours,
+        agrees it passes for one parameter (``call_sites.py``)."""
+        return UNKNOWN
+
     def patched_torch_names(self) -> FrozenSet[str]:
         """The torch names (``torch.load``) a module of the project rebinds before the
         checked file's code runs (``torch.load = project_load``): there they call the
@@ -294,7 +329,8 @@ class FileFacts:
     # What goes into a container a name or ``self.attr`` holds: ``c[k] = v`` and ``c.append(v)``
     # give ``v``; ``c.update(...)`` and other filling calls give None (anything may go in).
     # The container is the ``cst.Name`` itself, or ``(self_name, attr)`` for an attribute.
-    item_stores: List[Tuple[object, Optional[Binding]]] = field(default_factory=list)
+    item_stores: List[Tuple[object, Union[None, Binding, "NestedStore"]]] = field(default_factory=list)
+    # A ``NestedStore`` in place of the binding: a store into one of the container's elements.
     # Every call of the file (where a project function's parameters get their values).
     calls: List[cst.Call] = field(default_factory=list)
     # Every parameter -> the def it belongs to.
@@ -378,6 +414,11 @@ class Inference:
     @property
     def resolver(self) -> Resolver:
         return self._resolver
+
+    @property
+    def file_calls(self) -> List[cst.Call]:
+        """Every call of the file, in order."""
+        return self._facts.calls
 
     # -- the questions rules ask ------------------------------------------
 
@@ -815,7 +856,7 @@ class Inference:
             base = self.value(expr.value)
             if base.kind is Kind.TENSOR:
                 return Value(Kind.TENSOR, cuda=base.cuda, dtype=base.dtype, ndim=self._indexed_ndim(base.ndim, expr))
-            keyed = dict(base.keys).get(_constant_key(expr)) if base.kind is Kind.MAPPING and base.keys else None
+            keyed = dict(base.keys).get(constant_key(expr)) if base.kind is Kind.MAPPING and base.keys else None
             if keyed is not None:
                 return keyed
             if base.kind is Kind.MAPPING and base.element is not None:
@@ -1092,9 +1133,33 @@ class Inference:
         if function is None or param.star not in ("", cst.MaybeSentinel.DEFAULT):
             return UNKNOWN
         key = self._definition_name(function)
-        if key is None or not self._only_called_here(function.name.value):
-            return UNKNOWN
-        return self.project.parameter_value(key, param.name.value)
+        if key is not None and self._only_called_here(function.name.value):
+            return self.project.parameter_value(key, param.name.value)
+        target = self._call_target(function, param)
+        return self.project.parameter_from_project(target) if target is not None else UNKNOWN
+
+    def _call_target(self, function: cst.FunctionDef, param: cst.Param) -> Optional["CallTarget"]:
+        """``param`` of a top-level def, or of a method of a top-level class called on
+        its instances, as the project's calls of it are asked about; None for a
+        decorated def (a decorator may call it any way) or another parameter."""
+        if function.decorators or function.asynchronous is not None:
+            return None
+        positional = [*function.params.posonly_params, *function.params.params]
+        key, method = self._definition_name(function), None
+        if key is None:
+            classdef = self._self_params.get(positional[0]) if positional else None
+            key = self._definition_name(classdef) if classdef is not None else None
+            if key is None or param is positional[0]:
+                return None
+            positional, method = positional[1:], function.name.value
+        names = [p.name.value for p in positional]
+        position = names.index(param.name.value) if param in positional else None
+        default = self.value(param.default) if param.default is not None else None
+        return CallTarget(key, method, function.name.value, param.name.value, position, default)
+
+    def definition_key(self, definition: cst.CSTNode) -> Optional[str]:
+        """The key by which the project knows a top-level def or class of this file."""
+        return self._definition_name(definition)
 
     def _only_called_here(self, name: str) -> bool:
         return name in parameters_from_calls(self._resolver.file_outline())
@@ -1179,13 +1244,34 @@ class Inference:
         made = self._empty_container(binding.value)
         if made is None:
             return None
-        stores = self._item_stores().get(container)
-        if not stores:
+        stores = self._item_stores().get(container, [])
+        direct = [store for store in stores if not isinstance(store, NestedStore)]
+        if not direct:
             return None
-        if any(store is None for store in stores):
+        if any(store is None for store in direct):
             return UNKNOWN
-        element = meet(self._binding_value(store) for store in stores)
+        element = meet(self._binding_value(store) for store in direct)
+        element = self._after_nested_stores(element, [s for s in stores if isinstance(s, NestedStore)])
         return Value(made, element=element) if made is Kind.MAPPING else Value(Kind.TUPLE, element=element)
+
+    def _after_nested_stores(self, element: Value, nested: List[NestedStore]) -> Value:
+        """The elements of a container after stores into them: a dict element
+        (``{'placeholder': p}``) with ``c[k]['value'] = v`` holds ``v`` under
+        'value' and either under any other key; any other store into an element
+        leaves it unknown."""
+        if not nested:
+            return element
+        if element.kind is not Kind.MAPPING or any(n.key is None or n.binding is None for n in nested):
+            return UNKNOWN
+        stored: Dict[str, List[Value]] = {}
+        for store in nested:
+            stored.setdefault(store.key, []).append(self._binding_value(store.binding))
+        keys = dict(element.keys)
+        for key, values in stored.items():
+            # Read before the store, the key held what the element was made with (if it had it).
+            keys[key] = meet([*values, keys[key]] if key in keys else values)
+        anything = meet([element.element or UNKNOWN, *(v for values in stored.values() for v in values)])
+        return Value(Kind.MAPPING, element=anything, keys=tuple(keys.items()))
 
     def _empty_container(self, expr: cst.BaseExpression) -> Optional[Kind]:
         """MAPPING for ``{}``/``dict()``/``OrderedDict()``, TUPLE for ``[]``/``list()``; else None."""
@@ -1801,7 +1887,7 @@ def _parameters_value(method: str) -> Value:
     return Value(Kind.TUPLE, element=TENSOR)
 
 
-def _constant_key(subscript: cst.Subscript) -> Optional[str]:
+def constant_key(subscript: cst.Subscript) -> Optional[str]:
     """``'params'`` of ``group['params']``."""
     if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
         return None

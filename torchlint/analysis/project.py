@@ -43,13 +43,14 @@ from torchlint.analysis.cutting import (
     last_line,
 )
 from torchlint.analysis.integral import IntegerValues
-from torchlint.analysis.inference import UNKNOWN, Inference, Kind, ProjectLink, Value
+from torchlint.analysis.call_sites import calls_passing
+from torchlint.analysis.inference import UNKNOWN, CallTarget, Inference, Kind, ProjectLink, Value, meet
 from torchlint.analysis.outline import Outline, dotted
 from torchlint.analysis.summaries import SummaryStore, decode, encode
 from torchlint.analysis.sys_path import added_folders
 from torchlint.analysis.version_gates import version_flags
 from torchlint.analysis.version_tests import oldest_release_told_apart
-from torchlint.core.dependencies import PROBE, Resolution, content_digest
+from torchlint.core.dependencies import LISTING, PROBE, Resolution, content_digest
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceFile
@@ -93,6 +94,12 @@ class Finder:
         return Resolution(None, False, ())
 
     def read(self, module: ModuleRef) -> Optional[SourceFile]:
+        return None
+
+    def neighbours(self, near: ModuleRef) -> Optional[List[ModuleRef]]:
+        """The modules in ``near``'s folder (``near`` too), for the calls of a
+        helper module's defs in the scripts beside it. None when they cannot be
+        listed (this finder knows no files, or the folder holds too many)."""
         return None
 
     def project_modules(self, near: ModuleRef) -> Optional[Iterator[ModuleRef]]:
@@ -419,11 +426,15 @@ class _Module:
 
     def analysed_whole(self, project: "Project", name: str) -> Optional[Tuple[Inference, cst.CSTNode]]:
         """The inference of the whole module, nothing cut, and its def or class ``name``."""
+        analysis = self.whole(project)
+        return _only_definition(analysis[1], name, analysis[0]) if analysis is not None else None
+
+    def whole(self, project: "Project") -> Optional[Tuple[Inference, cst.Module]]:
+        """The inference of the whole module, nothing cut, and its tree."""
         project.touch(self)
         if _WHOLE not in self._analyses and not self.broken:
             self._analyses[_WHOLE] = self._analyse(project, _WHOLE)
-        analysis = self._analyses.get(_WHOLE)
-        return _only_definition(analysis[1], name, analysis[0]) if analysis is not None else None
+        return self._analyses.get(_WHOLE)  # type: ignore[return-value]
 
     def _analyse(self, project: "Project", name: Optional[str]) -> Optional[Tuple[Inference, cst.CSTNode]]:
         """The analysis of the module kept for ``name`` (None: every def and
@@ -833,6 +844,14 @@ class Project:
             self._import_index[module.key] = _imports_in(self.finder.read(module))
         return self._import_index[module.key]
 
+    def _imports_module(self, importer: ModuleRef, ref: ModuleRef) -> bool:
+        """Does ``importer`` import ``ref`` (``import ref``, ``from ref import ...``)? Yes when unknown."""
+        imports = self._imports_of(importer)
+        if imports is None:
+            return True
+        return any(self._reaches(alias, importer, ref) if spelled is None else self._reaches(spelled, importer, ref)
+                   for spelled, aliases in imports for alias in aliases)
+
     def _reaches(self, spelled: str, importer: ModuleRef, ref: ModuleRef) -> bool:
         """Does an import spelled ``spelled`` in ``importer`` reach ``ref``? Asked of the
         finder alone: the answer is for a fix, not a dependency of a check."""
@@ -1074,6 +1093,56 @@ class Project:
             module, key, name, question, UNKNOWN,
             lambda inference, function: inference.call_site_value(function, parameter)))
 
+    def parameter_from_project(self, target: CallTarget) -> Value:
+        """What the calls of ``target`` agree its parameter is, in its module and in
+        the modules beside it that import it, where those calls are all there are:
+        its module is a helper of a folder of scripts (no package: nothing outside
+        the folder imports it by that name), and every use of the def in those
+        modules is a call whose arguments inference reads (``call_sites.py``).
+        The answer depends on every module of the folder and on their listing."""
+        ref_key, name = _split_key(target.key)
+        module = self.known(ref_key)
+        if module is None or "." in module.ref.name or module.ref.is_package:
+            return UNKNOWN
+        question = f"{name}.{target.method or ''}({target.parameter}) in the folder"
+        return self._remembered(module, question, lambda: self._work_out_folder_calls(module, target, question))
+
+    def _work_out_folder_calls(self, module: _Module, target: CallTarget, question: str) -> Value:
+        asked = (target.key, question)
+        if asked in self._busy:
+            self._cut_short += 1
+            return UNKNOWN
+        self._busy.add(asked)
+        self._answering.append(module.ref.key)
+        try:
+            neighbours = self.finder.neighbours(module.ref)
+            if neighbours is None:
+                return UNKNOWN
+            self._note_use(LISTING + os.path.dirname(module.ref.key))
+            values: List[Value] = []
+            for ref in neighbours:
+                found = self._calls_in(ref, module.ref, target)
+                if found is None:
+                    return UNKNOWN
+                values.extend(found)
+            return meet(values) if values else UNKNOWN
+        finally:
+            self._busy.discard(asked)
+            self._answering.pop()
+
+    def _calls_in(self, ref: ModuleRef, defining: ModuleRef, target: CallTarget) -> Optional[List[Value]]:
+        """What the calls of ``target`` in module ``ref`` pass (none where it does not
+        import ``defining``); None when a use of it there is not a call read."""
+        if ref.key != defining.key and not self._imports_module(ref, defining):
+            self._note_use(ref.key)  # were it to import the helper, its calls would count
+            return []
+        other = self.module(ref)
+        whole = other.whole(self) if other is not None else None
+        if whole is None:
+            return None
+        inference, tree = whole
+        return calls_passing(inference, tree, inference.file_calls, target)
+
     def result_may_be_differentiated(self, key: str) -> bool:
         """May a caller of the top-level def ``key`` (all in its module) differentiate its result?"""
         ref_key, name = _split_key(key)
@@ -1265,6 +1334,10 @@ class ModuleLink(ProjectLink):
     def result_may_be_differentiated(self, qualified: str) -> bool:
         self._know(qualified)
         return self._project.result_may_be_differentiated(qualified)
+
+    def parameter_from_project(self, target: CallTarget) -> Value:
+        self._know(target.key)
+        return self._project.parameter_from_project(target)
 
     def patched_torch_names(self) -> FrozenSet[str]:
         return self._project.patched_torch_names(self.ref)

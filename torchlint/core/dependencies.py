@@ -28,6 +28,50 @@ MODULE = "module"  # folder/name.py
 NAMESPACE = "namespace"  # the folder folder/name without __init__.py: a namespace portion
 
 
+# A folder's listing of modules (``LISTING`` + the folder): what an answer that
+# read every module of a folder depends on besides their bytes (one appearing).
+LISTING = "listing:"
+# How many modules a folder may hold for its listing to be read at all.
+MAX_LISTED = 200
+
+
+def listed_modules(folder: str) -> Optional[List[str]]:
+    """The ``.py`` files of ``folder`` (not in its subfolders, no symlinks), sorted;
+    None when it cannot be read or holds more than ``MAX_LISTED``."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(folder)
+                       if entry.name.endswith(".py") and entry.is_file(follow_symlinks=False))
+    except (OSError, ValueError):
+        return None
+    return names if len(names) <= MAX_LISTED else None
+
+
+# The files by which a folder may ship its modules to other projects (``py_modules``).
+_METADATA = ("setup.py", "setup.cfg", "pyproject.toml")
+
+
+def ships_modules(folder: str) -> bool:
+    """Does ``folder``'s packaging metadata ship its top-level modules (``py_modules``,
+    ``py-modules``)? Then anyone may import them, not only the scripts beside them."""
+    for name in _METADATA:
+        try:
+            with open(os.path.join(folder, name), "rb") as handle:
+                data = handle.read(1 << 20)
+        except OSError:
+            continue
+        if b"py_modules" in data or b"py-modules" in data:
+            return True
+    return False
+
+
+def listing_digest(folder: str) -> str:
+    """What ``LISTING`` + ``folder`` compares: the names of its modules, and whether it ships them."""
+    names = listed_modules(folder)
+    if names is None:
+        return NOTHING
+    return content_digest("\n".join([*names, str(ships_modules(folder))]).encode())
+
+
 def content_digest(data: bytes) -> str:
     """The hash of a file's bytes: results and module summaries are keyed by what was read."""
     return hashlib.blake2b(data, digest_size=20).hexdigest()

@@ -60,7 +60,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
 from torchlint import __version__
-from torchlint.core.dependencies import PROBE, probe
+from torchlint.core.dependencies import LISTING, PROBE, listing_digest, probe
 from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.noqa import add_noqa
 from torchlint.core.settings import SettingsError
@@ -317,7 +317,7 @@ class Workbench:
             "unsafe_fixes": options.unsafe_fixes,
             "excluded": options.is_excluded_with_parents(path),
             "depends_on": sorted({d for (k, p), deps in self._dependencies.items()
-                                  if k == key and p == path for d in deps if not d.startswith(PROBE)}),
+                                  if k == key and p == path for d in deps if not d.startswith((PROBE, LISTING))}),
         }
 
     # -- the project on disk ---------------------------------------------------
@@ -368,7 +368,7 @@ class Workbench:
         stale: List[Tuple] = []
         for (key, path), deps in self._dependencies.items():
             for dependency, digest in deps.items():
-                if wanted is not None and wanted.isdisjoint(_paths_of(dependency)):
+                if wanted is not None and not _touched(dependency, wanted):
                     continue
                 if current_digest(dependency) != digest:
                     stale.append((key, path))
@@ -377,7 +377,7 @@ class Workbench:
             self._projects.pop(key, None)
             self._forget_results(key, path)
         for dependency in list(self._seen):
-            if wanted is None or not wanted.isdisjoint(_paths_of(dependency)):
+            if wanted is None or _touched(dependency, wanted):
                 self._seen[dependency] = _state_of(dependency)
         return sorted({path for _, path in stale})
 
@@ -531,16 +531,29 @@ def _paths_of(dependency: str) -> Tuple[str, ...]:
     """The files whose change touches ``dependency``: a module's own path; for a
     place an import looked (``PROBE`` + folder/name), the module, package and
     folder that may appear or go there."""
+    if dependency.startswith(LISTING):
+        return (dependency[len(LISTING):],)  # a module appearing in the folder, or going
     if not dependency.startswith(PROBE):
         return (dependency,)
     place = dependency[len(PROBE):]
     return place + ".py", os.path.join(place, "__init__.py"), place
 
 
+def _touched(dependency: str, paths: "set[str]") -> bool:
+    """Does a change to one of ``paths`` touch ``dependency``? For a folder's
+    listing, a module of the folder appearing or going does."""
+    if dependency.startswith(LISTING):
+        folder = dependency[len(LISTING):]
+        return any(path == folder or os.path.dirname(path) == folder for path in paths)
+    return not paths.isdisjoint(_paths_of(dependency))
+
+
 def _state_of(dependency: str) -> Optional[Tuple[object, ...]]:
     """What a poll compares: a module's modification time and size, what a place holds."""
     if dependency.startswith(PROBE):
         return (probe(dependency[len(PROBE):]),)
+    if dependency.startswith(LISTING):
+        return (listing_digest(dependency[len(LISTING):]),)
     try:
         status = os.stat(dependency)
     except OSError:

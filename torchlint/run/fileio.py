@@ -17,7 +17,7 @@ import stat
 import threading
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from torchlint.core.dependencies import PROBE, content_digest, probe
+from torchlint.core.dependencies import LISTING, PROBE, content_digest, listing_digest, probe
 from torchlint.core.source import SourceError, SourceFile, decode
 
 
@@ -34,6 +34,8 @@ def current_digest(key: str) -> Optional[str]:
     recorded by the project model is compared against."""
     if key.startswith(PROBE):
         return probe(key[len(PROBE):])
+    if key.startswith(LISTING):
+        return listing_digest(key[len(LISTING):])
     try:
         return content_digest(read_bytes(key, MAX_SOURCE_BYTES))
     except (SourceError, OSError, ValueError):

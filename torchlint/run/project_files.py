@@ -24,7 +24,10 @@ import os
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from torchlint.analysis.project import Finder, ModuleRef
-from torchlint.core.dependencies import PROBE, Resolution, content_digest, probe, resolve
+from torchlint.core.dependencies import (
+    LISTING, PROBE, Resolution, content_digest, listed_modules, listing_digest, probe, resolve,
+    ships_modules,
+)
 from torchlint.core.source import SourceError, SourceFile, decode
 from torchlint.run.fileio import MAX_SOURCE_BYTES, current_digest, read_bytes
 from torchlint.run.project_walk import python_files
@@ -74,6 +77,15 @@ class FileFinder(Finder):
         roots = [*self._search_path(near)[:1], *self.roots]
         return (self.module_for(path) for path in python_files(roots, self._listed))
 
+    def neighbours(self, near: ModuleRef) -> Optional[List[ModuleRef]]:
+        if not os.path.isabs(near.key):
+            return None
+        folder = os.path.dirname(near.key)
+        names = listed_modules(folder)
+        if names is None or ships_modules(folder):
+            return None  # too many to read, or importable by anyone
+        return [self.module_for(os.path.join(folder, name)) for name in names]
+
     def read(self, module: ModuleRef) -> Optional[SourceFile]:
         try:
             data = read_bytes(module.key, MAX_SOURCE_BYTES)
@@ -88,6 +100,8 @@ class FileFinder(Finder):
         (a module the run checked, whose text the model was handed) the file's now."""
         if key.startswith(PROBE):
             return self._probe(key[len(PROBE):])  # what the import found there
+        if key.startswith(LISTING):
+            return listing_digest(key[len(LISTING):])  # which modules the folder holds
         if key not in self.digests and os.path.isabs(key):
             digest = current_digest(key)
             if digest is None:

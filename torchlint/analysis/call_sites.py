@@ -1,0 +1,144 @@
+"""What a def's calls across the project pass for one of its parameters.
+
+A helper module of a folder of scripts (``utils.py`` beside ``train.py``,
+no package) is called by its neighbours: ``logger.log({'loss_G': loss_G})``
+in ``cyclegan.py`` tells what ``Logger.log``'s ``losses`` holds in
+``utils.py``. ``calls_passing`` reads one module (the helper itself or a
+neighbour that imports it) and returns what each of its calls of the def
+passes for the parameter, or None when some use of the def there is no call
+it can read: the def handed on as a value (``f = log``), a call with
+``*args``, or a method call on a receiver inference cannot tell apart from
+an instance of the def's class (``x.log(...)`` with ``x`` unknown). Then the
+calls seen are maybe not all the calls there are, and the parameter stays
+unknown: a fact is evidence or nothing.
+
+The project model (``Project.parameter_from_project``) decides which modules
+to read and meets the answers.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Set
+
+import libcst as cst
+
+from torchlint.analysis.inference import _OWNERS, CallTarget, Inference, Kind, Value
+
+# Receivers whose methods are never a project class's: a tensor, a number, None,
+# a torch data loader, a tuple or a dict.
+_NOT_AN_INSTANCE = frozenset({Kind.TENSOR, Kind.NUMBER, Kind.NONE, Kind.LOADER, Kind.TUPLE, Kind.MAPPING})
+
+
+class _References(cst.CSTVisitor):
+    """Every name and attribute spelled like the def (``name``, ``x.name``), but
+    those that define or import it, name a parameter or a keyword argument."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.names: List[cst.Name] = []
+        self.attributes: List[cst.Attribute] = []
+        self._skipped: Set[int] = set()
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._skipped.add(id(node.name))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._skipped.add(id(node.name))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._skipped.add(id(node.name))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._skipped.add(id(node.keyword))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._skipped.add(id(node.attr))
+        if node.attr.value == self.name:
+            self.attributes.append(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name and id(node) not in self._skipped:
+            self.names.append(node)
+
+
+def calls_passing(inference: Inference, module: cst.Module, calls: List[cst.Call],
+                  target: CallTarget) -> Optional[List[Value]]:
+    """What each call of ``target`` in ``module`` passes for its parameter
+    (``calls``: every call of the module); None when a use of it is not a call read here."""
+    references = _References(target.name)
+    module.visit(references)
+    callees = {id(call.func): call for call in calls}
+    values: List[Value] = []
+    found = (_function_references(inference, references, target) if target.method is None
+             else _method_references(inference, references, target))
+    if found is None:
+        return None
+    for reference in found:
+        call = callees.get(id(reference))
+        if call is None:
+            return None  # handed on, stored, decorated: its calls are not all here
+        value = _passed_value(inference, call, target)
+        if value is None:
+            return None
+        values.append(value)
+    return values
+
+
+def _function_references(inference: Inference, references: _References, target: CallTarget):
+    """The references to the function ``target.key``."""
+    return [node for node in (*references.names, *references.attributes)
+            if _names_function(inference, node, target.key)]
+
+
+def _names_function(inference: Inference, node: cst.BaseExpression, key: str) -> bool:
+    local = inference.local_definition(node)
+    if isinstance(local, cst.FunctionDef):
+        return inference.definition_key(local) == key
+    qualified = inference.resolver.resolve(node)
+    return qualified is not None and inference.project.absolute(qualified) == key
+
+
+def _method_references(inference: Inference, references: _References, target: CallTarget):
+    """The references to the method ``target.method`` of class ``target.key`` on
+    its instances (a bound call: ``target.position`` counts after ``self``).
+    None at the first receiver that may be an instance of another class, or of
+    no class inference knows: that call may be one of the method's."""
+    found = []
+    for node in references.attributes:
+        qualified = inference.resolver.resolve(node)
+        if qualified is not None:
+            owner = inference.project.absolute(qualified.rpartition(".")[0])
+            if owner == target.key:
+                return None  # ``Logger.log`` itself: called unbound or handed on
+            continue  # ``np.log``, ``torch.log``: a module's function
+        receiver = inference.value(node.value)
+        if receiver.instance_of is not None and target.key in receiver.instance_of.split(_OWNERS):
+            if _OWNERS in receiver.instance_of:
+                return None  # maybe an instance of another class with its own method
+            found.append(node)
+        elif receiver.kind in _NOT_AN_INSTANCE or (receiver.kind is Kind.MODULE and receiver.instance_of is None):
+            continue  # a tensor's ``.log()``, a torch module's method
+        else:
+            return None
+    return found
+
+
+def _passed_value(inference: Inference, call: cst.Call, target: CallTarget) -> Optional[Value]:
+    """What ``call`` passes for the parameter (its default when left out); None when unknown."""
+    if any(arg.star for arg in call.args):
+        return None
+    positional = [arg for arg in call.args if arg.keyword is None]
+    position = target.position
+    if position is not None and position < len(positional):
+        return inference.value(positional[position].value)
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == target.parameter:
+            return inference.value(arg.value)
+    return target.default
