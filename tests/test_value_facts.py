@@ -677,3 +677,71 @@ def test_a_store_of_a_number_under_a_key_the_element_had_makes_it_either():
             stats[name]['value'] = 0.0
     """
     assert _lines(source) == []
+
+
+# -- where a tensor lives: operations keep their inputs' device; modules move in place ---
+
+GATED_GPU = """\
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 3)
+if torch.cuda.is_available():
+    model.cuda()
+x = torch.randn(2, 4)
+if torch.cuda.is_available():
+    x = x.cuda()
+out = model(x)
+print(out[0].data.numpy())
+print(torch.softmax(out, 1).numpy())
+print(torch.cat([torch.zeros(1, 3, device="cuda"), out.detach()]).numpy())
+"""
+
+
+def test_a_module_moved_under_the_availability_test_computes_on_the_gpu():
+    assert _lines(GATED_GPU, "TL202") == [11, 12, 13]
+
+
+def test_a_module_moved_back_before_the_call_computes_on_the_cpu():
+    source = GATED_GPU.replace("x = torch.randn(2, 4)\n", "model.cpu()\nx = torch.randn(2, 4)\n")
+    assert _lines(source, "TL202") == [14]  # only the explicit cuda factory's concatenation
+
+
+def test_a_tensor_s_cuda_statement_moves_nothing():
+    source = """\
+    import torch
+
+    x = torch.randn(2, 4)
+    x.cuda()
+    y = torch.softmax(x, 1)
+    print(y.numpy())
+    """
+    assert _lines(source, "TL202") == []
+
+
+def test_an_operation_on_a_tensor_brought_back_to_the_cpu_is_on_the_cpu():
+    source = """\
+    import torch
+
+    x = torch.randn(2, 4).cuda()
+    print(torch.softmax(x.cpu(), 1).numpy())
+    print(torch.nn.functional.relu(x.cpu()).numpy())
+    """
+    assert _lines(source, "TL202") == []
+
+
+def test_a_script_helper_s_parameter_takes_the_cuda_outputs_its_calls_pass():
+    source = """\
+    import torch
+
+
+    def to_np(t):
+        return t.data.numpy()
+
+
+    if __name__ == "__main__":
+        net = torch.nn.Linear(2, 2).cuda()
+        print(to_np(net(torch.randn(1, 2).cuda())))
+    """
+    assert _lines(source, "TL202") == [5]
+    assert _lines(source.replace(".cuda()", ""), "TL202") == []

@@ -410,6 +410,7 @@ class Inference:
         self._sized_names: Optional[Set[Tuple[object, str]]] = None
         self._stores: Optional[Dict[object, List[Optional[Binding]]]] = None
         self._chains: Dict[int, Optional[_Chain]] = {}
+        self._moves: Optional[Dict[Tuple[object, str], List[Tuple[int, Optional[bool]]]]] = None
 
     @property
     def resolver(self) -> Resolver:
@@ -923,6 +924,10 @@ class Inference:
             return last
         values = [self._assignment_value(a) for a in assignments]
         value = meet(values)
+        if value.kind is Kind.MODULE:
+            moved = self._moved_in_place(name)
+            if moved is not None:
+                return replace(value, cuda=moved)
         if value.kind is Kind.UNKNOWN and self._backward_called(name) and all(
                 v.kind in (Kind.UNKNOWN, Kind.TENSOR) for v in values):
             # ``name.backward()`` in the same scope: only a one-element tensor takes that.
@@ -931,6 +936,45 @@ class Inference:
             # ``name.size(0)`` in the scope of its only binding (a parameter, say): a tensor.
             return TENSOR
         return value
+
+    def _moved_in_place(self, read: cst.Name) -> Optional[bool]:
+        """Where a module is at ``read`` after a statement of its scope moved it in
+        place (``model.cuda()``, ``model.to('cpu')``: a module moves itself, a
+        tensor would not) before the read, with a binding between them to tell
+        the order: True on a CUDA device, False on the CPU. The move may sit under
+        a test (``if torch.cuda.is_available():``, ``if args.cuda:``): that is the
+        program's GPU mode, where the module is then on the GPU. None when no
+        such statement comes first, or where it moved it is unknown."""
+        scope = self._resolver.scope_of(read)
+        access = scope.access_of(read) if scope is not None else None
+        if access is None:
+            return None
+        moves = [(index, device) for index, device in self._in_place_moves().get((scope, read.value), ())
+                 if index < access.index]
+        if not moves:
+            return None
+        last = max(index for index, _ in moves)
+        devices = {device for index, device in moves if index == last}
+        return devices.pop() if len(devices) == 1 else None
+
+    def _in_place_moves(self) -> Dict[Tuple[object, str], List[Tuple[int, Optional[bool]]]]:
+        """(scope, name) -> the statements ``name.cuda()`` / ``.cpu()`` / ``.to(...)`` there:
+        how many bindings the scope had made by then, and where they move it."""
+        if self._moves is None:
+            self._moves = {}
+            for call in self._facts.calls:
+                func = call.func
+                statement = self._facts.call_statement.get(call)
+                if not (isinstance(statement, cst.Expr) and statement.value is call
+                        and isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "cpu", "to")
+                        and isinstance(func.value, cst.Name)):
+                    continue
+                scope = self._resolver.scope_of(func.value)
+                access = scope.access_of(func.value) if scope is not None else None
+                if access is not None:
+                    device = _device_after(func.attr.value, call, None)
+                    self._moves.setdefault((scope, func.value.value), []).append((access.index, device))
+        return self._moves
 
     def _attribute_owners(self, receiver: cst.BaseExpression, member: str,
                           base: Optional[Value] = None) -> Optional[str]:
@@ -1599,7 +1643,7 @@ class Inference:
         ):
             return Value(Kind.TENSOR, scalar=_reduces(call, api.LOSS_PARAMS.get(callee)), loss=True)
         if callee.startswith(api.FUNCTIONAL):
-            return TENSOR
+            return Value(Kind.TENSOR, cuda=self._inputs_on_cuda(call))
         if callee in api.EXTREMUM_FUNCTIONS:
             # ``torch.max(x)`` is the 0-dim maximum; with a dim it is a (values, indices)
             # pair and with a second tensor the elementwise maximum.
@@ -1619,8 +1663,27 @@ class Inference:
             if keyword is not None:
                 dtype = self._dtype_of(keyword)
             ndim = None if scalar else self._factory_ndim(callee, call)
-            return Value(Kind.TENSOR, scalar=scalar, cuda=_device_keyword(call), dtype=dtype, ndim=ndim)
+            cuda = _device_keyword(call)
+            if callee in api.DEVICE_PRESERVING and _keyword(call, "device") is None:
+                cuda = self._inputs_on_cuda(call)
+            return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, dtype=dtype, ndim=ndim)
         return UNKNOWN
+
+    def _inputs_on_cuda(self, call: cst.Call) -> Optional[bool]:
+        """Where an operation's result lives: with its tensor arguments (or those in
+        a list or tuple of them, ``torch.cat([a, b])``). True when one is known to be
+        on a CUDA device (a CPU tensor beside it raises, 0-dim ones aside), False
+        when the first is known to be on the CPU and none is known to be elsewhere."""
+        devices = []
+        for arg in call.args:
+            if arg.star or (arg.keyword is not None and arg.keyword.value != "input"):
+                continue
+            value = arg.value
+            parts = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
+            devices.extend(self.value(part).cuda for part in parts)
+        if any(devices):
+            return True
+        return False if devices and devices[0] is False else None
 
     def _sorted_value(self, call: cst.Call, callee: str) -> Value:
         """``torch.sort(x, 1)`` / ``torch.topk(x, k)``: (values, indices) as large as ``x``;

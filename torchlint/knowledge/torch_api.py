@@ -215,6 +215,17 @@ TENSOR_FACTORIES: FrozenSet[str] = frozenset(
     )
 )
 
+# torch functions whose result lives where their tensor arguments do (unless a
+# ``device=`` says otherwise): the operations among ``TENSOR_FACTORIES`` and the
+# ``*_like`` factories. ``torch.nn.functional`` works the same way.
+DEVICE_PRESERVING: FrozenSet[str] = frozenset(
+    name for name in TENSOR_FACTORIES
+    if name.endswith("_like") or name.rsplit(".", 1)[1] not in {
+        "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand", "randn",
+        "randint", "randperm", "arange", "range", "linspace", "logspace", "eye"}
+    and not name.endswith("Tensor")
+)
+
 # torch functions that reduce to 0-dim when given only the input.
 SCALAR_FUNCTIONS: FrozenSet[str] = frozenset(
     "torch." + name for name in ("sum", "mean", "prod", "std", "var", "norm", "dot", "vdot", "trace")

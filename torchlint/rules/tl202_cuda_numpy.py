@@ -12,6 +12,7 @@ from torchlint.analysis.outline import (
     callee_name,
     keyword_value,
     names_where,
+    parameter_names,
     resolved_names,
     stored_names,
 )
@@ -169,7 +170,8 @@ def _may_be_on_cuda(outline: Outline, expr: ast.AST, known: Optional[set] = None
     if isinstance(expr, ast.Name):
         if known is None:
             known = names_where(outline, "TL202 cuda", lambda value, found: _may_be_on_cuda(outline, value, found))
-        return expr.id in known
+        # A parameter takes what its calls pass (a script's def, a helper module's beside its scripts).
+        return expr.id in known or expr.id in parameter_names(outline.whole_file)
     if isinstance(expr, ast.Call):
         func = expr.func
         if isinstance(func, ast.Name):  # a torch call, or a module's (a name bound by an assignment)
