@@ -745,3 +745,59 @@ def test_a_script_helper_s_parameter_takes_the_cuda_outputs_its_calls_pass():
     """
     assert _lines(source, "TL202") == [5]
     assert _lines(source.replace(".cuda()", ""), "TL202") == []
+
+
+# -- a callee whose result the file differentiates returns one-element tensors ----------
+
+TRAIN_AND_EVAL = """\
+from losses import make_loss
+
+
+class Trainer:
+    def __init__(self):
+        self.crit = make_loss()
+        self.metric = make_metric()
+
+    def train(self, loader, model):
+        for x, y in loader:
+            loss = self.crit(model(x), y)
+            loss.backward()
+
+    def evaluate(self, loader, model):
+        total = 0
+        for x, y in loader:
+            loss = self.crit(model(x), y)
+            total += loss.data[0]
+            score = self.metric(model(x), y)
+            total += score.data[0]
+        return total
+"""
+
+
+def test_the_eval_loop_s_loss_from_the_criterion_the_train_loop_differentiates_is_0_dim():
+    assert _lines(TRAIN_AND_EVAL) == [18]
+
+
+def test_a_criterion_named_alike_in_two_functions_is_the_same_callee():
+    source = """\
+    import torch
+    from losses import build
+
+    criterion = build()
+
+
+    def train(model, x, y):
+        loss = criterion(model(x), y)
+        loss.backward()
+
+
+    def evaluate(model, x, y):
+        loss = criterion(model(x), y)
+        return loss.data[0]
+
+
+    def other(model, x, y, criterion):
+        loss = criterion(model(x), y)
+        return loss.data[0]
+    """
+    assert _lines(source) == [14]

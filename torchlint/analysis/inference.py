@@ -411,6 +411,7 @@ class Inference:
         self._stores: Optional[Dict[object, List[Optional[Binding]]]] = None
         self._chains: Dict[int, Optional[_Chain]] = {}
         self._moves: Optional[Dict[Tuple[object, str], List[Tuple[int, Optional[bool]]]]] = None
+        self._differentiated: Optional[Set[object]] = None
 
     @property
     def resolver(self) -> Resolver:
@@ -928,8 +929,8 @@ class Inference:
             moved = self._moved_in_place(name)
             if moved is not None:
                 return replace(value, cuda=moved)
-        if value.kind is Kind.UNKNOWN and self._backward_called(name) and all(
-                v.kind in (Kind.UNKNOWN, Kind.TENSOR) for v in values):
+        if value.kind is Kind.UNKNOWN and all(v.kind in (Kind.UNKNOWN, Kind.TENSOR) for v in values) and (
+                self._backward_called(name) or self._from_differentiated_callee(assignments)):
             # ``name.backward()`` in the same scope: only a one-element tensor takes that.
             return Value(Kind.TENSOR, scalar=True, loss=True)
         if value.kind is Kind.UNKNOWN and len(values) == 1 and self._sized(name):
@@ -1136,6 +1137,48 @@ class Inference:
         if self._backward is None:
             self._backward = {(self._resolver.scope_of(r), r.value) for r in self._facts.backward_receivers}
         return (self._resolver.scope_of(name), name.value) in self._backward
+
+    def _from_differentiated_callee(self, assignments) -> bool:
+        """Is the name's only binding ``name = f(...)`` of a callee another call of
+        which gives a value the file differentiates with no gradient
+        (``loss = self.criterion(o, t)`` then ``loss.backward()`` in the train loop)?
+        The callee returns one-element tensors then, in the eval loop beside it too.
+        The same callee: ``self.attr`` of the same class, or a name with the same bindings."""
+        if len(assignments) != 1:
+            return False
+        node = getattr(next(iter(assignments)), "node", None)
+        binding = self._bindings.get(node) if isinstance(node, cst.Name) else None
+        if binding is None or binding.how != "assign" or binding.path or not isinstance(binding.value, cst.Call):
+            return False
+        key = self._callee_key(binding.value.func)
+        return key is not None and key in self._differentiated_callees()
+
+    def _differentiated_callees(self) -> Set[object]:
+        """``_callee_key``s of the calls whose results a ``.backward()`` with no gradient proves."""
+        if self._differentiated is None:
+            self._differentiated = set()
+            for receiver in self._facts.backward_receivers:
+                assignments = self._resolver.assignments(receiver)
+                nodes = [getattr(a, "node", None) for a in assignments]
+                bindings = [self._bindings.get(n) for n in nodes if isinstance(n, cst.Name)]
+                for binding in bindings:
+                    if binding is not None and binding.how == "assign" and not binding.path and isinstance(
+                            binding.value, cst.Call):
+                        key = self._callee_key(binding.value.func)
+                        if key is not None:
+                            self._differentiated.add(key)
+        return self._differentiated
+
+    def _callee_key(self, func: cst.BaseExpression) -> Optional[object]:
+        """What a callee expression names, alike wherever it is spelled: ``self.attr``
+        by (class, attribute), a name by its bindings; None for anything else."""
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            classdef = self._self_class(func.value)
+            return (classdef, func.attr.value) if classdef is not None else None
+        if isinstance(func, cst.Name):
+            nodes = frozenset(id(getattr(a, "node", a)) for a in self._resolver.assignments(func))
+            return nodes or None
+        return None
 
     def _sized(self, name: cst.Name) -> bool:
         if self._sized_names is None:
