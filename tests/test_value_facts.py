@@ -801,3 +801,24 @@ def test_a_criterion_named_alike_in_two_functions_is_the_same_callee():
         return loss.data[0]
     """
     assert _lines(source) == [14]
+
+
+# -- an element of a tensor as a dict key (TL217) -------------------------------------
+
+def test_a_decoded_index_looked_up_in_a_vocabulary_dict_attribute_is_a_tensor_key():
+    source = """\
+    import torch
+
+
+    class Lang:
+        def __init__(self):
+            self.index2word = {0: "SOS", 1: "EOS"}
+
+
+    def decode(lang, scores):
+        topv, topi = torch.randn(1, 5).topk(1)
+        ni = topi[0][0]
+        words = list(lang.index2word.values())
+        return Lang().index2word[ni], words[ni]
+    """
+    assert _lines(source, "TL217") == [13]

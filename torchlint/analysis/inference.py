@@ -881,6 +881,8 @@ class Inference:
             if not expr.elements or any(not isinstance(e, cst.DictElement) for e in expr.elements):
                 return UNKNOWN
             return Value(Kind.MAPPING, element=meet(self.value(e.value) for e in expr.elements))
+        if isinstance(expr, cst.DictComp):
+            return Value(Kind.MAPPING, element=UNKNOWN)  # a dict; what its values are is not followed
         if isinstance(expr, cst.IfExp):
             return meet((self.value(expr.body), self.value(expr.orelse)))
         return UNKNOWN
@@ -1137,6 +1139,15 @@ class Inference:
         if self._backward is None:
             self._backward = {(self._resolver.scope_of(r), r.value) for r in self._facts.backward_receivers}
         return (self._resolver.scope_of(name), name.value) in self._backward
+
+    def only_binding(self, name: cst.Name) -> Optional[Binding]:
+        """How a name read gets its value, when one assignment, ``for`` or
+        augmented assignment is all that binds it (None otherwise)."""
+        assignments = self._resolver.assignments(name)
+        if len(assignments) != 1:
+            return None
+        node = getattr(next(iter(assignments)), "node", None)
+        return self._bindings.get(node) if isinstance(node, cst.Name) else None
 
     def _from_differentiated_callee(self, assignments) -> bool:
         """Is the name's only binding ``name = f(...)`` of a callee another call of
@@ -1696,6 +1707,11 @@ class Inference:
             return self._sorted_value(call, callee) if len(call.args) >= 2 else UNKNOWN
         if callee in ("torch.sort", "torch.topk"):
             return self._sorted_value(call, callee)
+        if callee == "torch.multinomial" and call.args and call.args[0].keyword is None:
+            # Sample indices: one row per row of the probabilities, as many dimensions.
+            source = self.value(call.args[0].value)
+            return Value(Kind.TENSOR, cuda=source.cuda, dtype="int64",
+                         ndim=source.ndim if source.kind is Kind.TENSOR else None)
         if callee in api.TENSOR_FACTORIES:
             positional = [a for a in call.args if a.keyword is None]
             scalar = len(positional) == 1 and len(call.args) == 1 and (

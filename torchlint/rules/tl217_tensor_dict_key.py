@@ -1,0 +1,156 @@
+"""TL217: an element taken out of a tensor used as a dict key (a number before torch 0.4)."""
+
+import ast
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint.analysis.context import NodeContext
+from torchlint.analysis.inference import Kind
+from torchlint.analysis.outline import Outline, names_where
+from torchlint.core.diagnostic import Edit, Fix
+from torchlint.rules.rule import Example, Finding, FixSafety, Rule
+
+_LOOKUPS = frozenset({"get", "pop", "setdefault"})
+
+
+class TensorDictKey(Rule):
+    code = "TL217"
+    name = "tensor-dict-key"
+    summary = "A tensor element used as a dict key: tensors hash by identity, so the lookup misses; use `.item()`"
+    why = (
+        "Before torch 0.4, indexing a tensor down to one element (`topi[0][0]`, `torch.multinomial(p, 1)[0]`) "
+        "or iterating over a 1-D tensor gave a Python number, and code used it as a dictionary key "
+        "(`index2word[ni]`, `counts[label] += 1`). Since 0.4 it gives a 0-dim tensor. A tensor hashes by "
+        "its identity, not its value, so the lookup raises `KeyError: tensor(3)` and counting by such keys "
+        "makes a new entry for every element. The rule fires where the file (or the project) shows that "
+        "the container is a dict (a literal, a comprehension, `dict()`, `{}` filled in place) and that the "
+        "key is an element of a tensor: a 0-dim tensor, an integer-indexed element, or the target of a "
+        "`for` loop over a tensor."
+    )
+    fix_safety = FixSafety.SAFE
+    fix_description = "Reads the number out of the key: `d[k]` becomes `d[k.item()]`, what the key was before torch 0.4."
+    triggers = ("[", ".get(", ".pop(", ".setdefault(")
+    requires = ("torch",)
+    references = ("https://pytorch.org/blog/pytorch-0_4_0-migration-guide/",)
+
+    flagged = (
+        Example(
+            """
+            import torch
+            idx2word = {i: w for i, w in enumerate(["the", "cat", "sat"])}
+            p = torch.tensor([0.0, 1.0, 0.0])
+            word_id = torch.multinomial(p, 1)[0]
+            print(idx2word[word_id])
+            """,
+            """
+            import torch
+            idx2word = {i: w for i, w in enumerate(["the", "cat", "sat"])}
+            p = torch.tensor([0.0, 1.0, 0.0])
+            word_id = torch.multinomial(p, 1)[0]
+            print(idx2word[word_id.item()])
+            """,
+            runnable=True,
+            raises="KeyError",
+        ),
+        Example(
+            """
+            import torch
+            labels = torch.tensor([1, 0, 1])
+            counts = {}
+            for label in labels:
+                counts[label] = counts.get(label, 0) + 1
+            print(sorted(counts.values()))
+            """,
+            """
+            import torch
+            labels = torch.tensor([1, 0, 1])
+            counts = {}
+            for label in labels:
+                counts[label.item()] = counts.get(label.item(), 0) + 1
+            print(sorted(counts.values()))
+            """,
+            count=2,
+        ),
+    )
+    accepted = (
+        """
+        import torch
+        words = ["the", "cat", "sat"]
+        word_id = torch.multinomial(torch.tensor([0.0, 1.0, 0.0]), 1)[0]
+        print(words[word_id])  # a list takes a 0-dim integer tensor as an index
+        """,
+        """
+        import torch
+        idx2word = {0: "the", 1: "cat"}
+        word_id = torch.multinomial(torch.tensor([1.0, 0.0]), 1)[0]
+        print(idx2word[word_id.item()], idx2word[int(word_id)])
+        """,
+        """
+        import torch
+        cache = {}
+        def remember(t, value):
+            cache[t] = value  # a tensor of the caller's, as an identity key: not flagged
+        """,
+    )
+
+    @classmethod
+    def may_match_tree(cls, outline: Outline) -> bool:
+        # A key that may be an element of a tensor: itself a subscript, or a name
+        # some binding of which is a subscript, a call or a ``for`` target.
+        keys = [node.slice for node in outline.nodes(ast.Subscript)]
+        keys += [call.args[0] for call in outline.calls(*_LOOKUPS) if call.args]
+        if not keys:
+            return False
+        elements = names_where(outline, "TL217 element", lambda value, found: isinstance(
+            value, (ast.Subscript, ast.Call, ast.Name, ast.Attribute)))
+        return any(isinstance(key, ast.Subscript) or (isinstance(key, ast.Name) and key.id in elements)
+                   for key in keys)
+
+    def check_Subscript(self, node: cst.Subscript, ctx: NodeContext) -> Iterator[Finding]:
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return
+        yield from self._check(node.value, node.slice[0].slice.value, ctx)
+
+    def check_Call(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _LOOKUPS and node.args
+                and node.args[0].keyword is None and not node.args[0].star):
+            return
+        yield from self._check(func.value, node.args[0].value, ctx)
+
+    def _check(self, container: cst.BaseExpression, key: cst.BaseExpression, ctx: NodeContext) -> Iterator[Finding]:
+        if not _is_tensor_element(key, ctx) or ctx.inference.value(container).kind is not Kind.MAPPING:
+            return
+        yield Finding(key, "a tensor element as a dict key: tensors hash by identity, so the lookup misses; "
+                           "use `.item()`", Fix([Edit(key, _item)]),
+                      detail="before torch 0.4 the element was a Python number")
+
+
+def _is_tensor_element(key: cst.BaseExpression, ctx: NodeContext) -> bool:
+    """Is ``key`` a tensor freshly taken out of another: 0-dim, an integer-indexed
+    element, or a ``for`` target over a tensor (through a name's only binding)?"""
+    value = ctx.inference.value(key)
+    if value.kind is not Kind.TENSOR:
+        return False
+    if value.ndim == 0:
+        return True
+    if isinstance(key, cst.Subscript):
+        return _integer_indexed(key) and ctx.inference.value(key.value).kind is Kind.TENSOR
+    binding = ctx.inference.only_binding(key) if isinstance(key, cst.Name) else None
+    if binding is None or binding.path:
+        return False
+    if binding.how == "assign" and isinstance(binding.value, cst.Subscript):
+        return _integer_indexed(binding.value) and ctx.inference.value(binding.value.value).kind is Kind.TENSOR
+    return binding.how == "for" and ctx.inference.value(binding.value).kind is Kind.TENSOR
+
+
+def _integer_indexed(subscript: cst.Subscript) -> bool:
+    """``t[i]``, ``t[0][0]``, ``t[i, j]``: every index a single position, no slice."""
+    return all(isinstance(element.slice, cst.Index) and not isinstance(element.slice.value, (cst.SimpleString,))
+               for element in subscript.slice)
+
+
+def _item(node: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(node, cst.BaseExpression)
+    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("item")))
