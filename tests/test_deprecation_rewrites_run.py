@@ -49,6 +49,9 @@ _SPD = "a = torch.tensor([[4.0, 2.0], [2.0, 3.0]], dtype=torch.float64)"
 _DIST_SETUP = ("torch.distributed.init_process_group('gloo', store=torch.distributed.HashStore(), rank=0, "
                "world_size=1)\nout = torch.zeros(2)")
 _DIST_TEARDOWN = "\ntorch.distributed.destroy_process_group()"
+_STFT_SETUP = ("x = torch.randn(400)\nw = torch.hann_window(64)\nx2 = torch.randn(2, 300, dtype=torch.float64)\n"
+               "w2 = torch.hann_window(32, dtype=torch.float64)\n"
+               "g = torch.randn(300, requires_grad=True)")
 _AUTOCAST_FUNCTION = """
 class Double(torch.autograd.Function):
     @staticmethod
@@ -170,6 +173,20 @@ WITNESSES: Dict[str, Witness] = {
     # issue 35: values torch warns about; the fix leaves the argument out or names what the call returned
     "torch.jit.ignore(drop=)": Witness("@{}(True)\ndef helper(x):\n    return x + 1\n\n"
                                        "modifier = str(helper._torchscript_modifier)\ny = helper(2)"),
+    # return_complex=False is view_as_real of the complex result: the same values, shape, dtype, strides
+    # and gradients, for batched and double input, positional and keyword forms
+    "torch.stft(return_complex=)": Witness(
+        "s = {}(x, 64, window=w, return_complex=False)\n"
+        "s2 = {}(x2, 32, 8, 32, w2, False, 'reflect', True, True, False)\n"
+        "s3 = {}(g, 64, window=w, return_complex=False)\ns3.pow(2).sum().backward()\ngrad = g.grad\n"
+        "strides = (s.stride(), s2.stride())",
+        _STFT_SETUP),
+    "torch.Tensor.stft(return_complex=)": Witness(
+        "s = x.stft(64, window=w, return_complex=False)\n"
+        "s2 = (x2 * 2).stft(32, 8, 32, w2, False, 'reflect', True, None, False)\n"
+        "s3 = g.stft(64, window=w, return_complex=False)\ns3.pow(2).sum().backward()\ngrad = g.grad\n"
+        "strides = (s.stride(), s2.stride())",
+        _STFT_SETUP),
     # nprocs=0 starts no process (a spawned child cannot import the witness's functions)
     "torch.multiprocessing.spawn(start_method=)": Witness("context = {}(print, (), 0, False, False, 'fork')\n"
                                                           "done = context.join()"),
@@ -201,7 +218,7 @@ def _exact_entries() -> List[Deprecation]:
 
 
 def _spellings(entry: Deprecation) -> Tuple[str, ...]:
-    return (METHOD,) if entry.kind is Kind.METHOD else SPELLINGS
+    return (METHOD,) if entry.kind is Kind.METHOD or entry.old.startswith("torch.Tensor.") else SPELLINGS
 
 
 CASES = [

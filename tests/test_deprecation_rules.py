@@ -611,3 +611,45 @@ def test_green_context_stack_is_deprecated_in_2_14() -> None:
 ])
 def test_set_context_needs_a_known_green_context(source: str) -> None:
     assert _check(source) == []
+
+
+STFT_OLD_LAYOUT = """
+import torch as th
+from torch import stft
+x = th.randn(400)
+a = th.stft(x, 64, return_complex=False)
+b = x.stft(64, return_complex=False).abs()
+c = (stft(x, 64, 16, 64, None, True, 'reflect', False, None, False))
+d = x.stft(64,
+           return_complex=False)
+"""
+
+
+def test_stft_return_complex_false_becomes_view_as_real() -> None:
+    """The exact rewrite (tests/test_deprecation_rewrites_run.py runs it): the call gets
+    ``return_complex=True`` and its result goes through ``view_as_real``, spelled through the file's
+    torch; parentheses and what follows the call stay outside."""
+    assert _check(STFT_OLD_LAYOUT) == [(4, "TL109", True), (5, "TL109", True), (6, "TL109", True),
+                                       (8, "TL109", True)]
+    assert _fix(STFT_OLD_LAYOUT) == textwrap.dedent("""
+        import torch as th
+        from torch import stft
+        x = th.randn(400)
+        a = th.view_as_real(th.stft(x, 64, return_complex=True))
+        b = th.view_as_real(x.stft(64, return_complex=True)).abs()
+        c = (th.view_as_real(stft(x, 64, 16, 64, None, True, 'reflect', False, None, True)))
+        d = th.view_as_real(x.stft(64,
+                   return_complex=True))
+        """).lstrip()
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\nx = torch.randn(400)\ny = torch.stft(x, 64, return_complex=True)\n",
+    "import torch\nx = torch.randn(400)\ny = torch.stft(x, 64, return_complex=flag)\n",  # computed
+    "import torch\ny = audio.stft(64, return_complex=False)\n",  # not known to be a tensor
+    "import librosa\nx = librosa.load('a.wav')\ny = x.stft(64, return_complex=False)\n",
+    # at the function's position 9 the method has align_to_window
+    "import torch\nx = torch.randn(400)\ny = x.stft(64, 16, 64, None, True, 'reflect', False, None, True, False)\n",
+])
+def test_stft_not_reported(source: str) -> None:
+    assert _check(source) == []
