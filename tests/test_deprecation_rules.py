@@ -653,3 +653,32 @@ def test_stft_return_complex_false_becomes_view_as_real() -> None:
 ])
 def test_stft_not_reported(source: str) -> None:
     assert _check(source) == []
+
+
+EXPERIMENTAL_CONFIG_FIELDS = """
+import torch
+from torch.profiler import _ExperimentalConfig
+config = torch._C._profiler._ExperimentalConfig(profiler_metrics=["kineto__tensor_core_insts"], verbose=True)
+per_kernel = _ExperimentalConfig(profiler_measure_per_kernel=True)
+computed = torch.profiler._ExperimentalConfig(profiler_metrics=metrics())
+"""
+
+
+@pytest.mark.parametrize("target, expected", [
+    ("2.13", []),  # silent in 2.13: the fields still configure CUDA metrics there
+    ("2.14", [(3, "TL109"), (4, "TL109"), (5, "TL109")]),  # ignored, and profile() warns
+    ("2.15", [(3, "TL108"), (4, "TL108"), (5, "TL108")]),  # the constructor no longer takes them
+])
+def test_experimental_config_fields_of_2_14(target, expected) -> None:
+    found = _check(EXPERIMENTAL_CONFIG_FIELDS, torch_version="2.13", target=target)
+    assert [(line, code) for line, code, _ in found] == expected
+    assert not any(fixable for _, _, fixable in found), "a floor of 2.13 still uses the fields: no fix"
+    message = _engine("TL108").check(textwrap.dedent(EXPERIMENTAL_CONFIG_FIELDS).lstrip()).diagnostics[0].message
+    assert "removed in torch 2.15" in message
+
+
+def test_experimental_config_fields_are_dropped_for_a_floor_of_2_14() -> None:
+    """torch 2.14 ignores the fields: leaving them out is exact, unless the value runs code."""
+    assert _fix(EXPERIMENTAL_CONFIG_FIELDS, torch_version="2.14") == textwrap.dedent(EXPERIMENTAL_CONFIG_FIELDS).lstrip(
+        ).replace('profiler_metrics=["kineto__tensor_core_insts"], ', "").replace(
+        "profiler_measure_per_kernel=True", "")

@@ -130,8 +130,8 @@ def _witnessed_by_mining() -> Dict[str, List[str]]:
     witnessed: Dict[str, List[str]] = {}
     for item in load_mined()["items"]:
         decision = decide(item, keys)
-        if decision is not None and decision.entry is not None:
-            witnessed.setdefault(decision.entry.key, []).append(item["how"])
+        for entry in decision.entries if decision is not None else ():
+            witnessed.setdefault(entry.key, []).append(item["how"])
     return witnessed
 
 
@@ -151,7 +151,7 @@ def test_entries_are_unique_and_consistent() -> None:
         if entry.kind is Kind.METHOD:
             assert entry.old.startswith(TENSOR + "."), entry.old
         if entry.kind is Kind.KEYWORD:
-            assert entry.keyword and isinstance(entry.rewrite, (RenameKeyword, type(None)))
+            assert entry.keyword and isinstance(entry.rewrite, (RenameKeyword, DropArgument, type(None)))
         elif entry.kind in (Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT):
             assert entry.keyword and entry.position is not None and entry.rewrite is None
         elif entry.kind is Kind.KEYWORD_VALUE:  # values, or the values that do not warn
@@ -460,7 +460,7 @@ def _mined_for(entry: Deprecation) -> List[Dict[str, Any]]:
 
     keys = table_keys()
     return [item for item in load_mined()["items"] if (decide(item, keys) or None) is not None
-            and decide(item, keys).entry is entry]
+            and entry in decide(item, keys).entries]
 
 
 @pytest.mark.parametrize("entry", NEWER, ids=_ids(NEWER))

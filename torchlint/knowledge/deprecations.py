@@ -722,6 +722,13 @@ ENTRIES_2_14: Tuple[Deprecation, ...] = (
                 deprecated="2.14", rewrite=Rename(DIST + "distributed_c10d.set_timeout", since="2.14")),
     Deprecation(DIST + "gather_into_tensor", Kind.FUNCTION, D, f"`{DIST}gather_single` (torch 2.14)", deprecated="2.14",
                 undeprecated="2.15", rewrite=Rename(DIST + "gather_single", since="2.14")),
+    # Fields of the profiler's config that torch 2.14 ignores (profile() warns when one is set) and
+    # 2.15's constructor no longer takes (a TypeError). Leaving the argument out is exact where the
+    # project's floor ignores it too (2.14); on 2.13 the fields still configure CUDA metrics.
+    *(Deprecation("torch._C._profiler._ExperimentalConfig", Kind.KEYWORD, D, "nothing (torch 2.14 ignores it; "
+                  "2.15 rejects it)", deprecated="2.14", removed="2.15", keyword=field,
+                  aliases=("torch.profiler._ExperimentalConfig",), rewrite=DropArgument(since="2.14"))
+      for field in ("profiler_metrics", "profiler_measure_per_kernel")),
 )
 
 ENTRIES_2_15: Tuple[Deprecation, ...] = (

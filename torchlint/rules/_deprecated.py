@@ -368,6 +368,9 @@ class DeprecatedApiRule(RenamedSymbolRule):
             rewrite = entry.rewrite
             if self._fixable(entry, ctx) and isinstance(rewrite, RenameKeyword) and rewrite.new not in given:
                 fix = Fix([Edit(arg, _rename_keyword(rewrite.new))])
+            elif (self._fixable(entry, ctx) and isinstance(rewrite, DropArgument)
+                  and edits.without_side_effects(arg.value)):  # ``profiler_metrics=metrics()`` runs code
+                fix = Fix([Edit(node, edits.remove_keywords([entry.keyword]))])
             yield self._finding(arg, entry, fix)
 
     def _missing_keyword(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
