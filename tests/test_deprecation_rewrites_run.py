@@ -315,3 +315,27 @@ def test_rewrite_runs_in_every_spelling(entry: Deprecation, spelling: str) -> No
     for name, value in expected.items():
         assert name in after.values, f"`{name}` is not computed by the fixed code:\n{fixed}"
         assert _same(value, after.values[name]), f"`{name}` differs: {value!r} != {after.values[name]!r}\n{fixed}"
+
+
+def test_bench_runs_the_fixes_under_a_given_python(tmp_path) -> None:
+    """``bench/run_fixes_under.py`` (run with torch 2.14.1's Python for bench/RESULTS.md; CI has only
+    2.13) fixes the witnesses here and runs them in the other Python's process: given this Python,
+    the stft fixes pass, each original having warned there and the values compared with its own."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "bench" / "run_fixes_under.py"
+    out = tmp_path / "cases.json"
+    done = subprocess.run([sys.executable, str(script), "--python", sys.executable, "--only", "stft(",
+                           "--json", str(out)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    cases = json.loads(out.read_text())["cases"]
+    assert sorted({c["id"].split(" [")[0] for c in cases}) == ["torch.Tensor.stft(return_complex=)",
+                                                               "torch.stft(return_complex=)"]
+    assert len(cases) == 5  # four import spellings and the method
+    for case in cases:
+        assert not case["problem"] and not case["same_error"], case
+        assert case["original did"].startswith("warned UserWarning: stft with return_complex=False is deprecated")
+        assert case["compared with"] == "the original there" and "view_as_real" in case["fixed"]
