@@ -16,7 +16,10 @@ fixes it with the real engine and runs both versions under the installed torch
 
 The fix must also be complete (no TL108/TL109 finding left) and idempotent.
 Entries that cannot run on a CPU-only machine are listed in ``NOT_RUNNABLE``
-with the reason; a test fails when an exact entry is in neither list.
+with the reason; a test fails when an exact entry is in neither list. Those new
+in a later release (torch 2.14) have their witnesses in ``LATER_WITNESSES``,
+which ``bench/run_fixes_under.py`` runs under that release (bench/RESULTS.md).
+Running and comparing is ``witness_exec.py``'s, which needs only torch.
 """
 
 from __future__ import annotations

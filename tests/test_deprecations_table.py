@@ -393,7 +393,8 @@ USES: Dict[str, str] = {
     **{entry.key: f"@{entry.old}{GRAD_MODE_ARGS.get(entry.old, '()')}\nclass Decorated:\n    pass\n"
        for entry in ENTRIES if entry.kind is Kind.CLASS_DECORATOR},
     "torch.stft(return_complex=)": "torch.stft(torch.ones(400), 64, window=torch.hann_window(64), return_complex=False)",
-    "torch.Tensor.stft(return_complex=)": "torch.ones(400).stft(64, window=torch.hann_window(64), return_complex=False)",
+    "torch.Tensor.stft(return_complex=)": (
+        "torch.ones(400).stft(64, window=torch.hann_window(64), return_complex=False)"),
     "torch.nn.parallel.DistributedDataParallel(broadcast_buffers=)": (
         "import torch.distributed as dist, tempfile; "
         "dist.init_process_group('gloo', init_method='file://' + tempfile.mktemp(), rank=0, world_size=1); "

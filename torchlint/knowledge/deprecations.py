@@ -16,6 +16,9 @@ known, and, only when the rewrite is exact, a small declarative ``rewrite``:
   literal arguments only.
 * ``ReadAs(call)``: reading the attribute is calling ``call()``.
 * ``RenameKeyword(new)``: one keyword argument of a function is renamed.
+* ``DropArgument()``, ``ReplaceCall(new)``, ``WrapResult(new, value)``: for
+  arguments torch ignores, a call that returns a name, and a value whose result
+  another function converts (``torch.view_as_real`` of ``stft(return_complex=True)``).
 
 Code strings in rewrites spell torch as ``torch``; the fixer respells it the
 way the checked file imports torch. Rules never spell these names themselves.
@@ -165,8 +168,9 @@ class RenameKeyword:
 
 @dataclass(frozen=True)
 class DropArgument:
-    """KEYWORD_VALUE entries: the argument is left out, since torch ignores its value
-    (``spawn(..., start_method='fork')`` always spawns)."""
+    """KEYWORD_VALUE and KEYWORD entries: the argument is left out, since torch ignores its value
+    (``spawn(..., start_method='fork')`` always spawns; torch 2.14 ignores ``profiler_metrics=``).
+    A KEYWORD entry's value must run no code."""
 
     since: Optional[str] = None
 

@@ -54,8 +54,8 @@ from torchlint.core.settings import Settings, Version, parse_version
 from torchlint.knowledge.deprecations import (
     ALL,
     FUNCTION_CTX,
-    TENSOR,
     NEWEST_RELEASE,
+    TENSOR,
     CallRewrite,
     Deprecation,
     DropArgument,
