@@ -16,23 +16,26 @@ fixes it with the real engine and runs both versions under the installed torch
 
 The fix must also be complete (no TL108/TL109 finding left) and idempotent.
 Entries that cannot run on a CPU-only machine are listed in ``NOT_RUNNABLE``
-with the reason; a test fails when an exact entry is in neither list.
+with the reason; a test fails when an exact entry is in neither list. Those new
+in a later release (torch 2.14) have their witnesses in ``LATER_WITNESSES``,
+which ``bench/run_fixes_under.py`` runs under that release (bench/RESULTS.md).
+Running and comparing is ``witness_exec.py``'s, which needs only torch.
 """
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from torchlint.core.settings import Settings  # noqa: E402
+from torchlint.core.settings import Settings, parse_version  # noqa: E402
 from torchlint.engine.linter import Engine  # noqa: E402
 from torchlint.knowledge.deprecations import ENTRIES, FUNCTION_CTX, Deprecation, Kind  # noqa: E402
 from torchlint.rules import rule_by_code  # noqa: E402
+from witness_exec import execute as _execute, same as _same  # noqa: E402
 
 SPELLINGS = ("attribute", "import-as", "from-import", "from-import-as")
 METHOD = "method"  # a Tensor method on a receiver inference knows is a tensor
@@ -49,6 +52,9 @@ _SPD = "a = torch.tensor([[4.0, 2.0], [2.0, 3.0]], dtype=torch.float64)"
 _DIST_SETUP = ("torch.distributed.init_process_group('gloo', store=torch.distributed.HashStore(), rank=0, "
                "world_size=1)\nout = torch.zeros(2)")
 _DIST_TEARDOWN = "\ntorch.distributed.destroy_process_group()"
+_STFT_SETUP = ("x = torch.randn(400)\nw = torch.hann_window(64)\nx2 = torch.randn(2, 300, dtype=torch.float64)\n"
+               "w2 = torch.hann_window(32, dtype=torch.float64)\n"
+               "g = torch.randn(300, requires_grad=True)")
 _AUTOCAST_FUNCTION = """
 class Double(torch.autograd.Function):
     @staticmethod
@@ -170,22 +176,53 @@ WITNESSES: Dict[str, Witness] = {
     # issue 35: values torch warns about; the fix leaves the argument out or names what the call returned
     "torch.jit.ignore(drop=)": Witness("@{}(True)\ndef helper(x):\n    return x + 1\n\n"
                                        "modifier = str(helper._torchscript_modifier)\ny = helper(2)"),
+    # return_complex=False is view_as_real of the complex result: the same values, shape, dtype, strides
+    # and gradients, for batched and double input, positional and keyword forms
+    "torch.stft(return_complex=)": Witness(
+        "s = {}(x, 64, window=w, return_complex=False)\n"
+        "s2 = {}(x2, 32, 8, 32, w2, False, 'reflect', True, True, False)\n"
+        "s3 = {}(g, 64, window=w, return_complex=False)\ns3.pow(2).sum().backward()\ngrad = g.grad\n"
+        "strides = (s.stride(), s2.stride())",
+        _STFT_SETUP),
+    "torch.Tensor.stft(return_complex=)": Witness(
+        "s = x.stft(64, window=w, return_complex=False)\n"
+        "s2 = (x2 * 2).stft(32, 8, 32, w2, False, 'reflect', True, None, False)\n"
+        "s3 = g.stft(64, window=w, return_complex=False)\ns3.pow(2).sum().backward()\ngrad = g.grad\n"
+        "strides = (s.stride(), s2.stride())",
+        _STFT_SETUP),
     # nprocs=0 starts no process (a spawned child cannot import the witness's functions)
     "torch.multiprocessing.spawn(start_method=)": Witness("context = {}(print, (), 0, False, False, 'fork')\n"
                                                           "done = context.join()"),
 }
 
+# Entries new in torch 2.14 whose fix the installed torch (2.13) cannot run: it has neither the
+# deprecation nor the new name, or the fix is offered only from a floor of 2.14.
+# bench/run_fixes_under.py runs these witnesses under torch 2.14.1 (bench/RESULTS.md, "Fixes under
+# torch 2.14.1"); tests/test_deprecation_rules.py checks the fixes' text.
+_PROFILED = ("with torch.profiler.profile(experimental_config=config):\n    y = torch.arange(3.0) * 2\n"
+             "z = torch.arange(3.0) * 2")
+LATER_WITNESSES: Dict[str, Witness] = {
+    "torch.distributed.distributed_c10d._set_pg_timeout": Witness(
+        "{}(datetime.timedelta(seconds=77))\ntimeout = str(backend.options._timeout)" + _DIST_TEARDOWN,
+        "import datetime\n" + _DIST_SETUP + "\nbackend = torch.distributed.distributed_c10d._get_default_group()"
+        "._get_backend(torch.device('cpu'))"),
+    # gloo has no gather_single in torch 2.14.1: the original and the fixed code raise alike on a CPU
+    "torch.distributed.gather_into_tensor": Witness("{}(torch.ones(2), out, dst=0)" + _DIST_TEARDOWN, _DIST_SETUP),
+    **{f"torch._C._profiler._ExperimentalConfig({field}=)": Witness(
+        f"config = {{}}({field}={value}, verbose=True)\n{_PROFILED}")
+       for field, value in (("profiler_metrics", "['kineto__cuda_core_flops']"),
+                            ("profiler_measure_per_kernel", "True"))},
+}
+
 NOT_RUNNABLE: Dict[str, str] = {
-    # Deprecated by torch 2.14 in favour of names it added: the installed torch (2.13) has neither
-    # the deprecation nor the new name. tests/test_deprecation_rules.py checks the fixes' text.
-    "torch.distributed.distributed_c10d._set_pg_timeout": "`torch.distributed.set_timeout` is new in torch 2.14",
-    "torch.distributed.gather_into_tensor": "both names are new in torch 2.14",
+    **{key: "new in torch 2.14: run under torch 2.14.1 by bench/run_fixes_under.py" for key in LATER_WITNESSES},
     "torch.cuda.reset_max_memory_cached": "needs CUDA (both the old and the new function raise without it)",
     f"{FUNCTION_CTX}.saved_variables": "an attribute of an autograd ctx, not an importable name: "
                                       "TL109's runnable ctx example runs it",
 }
 
 ENGINE_RULES = ("TL108", "TL109", "TL117")
+INSTALLED = parse_version(torch.__version__.split("+")[0])
 
 
 def _engine(entry: Deprecation) -> Engine:
@@ -201,7 +238,7 @@ def _exact_entries() -> List[Deprecation]:
 
 
 def _spellings(entry: Deprecation) -> Tuple[str, ...]:
-    return (METHOD,) if entry.kind is Kind.METHOD else SPELLINGS
+    return (METHOD,) if entry.kind is Kind.METHOD or entry.old.startswith("torch.Tensor.") else SPELLINGS
 
 
 CASES = [
@@ -217,11 +254,14 @@ def test_every_exact_rewrite_has_a_witness_or_a_reason() -> None:
     assert not missing, f"exact rewrites that no test runs: {missing}"
     assert not set(WITNESSES) & set(NOT_RUNNABLE)
     assert set(WITNESSES) | set(NOT_RUNNABLE) <= keys, sorted((set(WITNESSES) | set(NOT_RUNNABLE)) - keys)
+    # what a later release deprecates has a witness for that release (bench/run_fixes_under.py)
+    later = {e.key for e in _exact_entries() if e.deprecated and parse_version(e.deprecated)[:2] > INSTALLED[:2]}
+    assert later == set(LATER_WITNESSES), sorted(later ^ set(LATER_WITNESSES))
 
 
 def snippet(entry: Deprecation, spelling: str) -> str:
     """The witness of ``entry`` with the old API written in ``spelling``."""
-    witness = WITNESSES[entry.key]
+    witness = witness_of(entry)
     module, name = entry.old.rsplit(".", 1)
     imports, spelled = {
         "attribute": (f"import {module}", entry.old),
@@ -235,64 +275,8 @@ def snippet(entry: Deprecation, spelling: str) -> str:
     return "\n".join([*lines, witness.setup, use]).replace("\n\n\n", "\n\n") + "\n"
 
 
-def _values(namespace: Dict[str, Any]) -> Dict[str, Any]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # looking at an imported deprecated object (``reduce_op``) warns
-        return {name: value for name, value in namespace.items()
-                if not name.startswith("_") and _comparable(value)}
-
-
-def _comparable(value: Any) -> bool:
-    if isinstance(value, (torch.Tensor, bool, int, float, str, torch.dtype)):
-        return True
-    return isinstance(value, (list, tuple)) and all(_comparable(v) for v in value)
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        return (a.shape == b.shape and a.dtype == b.dtype
-                and torch.allclose(a.detach().double(), b.detach().double(), atol=1e-6, equal_nan=True))
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
-
-
-class Run:
-    def __init__(self, values: Dict[str, Any], caught: List[warnings.WarningMessage],
-                 error: Optional[BaseException]) -> None:
-        self.values, self.warnings, self.error = values, caught, error
-
-
-def _execute(code: str, warnings_as_errors: bool) -> Run:
-    namespace: Dict[str, Any] = {"__name__": "__witness__"}
-    error: Optional[BaseException] = None
-    warn_always = torch.is_warn_always_enabled()
-    torch.set_warn_always(True)  # once-per-process warnings show in every run
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("error" if warnings_as_errors else "always")
-        torch.manual_seed(0)
-        try:
-            exec(compile(code, "<witness>", "exec"), namespace)
-        except Exception as exc:
-            error = exc
-        finally:
-            torch.set_warn_always(warn_always)
-            _restore_global_state()
-    return Run(_values(namespace), list(caught), error)
-
-
-def _restore_global_state() -> None:
-    """What a witness may change for the whole process (a failing one may stop half-way)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.set_default_dtype(torch.float32)
-        torch.use_deterministic_algorithms(False)
-        for device, dtype in (("cpu", torch.bfloat16), ("cuda", torch.float16), ("ipu", torch.float16),
-                              ("xla", torch.bfloat16)):
-            torch.set_autocast_dtype(device, dtype)
-            torch.set_autocast_enabled(device, False)
-        if torch.distributed.is_available() and torch.distributed.is_initialized():
-            torch.distributed.destroy_process_group()
+def witness_of(entry: Deprecation) -> Witness:
+    return WITNESSES.get(entry.key) or LATER_WITNESSES[entry.key]
 
 
 def _findings(code: str, engine: Engine) -> List[str]:
@@ -334,3 +318,27 @@ def test_rewrite_runs_in_every_spelling(entry: Deprecation, spelling: str) -> No
     for name, value in expected.items():
         assert name in after.values, f"`{name}` is not computed by the fixed code:\n{fixed}"
         assert _same(value, after.values[name]), f"`{name}` differs: {value!r} != {after.values[name]!r}\n{fixed}"
+
+
+def test_bench_runs_the_fixes_under_a_given_python(tmp_path) -> None:
+    """``bench/run_fixes_under.py`` (run with torch 2.14.1's Python for bench/RESULTS.md; CI has only
+    2.13) fixes the witnesses here and runs them in the other Python's process: given this Python,
+    the stft fixes pass, each original having warned there and the values compared with its own."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "bench" / "run_fixes_under.py"
+    out = tmp_path / "cases.json"
+    done = subprocess.run([sys.executable, str(script), "--python", sys.executable, "--only", "stft(",
+                           "--json", str(out)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    cases = json.loads(out.read_text())["cases"]
+    assert sorted({c["id"].split(" [")[0] for c in cases}) == ["torch.Tensor.stft(return_complex=)",
+                                                               "torch.stft(return_complex=)"]
+    assert len(cases) == 5  # four import spellings and the method
+    for case in cases:
+        assert not case["problem"] and not case["same_error"], case
+        assert case["original did"].startswith("warned UserWarning: stft with return_complex=False is deprecated")
+        assert case["compared with"] == "the original there" and "view_as_real" in case["fixed"]

@@ -611,3 +611,74 @@ def test_green_context_stack_is_deprecated_in_2_14() -> None:
 ])
 def test_set_context_needs_a_known_green_context(source: str) -> None:
     assert _check(source) == []
+
+
+STFT_OLD_LAYOUT = """
+import torch as th
+from torch import stft
+x = th.randn(400)
+a = th.stft(x, 64, return_complex=False)
+b = x.stft(64, return_complex=False).abs()
+c = (stft(x, 64, 16, 64, None, True, 'reflect', False, None, False))
+d = x.stft(64,
+           return_complex=False)
+"""
+
+
+def test_stft_return_complex_false_becomes_view_as_real() -> None:
+    """The exact rewrite (tests/test_deprecation_rewrites_run.py runs it): the call gets
+    ``return_complex=True`` and its result goes through ``view_as_real``, spelled through the file's
+    torch; parentheses and what follows the call stay outside."""
+    assert _check(STFT_OLD_LAYOUT) == [(4, "TL109", True), (5, "TL109", True), (6, "TL109", True),
+                                       (8, "TL109", True)]
+    assert _fix(STFT_OLD_LAYOUT) == textwrap.dedent("""
+        import torch as th
+        from torch import stft
+        x = th.randn(400)
+        a = th.view_as_real(th.stft(x, 64, return_complex=True))
+        b = th.view_as_real(x.stft(64, return_complex=True)).abs()
+        c = (th.view_as_real(stft(x, 64, 16, 64, None, True, 'reflect', False, None, True)))
+        d = th.view_as_real(x.stft(64,
+                   return_complex=True))
+        """).lstrip()
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\nx = torch.randn(400)\ny = torch.stft(x, 64, return_complex=True)\n",
+    "import torch\nx = torch.randn(400)\ny = torch.stft(x, 64, return_complex=flag)\n",  # computed
+    "import torch\ny = audio.stft(64, return_complex=False)\n",  # not known to be a tensor
+    "import librosa\nx = librosa.load('a.wav')\ny = x.stft(64, return_complex=False)\n",
+    # at the function's position 9 the method has align_to_window
+    "import torch\nx = torch.randn(400)\ny = x.stft(64, 16, 64, None, True, 'reflect', False, None, True, False)\n",
+])
+def test_stft_not_reported(source: str) -> None:
+    assert _check(source) == []
+
+
+EXPERIMENTAL_CONFIG_FIELDS = """
+import torch
+from torch.profiler import _ExperimentalConfig
+config = torch._C._profiler._ExperimentalConfig(profiler_metrics=["kineto__tensor_core_insts"], verbose=True)
+per_kernel = _ExperimentalConfig(profiler_measure_per_kernel=True)
+computed = torch.profiler._ExperimentalConfig(profiler_metrics=metrics())
+"""
+
+
+@pytest.mark.parametrize("target, expected", [
+    ("2.13", []),  # silent in 2.13: the fields still configure CUDA metrics there
+    ("2.14", [(3, "TL109"), (4, "TL109"), (5, "TL109")]),  # ignored, and profile() warns
+    ("2.15", [(3, "TL108"), (4, "TL108"), (5, "TL108")]),  # the constructor no longer takes them
+])
+def test_experimental_config_fields_of_2_14(target, expected) -> None:
+    found = _check(EXPERIMENTAL_CONFIG_FIELDS, torch_version="2.13", target=target)
+    assert [(line, code) for line, code, _ in found] == expected
+    assert not any(fixable for _, _, fixable in found), "a floor of 2.13 still uses the fields: no fix"
+    message = _engine("TL108").check(textwrap.dedent(EXPERIMENTAL_CONFIG_FIELDS).lstrip()).diagnostics[0].message
+    assert "removed in torch 2.15" in message
+
+
+def test_experimental_config_fields_are_dropped_for_a_floor_of_2_14() -> None:
+    """torch 2.14 ignores the fields: leaving them out is exact, unless the value runs code."""
+    assert _fix(EXPERIMENTAL_CONFIG_FIELDS, torch_version="2.14") == textwrap.dedent(EXPERIMENTAL_CONFIG_FIELDS).lstrip(
+        ).replace('profiler_metrics=["kineto__tensor_core_insts"], ', "").replace(
+        "profiler_measure_per_kernel=True", "")

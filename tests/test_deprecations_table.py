@@ -35,6 +35,7 @@ from torchlint.engine.linter import Engine  # noqa: E402
 from torchlint.knowledge.deprecations import (  # noqa: E402
     DropArgument,
     ReplaceCall,
+    WrapResult,
     Ref,
     _SPARSE_TENSOR_TYPES,
     _TYPED_STORAGES,
@@ -129,8 +130,8 @@ def _witnessed_by_mining() -> Dict[str, List[str]]:
     witnessed: Dict[str, List[str]] = {}
     for item in load_mined()["items"]:
         decision = decide(item, keys)
-        if decision is not None and decision.entry is not None:
-            witnessed.setdefault(decision.entry.key, []).append(item["how"])
+        for entry in decision.entries if decision is not None else ():
+            witnessed.setdefault(entry.key, []).append(item["how"])
     return witnessed
 
 
@@ -150,12 +151,12 @@ def test_entries_are_unique_and_consistent() -> None:
         if entry.kind is Kind.METHOD:
             assert entry.old.startswith(TENSOR + "."), entry.old
         if entry.kind is Kind.KEYWORD:
-            assert entry.keyword and isinstance(entry.rewrite, (RenameKeyword, type(None)))
+            assert entry.keyword and isinstance(entry.rewrite, (RenameKeyword, DropArgument, type(None)))
         elif entry.kind in (Kind.MISSING_KEYWORD, Kind.SET_ARGUMENT):
             assert entry.keyword and entry.position is not None and entry.rewrite is None
-        elif entry.kind is Kind.KEYWORD_VALUE:  # flag only: values, or the values that do not warn
+        elif entry.kind is Kind.KEYWORD_VALUE:  # values, or the values that do not warn
             assert entry.keyword and bool(entry.values) != bool(entry.unless)
-            assert isinstance(entry.rewrite, (DropArgument, ReplaceCall, type(None)))
+            assert isinstance(entry.rewrite, (DropArgument, ReplaceCall, WrapResult, type(None)))
         else:
             assert entry.keyword is None
         assert not (entry.values or entry.unless) or entry.kind is Kind.KEYWORD_VALUE
@@ -217,9 +218,12 @@ def _uses(entry: Deprecation) -> List[str]:
         value = entry.values[0] if entry.values else "other"
         code = value.qualified if isinstance(value, Ref) else repr(value)
         lead = "" if entry.position == 0 else "x, "  # an argument at the position would be the value
-        uses = [f"import torch\ny = {entry.old}({lead}{entry.keyword}={code})\n"]
+        # a Tensor method (``torch.Tensor.stft``) on a receiver known to be a tensor
+        tensor, called = ("t = torch.ones(400)\n", f"t.{entry.old.rsplit('.', 1)[1]}") if entry.old.startswith(
+            TENSOR + ".") else ("", entry.old)
+        uses = [f"import torch\n{tensor}y = {called}({lead}{entry.keyword}={code})\n"]
         if entry.position is not None:
-            uses.append(f"import torch\ny = {entry.old}({', '.join(['x'] * entry.position + [code])})\n")
+            uses.append(f"import torch\n{tensor}y = {called}({', '.join(['x'] * entry.position + [code])})\n")
         return uses
     if entry.old.startswith(FUNCTION_CTX + "."):
         return [
@@ -389,6 +393,8 @@ USES: Dict[str, str] = {
     **{entry.key: f"@{entry.old}{GRAD_MODE_ARGS.get(entry.old, '()')}\nclass Decorated:\n    pass\n"
        for entry in ENTRIES if entry.kind is Kind.CLASS_DECORATOR},
     "torch.stft(return_complex=)": "torch.stft(torch.ones(400), 64, window=torch.hann_window(64), return_complex=False)",
+    "torch.Tensor.stft(return_complex=)": (
+        "torch.ones(400).stft(64, window=torch.hann_window(64), return_complex=False)"),
     "torch.nn.parallel.DistributedDataParallel(broadcast_buffers=)": (
         "import torch.distributed as dist, tempfile; "
         "dist.init_process_group('gloo', init_method='file://' + tempfile.mktemp(), rank=0, world_size=1); "
@@ -455,7 +461,7 @@ def _mined_for(entry: Deprecation) -> List[Dict[str, Any]]:
 
     keys = table_keys()
     return [item for item in load_mined()["items"] if (decide(item, keys) or None) is not None
-            and decide(item, keys).entry is entry]
+            and entry in decide(item, keys).entries]
 
 
 @pytest.mark.parametrize("entry", NEWER, ids=_ids(NEWER))

@@ -26,6 +26,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from torchlint.core.settings import parse_version  # noqa: E402
 from torchlint.knowledge import deprecation_review as review  # noqa: E402
 from torchlint.knowledge.deprecations import ENTRIES  # noqa: E402
 
@@ -72,9 +73,10 @@ def test_out_of_scope_reasons_are_given_and_used() -> None:
         assert reason.strip() and isinstance(scope, review.Scope)
         assert any(fnmatch.fnmatchcase(i, pattern) for i in ids), f"no mined item matches {pattern!r}"
     keys = review.table_keys()
-    for mined_id, key in review.COVERED_BY.items():
+    for mined_id in review.COVERED_BY:
         assert mined_id in ids, mined_id
-        assert key in keys, f"{mined_id} is said to be covered by {key}, which is not in the table"
+        for key in review.covering_keys(mined_id):
+            assert key in keys, f"{mined_id} is said to be covered by {key}, which is not in the table"
     for mined_id in review.OTHER_RULES:
         assert mined_id in ids, mined_id
 
@@ -357,13 +359,39 @@ def test_release_history_of_the_items_the_issue_names(mined_id: str, deprecated,
     assert review.decide(item) is not None, f"{mined_id} is not decided"
 
 
-def test_adjust_profiler_step_warns_in_2_15() -> None:
-    """``_ExperimentalConfig(adjust_profiler_step=True)`` warns from ``profile``; the config is
-    made by the user, so the table's entry is the config's keyword."""
+def test_experimental_config_fields_are_reported_per_release() -> None:
+    """``profile()`` warns about fields of its ``experimental_config``, which the user sets where the
+    config is made: torch 2.14.1 about ``profiler_metrics`` and ``profiler_measure_per_kernel``
+    (ignored there, gone from 2.15.0's constructor), 2.15.0 about ``adjust_profiler_step``. The one
+    mined item is covered by the config keyword of each release, and flagged in both."""
     item = BY_ID["torch.autograd.profiler.profile(experimental_config=)"]
+    assert item["status"] == {"2.13.0": "silent", "2.14.1": "warns", "2.15.0": "warns"}
+    assert "profiler_metrics and profiler_measure_per_kernel are deprecated" in item["message"]
     decision = review.decide(item)
-    assert decision.entry.key == "torch._C._profiler._ExperimentalConfig(adjust_profiler_step=)"
-    assert decision.entry.deprecated == "2.15"
+    config = "torch._C._profiler._ExperimentalConfig"
+    by_release = {release: decision.entry_for(parse_version(release)) for release in ("2.14.1", "2.15.0")}
+    assert by_release["2.14.1"].key == f"{config}(profiler_metrics=)"
+    assert by_release["2.15.0"].key == f"{config}(adjust_profiler_step=)"
+    assert by_release["2.15.0"].deprecated == "2.15"
+    fields = [e for e in decision.entries if e.keyword != "adjust_profiler_step"]
+    assert [(e.keyword, e.deprecated, e.removed) for e in fields] == [
+        ("profiler_metrics", "2.14", "2.15"), ("profiler_measure_per_kernel", "2.14", "2.15")]
+    assert not any(row[0] == item["id"] for release in ("2.14.1", "2.15.0")
+                   for row in review.unflagged(MINED, release))
+
+
+def test_experimental_config_fields_are_silent_in_2_13() -> None:
+    """The installed torch 2.13 takes both fields and says nothing (so the floor 2.13 gets no fix:
+    there they still configure CUDA metrics)."""
+    import warnings
+
+    from torch._C._profiler import _ExperimentalConfig
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        config = _ExperimentalConfig(profiler_metrics=["kineto__cuda_core_flops"], profiler_measure_per_kernel=True)
+        with torch.autograd.profiler.profile(experimental_config=config):
+            torch.ones(2).sum()
 
 
 def _minor(version):

@@ -33,9 +33,9 @@ import enum
 import fnmatch
 import json
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple, Union
 
-from torchlint.core.settings import parse_version
+from torchlint.core.settings import Version, parse_version
 from torchlint.knowledge.deprecations import ENTRIES, Deprecation
 from torchlint.knowledge.torch_api import RENAMES
 
@@ -50,8 +50,9 @@ class Scope(enum.Enum):
 
 I, RT, NM = Scope.INTERNAL, Scope.RUNTIME, Scope.NOT_MODELED
 
-# Mined id -> the table entry key that covers it (where the ids differ).
-COVERED_BY: Mapping[str, str] = {
+# Mined id -> the table entry key that covers it (where the ids differ), or the keys of several
+# entries, one per release that changed what torch warns about there (``Decision.entry_for``).
+COVERED_BY: Mapping[str, Union[str, Tuple[str, ...]]] = {
     "torch.nn.utils.weight_norm.WeightNorm.apply": "torch.nn.utils.weight_norm",
     "torch.utils._pytree._register_pytree_node(maybe_from_str_fn=)": "torch.utils._pytree._register_pytree_node",
     "torch.distributed.fsdp.FullyShardedDataParallel._warn_legacy_optim_state_dict":
@@ -66,10 +67,14 @@ COVERED_BY: Mapping[str, str] = {
     "torch.nn.attention.flex_attention.flex_attention": "torch.nn.attention.flex_attention.flex_attention(return_lse=)",
     "torch.ao.quantization.quantize_fx._prepare_fx(prepare_custom_config=)": "torch.ao.quantization.quantize_fx.prepare_fx",
     "torch.ao.quantization.quantize_fx._convert_fx(convert_custom_config=)": "torch.ao.quantization.quantize_fx.convert_fx",
-    # torch 2.14 warns for fields of the config (profiler_metrics, ...; 2.15: adjust_profiler_step),
-    # which users set where they make it.
-    "torch.autograd.profiler.profile(experimental_config=)":
-        "torch._C._profiler._ExperimentalConfig(adjust_profiler_step=)",
+    # profile() warns about fields of the config, which users set where they make it. torch 2.14.1:
+    # profiler_metrics and profiler_measure_per_kernel ("deprecated and ignored", its _ExperimentalConfig
+    # docstring too); torch 2.15.0 no longer takes them (its torch/_C/_profiler.pyi drops both and its
+    # libtorch_python.so holds neither name: a TypeError) and warns about adjust_profiler_step instead,
+    # the entry that covers the item there (the first reported; the removed fields are TL108's).
+    "torch.autograd.profiler.profile(experimental_config=)": tuple(
+        f"torch._C._profiler._ExperimentalConfig({field}=)"
+        for field in ("adjust_profiler_step", "profiler_metrics", "profiler_measure_per_kernel")),
     # torch warns from handle_torch_function (and C++) when a class's __torch_function__ is a plain method
     "torch.autograd.handle_torch_function": "torch.Tensor.__torch_function__",
     # torch's grad-mode context managers share the base that warns when one decorates a class
@@ -195,8 +200,14 @@ class Decision:
     """What torchlint does about one mined item."""
 
     def __init__(self, entry: Optional[Deprecation] = None, rule: Optional[str] = None,
-                 scope: Optional[Scope] = None, reason: str = "") -> None:
+                 scope: Optional[Scope] = None, reason: str = "", others: Tuple[Deprecation, ...] = ()) -> None:
         self.entry, self.rule, self.scope, self.reason = entry, rule, scope, reason
+        self.entries: Tuple[Deprecation, ...] = (entry, *others) if entry is not None else ()
+
+    def entry_for(self, version: Version) -> Optional[Deprecation]:
+        """The entry that reports the item for code moving to ``version`` (the first of several that
+        does; else the first entry): the fields of the profiler's config differ between releases."""
+        return next((e for e in self.entries if e.status_for(version) is not None), self.entry)
 
     @property
     def flagged(self) -> bool:
@@ -223,7 +234,8 @@ def decide(item: Mapping[str, object], keys: Optional[Dict[str, Deprecation]] = 
         if name in keys:
             return Decision(entry=keys[name])
     if item_id in COVERED_BY:
-        return Decision(entry=keys[COVERED_BY[item_id]])
+        first, *others = covering_keys(item_id)
+        return Decision(entry=keys[first], others=tuple(keys[k] for k in others))
     if item_id in OTHER_RULES:
         return Decision(rule=OTHER_RULES[item_id])
     for name in [item_id, *names]:
@@ -233,6 +245,12 @@ def decide(item: Mapping[str, object], keys: Optional[Dict[str, Deprecation]] = 
         if fnmatch.fnmatchcase(item_id, pattern):
             return Decision(scope=scope, reason=reason)
     return None
+
+
+def covering_keys(item_id: str) -> Tuple[str, ...]:
+    """The table keys ``COVERED_BY`` gives for a mined id, as a tuple."""
+    keys = COVERED_BY[item_id]
+    return (keys,) if isinstance(keys, str) else keys
 
 
 def namespace(item_id: str) -> str:
@@ -298,7 +316,7 @@ def unflagged(mined: Mapping[str, object], release: str) -> List[Tuple[str, str]
         decision = decide(item, keys)
         if decision is None or not decision.detectable:
             continue
-        entry = decision.entry
+        entry = decision.entry_for(version)
         if not decision.flagged:
             rows.append((str(item["id"]), decision.reason))
         elif entry is not None and entry.status_for(version) is None:
@@ -330,11 +348,12 @@ def release_coverage(mined: Mapping[str, object]) -> Dict[str, Dict[str, int]]:
             row["mined"] += 1
             if decision is None:
                 continue
-            entry = decision.entry
+            entry = decision.entry_for(version)
             reported = decision.flagged and (entry is None or entry.status_for(version) is not None)
+            exact = entry.exact_fix if entry is not None else decision.exact
             row["detectable"] += decision.detectable
             row["flagged"] += reported
-            row["exact"] += reported and decision.exact
-            row["fixed"] += reported and decision.exact and (
+            row["exact"] += reported and exact
+            row["fixed"] += reported and exact and (
                 entry is None or entry.fix_versions.applies_to(version))
     return counts

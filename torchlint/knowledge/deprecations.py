@@ -16,6 +16,9 @@ known, and, only when the rewrite is exact, a small declarative ``rewrite``:
   literal arguments only.
 * ``ReadAs(call)``: reading the attribute is calling ``call()``.
 * ``RenameKeyword(new)``: one keyword argument of a function is renamed.
+* ``DropArgument()``, ``ReplaceCall(new)``, ``WrapResult(new, value)``: for
+  arguments torch ignores, a call that returns a name, and a value whose result
+  another function converts (``torch.view_as_real`` of ``stft(return_complex=True)``).
 
 Code strings in rewrites spell torch as ``torch``; the fixer respells it the
 way the checked file imports torch. Rules never spell these names themselves.
@@ -57,7 +60,9 @@ class Kind(enum.Enum):
     INSTANCE_METHOD = "instance method"
     # ``old`` called with ``keyword`` (or the argument at ``position``) given a
     # value torch warns about: a literal in ``values``, or a known literal not in
-    # ``unless`` (``torch.onnx.export(dynamo=False)``, ``spawn(start_method='fork')``)
+    # ``unless`` (``torch.onnx.export(dynamo=False)``, ``spawn(start_method='fork')``).
+    # A Tensor method (``torch.Tensor.stft``) is matched on a receiver inference
+    # knows is a tensor, ``position`` counting after the receiver.
     KEYWORD_VALUE = "keyword value"
     # ``old`` (or an alias), called or bare, decorating a class: ``@torch.no_grad()`` on a class
     CLASS_DECORATOR = "class decorator"
@@ -163,8 +168,9 @@ class RenameKeyword:
 
 @dataclass(frozen=True)
 class DropArgument:
-    """KEYWORD_VALUE entries: the argument is left out, since torch ignores its value
-    (``spawn(..., start_method='fork')`` always spawns)."""
+    """KEYWORD_VALUE and KEYWORD entries: the argument is left out, since torch ignores its value
+    (``spawn(..., start_method='fork')`` always spawns; torch 2.14 ignores ``profiler_metrics=``).
+    A KEYWORD entry's value must run no code."""
 
     since: Optional[str] = None
 
@@ -178,7 +184,18 @@ class ReplaceCall:
     since: Optional[str] = None
 
 
-Rewrite = Union[Rename, CallRewrite, InclusiveRange, ReadAs, RenameKeyword, DropArgument, ReplaceCall]
+@dataclass(frozen=True)
+class WrapResult:
+    """KEYWORD_VALUE entries: the call is given ``value`` (code) instead of the warned value, and its
+    result is passed to ``new``, which turns it into what the warned value returned
+    (``torch.stft(..., return_complex=False)`` -> ``torch.view_as_real(torch.stft(..., return_complex=True))``)."""
+
+    new: str
+    value: str
+    since: Optional[str] = None
+
+
+Rewrite = Union[Rename, CallRewrite, InclusiveRange, ReadAs, RenameKeyword, DropArgument, ReplaceCall, WrapResult]
 
 
 # --- entries --------------------------------------------------------------------
@@ -244,7 +261,9 @@ class Deprecation:
             Kind.MISSING_KEYWORD: "a call of the resolved callable without the keyword",
             Kind.SET_ARGUMENT: "a call of the resolved callable with a set display or `set(...)` there",
             Kind.INSTANCE_METHOD: "a call on a name last assigned what the class's factory made",
-            Kind.KEYWORD_VALUE: "a literal value torch warns about, in a call of the resolved callable",
+            Kind.KEYWORD_VALUE: "a literal value torch warns about, in a call of " + (
+                "the method on a receiver inference knows is a tensor" if self.old.startswith(TENSOR + ".")
+                else "the resolved callable"),
             Kind.CLASS_DECORATOR: "the resolved name, called or not, as a decorator of a class",
             Kind.PLAIN_METHOD: "the method defined without `@classmethod` in a class with no other base than "
                                "a tensor class",
@@ -346,7 +365,8 @@ class Deprecation:
             shown = self.values or self.unless
             value = shown[0].qualified.rsplit(".", 2)[-2:] if isinstance(shown[0], Ref) else [repr(shown[0])]
             op = "=" if self.values else "!="
-            return f"{self.old.rsplit('.', 1)[1]}({self.keyword}{op}{'.'.join(value)})"
+            owner = "Tensor." if self.old.startswith(TENSOR + ".") else ""
+            return f"{owner}{self.old.rsplit('.', 1)[1]}({self.keyword}{op}{'.'.join(value)})"
         if self.kind is Kind.SET_ARGUMENT:
             return f"{self.old.rsplit('.', 1)[1]}({self.keyword}={{...}})"
         if self.kind is Kind.INSTANCE_METHOD:
@@ -644,9 +664,12 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
     Deprecation("torch.multiprocessing.spawn", Kind.KEYWORD_VALUE, D, "nothing (`spawn` always uses 'spawn'; "
                 "`torch.multiprocessing.start_processes` takes another start method)", keyword="start_method", position=5, unless=("spawn",),
                 rewrite=DropArgument()),
-    Deprecation("torch.stft", Kind.KEYWORD_VALUE, D, "`return_complex=True` (and `torch.view_as_real` of the "
-                "result for the old layout)",
-                "1.8", keyword="return_complex", position=9, values=(False,), aliases=("torch.functional.stft",)),
+    # return_complex=False is view_as_real of the complex result (ATen computes it so): the same values,
+    # shape, dtype, strides and gradients (tests/test_deprecation_rewrites_run.py runs both forms)
+    *(Deprecation(old, Kind.KEYWORD_VALUE, D, "`torch.view_as_real(...stft(..., return_complex=True))` (the same "
+                  "real tensor)", "1.8", keyword="return_complex", position=position, values=(False,),
+                  aliases=aliases, rewrite=WrapResult("torch.view_as_real", "True"), new=("torch.view_as_real",))
+      for old, position, aliases in (("torch.stft", 9, ("torch.functional.stft",)), (f"{TENSOR}.stft", 8, ()))),
     # torch 2.13 warns whenever it is given (the mined item is the warning when both are)
     Deprecation("torch.nn.parallel.DistributedDataParallel", Kind.KEYWORD, D, "`forward_sync_buffers=` (unlike "
                 "`broadcast_buffers=False`, it still syncs buffers at init)", deprecated="2.13",
@@ -703,6 +726,13 @@ ENTRIES_2_14: Tuple[Deprecation, ...] = (
                 deprecated="2.14", rewrite=Rename(DIST + "distributed_c10d.set_timeout", since="2.14")),
     Deprecation(DIST + "gather_into_tensor", Kind.FUNCTION, D, f"`{DIST}gather_single` (torch 2.14)", deprecated="2.14",
                 undeprecated="2.15", rewrite=Rename(DIST + "gather_single", since="2.14")),
+    # Fields of the profiler's config that torch 2.14 ignores (profile() warns when one is set) and
+    # 2.15's constructor no longer takes (a TypeError). Leaving the argument out is exact where the
+    # project's floor ignores it too (2.14); on 2.13 the fields still configure CUDA metrics.
+    *(Deprecation("torch._C._profiler._ExperimentalConfig", Kind.KEYWORD, D, "nothing (torch 2.14 ignores it; "
+                  "2.15 rejects it)", deprecated="2.14", removed="2.15", keyword=field,
+                  aliases=("torch.profiler._ExperimentalConfig",), rewrite=DropArgument(since="2.14"))
+      for field in ("profiler_metrics", "profiler_measure_per_kernel")),
 )
 
 ENTRIES_2_15: Tuple[Deprecation, ...] = (

@@ -55,6 +55,7 @@ from torchlint.knowledge.deprecations import (
     ALL,
     FUNCTION_CTX,
     NEWEST_RELEASE,
+    TENSOR,
     CallRewrite,
     Deprecation,
     DropArgument,
@@ -66,6 +67,7 @@ from torchlint.knowledge.deprecations import (
     RenameKeyword,
     ReplaceCall,
     Status,
+    WrapResult,
     reported_entries,
 )
 from torchlint.knowledge.torch_api import Rename as ApiRename
@@ -89,6 +91,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
     _missing: ClassVar[Tuple[Deprecation, ...]]  # calls that leave out a keyword (``torch.cross`` without dim)
     _sets: ClassVar[Tuple[Deprecation, ...]]  # calls given a set (``torch.optim.SGD({...})``)
     _values: ClassVar[Tuple[Deprecation, ...]]  # calls given a value torch warns about (``onnx.export(dynamo=False)``)
+    _value_methods: ClassVar[FrozenSet[str]]  # the Tensor methods among them (``x.stft(..., return_complex=False)``)
     _class_decorators: ClassVar[Dict[str, Deprecation]]  # decorators of a class (``@torch.no_grad()``), by name
     _plain_methods: ClassVar[Dict[str, Deprecation]]  # methods torch wants as classmethods, by method name
     _modules: ClassVar[Tuple[Deprecation, ...]]
@@ -110,6 +113,7 @@ class DeprecatedApiRule(RenamedSymbolRule):
         cls._plain_methods = {e.name: e for e in table if e.kind is Kind.PLAIN_METHOD}
         cls._class_decorators = {name: e for e in table if e.kind is Kind.CLASS_DECORATOR for name in (e.old, *e.aliases)}
         cls._screen_values = Names([name for e in cls._values for name in (e.old, *e.aliases)])
+        cls._value_methods = frozenset(e.old.rsplit(".", 1)[1] for e in cls._values if _is_tensor_method(e))
         cls._methods = {e.name: e for e in table if e.kind is Kind.METHOD}
         cls._ctx_attrs = {e.name: e for e in table if e.old.startswith(on_ctx)}
         made = [e for e in table if e.kind is Kind.INSTANCE_METHOD]
@@ -165,6 +169,8 @@ class DeprecatedApiRule(RenamedSymbolRule):
             yield from calls_to(outline, cls._screen_missing)
         if cls._values:
             yield from calls_to(outline, cls._screen_values)
+            yield from (node for node in attributes_named(outline, cls._value_methods)
+                        if may_be_tensor(outline, node.value))
         if cls._class_decorators:
             yield from (node for node in outline.nodes(ast.ClassDef) if node.decorator_list)
         if cls._plain_methods:
@@ -362,6 +368,9 @@ class DeprecatedApiRule(RenamedSymbolRule):
             rewrite = entry.rewrite
             if self._fixable(entry, ctx) and isinstance(rewrite, RenameKeyword) and rewrite.new not in given:
                 fix = Fix([Edit(arg, _rename_keyword(rewrite.new))])
+            elif (self._fixable(entry, ctx) and isinstance(rewrite, DropArgument)
+                  and edits.without_side_effects(arg.value)):  # ``profiler_metrics=metrics()`` runs code
+                fix = Fix([Edit(node, edits.remove_keywords([entry.keyword]))])
             yield self._finding(arg, entry, fix)
 
     def _missing_keyword(self, node: cst.Call, ctx: NodeContext) -> Iterator[Finding]:
@@ -423,7 +432,9 @@ class DeprecatedApiRule(RenamedSymbolRule):
             if arg is None or not _warned_value(entry, arg.value, ctx):
                 continue
             callee = callee or ctx.resolver.resolve(node.func)
-            if callee in (entry.old, *entry.aliases) and self._applies(entry, ctx):
+            called = (_tensor_method_call(node, entry, callee, ctx) if _is_tensor_method(entry)
+                      else callee in (entry.old, *entry.aliases))
+            if called and self._applies(entry, ctx):
                 fix = self._value_fix(node, arg, entry, ctx) if self._fixable(entry, ctx) else None
                 yield self._finding(arg, entry, fix)
 
@@ -442,10 +453,41 @@ class DeprecatedApiRule(RenamedSymbolRule):
             if spelled is None:
                 return None
             return Fix([Edit(node, edits.replace_with_expression(spelled[0]))], required_imports=spelled[1])
+        if isinstance(rewrite, WrapResult):
+            spelled = spell_qualified(rewrite.new, node, ctx)
+            if spelled is None:
+                return None
+            return Fix([Edit(node, _wrapped_call(node.args.index(arg), rewrite.value, spelled[0]))],
+                       required_imports=spelled[1])
         return None
 
     def _old_attrs(self) -> frozenset:
         return self._names
+
+
+def _is_tensor_method(entry: Deprecation) -> bool:
+    return entry.old.startswith(TENSOR + ".")
+
+
+def _tensor_method_call(node: cst.Call, entry: Deprecation, callee: Optional[str], ctx: NodeContext) -> bool:
+    """``x.stft(...)`` where inference knows ``x`` is a tensor (a name that resolves through an
+    import is a module's function, not a method)."""
+    func = node.func
+    return (callee is None and isinstance(func, cst.Attribute) and func.attr.value == entry.old.rsplit(".", 1)[1]
+            and ctx.inference.is_tensor(func.value))
+
+
+def _wrapped_call(index: int, value: str, outer: str):
+    """``f(..., k=False)`` -> ``outer(f(..., k=True))``: the argument at ``index`` given ``value``, the
+    call's own parentheses kept outside."""
+    def apply(call: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(call, cst.Call)
+        args = list(call.args)
+        args[index] = args[index].with_changes(value=cst.parse_expression(value))
+        inner = call.with_changes(args=args, lpar=(), rpar=())
+        return cst.Call(func=cst.parse_expression(outer), args=[cst.Arg(inner)], lpar=call.lpar, rpar=call.rpar)
+
+    return apply
 
 
 def _made_by(receiver: cst.BaseExpression, makers: Sequence[str], ctx: NodeContext) -> bool:
@@ -629,6 +671,7 @@ def _fix_kind(entry: Deprecation) -> str:
         InclusiveRange: "integer literals",
         DropArgument: "drop the argument",
         ReplaceCall: "name",
+        WrapResult: "wrap the result",
         CallRewrite: "keyword arguments" if isinstance(rewrite, CallRewrite) and rewrite.passthrough == ALL
         and not rewrite.params else "rewrite",
     }[type(rewrite)]
