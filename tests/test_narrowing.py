@@ -329,7 +329,7 @@ CROSS_STATEMENT_CASES = [
                     "        targets = torch.tensor([0, 2, 1, 0])\n" + FILLER.replace("    ", "        ")
                     + "        return self.criterion(inputs[0:1], targets[0])\n"),
     # the file's use of CUDA, which the rule asks the whole file about, is in a cut statement
-    ("TL203", True, "import torch\ndef f(path):\n    return torch.load(path)\ndef g(model):\n    model.cuda()\n"),
+    ("TL203", False, "import torch\ndef f(path):\n    return torch.load(path)\ndef g(model):\n    model.cuda()\n"),
     ("TL208", True, "from math import nan\ndef f():\n    y = 2.0\n    return y == nan\ndef g():\n    math = None\n"),
     ("TL209", False, "import torch\nimport torch.nn.functional as F\ntotal = 0.0\n"
                      "for x, y in [(torch.ones(2), torch.ones(2))]:\n    total += F.mse_loss(x, y)\n"

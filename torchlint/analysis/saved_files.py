@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.scopes import ClassScope
 from torchlint.knowledge.torch_api import TORCH_SAVE
 
 
@@ -44,6 +45,31 @@ def saves_read_by(load: cst.Call, file: FileContext) -> List[Tuple[cst.BaseExpre
         return []
     by_path, by_name = file.memo(("saved files", "saves"), lambda: _saves_by_path(file))
     return by_path.get(_key(source)) or by_name.get(_file_name(source) or "", [])
+
+
+def written_by_the_loading_code(load: cst.Call, file: FileContext) -> bool:
+    """Did the code around ``load`` write the file itself, to the same path
+    expression: earlier in the same def (a test's round trip: the same run,
+    on the same machine), or, for a path the object holds (``self.path``), in
+    a method of the same class (a cache the class writes and reads back)?"""
+    source = path_argument(load, 0, "f")
+    if source is None:
+        return False
+    key = _key(source)
+    by_path, _ = file.memo(("saved files", "saves"), lambda: _saves_by_path(file))
+    scope_of = file.resolver.scope_of
+    here = scope_of(load)
+    if here is None:
+        return False
+    order = file.memo(("saved files", "order"), lambda: {id(n): i for i, n in enumerate(file.nodes(cst.Call))})
+    for _, save in by_path.get(key, ()):
+        there = scope_of(save)
+        if there is here and here is not here.globals and order.get(id(save), 0) < order.get(id(load), 0):
+            return True
+        if (key.startswith("self.") and there is not None and isinstance(here.parent, ClassScope)
+                and there.parent is here.parent):
+            return True
+    return False
 
 
 def _saves_by_path(file: FileContext) -> Tuple[_Saves, _Saves]:

@@ -7,12 +7,14 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.device_gates import cuda_only_ranges
+from torchlint.analysis.inference import Kind
 from torchlint.analysis.outline import (
     Outline,
     calls_resolving_to,
     keyword_value,
     leading_positional,
 )
+from torchlint.analysis.saved_files import saves_read_by, written_by_the_loading_code
 from torchlint.analysis.screens import CallWithout
 from torchlint.knowledge.torch_api import TORCH_LOAD, TORCH_LOAD_POSITIONAL
 from torchlint.rules import edits
@@ -23,6 +25,53 @@ MAP_LOCATION = (
     "fails to load on a machine without one; pass e.g. `map_location='cpu'`"
 )
 
+
+
+_GRAD_SCALERS = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.cpu.amp.GradScaler",
+                           "torch.amp.grad_scaler.GradScaler"})
+
+
+def _on_cpu(obj: cst.BaseExpression, ctx: NodeContext) -> bool:
+    """Is every tensor a saved object holds on the CPU (or does it hold none)?"""
+    if isinstance(obj, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    if isinstance(obj, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and _on_cpu(e.value, ctx) for e in obj.elements)
+    if (isinstance(obj, cst.Call) and not obj.args and isinstance(obj.func, cst.Attribute)
+            and obj.func.attr.value == "state_dict"):
+        owner = obj.func.value
+        moved = isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute) and owner.func.attr.value == "cpu"
+        return moved or ctx.inference.value(owner).cuda is False or _is_grad_scaler(owner, ctx)
+    return ctx.inference.value(obj).kind in (Kind.NUMBER, Kind.NONE) or _is_parsed_arguments(obj, ctx)
+
+
+def _is_parsed_arguments(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
+    """``parser.parse_args()`` of an ``argparse.ArgumentParser`` (or ``vars()`` of it), through
+    names bound once: the command line's strings and numbers."""
+    if isinstance(expr, cst.Name):
+        binding = ctx.inference.only_binding(expr)
+        return (binding is not None and binding.how == "assign" and not binding.path
+                and _is_parsed_arguments(binding.value, ctx))
+    if not isinstance(expr, cst.Call) or len(expr.args) > 1:
+        return False
+    if ctx.resolver.resolve(expr.func) == "builtins.vars":
+        return bool(expr.args) and _is_parsed_arguments(expr.args[0].value, ctx)
+    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("parse_args", "parse_known_args"):
+        parser = expr.func.value
+        if isinstance(parser, cst.Name):
+            binding = ctx.inference.only_binding(parser)
+            parser = binding.value if binding is not None and binding.how == "assign" else parser
+        return (isinstance(parser, cst.Call) and expr.func.attr.value == "parse_args"
+                and ctx.resolver.resolve(parser.func) == "argparse.ArgumentParser")
+    return False
+
+
+def _is_grad_scaler(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
+    """``torch.amp.GradScaler()``, or a name (or ``self.scaler``) only ever bound to one: its state is numbers."""
+    if isinstance(expr, cst.Call):
+        return ctx.resolver.resolve(expr.func) in _GRAD_SCALERS
+    binding = ctx.inference.only_binding(expr) if isinstance(expr, cst.Name) else None
+    return binding is not None and binding.how == "assign" and not binding.path and _is_grad_scaler(binding.value, ctx)
 
 
 def uses_cuda(outline: Outline) -> bool:
@@ -51,6 +100,8 @@ class TorchLoadMapLocation(Rule):
     fix_safety = FixSafety.NONE
     triggers = (CallWithout("load", "map_location"),)
     requires = ("torch",)
+    gathers = ("Call",)  # the file's ``torch.save`` calls: who wrote what a load reads
+    whole_file = True  # that evidence may sit in another def of the file
     references = (
         "https://pytorch.org/docs/stable/generated/torch.load.html",
         "https://pytorch.org/docs/stable/notes/serialization.html#weights-only",
@@ -67,6 +118,16 @@ class TorchLoadMapLocation(Rule):
             optimizer.load_state_dict(torch.load(path, weights_only=True)["optimizer"])
             """,
             count=2,
+        ),
+        Example(
+            """
+            import torch
+            # A GPU module's state dict, saved by one run and resumed by another.
+            def save(model, path):
+                torch.save(model.cuda().state_dict(), path)
+            def resume(model, path):
+                model.load_state_dict(torch.load(path, weights_only=True))
+            """,
         ),
         Example(
             """
@@ -146,6 +207,38 @@ class TorchLoadMapLocation(Rule):
             state = torch.load("checkpoint.pt", map_location="cpu", weights_only=True)
         """,
         """
+        import torch
+        # The file the same test wrote two lines before: the same run, the same machine.
+        def test_round_trip(tmp_path):
+            torch.save({"w": torch.ones(2).cuda()}, tmp_path / "x.pt")
+            assert torch.load(tmp_path / "x.pt", weights_only=True)["w"].sum() == 2
+        """,
+        """
+        import torch
+        # A cache the class writes and reads back itself.
+        class FeatureCache:
+            def __init__(self, path):
+                self.path = path
+            def store(self, features):
+                torch.save(features.cuda(), self.path)
+            def fetch(self):
+                return torch.load(self.path, weights_only=True)
+        """,
+        """
+        import argparse
+        import torch
+        # Every save to the path writes CPU values: a state dict after .cpu(), a GradScaler's
+        # numbers, the command line's arguments.
+        def save(model, scaler, path):
+            parser = argparse.ArgumentParser()
+            torch.save({"model": model.cpu().state_dict(), "scaler": torch.amp.GradScaler("cuda").state_dict(),
+                        "args": vars(parser.parse_args())}, path)
+            model.cuda()
+        def resume(model, path):
+            state = torch.load(path, weights_only=True)
+            model.load_state_dict(state["model"])
+        """,
+        """
         import sys
         import torch
         use_cuda = torch.cuda.is_available()
@@ -155,6 +248,17 @@ class TorchLoadMapLocation(Rule):
             return torch.load(path, weights_only=True)
         """,
     )
+
+    @staticmethod
+    def _holds_no_gpu_tensor(load: cst.Call, ctx: NodeContext) -> bool:
+        """Can the file ``load`` reads hold no tensor on a GPU? When the loading
+        code wrote it itself (the same machine reads it back), or every save of
+        the file to that path writes CPU values: a module's state dict after
+        ``.cpu()``, a GradScaler's state (numbers), numbers and strings."""
+        if written_by_the_loading_code(load, ctx.file):
+            return True
+        saves = saves_read_by(load, ctx.file)
+        return bool(saves) and all(_on_cpu(obj, ctx) for obj, _ in saves)
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
@@ -181,6 +285,8 @@ class TorchLoadMapLocation(Rule):
             return  # the keywords may be in there
         if not uses_cuda(ctx.resolver.file_outline()):
             return  # nothing in the file puts tensors on a GPU
+        if self._holds_no_gpu_tensor(node, ctx):
+            return
         if not edits.passes_argument(node, "map_location", TORCH_LOAD_POSITIONAL):
             spelled = edits.expression_code(node.func)
             yield Finding(node, fitting(f"`{spelled}()` without `map_location=`: a GPU checkpoint fails without a GPU",
