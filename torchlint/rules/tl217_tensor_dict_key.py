@@ -1,7 +1,7 @@
 """TL217: an element taken out of a tensor used as a dict key (a number before torch 0.4)."""
 
 import ast
-from typing import Iterator
+from typing import FrozenSet, Iterator
 
 import libcst as cst
 
@@ -96,16 +96,18 @@ class TensorDictKey(Rule):
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
-        # A key that may be an element of a tensor: itself a subscript, or a name
-        # some binding of which is a subscript, a call or a ``for`` target.
-        keys = [node.slice for node in outline.nodes(ast.Subscript)]
-        keys += [call.args[0] for call in outline.calls(*_LOOKUPS) if call.args]
-        if not keys:
+        # A lookup in a name or attribute the file binds to a dict it makes, with a
+        # key that may be an element of a tensor: itself a subscript by position,
+        # or a name bound to one or by a ``for`` loop.
+        made = dict_names(outline.whole_file)
+        if not made:
             return False
-        elements = names_where(outline, "TL217 element", lambda value, found: isinstance(
-            value, (ast.Subscript, ast.Call, ast.Name, ast.Attribute)))
-        return any(isinstance(key, ast.Subscript) or (isinstance(key, ast.Name) and key.id in elements)
-                   for key in keys)
+        elements = _element_names(outline.whole_file)
+        lookups = [(node.value, node.slice) for node in outline.nodes(ast.Subscript)]
+        lookups += [(call.func.value, call.args[0]) for call in outline.calls(*_LOOKUPS)  # type: ignore[attr-defined]
+                    if call.args and isinstance(call.func, ast.Attribute)]
+        return any(_container_name(container) in made and (
+            _by_position(key) or (isinstance(key, ast.Name) and key.id in elements)) for container, key in lookups)
 
     def check_Subscript(self, node: cst.Subscript, ctx: NodeContext) -> Iterator[Finding]:
         if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
@@ -120,29 +122,89 @@ class TensorDictKey(Rule):
         yield from self._check(func.value, node.args[0].value, ctx)
 
     def _check(self, container: cst.BaseExpression, key: cst.BaseExpression, ctx: NodeContext) -> Iterator[Finding]:
+        spelled = container.attr.value if isinstance(container, cst.Attribute) else getattr(container, "value", None)
+        if spelled not in dict_names(ctx.resolver.file_outline().whole_file):
+            return  # the screen's condition: a dict the file makes
         if not _is_tensor_element(key, ctx) or ctx.inference.value(container).kind is not Kind.MAPPING:
-            return
+            return  # the key first: the container's value may take the project model
         yield Finding(key, "a tensor element as a dict key: tensors hash by identity, so the lookup misses; "
                            "use `.item()`", Fix([Edit(key, _item)]),
                       detail="before torch 0.4 the element was a Python number")
 
 
+_DICT_MAKERS = frozenset({"dict", "OrderedDict", "defaultdict", "Counter"})
+
+
+def dict_names(outline: Outline) -> FrozenSet[str]:
+    """The names, and attribute names, the file assigns a dict it makes: a
+    literal, a comprehension, ``dict()``, ``OrderedDict()``, ``defaultdict()``."""
+    def compute() -> FrozenSet[str]:
+        found = set()
+        for kind in (ast.Assign, ast.AnnAssign):
+            for node in outline.nodes(kind):
+                value = node.value
+                if not (isinstance(value, (ast.Dict, ast.DictComp)) or (
+                        isinstance(value, ast.Call) and _last_name(value.func) in _DICT_MAKERS)):
+                    continue
+                for target in getattr(node, "targets", None) or [node.target]:
+                    name = _container_name(target)
+                    if name is not None:
+                        found.add(name)
+        return frozenset(found)
+
+    return outline.memo("TL217 dict names", compute)
+
+
+def _element_names(outline: Outline) -> FrozenSet[str]:
+    """Names bound to a subscript by position, or by a ``for`` loop."""
+    def compute() -> FrozenSet[str]:
+        found = set()
+        for node in outline.nodes(ast.Assign):
+            if _by_position(node.value):
+                found.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        for kind in (ast.For, ast.comprehension):
+            for node in outline.nodes(kind):
+                if isinstance(node.target, ast.Name):
+                    found.add(node.target.id)
+        return frozenset(found)
+
+    return outline.memo("TL217 element names", compute)
+
+
+def _by_position(expr: ast.AST) -> bool:
+    """``t[0]``, ``t[i][j]``: a subscript whose index is no string literal and no slice."""
+    return isinstance(expr, ast.Subscript) and not isinstance(expr.slice, ast.Slice) and not (
+        isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str))
+
+
+def _container_name(expr: ast.AST):
+    if isinstance(expr, ast.Name):
+        return expr.id
+    return expr.attr if isinstance(expr, ast.Attribute) else None
+
+
+def _last_name(func: ast.AST):
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+
+
 def _is_tensor_element(key: cst.BaseExpression, ctx: NodeContext) -> bool:
-    """Is ``key`` a tensor freshly taken out of another: 0-dim, an integer-indexed
-    element, or a ``for`` target over a tensor (through a name's only binding)?"""
-    value = ctx.inference.value(key)
-    if value.kind is not Kind.TENSOR:
-        return False
-    if value.ndim == 0:
-        return True
+    """Is ``key`` a tensor freshly taken out of another: an integer-indexed element,
+    a ``for`` target over a tensor (through a name's only binding), or 0-dim? The
+    shape of the code first, the values after: most keys are no such thing."""
     if isinstance(key, cst.Subscript):
         return _integer_indexed(key) and ctx.inference.value(key.value).kind is Kind.TENSOR
     binding = ctx.inference.only_binding(key) if isinstance(key, cst.Name) else None
     if binding is None or binding.path:
         return False
     if binding.how == "assign" and isinstance(binding.value, cst.Subscript):
-        return _integer_indexed(binding.value) and ctx.inference.value(binding.value.value).kind is Kind.TENSOR
-    return binding.how == "for" and ctx.inference.value(binding.value).kind is Kind.TENSOR
+        made = binding.value
+        return _integer_indexed(made) and ctx.inference.value(made.value).kind is Kind.TENSOR
+    if binding.how == "for":
+        return ctx.inference.value(binding.value).kind is Kind.TENSOR
+    if binding.how == "assign" and isinstance(binding.value, cst.Call):
+        value = ctx.inference.value(key)
+        return value.kind is Kind.TENSOR and value.ndim == 0
+    return False
 
 
 def _integer_indexed(subscript: cst.Subscript) -> bool:
