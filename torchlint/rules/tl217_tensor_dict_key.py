@@ -7,7 +7,7 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
-from torchlint.analysis.outline import Outline, names_where
+from torchlint.analysis.outline import Outline
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
 
