@@ -607,8 +607,10 @@ def test_engines_and_results_are_reused_until_the_configuration_changes(project)
 
 def test_memory_stays_flat_over_hundreds_of_edits(project):
     """What the warm server keeps per document and per text is bounded: once the
-    caches are full (32 texts), 150 more edits (taken incrementally, with whole
-    checks between) allocate nothing that stays."""
+    caches are full (32 texts, whole checks among them), 150 more edits (taken
+    incrementally, each settled as the server settles a published check)
+    allocate nothing that stays. (Settled, every edit added its def's text to
+    the footprints kept by text: 16-25 KB per edit in the server's RSS.)"""
     import gc
     import tracemalloc
 
@@ -624,9 +626,10 @@ def test_memory_stays_flat_over_hundreds_of_edits(project):
     def edits(first: int, count: int) -> None:
         for round_ in range(first, first + count):
             changed = edit(text, round_)
-            if round_ % 10 == 0:  # now and then a change that is checked whole
+            if round_ % 10 == 0 and round_ < RESULTS_KEPT + 20:  # while filling, now and then a whole check
                 changed = changed.replace("import torch\n", f"import torch  # {round_}\n", 1)
             assert workbench.check(path, changed).diagnostics
+            workbench.settle(path)  # as the server does once the findings are published
 
     # Two windows of 150 edits: a leak grows in both, while a one-off
     # allocation in the process (a lazily built table, the warnings registry

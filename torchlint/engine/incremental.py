@@ -134,8 +134,11 @@ def recheck(engine: Engine, previous: Checked, text: str, module: ModuleRef = ST
     if footprints is not None:
         footprints[index] = new_footprint
         checked.source.memo(_FOOTPRINTS, lambda: footprints)
-        checked.source.memo(_FOOTPRINTS_BY_TEXT, dict)["".join(new_lines[first - 1:_last_line(new_statement)])] = \
-            new_footprint
+        by_text = checked.source.memo(_FOOTPRINTS_BY_TEXT, dict)
+        # The replaced text goes: the table holds the document's current defs
+        # only (it grew by a def's text on every edit, with nothing whole-checked).
+        by_text.pop("".join(old_lines[first - 1:_last_line(old_statement)]), None)
+        by_text["".join(new_lines[first - 1:_last_line(new_statement)])] = new_footprint
     # The other statements' nodes are the same objects (moved): only the new
     # one is walked, for the outline of the file and for its depth.
     indexes[index] = statement_index(new_statement)

@@ -92,6 +92,7 @@ PROJECTS_KEPT = 16  # configurations whose engines stay loaded
 DOCUMENTS_KEPT = 16  # documents whose last check (text and Python's tree) is kept to re-check changes
 DEPENDENCIES_KEPT = 64  # documents, open or closed, whose dependencies are known (their results are kept)
 CHAIN_ROUNDS = 4  # fixes a quick fix chains on its line (``--fix`` makes at most MAX_FIX_ROUNDS)
+SETTLE_AFTER_MS = 100  # a pause after publishing, without changes, in which the next change is prepared
 
 logger = logging.getLogger("torchlint.server")
 
@@ -729,6 +730,7 @@ class TorchlintServer(LanguageServer):
         self.settings_problems: List[str] = []
         self._pending: Dict[str, Any] = {}  # uri -> scheduled check (asyncio handle)
         self._last_check: Dict[str, float] = {}  # uri -> when it was last checked
+        self._settling: Dict[str, Any] = {}  # uri -> its scheduled ``settle`` (asyncio handle)
 
     # -- settings from the editor ---------------------------------------------
 
@@ -774,6 +776,9 @@ class TorchlintServer(LanguageServer):
 
     def schedule(self, uri: str, now: bool = False) -> None:
         """Check ``uri`` at once, or (for changes) when the debounce time since its last check is up."""
+        settling = self._settling.pop(uri, None)
+        if settling is not None:
+            settling.cancel()  # not idle: the check prepares what it needs itself
         if uri in self._pending:
             if not now:
                 return  # the pending check will read the newest text
@@ -783,9 +788,10 @@ class TorchlintServer(LanguageServer):
         self._pending[uri] = loop.call_later(wait, self.publish, uri)
 
     def forget(self, uri: str) -> None:
-        handle = self._pending.pop(uri, None)
-        if handle is not None:
-            handle.cancel()
+        for scheduled in (self._pending, self._settling):
+            handle = scheduled.pop(uri, None)
+            if handle is not None:
+                handle.cancel()
         self._last_check.pop(uri, None)
         self.workbench.forget(self.document_path(uri))
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
@@ -815,13 +821,19 @@ class TorchlintServer(LanguageServer):
         self.settle_soon(uri)
 
     def settle_soon(self, uri: str) -> None:
-        """Once the findings are out, prepare the document's next change (``Workbench.settle``)."""
+        """Once the findings are out and no change followed for ``SETTLE_AFTER_MS``,
+        prepare the document's next change (``Workbench.settle``)."""
         try:
-            asyncio.get_running_loop().call_soon(self.settle, uri)
+            loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop (called outside the server): the next change prepares itself
-            pass
+            return
+        earlier = self._settling.pop(uri, None)
+        if earlier is not None:
+            earlier.cancel()
+        self._settling[uri] = loop.call_later(SETTLE_AFTER_MS / 1000, self.settle, uri)
 
     def settle(self, uri: str) -> None:
+        self._settling.pop(uri, None)
         if uri in self._pending or self.open_document(uri) is None:
             return  # a newer text is about to be checked, or the document closed
         self.workbench.settle(self.document_path(uri))
