@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -540,6 +541,72 @@ def test_fix_only_with_unsafe_fixes_and_show_fixes(fix_only):
     assert result.stdout.splitlines()[0] == "Applied fixes:"
     assert result.stdout.splitlines()[-1] == "Fixed 4 problems."
     assert (fix_only.dirs["unsafe"] / "a.py").read_text() == mixed_fixed(MIXED, unsafe=True)
+
+
+@pytest.fixture(scope="module")
+def fix_only_setting(tmp_path_factory):
+    """``fix-only = true`` in the configuration (ruff's setting), and the command
+    lines that override it or ask for another mode."""
+    names = ("plain", "no_fix_only", "diff", "statistics", "setup_cfg", "bad", "settings")
+    dirs = {name: tmp_path_factory.mktemp(f"fix-only-setting-{name}") for name in names}
+    for name, d in dirs.items():
+        put(d, "a.py", MIXED)
+        put(d, "c.py", NO_FIX)
+        if name == "setup_cfg":
+            put(d, "setup.cfg", "[torchlint]\nfix-only = true\n")
+        else:
+            value = '"maybe"' if name == "bad" else "true"
+            put(d, "pyproject.toml", f"[tool.torchlint]\nfix-only = {value}\n")
+    runs = in_parallel({
+        "plain": lambda: run_torchlint(["--no-cache", "."], cwd=dirs["plain"]),
+        "no_fix_only": lambda: run_torchlint(["--no-cache", "--no-fix-only", "."], cwd=dirs["no_fix_only"]),
+        "diff": lambda: run_torchlint(["--no-cache", "--diff", "."], cwd=dirs["diff"]),
+        "statistics": lambda: run_torchlint(["--no-cache", "--statistics", "."], cwd=dirs["statistics"]),
+        "setup_cfg": lambda: run_torchlint(["--no-cache", "."], cwd=dirs["setup_cfg"]),
+        "bad": lambda: run_torchlint(["--no-cache", "."], cwd=dirs["bad"]),
+        "shown": lambda: run_torchlint(["--show-settings"], cwd=dirs["settings"]),
+        "shown_overridden": lambda: run_torchlint(["--show-settings", "--no-fix-only"], cwd=dirs["settings"]),
+    })
+    return SimpleNamespace(dirs=dirs, **runs)
+
+
+def test_fix_only_setting_fixes_and_reports_only_what_it_fixed(fix_only_setting):
+    """``fix-only = true``: ``torchlint .`` runs as ``torchlint --fix-only .`` (ruff's behaviour), from
+    pyproject.toml and setup.cfg alike."""
+    for run, folder in ((fix_only_setting.plain, "plain"), (fix_only_setting.setup_cfg, "setup_cfg")):
+        assert (run.returncode, run.stderr) == (0, ""), folder
+        assert run.stdout == "Fixed 3 problems (1 more fixable with --unsafe-fixes).\n", folder
+        assert (fix_only_setting.dirs[folder] / "a.py").read_text() == mixed_fixed(MIXED), folder
+
+
+def test_no_fix_only_overrides_the_setting(fix_only_setting):
+    run = fix_only_setting.no_fix_only
+    assert run.returncode == 1  # a plain check: the findings are reported, nothing is written
+    assert "TL201" in run.stdout and "TL103" in run.stdout
+    assert (fix_only_setting.dirs["no_fix_only"] / "a.py").read_text() == MIXED
+
+
+def test_the_fix_only_setting_gives_way_to_diff_and_statistics(fix_only_setting):
+    """On the command line ``--fix-only --statistics`` is a usage error; a setting
+    cannot make one: the mode the command line asks for runs, and writes nothing."""
+    diff, statistics = fix_only_setting.diff, fix_only_setting.statistics
+    assert diff.returncode == 1 and diff.stdout.startswith("--- a/a.py\n+++ b/a.py\n")
+    assert statistics.returncode == 1 and "TL201" in statistics.stdout
+    for folder in ("diff", "statistics"):
+        assert (fix_only_setting.dirs[folder] / "a.py").read_text() == MIXED, folder
+
+
+def test_show_settings_shows_the_fix_only_setting(fix_only_setting):
+    assert fix_only_setting.shown.returncode == 0
+    assert re.search(r"^fix-only: +true$", fix_only_setting.shown.stdout, re.M), fix_only_setting.shown.stdout
+    assert re.search(r"^fix-only: +false$", fix_only_setting.shown_overridden.stdout, re.M)
+
+
+def test_a_bad_fix_only_value_is_a_clear_error(fix_only_setting):
+    run = fix_only_setting.bad
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert "[tool.torchlint] fix-only: expected true or false, got 'maybe'" in run.stderr
+    assert (fix_only_setting.dirs["bad"] / "a.py").read_text() == MIXED
 
 
 # --------------------------------------------------------------------------

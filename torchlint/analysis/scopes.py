@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import bisect
 import builtins
-import inspect
 import re
 from collections import defaultdict
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Set, Tuple, Union
@@ -552,7 +551,6 @@ _WHITESPACE = re.compile(
     r"|rbracket|lbrace|rbrace|comma|semicolon|equal|dot|colon|star|operator|asynchronous|relative|newline"
     r"|first_line|empty_lines|indent|prefix|value_format|default_newline|default_indent|encoding|has_trailing_newline"
     r"|start|end|quote|conversion)$")
-_VISITED_FIELD = re.compile(r'visit_\w+\(\s*self,\s*"(\w+)"')
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
 
 # Nodes after which libcst counts a binding made (reads after them see it).
@@ -574,19 +572,33 @@ def _is_node(value) -> bool:
 
 def child_fields(node_type: type) -> Tuple[str, ...]:
     """The fields of ``node_type`` that hold code, in libcst's visiting order
-    (read from libcst's own ``_visit_and_replace_children``); whitespace and
-    punctuation are left out."""
+    (that of libcst's own ``_visit_and_replace_children``, which names each
+    field it visits as a string: ``visit_required(self, "value", ...)``);
+    whitespace and punctuation are left out."""
     fields = _FIELDS.get(node_type)
     if fields is None:
-        try:
-            source = inspect.getsource(node_type._visit_and_replace_children)
-            order = list(dict.fromkeys(_VISITED_FIELD.findall(source)))
-        except (OSError, TypeError):
-            order = []
-        known = [f for f in getattr(node_type, "__dataclass_fields__", {}) if f not in order]
+        declared = getattr(node_type, "__dataclass_fields__", {})
+        method = getattr(node_type, "_visit_and_replace_children", None)
+        code = getattr(method, "__code__", None)
+        # The compiled method's string constants, in the order they first
+        # appear: its visiting order. Read from the code object rather than
+        # the source (``inspect.getsource``: tokenizing libcst's files cost a
+        # document's first check about 50 ms); tests/test_scopes.py checks the
+        # two orders agree for every node class.
+        order = list(dict.fromkeys(name for name in _string_constants(code) if name in declared)) if code else []
+        known = [f for f in declared if f not in order]
         fields = tuple(f for f in order + known if not _WHITESPACE.match(f) and f != "__slots__")
         _FIELDS[node_type] = fields
     return fields
+
+
+def _string_constants(code) -> Iterator[str]:
+    """The string constants of ``code`` and of the code nested in it (comprehensions), in order."""
+    for constant in code.co_consts:
+        if isinstance(constant, str):
+            yield constant
+        elif hasattr(constant, "co_consts"):
+            yield from _string_constants(constant)
 
 
 class Listener:

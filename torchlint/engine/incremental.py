@@ -50,7 +50,6 @@ edits of every kind.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, replace
 from typing import FrozenSet, List, Optional, Sequence, Tuple
 
@@ -135,8 +134,11 @@ def recheck(engine: Engine, previous: Checked, text: str, module: ModuleRef = ST
     if footprints is not None:
         footprints[index] = new_footprint
         checked.source.memo(_FOOTPRINTS, lambda: footprints)
-        checked.source.memo(_FOOTPRINTS_BY_TEXT, dict)["".join(new_lines[first - 1:_last_line(new_statement)])] = \
-            new_footprint
+        by_text = checked.source.memo(_FOOTPRINTS_BY_TEXT, dict)
+        # The replaced text goes: the table holds the document's current defs
+        # only (it grew by a def's text on every edit, with nothing whole-checked).
+        by_text.pop("".join(old_lines[first - 1:_last_line(old_statement)]), None)
+        by_text["".join(new_lines[first - 1:_last_line(new_statement)])] = new_footprint
     # The other statements' nodes are the same objects (moved): only the new
     # one is walked, for the outline of the file and for its depth.
     indexes[index] = statement_index(new_statement)
@@ -182,6 +184,17 @@ def kept_for_next(source: SourceFile) -> SourceFile:
     if _depth_checked(source):
         kept.memo(DEPTH_CHECKED, lambda: True)
     return kept
+
+
+def prepare(checked: Checked) -> None:
+    """Work out now what the next ``recheck`` of ``checked``'s document would
+    otherwise work out first: each top-level statement's node index and each
+    def's and class's footprint (about 140 ms for 2,000 lines, once per
+    document). The server calls it after publishing a whole check's findings,
+    while the editor is idle; nothing it makes changes a finding."""
+    if checked.source.parsed:
+        _statement_indexes(checked.source)
+        _footprints(checked.source)
 
 
 _INDEXES = "incremental: the node index of each top-level statement"
@@ -384,8 +397,24 @@ def _shape(node: ast.AST, statements: List[ast.AST]) -> object:
 def _named_elsewhere(name: str, lines: Sequence[str], first: int, last: int) -> bool:
     """Is ``name`` spelled anywhere outside lines ``first`` to ``last`` (code,
     comment or string alike)? Nothing can reach a def or class unnamed."""
-    word = re.compile(r"(?<!\w)" + re.escape(name) + r"(?!\w)")
-    return bool(word.search("".join(lines[:first - 1])) or word.search("".join(lines[last:])))
+    return _spelled(name, "".join(lines[:first - 1])) or _spelled(name, "".join(lines[last:]))
+
+
+def _spelled(name: str, text: str) -> bool:
+    """Does ``text`` hold ``name`` as a whole word (as ``(?<!\\w)name(?!\\w)`` would
+    find it)? ``str.find`` skips to each spelling: a regular expression that
+    starts with a look-behind tries every position (1.5 ms for 1,000 lines)."""
+    at = text.find(name)
+    while at != -1:
+        end = at + len(name)
+        if (at == 0 or not _is_word(text[at - 1])) and (end == len(text) or not _is_word(text[end])):
+            return True
+        at = text.find(name, at + 1)
+    return False
+
+
+def _is_word(character: str) -> bool:
+    return character.isalnum() or character == "_"  # what ``\w`` matches in a str pattern
 
 
 def _form(statement: ast.stmt) -> str:

@@ -46,9 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to check (default: .); - reads stdin")
     fixing = parser.add_argument_group("fixing")
     fixing.add_argument("--fix", action="store_true", help="apply safe fixes in place")
-    fixing.add_argument("--fix-only", action="store_true",
+    fixing.add_argument("--fix-only", action="store_const", const=True, default=None,
                         help="apply fixes like --fix, but report nothing that remains and exit 0 for it (errors "
-                             "still exit 2; --exit-non-zero-on-fix exits 1 when something was fixed)")
+                             "still exit 2; --exit-non-zero-on-fix exits 1 when something was fixed); "
+                             "also the fix-only setting")
+    fixing.add_argument("--no-fix-only", dest="fix_only", action="store_const", const=False,
+                        help="report what remains even when the configuration sets fix-only (overrides it)")
     fixing.add_argument(
         "--unsafe-fixes", action="store_const", const=True, default=None,
         help="with --fix or --diff, also apply fixes that change behaviour",

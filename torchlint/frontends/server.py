@@ -56,6 +56,7 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import default_converter
 from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
@@ -65,7 +66,7 @@ from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.noqa import add_noqa
 from torchlint.core.settings import SettingsError
 from torchlint.core.source import SourceFile
-from torchlint.engine.incremental import Checked, carry_footprints, kept_for_next, recheck
+from torchlint.engine.incremental import Checked, carry_footprints, kept_for_next, prepare, recheck
 from torchlint.engine.narrowing import carry_parses
 from torchlint.engine.textedits import TextEdit, apply_edits, edits_between, preview_fix, preview_on_repaired
 from torchlint.rules import rule_specs
@@ -91,6 +92,7 @@ PROJECTS_KEPT = 16  # configurations whose engines stay loaded
 DOCUMENTS_KEPT = 16  # documents whose last check (text and Python's tree) is kept to re-check changes
 DEPENDENCIES_KEPT = 64  # documents, open or closed, whose dependencies are known (their results are kept)
 CHAIN_ROUNDS = 4  # fixes a quick fix chains on its line (``--fix`` makes at most MAX_FIX_ROUNDS)
+SETTLE_AFTER_MS = 100  # a pause after publishing, without changes, in which the next change is prepared
 
 logger = logging.getLogger("torchlint.server")
 
@@ -106,6 +108,15 @@ class Project:
 
     options: Options
     linter: Linter
+    excluded: Dict[str, bool] = field(default_factory=dict)  # path -> excluded by the configuration
+
+    def excludes(self, path: str) -> bool:
+        """``options.is_excluded_with_parents(path)``, worked out once per path:
+        it matches every pattern against each parent folder (2 ms a check)."""
+        known = self.excluded.get(path)
+        if known is None:
+            known = self.excluded[path] = self.options.is_excluded_with_parents(path)
+        return known
 
 
 @dataclass
@@ -170,6 +181,7 @@ class Workbench:
         path = os.path.join(directory, "__init__.py")
         try:
             _, project = self.project_for(path)
+            project.excludes(path)  # compiles the exclusion patterns
             engine = project.linter.engine_for(path)
             engine.check(SourceFile("import torch\n\n\ndef f(x):\n    return x.data[0]\n"))
         except Exception:  # a bad configuration is reported with the first document
@@ -198,7 +210,7 @@ class Workbench:
         return outcome
 
     def _check(self, project: Project, path: str, text: str, key: Tuple = ()) -> Outcome:
-        if project.options.is_excluded_with_parents(path):
+        if project.excludes(path):
             return Outcome(skipped="excluded by the configuration")
         engine = project.linter.engine_for(path)
         # The last complete check of this document: a change confined to one
@@ -250,6 +262,16 @@ class Workbench:
         while len(self._checked) > DOCUMENTS_KEPT:
             del self._checked[next(iter(self._checked))]
 
+    def settle(self, path: str) -> None:
+        """Work out what the next change of ``path`` would otherwise pay for first
+        (``incremental.prepare``): called once its findings are published."""
+        for (_, kept_path), checked in list(self._checked.items()):
+            if kept_path == path:
+                try:
+                    prepare(checked)
+                except Exception:  # the next check works it out itself, or checks whole
+                    logger.debug("preparing %s for its next change failed", path, exc_info=True)
+
     def forget(self, path: str) -> None:
         """The document at ``path`` was closed: drop what is kept to re-check it."""
         for kept in [k for k in self._checked if k[1] == path]:
@@ -260,8 +282,6 @@ class Workbench:
     def check_cells(self, path: str, cells: Sequence[str]) -> "CellsOutcome":
         """The findings in a notebook's code ``cells`` (texts, in order), checked as
         one module as the CLI checks an ``.ipynb`` (``run.notebook``): (cell index, finding at its line in the cell)."""
-        from torchlint.run.notebook import Cell, Notebook, build_layout
-
         refused = too_large("".join(cells))
         if refused is not None:
             return CellsOutcome(notice=f"torchlint: not checked: {refused}")
@@ -269,10 +289,9 @@ class Workbench:
             key, project = self.project_for(path)
         except (ConfigError, SelectionError, SettingsError) as exc:
             return CellsOutcome(config_error=str(exc))
-        if project.options.is_excluded_with_parents(path):
+        if project.excludes(path):
             return CellsOutcome()
-        layout = build_layout(Notebook("", False, [Cell(n + 1, text, (0, 0), None) for n, text in enumerate(cells)],
-                                       True))
+        layout = _cells_layout(cells)
         cache_key = ("cells", key, path, layout.text)
         cached = self._results.get(cache_key)
         if cached is not None:
@@ -299,6 +318,80 @@ class Workbench:
             self._results.popitem(last=False)
         return outcome
 
+    def cell_fixes(self, path: str, cells: Sequence[str], index: int, first: int, last: int
+                   ) -> Tuple[List[Tuple[Diagnostic, Optional[Dict[int, str]], List[Tuple[str, bool]]]], bool]:
+        """``fixes`` for a notebook: the findings on lines ``first`` to ``last`` of code
+        cell ``index`` of ``cells`` (placed in the cell), each with the new texts of
+        the cells its fix changes (by index; None: no fix, or one that would move code
+        between cells) and the fixes it chains (``chained_fix``), and whether any
+        finding of the notebook has a safe fix. The cells are one module, as in
+        ``check_cells``: a fix may also change another cell (an import it leaves unused)."""
+        layout = _cells_layout(cells)
+        text, starts = layout.text, layout.starts(layout.text)
+        at = next((k for k, cell in enumerate(layout.cells) if cell.number == index + 1), None)
+        if starts is None or at is None:
+            return [], False  # a cell magic whose body is not Python: not checked
+
+        def compute(project: Project) -> WholeCheck:
+            engine = project.linter.engine_for(path)  # IPython runs ``await`` at the top level of a cell
+            return WholeCheck(engine.check(SourceFile(text, top_level_await=True), whole=True,
+                                           module=engine.module_for(path)))
+
+        whole: Optional[WholeCheck] = self._memo("whole cells", path, text, compute, default=None)
+        if whole is None:
+            return [], False
+        start, end = starts[at], starts[at + 1] if at + 1 < len(starts) else len(SourceFile(text).lines) + 1
+        found = []
+        for number, d in enumerate(whole.result.diagnostics):
+            if not (start < d.line < end and first <= d.line - start <= last):
+                continue
+            edits, then, changed = whole.preview(number), [], None
+            if edits:
+                safe = d.fix is not None and d.fix.safe
+                edits, then = self.chained_fix(path, text, d.line, edits, unsafe=not safe)
+                fixed = layout.split(apply_edits(SourceFile(text), edits))
+                if fixed is not None:
+                    changed = {cell.number - 1: new for cell, new in zip(layout.cells, fixed)
+                               if new != cells[cell.number - 1]}
+            end_line = None if d.end_line is None else d.end_line - start
+            found.append((replace(d, line=d.line - start, end_line=end_line), changed or None, then))
+        any_safe = any(d.fix is not None and d.fix.safe for d in whole.result.diagnostics)
+        return found, any_safe
+
+    @staticmethod
+    def cell_noqa(cells: Sequence[str], index: int, line: int, code: str) -> Optional[Dict[int, str]]:
+        """Code cell ``index`` with ``# noqa: code`` on its ``line`` (``--add-noqa``'s
+        edit), by index; None when nothing changes. Made on the joined cells, where
+        IPython lines are masked (the tokenizer reads a cell's ``%magic`` as an error)."""
+        layout = _cells_layout(cells)
+        starts = layout.starts(layout.text)
+        at = next((k for k, cell in enumerate(layout.cells) if cell.number == index + 1), None)
+        if starts is None or at is None:
+            return None
+        noted, changed, _ = add_noqa(SourceFile(layout.text), [(starts[at] + line, code)])
+        texts = layout.split(noted) if changed else None
+        if texts is None:
+            return None
+        return {cell.number - 1: new for cell, new in zip(layout.cells, texts) if new != cells[cell.number - 1]} or None
+
+    def fix_all_cells(self, path: str, cells: Sequence[str]) -> Optional[Dict[int, str]]:
+        """``fix_all`` for a notebook's code ``cells``: the new texts of the cells
+        ``torchlint --fix`` changes (by index), as it fixes an ``.ipynb``; None when
+        nothing changes or a fix would move code between cells."""
+        layout = _cells_layout(cells)
+
+        def compute(project: Project) -> Optional[Dict[int, str]]:
+            engine = project.linter.engine_for(path)
+            fixed = engine.fix(SourceFile(layout.text, top_level_await=True), unsafe=project.options.unsafe_fixes,
+                               module=engine.module_for(path)).source
+            texts = layout.split(fixed) if fixed != layout.text else None
+            if texts is None:
+                return None
+            changed = {cell.number - 1: new for cell, new in zip(layout.cells, texts) if new != cells[cell.number - 1]}
+            return changed or None
+
+        return self._memo("fix_all cells", path, layout.text, compute, default=None)
+
     def settings_of(self, path: str) -> Dict[str, Any]:
         """The settings a check of ``path`` runs with, and where they come from."""
         try:
@@ -315,7 +408,7 @@ class Workbench:
             "target_torch_version": (None if options.target_torch_version is None
                                      else str(options.target_torch_version)),
             "unsafe_fixes": options.unsafe_fixes,
-            "excluded": options.is_excluded_with_parents(path),
+            "excluded": project.excludes(path),
             "depends_on": sorted({d for (k, p), deps in self._dependencies.items()
                                   if k == key and p == path for d in deps if not d.startswith((PROBE, LISTING))}),
         }
@@ -455,7 +548,7 @@ class Workbench:
             key, project = self.project_for(path)
         except (ConfigError, SelectionError, SettingsError):
             return default
-        if project.options.is_excluded_with_parents(path):
+        if project.excludes(path):
             return default
         memo_key = (what, key, path, text)
         if memo_key in self._fixed:
@@ -494,6 +587,13 @@ class WholeCheck:
                 edits = preview_on_repaired(self.result.repair, d, edits)
             self._previews[index] = edits
         return self._previews[index]
+
+
+def _cells_layout(cells: Sequence[str]):
+    """A notebook's code cells (texts, in order) joined into one module as the CLI joins an ``.ipynb``'s."""
+    from torchlint.run.notebook import Cell, Notebook, build_layout
+
+    return build_layout(Notebook("", False, [Cell(n + 1, text, (0, 0), None) for n, text in enumerate(cells)], True))
 
 
 def _config_signature(directory: str) -> Tuple:
@@ -629,8 +729,10 @@ NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(notebook_selector=[types.Noteb
 
 class TorchlintServer(LanguageServer):
     def __init__(self, defaults: argparse.Namespace) -> None:
+        converter = default_converter()
         super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-                         notebook_document_sync=NOTEBOOK_SYNC)
+                         notebook_document_sync=NOTEBOOK_SYNC, converter_factory=lambda: converter)
+        self.converter = converter  # the protocol's (de)serialization of messages
         self.defaults = defaults  # the CLI's options from an empty command line
         self.settings: Dict[str, Any] = {}  # what the editor set (``editor_settings``)
         self.workbench = Workbench(defaults)
@@ -641,6 +743,7 @@ class TorchlintServer(LanguageServer):
         self.settings_problems: List[str] = []
         self._pending: Dict[str, Any] = {}  # uri -> scheduled check (asyncio handle)
         self._last_check: Dict[str, float] = {}  # uri -> when it was last checked
+        self._settling: Dict[str, Any] = {}  # uri -> its scheduled ``settle`` (asyncio handle)
 
     # -- settings from the editor ---------------------------------------------
 
@@ -686,6 +789,9 @@ class TorchlintServer(LanguageServer):
 
     def schedule(self, uri: str, now: bool = False) -> None:
         """Check ``uri`` at once, or (for changes) when the debounce time since its last check is up."""
+        settling = self._settling.pop(uri, None)
+        if settling is not None:
+            settling.cancel()  # not idle: the check prepares what it needs itself
         if uri in self._pending:
             if not now:
                 return  # the pending check will read the newest text
@@ -695,9 +801,10 @@ class TorchlintServer(LanguageServer):
         self._pending[uri] = loop.call_later(wait, self.publish, uri)
 
     def forget(self, uri: str) -> None:
-        handle = self._pending.pop(uri, None)
-        if handle is not None:
-            handle.cancel()
+        for scheduled in (self._pending, self._settling):
+            handle = scheduled.pop(uri, None)
+            if handle is not None:
+                handle.cancel()
         self._last_check.pop(uri, None)
         self.workbench.forget(self.document_path(uri))
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
@@ -724,6 +831,48 @@ class TorchlintServer(LanguageServer):
             self._last_check[uri] = time.monotonic()
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
+        self.settle_soon(uri)
+
+    def settle_soon(self, uri: str) -> None:
+        """Once the findings are out and no change followed for ``SETTLE_AFTER_MS``,
+        prepare the document's next change (``Workbench.settle``)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (called outside the server): the next change prepares itself
+            return
+        earlier = self._settling.pop(uri, None)
+        if earlier is not None:
+            earlier.cancel()
+        self._settling[uri] = loop.call_later(SETTLE_AFTER_MS / 1000, self.settle, uri)
+
+    def settle(self, uri: str) -> None:
+        self._settling.pop(uri, None)
+        if uri in self._pending or self.open_document(uri) is None:
+            return  # a newer text is about to be checked, or the document closed
+        self.workbench.settle(self.document_path(uri))
+
+    def warm_protocol(self) -> None:
+        """Make the converter's code for the messages of an editing session (cattrs
+        writes it for each message type when first met: tens of ms on the first
+        publish) while the editor waits for ``initialize``'s answer anyway."""
+        try:
+            document = {"uri": "file:///warm.py", "languageId": "python", "version": 1, "text": ""}
+            self.converter.structure({"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_DID_OPEN,
+                                      "params": {"textDocument": document}}, types.DidOpenTextDocumentNotification)
+            self.converter.structure({"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_DID_CHANGE, "params": {
+                "textDocument": {"uri": document["uri"], "version": 2},
+                "contentChanges": [{"text": ""}, {"range": {"start": {"line": 0, "character": 0},
+                                                           "end": {"line": 0, "character": 0}}, "text": ""}]}},
+                types.DidChangeTextDocumentNotification)
+            at = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=1))
+            finding = types.Diagnostic(range=at, message="", severity=types.DiagnosticSeverity.Warning, source=SOURCE,
+                                       code="TL101", code_description=types.CodeDescription(href="https://x"),
+                                       data={"fix": None})
+            self.converter.unstructure(types.PublishDiagnosticsNotification(
+                method=types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, jsonrpc="2.0",
+                params=types.PublishDiagnosticsParams(uri=document["uri"], version=1, diagnostics=[finding])))
+        except Exception:  # only a head start: the real messages work without it
+            logger.debug("warming up the protocol failed", exc_info=True)
 
     def diagnostics_for(self, uri: str, text: str) -> List[types.Diagnostic]:
         outcome = self.workbench.check(self.document_path(uri), text)
@@ -783,6 +932,9 @@ class TorchlintServer(LanguageServer):
 
     def code_actions(self, params: types.CodeActionParams) -> List[types.CodeAction]:
         uri = params.text_document.uri
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        if notebook is not None:
+            return self.cell_code_actions(notebook, uri, params)
         document = self.open_document(uri)
         if document is None or not self.wants(uri):
             return []
@@ -857,7 +1009,12 @@ class TorchlintServer(LanguageServer):
 
     def workspace_edit(self, uri: str, version: Optional[int], text: str,
                        edits: Sequence[TextEdit]) -> types.WorkspaceEdit:
-        text_edits = lsp_text_edits(text, self.workspace.position_codec, edits)
+        return self.documents_edit([(uri, version, text, edits)])
+
+    def documents_edit(self, changes: Sequence[Tuple[str, Optional[int], str, Sequence[TextEdit]]]
+                       ) -> types.WorkspaceEdit:
+        """One edit of several documents (a notebook's cells): (uri, version, text, edits) each."""
+        codec = self.workspace.position_codec
         capabilities = self.client_capabilities.workspace
         document_changes = bool(capabilities and capabilities.workspace_edit
                                 and capabilities.workspace_edit.document_changes)
@@ -865,8 +1022,8 @@ class TorchlintServer(LanguageServer):
             # Versioned: the editor refuses the edit if the buffer changed since.
             return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
                 text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-                edits=text_edits)])
-        return types.WorkspaceEdit(changes={uri: text_edits})
+                edits=lsp_text_edits(text, codec, edits)) for uri, version, text, edits in changes])
+        return types.WorkspaceEdit(changes={uri: lsp_text_edits(text, codec, edits) for uri, _, text, edits in changes})
 
     def fix_all_edit(self, uri: str) -> Optional[types.WorkspaceEdit]:
         document = self.open_document(uri)
@@ -879,6 +1036,65 @@ class TorchlintServer(LanguageServer):
         return self.workspace_edit(uri, document.version, text, _edits(text, fixed))
 
     # -- notebooks ------------------------------------------------------------
+
+    def code_cells(self, notebook) -> List[Tuple[str, Optional[int], str]]:
+        """(uri, version, text) of each code cell of ``notebook``, in order."""
+        cells = []
+        for cell in notebook.cells:
+            if cell.kind == types.NotebookCellKind.Code:
+                document = self.open_document(cell.document)
+                cells.append((cell.document, document.version if document is not None else None,
+                              document.source if document is not None else ""))
+        return cells
+
+    def cell_code_actions(self, notebook, uri: str, params: types.CodeActionParams) -> List[types.CodeAction]:
+        """A cell's quick fixes, ``# noqa`` actions and fix-all, as ``code_actions`` gives a
+        document's; the notebook's code cells are checked and fixed as one module, so
+        one action may edit several cells."""
+        cells = self.code_cells(notebook)
+        index = next((n for n, (cell_uri, _, _) in enumerate(cells) if cell_uri == uri), None)
+        if index is None:
+            return []  # a markdown cell
+        path, texts = self.document_path(notebook.uri), [text for _, _, text in cells]
+        only = params.context.only
+        actions: List[types.CodeAction] = []
+        if _wanted(only, types.CodeActionKind.QuickFix):
+            lines, codec, base = SourceFile(texts[index]).lines, self.workspace.position_codec, self.docs_base_url(path)
+            found, any_safe = self.workbench.cell_fixes(path, texts, index, params.range.start.line + 1,
+                                                        params.range.end.line + 1)
+            fixes, noqa = [], []
+            for d, changed, then in found:
+                diagnostic = self.lsp_diagnostic(lines, codec, d, base)
+                if changed:
+                    safe = d.fix is not None and d.fix.safe and all(chained_safe for _, chained_safe in then)
+                    title = f"Fix {d.code}: {d.message}" + (" (then " + ", ".join(c for c, _ in then) + ")"
+                                                            if then else "") + ("" if safe else " (unsafe)")
+                    fixes.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix,
+                                                  diagnostics=[diagnostic], is_preferred=safe,
+                                                  edit=self.cells_edit(cells, changed)))
+                noted = self.workbench.cell_noqa(texts, index, d.line, d.code)
+                if noted:
+                    noqa.append(types.CodeAction(title=f"Add `# noqa: {d.code}`", kind=types.CodeActionKind.QuickFix,
+                                                 diagnostics=[diagnostic], edit=self.cells_edit(cells, noted)))
+            actions.extend(fixes + noqa)
+            if fixes and any_safe:
+                actions.extend(self.cells_fix_all_action(cells, path, types.CodeActionKind.QuickFix))
+        if only and _wanted(only, FIX_ALL_KIND):
+            actions.extend(self.cells_fix_all_action(cells, path, FIX_ALL_KIND))
+        return actions
+
+    def cells_fix_all_action(self, cells: Sequence[Tuple[str, Optional[int], str]], path: str,
+                             kind: str) -> List[types.CodeAction]:
+        changed = self.workbench.fix_all_cells(path, [text for _, _, text in cells])
+        if not changed:
+            return []
+        return [types.CodeAction(title=FIX_ALL_TITLE, kind=kind, edit=self.cells_edit(cells, changed))]
+
+    def cells_edit(self, cells: Sequence[Tuple[str, Optional[int], str]], changed: Dict[int, str]
+                   ) -> types.WorkspaceEdit:
+        """The edit that gives code cells (by index) their ``changed`` texts."""
+        return self.documents_edit([(cells[n][0], cells[n][1], cells[n][2], _edits(cells[n][2], new))
+                                    for n, new in sorted(changed.items())])
 
     def publish_notebook(self, uri: str) -> None:
         """Check a notebook's code cells as one module (as the CLI checks an
@@ -927,6 +1143,7 @@ class TorchlintServer(LanguageServer):
             return types.RelatedFullDocumentDiagnosticReport(items=[])
         text = document.source
         diagnostics = self.diagnostics_for(uri, text)
+        self.settle_soon(uri)
         result_id = _result_id(diagnostics)
         if previous == result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
@@ -1161,6 +1378,7 @@ def build_server(defaults: argparse.Namespace) -> TorchlintServer:
         # The editor waits for this answer anyway: the first document opened
         # then finds the rules and engines loaded.
         ls.workbench.warm(ls.workspace.root_path or os.getcwd())
+        ls.warm_protocol()
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: TorchlintServer, params: types.InitializedParams) -> None:

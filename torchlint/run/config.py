@@ -328,6 +328,7 @@ KEYS: Dict[str, Callable[[Any], Any]] = {
     "respect-gitignore": _bool_value,
     "per-file-ignores": _per_file_ignores_value,
     "unsafe-fixes": _bool_value,
+    "fix-only": _bool_value,
     "fixable": _codes_value,
     "unfixable": _codes_value,
     "extend-fixable": _codes_value,
@@ -343,7 +344,8 @@ KEYS: Dict[str, Callable[[Any], Any]] = {
 # The TOML type of each key (setup.cfg values are all strings).
 TOML_TYPES: Dict[str, type] = {
     "select": list, "extend-select": list, "ignore": list, "exclude": list, "extend-exclude": list,
-    "force-exclude": bool, "respect-gitignore": bool, "per-file-ignores": dict, "unsafe-fixes": bool, "torch-version": str,
+    "force-exclude": bool, "respect-gitignore": bool, "per-file-ignores": dict, "unsafe-fixes": bool, "fix-only": bool,
+    "torch-version": str,
     "fixable": list, "unfixable": list, "extend-fixable": list, "extend-safe-fixes": list, "extend-unsafe-fixes": list,
     "extend": str,
     "target-torch-version": str,
@@ -617,6 +619,19 @@ class Options:
         return [rule for rule in self.rules if not rule.code.startswith(ignored)]
 
 
+def _fix_only(args: Any, values: Dict[str, Any]) -> bool:
+    """``--fix-only`` / ``--no-fix-only``, else the ``fix-only`` setting (ruff's).
+    The setting gives way to a command line that asks for another mode
+    (``--diff``, ``--add-noqa``, ``--statistics``): those name what the run is
+    for, where the same flags given together are a usage error."""
+    given = getattr(args, "fix_only", None)
+    if given is not None:
+        return bool(given)
+    if getattr(args, "diff", False) or getattr(args, "add_noqa", False) or getattr(args, "statistics", False):
+        return False
+    return bool(values.get("fix-only", False))
+
+
 def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> Options:
     """Merge the parsed command line ``args`` with the configuration file.
 
@@ -685,6 +700,7 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         target_torch_version = target_source = None
     Settings(torch_version, target_torch_version)  # raises SettingsError for a target older than the floor
     unsafe = args.unsafe_fixes if args.unsafe_fixes is not None else values.get("unsafe-fixes", False)
+    fix_only = _fix_only(args, values)
     force_exclude = args.force_exclude if args.force_exclude is not None else values.get("force-exclude", False)
     respect = getattr(args, "respect_gitignore", None)
     respect_gitignore = respect if respect is not None else values.get("respect-gitignore", True)
@@ -692,11 +708,11 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
     return Options(
         paths=list(args.paths),
         rules=rules,
-        fix=args.fix or bool(getattr(args, "fix_only", False)),
+        fix=args.fix or fix_only,
         diff=args.diff,
         unsafe_fixes=unsafe,
         fix_policy=fix_policy,
-        fix_only=bool(getattr(args, "fix_only", False)),
+        fix_only=fix_only,
         torch_version=torch_version,
         torch_version_source=torch_version_source,
         target_torch_version=target_torch_version,

@@ -28,6 +28,7 @@ def show_settings(options: Options, stdout: TextIO) -> None:
         ("per-file-ignores", "; ".join(f"{_pattern(p)}: {', '.join(codes)}" for p, codes in options.per_file_ignores)
          or "(none)"),
         ("unsafe-fixes", _flag(options.unsafe_fixes)),
+        ("fix-only", _flag(options.fix_only)),
         ("output-format", options.output_format),
         ("jobs", str(options.jobs)),
         ("cache", options.cache_dir or "(off)"),
