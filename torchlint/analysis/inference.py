@@ -1707,7 +1707,7 @@ class Inference:
             return self._sorted_value(call, callee) if len(call.args) >= 2 else UNKNOWN
         if callee in ("torch.sort", "torch.topk"):
             return self._sorted_value(call, callee)
-        if callee == "torch.multinomial" and call.args and call.args[0].keyword is None:
+        if callee in api.INDEX_SAMPLERS and call.args and call.args[0].keyword is None:
             # Sample indices: one row per row of the probabilities, as many dimensions.
             source = self.value(call.args[0].value)
             return Value(Kind.TENSOR, cuda=source.cuda, dtype="int64",

@@ -711,6 +711,7 @@ def _tensor_callee(qualified: str) -> bool:
         or qualified in _api.LOSS_FUNCTION_PARAMS
         or qualified.startswith(_api.FUNCTIONAL)
         or qualified in _api.TENSOR_FACTORIES
+        or qualified in _api.INDEX_SAMPLERS
     )
 
 

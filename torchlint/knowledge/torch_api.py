@@ -226,6 +226,10 @@ DEVICE_PRESERVING: FrozenSet[str] = frozenset(
     and not name.endswith("Tensor")
 )
 
+# torch functions that sample indices from probabilities: a tensor with as many
+# dimensions as the probabilities (one row of samples per row).
+INDEX_SAMPLERS: FrozenSet[str] = frozenset({"torch.multinomial"})
+
 # torch functions that reduce to 0-dim when given only the input.
 SCALAR_FUNCTIONS: FrozenSet[str] = frozenset(
     "torch." + name for name in ("sum", "mean", "prod", "std", "var", "norm", "dot", "vdot", "trace")

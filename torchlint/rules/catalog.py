@@ -39,7 +39,7 @@ CATALOG = (
     ('TL214', 'tl214_torch_load_weights_only', True, None, None),
     ('TL215', 'tl215_dot_not_1d', True, None, None),
     ('TL216', 'tl216_zero_dim_target', True, None, None),
-    ('TL217', 'tl217_tensor_dict_key', True, None, None),
+    ('TL217', 'tl217_tensor_dict_key', False, None, None),
     ('TL301', 'tl301_imprecise_math', True, None, None),
     ('TL302', 'tl302_dataloader_workers', False, None, None),
     ('TL303', 'tl303_zero_grad_set_to_none', False, '1.7.0', None),
