@@ -51,6 +51,7 @@ from torchlint.run.fileio import (
     current_digest,
     encode,
     read_source,
+    refuse_long_lines,
     remove_stale_temporaries,
     write_atomically,
 )
@@ -528,6 +529,7 @@ def run_stdin(options: Options, linter: Linter, stdin, stdout: TextIO, stderr: T
     else:
         try:
             source = decode(data)
+            refuse_long_lines(source)
         except SourceError as exc:
             print(f"torchlint: error: {path}: {exc}", file=stderr)
             if fixing:
