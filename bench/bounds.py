@@ -30,7 +30,7 @@ HEADER = ["import torch", "import torch.nn.functional as F", ""]
 # Default N of each case (measured at N, 2N, 4N).
 SIZES = {"forwarding": 250, "reassignment": 1_000, "data_index": 1_000, "per_file_ignores": 25_000,
          "noqa": 12_500, "loss_chain": 1_000, "name_chain": 2_000, "call_chain": 2_000,
-         "attribute_chain": 2_000, "module_chain": 2_000}
+         "attribute_chain": 2_000, "module_chain": 2_000, "long_line": 1_000}
 
 # Chains through different names (issue 36, leftover of item 11): the first
 # link, the n-th, and the read that asks whether the last is a 0-dim tensor
@@ -64,6 +64,8 @@ def source(case: str, n: int) -> str:
         lines += ["    return loss.data[0]"]
     elif case == "per_file_ignores":
         lines += ["y = F.upsample(x)"]
+    elif case == "long_line":  # n findings on one line (19 characters each; over 100,000 the file is refused)
+        lines += ["; ".join(["y = F.upsample(x)"] * n)]
     elif case in CHAINS:  # a chain through n different names, then a value fact asked of the last
         first, link, last = CHAINS[case]
         indent = "" if case == "module_chain" else "    "
