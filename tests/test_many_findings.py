@@ -142,3 +142,38 @@ def test_memory_per_doubling_of_findings_in_a_file_of_one_size(tmp_path):
         path.write_text("\n".join(lines) + "\n")
         peaks.append(_peak_rss(path, tmp_path))
     assert all(later / earlier < 1.3 for earlier, later in zip(peaks, peaks[1:])), peaks
+
+
+def test_each_file_is_reported_before_the_next_is_checked(tmp_path, monkeypatch):
+    """Findings stream (issue 36, item 9): a file's findings are printed as soon
+    as it is checked, and what the run keeps of it afterwards holds no live
+    fix (a fix's edits hold the file's parse tree) and no text. The run used to
+    check every file first and keep each report whole to the end."""
+    import io
+
+    from torchlint.frontends import cli
+    from torchlint.run import session
+
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(many_findings.generate(40))
+    out = io.StringIO()
+    printed_before = {}
+    kept = []
+    check, keep = session.process_file, session.reported
+
+    def checking(path, *args, **kwargs):
+        printed_before[os.path.basename(path)] = out.getvalue().count(": TL103")
+        return check(path, *args, **kwargs)
+
+    def keeping(report):
+        kept.append(keep(report))
+        return kept[-1]
+
+    monkeypatch.setattr(session, "process_file", checking)
+    monkeypatch.setattr(session, "reported", keeping)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--isolated", "--no-cache", "-j", "1", "a.py", "b.py", "c.py"], stdout=out) == 1
+    assert printed_before == {"a.py": 0, "b.py": 40, "c.py": 80}
+    assert [len(report.diagnostics) for report in kept] == [40, 40, 40]
+    assert all(d.fix is not None and not d.fix.edits for report in kept for d in report.diagnostics)
+    assert all(report.source is None and not report.previews for report in kept)
