@@ -58,8 +58,8 @@ def warm(tmp_path_factory):
     # and a def is one piece (``splicing.chunked_module`` cuts between top-level statements).
     ("per_file_ignores", 5_000),  # entries in the configuration (a guard: linear on main too at this size)
     ("noqa", 1_500),  # y = F.upsample(x)  # noqa, on every line (a guard, likewise)
-    ("name_chain", 500),  # a{i} = a{i-1} + 1, then a{n}.data[0]: RecursionError on main from 1,000
-    ("call_chain", 500),  # a{i} = torch.abs(a{i-1})
+    ("name_chain", 2_000),  # a{i} = a{i-1} + 1, then a{n}.data[0]: RecursionError on main
+    ("call_chain", 2_000),  # a{i} = torch.abs(a{i-1})
 ])
 def test_time_grows_linearly(tmp_path, monkeypatch, case, size):
     times = []
