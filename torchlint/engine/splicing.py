@@ -66,6 +66,11 @@ def spliced_module(text: str, lines: Sequence[str], tree: ast.Module, cache: Pie
     only_simple = head_end is None and piece_chars and all(isinstance(s, _SIMPLE) for s in tree.body)
     if only_simple:
         head_end = 0  # no block anywhere: libcst's default indentation is the module's
+    block_at = head_end  # the first indented block: it sets libcst's default indentation
+    if piece_chars and head_end is not None:
+        # The head ends where a piece may start: not before a comment indented under a block.
+        while head_end + 1 < len(spans) and not _owned_by_next(lines, spans, head_end + 1):
+            head_end += 1
     if head_end is None or head_end == len(spans) - 1:
         raise CannotSplice("nothing after the head to re-use")
     used: PieceCache = {}
@@ -82,8 +87,8 @@ def spliced_module(text: str, lines: Sequence[str], tree: ast.Module, cache: Pie
 
     def parse_head() -> Piece:
         module = cst.parse_module(head_text)
-        last_body = getattr(module.body[-1], "body", None) if module.body else None
-        if len(module.body) != head_end + 1 or not (only_simple or isinstance(last_body, cst.IndentedBlock)):
+        block = getattr(module.body[block_at], "body", None) if len(module.body) > block_at else None
+        if len(module.body) != head_end + 1 or not (only_simple or isinstance(block, cst.IndentedBlock)):
             raise CannotSplice("the head does not end with an indented block")
         settings = (module.default_newline, module.default_indent, module.header)
         return tuple(module.body), settings, module.has_trailing_newline  # type: ignore[return-value]
