@@ -29,7 +29,18 @@ from typing import List
 HEADER = ["import torch", "import torch.nn.functional as F", ""]
 # Default N of each case (measured at N, 2N, 4N).
 SIZES = {"forwarding": 250, "reassignment": 1_000, "data_index": 1_000, "per_file_ignores": 25_000,
-         "noqa": 12_500, "loss_chain": 1_000}
+         "noqa": 12_500, "loss_chain": 1_000, "name_chain": 2_000, "call_chain": 2_000,
+         "attribute_chain": 2_000, "module_chain": 2_000, "long_line": 1_000}
+
+# Chains through different names (issue 36, leftover of item 11): the first
+# link, the n-th, and the read that asks whether the last is a 0-dim tensor
+# (TL101 reports it: the fact travelled the whole chain).
+CHAINS = {
+    "name_chain": ("a0 = F.mse_loss(p, q)", "a{i} = a{j} + 1", "return a{i}.data[0]"),
+    "call_chain": ("a0 = F.mse_loss(p, q)", "a{i} = torch.abs(a{j})", "return a{i}.data[0]"),
+    "attribute_chain": ("a0 = F.mse_loss(p, q)", "a{i} = a{j}.detach()", "return a{i}.data[0]"),
+    "module_chain": ("a0 = F.mse_loss(torch.zeros(3), torch.ones(3))", "a{i} = a{j} * 2", "y = a{i}.data[0]"),
+}
 
 
 def source(case: str, n: int) -> str:
@@ -53,6 +64,14 @@ def source(case: str, n: int) -> str:
         lines += ["    return loss.data[0]"]
     elif case == "per_file_ignores":
         lines += ["y = F.upsample(x)"]
+    elif case == "long_line":  # n findings on one line (19 characters each; over 100,000 the file is refused)
+        lines += ["; ".join(["y = F.upsample(x)"] * n)]
+    elif case in CHAINS:  # a chain through n different names, then a value fact asked of the last
+        first, link, last = CHAINS[case]
+        indent = "" if case == "module_chain" else "    "
+        lines += [] if case == "module_chain" else ["def g(p, q):"]
+        lines += [indent + first] + [indent + link.format(i=i, j=i - 1) for i in range(1, n)]
+        lines += [indent + last.format(i=n - 1)]
     else:
         raise ValueError(case)
     return "\n".join(lines) + "\n"
@@ -103,7 +122,7 @@ def main() -> None:
     sources = args.src or [str(Path(__file__).resolve().parent.parent)]
     print("| case | N | checkout | CPU s (N / 2N / 4N) | ratios | peak RSS MB (N / 2N / 4N) | exit |")
     print("|---|---|---|---|---|---|---|")
-    for case in args.case or [c for c in SIZES if c != "loss_chain"]:
+    for case in args.case or [c for c in SIZES if c != "loss_chain" and c not in CHAINS]:
         n = int(SIZES[case] * args.scale)
         for src in sources:
             runs = [measure(src, case, n * factor, args.timeout) for factor in (1, 2, 4)]

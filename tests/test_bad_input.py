@@ -307,6 +307,31 @@ def test_a_5mb_generated_file_is_fixed(big):
     assert big.seconds < 300, big.seconds
 
 
+def test_a_line_too_long_to_check_is_an_error_for_its_file_only(tmp_path):
+    """Issue 36, item 9: one line is one piece for libcst's parser, which holds
+    about 1,000 bytes per character of code while it works (an 8.4 MB one-line
+    file passed 11.7 GB). A line over ``MAX_LINE_CHARS`` is an error for its
+    file, like a file over 10 MB; a line at the limit is still checked."""
+    def one_line(statements: int) -> str:
+        return "import torch.nn.functional as F\n" + "; ".join(["y = F.upsample(x)"] * statements) + "\n"
+
+    (tmp_path / "long.py").write_text(one_line(6_000))  # 113,998 characters on line 2
+    (tmp_path / "ok.py").write_text(one_line(5_000))  # 94,998
+    result = run_torchlint(["--isolated", "--no-cache", "long.py", "ok.py"], cwd=tmp_path)
+    no_traceback(result)
+    assert result.returncode == 2
+    assert ("torchlint: error: long.py: line 2 is too long to check (113,998 characters; the limit is "
+            "100,000: generated or minified code)") in result.stderr
+    assert result.stdout.count("ok.py:2:") == 5_000 and "long.py:" not in result.stdout
+    piped = run_torchlint(["--isolated", "--stdin-filename", "long.py"], cwd=tmp_path, input=one_line(6_000))
+    assert piped.returncode == 2 and "long.py: line 2 is too long to check" in piped.stderr
+    # The language server refuses the same document with the same words.
+    from torchlint.frontends.server import too_large
+
+    assert "line 2 is too long to check (113,998 characters" in too_large(one_line(6_000))
+    assert too_large(one_line(5_000)) is None
+
+
 @pytest.mark.parametrize("name", sorted(NESTED))
 def test_deep_nesting_python_accepts_is_checked_and_fixed(big, name):
     source = big.sources[name]

@@ -51,10 +51,15 @@ def warm(tmp_path_factory):
 @pytest.mark.parametrize("case, size", [
     ("forwarding", 100),  # def f{i}(a, b): return f{i-1}(a, b)
     ("reassignment", 400),  # y = y + 1, in one def
-    # Many ``.data[0]`` findings in one def: bench/bounds.py only; here 400 -> 800
-    # costs 2.56x (no Python hot spot left: libcst's parse of the one large def).
+    # Many ``.data[0]`` findings in one def: bench/bounds.py only. In this process
+    # 400 -> 800 -> 1,600 costs 1.9-2.3x per doubling, but one run in three went
+    # past 2.5x on the shared machine: libcst's parse of the one large def grows
+    # faster than its text past about 100 KB (0.46 s at 98 KB, 1.41 s at 195 KB)
+    # and a def is one piece (``splicing.chunked_module`` cuts between top-level statements).
     ("per_file_ignores", 5_000),  # entries in the configuration (a guard: linear on main too at this size)
     ("noqa", 1_500),  # y = F.upsample(x)  # noqa, on every line (a guard, likewise)
+    ("name_chain", 2_000),  # a{i} = a{i-1} + 1, then a{n}.data[0]: RecursionError on main
+    ("call_chain", 2_000),  # a{i} = torch.abs(a{i-1})
 ])
 def test_time_grows_linearly(tmp_path, monkeypatch, case, size):
     times = []
@@ -77,3 +82,19 @@ def test_a_thousand_reassignments_of_a_loss_are_checked_without_recursion_error(
     assert "internal error" not in err and "RecursionError" not in err, err
     assert status == 1
     assert f"m.py:{1_000 + 7}:12: TL101" in out
+
+
+@pytest.mark.parametrize("case", sorted(bounds.CHAINS))
+def test_a_chain_through_different_names_is_followed_without_recursion(tmp_path, capsys, case):
+    """``a1 = a0 + 1``, ``a2 = a1 + 1``, ... 3,000 links, then ``a2999.data[0]``:
+    each link used to be one more level of recursion (RecursionError from about
+    1,000 links, exit 2, the finding lost); the fact that ``a0`` is a 0-dim
+    tensor must reach the end of the chain."""
+    links = 3_000
+    bounds.write_case(case, links, tmp_path)
+    status = cli.main(["--isolated", "--no-cache", "--select", "TL101", str(tmp_path / "m.py")])
+    out, err = capsys.readouterr()
+    assert "internal error" not in err and "RecursionError" not in err, err[-500:]
+    assert status == 1, out
+    line = len(bounds.HEADER) + links + (1 if case == "module_chain" else 2)
+    assert f"m.py:{line}:" in out and "TL101" in out, out

@@ -901,6 +901,19 @@ def test_a_document_over_the_clis_size_limit_is_skipped_and_blocks_nothing(clien
     assert rss_mb < 1000, rss_mb  # the text and pygls' copy, not a check's trees (2.7 GB before)
 
 
+
+def test_a_document_with_a_line_over_the_clis_limit_is_skipped_as_the_cli_skips_it(client, project):
+    """Issue 36, item 9: a line over 100,000 characters is one piece for libcst's
+    parser (about 1 KB per character while it works): not checked, with the CLI's words."""
+    long = SOURCE + "; ".join(["y = F.sigmoid(x)"] * 7_000) + "\n"
+    path = project / "long.py"
+    path.write_text(long)
+    cli = run_torchlint([str(path), "--no-cache"], cwd=project)
+    assert cli.returncode == 2 and "too long to check" in cli.stderr
+    uri = client.open(path, long)
+    (notice,) = client.diagnostics(uri)["diagnostics"]
+    assert notice["severity"] == 3 and "line" in notice["message"] and "too long to check" in notice["message"]
+
 HELPERS = "import torch.nn as nn\ncrit = nn.MSELoss()\n\n\ndef pair(a, b):\n    return crit(a, b)\n"
 HELPERS_CHANGED = "def pair(a, b):\n    return 1.5, a\n"
 MAIN = "from helpers import pair\n\n\ndef use(a, b):\n    return pair(a, b).data[0]\n"

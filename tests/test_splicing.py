@@ -95,3 +95,39 @@ def test_the_projects_own_modules():
         assert_as_whole(edited, cache)
         spliced += 1
     assert spliced >= 20
+
+
+# --- chunked_module: the CLI's parse of a large text in pieces (issue 36, item 9) ------------------------------
+
+
+def _chunked(text: str, piece_chars: int) -> cst.Module:
+    from torchlint.engine.splicing import chunked_module
+
+    source = SourceFile(text)
+    return chunked_module(text, source.lines, source.tree, piece_chars)
+
+
+@pytest.mark.parametrize("module", ["torch._refs", "torch.distributed.distributed_c10d", "torch.nn.modules.module"])
+def test_a_text_parsed_in_pieces_is_the_whole_parse(module):
+    """Two of these held comments indented under the end of a def, which
+    libcst gives to the def's footer: no piece may start with them."""
+    import importlib.util
+
+    text = Path(importlib.util.find_spec(module).origin).read_text(encoding="utf-8")
+    chunked = _chunked(text, 2_000)
+    assert chunked.code == text
+    assert chunked.deep_equals(cst.parse_module(text))
+
+
+def test_pieces_start_only_where_the_lines_before_belong_to_the_next_statement():
+    block = "def f():\n    return 1\n    # indented: the def's footer\n\n# the next statement's\nx = 2\n"
+    text = "import torch\n" + block * 40 + "y = 3\n"
+    for piece_chars in (1, 50, 500):
+        chunked = _chunked(text, piece_chars)
+        assert chunked.code == text and chunked.deep_equals(cst.parse_module(text))
+
+
+def test_a_text_of_simple_statements_only_is_parsed_in_pieces():
+    text = "".join(f"y{i} = F.upsample(x)  # {i}\n" for i in range(300))
+    chunked = _chunked(text, 200)
+    assert chunked.code == text and chunked.deep_equals(cst.parse_module(text))

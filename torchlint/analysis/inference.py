@@ -385,6 +385,12 @@ class _Chain:
 # shallow. Below it, the order of evaluation is the one it always was.
 _WARM_AFTER = 32
 
+# A value resting on a chain of other values deeper than this (``a1 = a0 + 1``,
+# ``a2 = a1 + 1``, ... or ``b = a.t`` links through different names) is
+# evaluated from the chain's far end first (``Inference._prewarm``), so that
+# evaluating it recurses a few levels, not once per link.
+_DEEP_CHAIN = 48
+
 
 class Inference:
     def __init__(
@@ -412,6 +418,9 @@ class Inference:
         self._chains: Dict[int, Optional[_Chain]] = {}
         self._moves: Optional[Dict[Tuple[object, str], List[Tuple[int, Optional[bool]]]]] = None
         self._differentiated: Optional[Set[object]] = None
+        self._depth = 0  # value() calls in progress
+        # How deep the not yet evaluated values below each expression go (``_prewarm``).
+        self._heights: Dict[cst.CSTNode, int] = {}
 
     @property
     def resolver(self) -> Resolver:
@@ -427,13 +436,22 @@ class Inference:
     def value(self, expr: cst.BaseExpression) -> Value:
         cached = self._cache.get(expr)
         if cached is None:
+            if self._depth == 0:
+                self._prewarm(expr)
+                cached = self._cache.get(expr)
+                if cached is not None:
+                    return cached
             if isinstance(expr, cst.Name):
                 self._warm(expr)
                 cached = self._cache.get(expr)
                 if cached is not None:
                     return cached
             self._cache[expr] = _PENDING  # breaks cycles through self-references
-            cached = self._evaluate(expr)
+            self._depth += 1
+            try:
+                cached = self._evaluate(expr)
+            finally:
+                self._depth -= 1
             self._cache[expr] = cached
         return cached
 
@@ -1045,6 +1063,69 @@ class Inference:
         start, chain.warmed = chain.warmed, end  # before evaluating: the reads below must not warm again
         for earlier in chain.reads[start:end]:
             self.value(earlier)
+
+    def _prewarm(self, root: cst.BaseExpression) -> None:
+        """Evaluate what ``root``'s value rests on from the far end first when
+        that goes deeper than ``_DEEP_CHAIN`` values: each is then evaluated
+        with what it reads already known. Both walks are loops, and every node
+        is measured once (``_heights``) and evaluated once, so a chain of n
+        links costs n steps and no recursion proportional to n. Shallow values
+        are left to the plain evaluation (its order decides cycles, as it always did)."""
+        heights, cache = self._heights, self._cache
+        if root in heights:
+            return
+        finished: List[cst.CSTNode] = []
+        visiting: Set[cst.CSTNode] = {root}
+        stack: List[Tuple[cst.CSTNode, List[cst.CSTNode]]] = [(root, self._operands(root))]
+        while stack:
+            node, below = stack[-1]
+            while below and (below[-1] in heights or below[-1] in visiting or below[-1] in cache):
+                below.pop()
+            if below:
+                child = below.pop()
+                visiting.add(child)
+                stack.append((child, self._operands(child)))
+                continue
+            stack.pop()
+            heights[node] = 1 + max((heights.get(operand, 0) for operand in self._operands(node)
+                                     if operand not in cache), default=0)
+            finished.append(node)
+        if heights[root] <= _DEEP_CHAIN:
+            return
+        self._depth += 1  # the values below are known by the time each is asked: no nested warming
+        try:
+            for node in finished[:-1]:
+                self.value(node)
+        finally:
+            self._depth -= 1
+
+    def _operands(self, expr: cst.CSTNode) -> List[cst.CSTNode]:
+        """The expressions ``expr``'s value is made from (an over-approximation of
+        what ``_evaluate`` asks): a name's bound values, an operation's operands."""
+        if isinstance(expr, cst.Name):
+            assignments = self._resolver.assignments(expr)
+            if len(assignments) > _WARM_AFTER:
+                return []  # one name rebound many times: ``_warm`` evaluates its chain in order
+            bound = (self._bindings.get(getattr(a, "node", None)) for a in assignments)
+            return [binding.value for binding in bound if binding is not None]
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+            return [expr.value]
+        if isinstance(expr, cst.BinaryOperation):
+            return [expr.left, expr.right]
+        if isinstance(expr, cst.UnaryOperation):
+            return [expr.expression]
+        if isinstance(expr, cst.Comparison):
+            return [expr.left, *(target.comparator for target in expr.comparisons)]
+        if isinstance(expr, cst.Call):
+            receiver = [expr.func.value] if isinstance(expr.func, cst.Attribute) else []
+            return receiver + [arg.value for arg in expr.args]
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            return [element.value for element in expr.elements]
+        if isinstance(expr, cst.Dict):
+            return [element.value for element in expr.elements if isinstance(element, cst.DictElement)]
+        if isinstance(expr, cst.IfExp):
+            return [expr.body, expr.orelse]
+        return []
 
     def _dominating(self, read: cst.Name, assignments) -> Optional[Value]:
         """The value of ``read`` when the last binding before it is in a block

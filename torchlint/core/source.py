@@ -390,7 +390,7 @@ def libcst_tree(text: str) -> "cst.Module":
     import libcst as cst  # checking a file that no rule can match never needs it
 
     try:
-        with no_cycle_collection(), _unvalidated_nodes():
+        with libcst_parsing():
             return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         # libcst's raw_line can point past the error; its message has the real place.
@@ -403,6 +403,13 @@ def libcst_tree(text: str) -> "cst.Module":
         raise Unsupported("too deeply nested to parse", 1, 0) from None
     except Exception as exc:  # libcst's native parser can raise other errors
         raise Unsupported(f"libcst cannot parse this valid Python ({str(exc) or type(exc).__name__})", 1, 0) from None
+
+
+@contextmanager
+def libcst_parsing() -> Iterator[None]:
+    """What every parse with libcst runs under: no cyclic collection, no node validation."""
+    with no_cycle_collection(), _unvalidated_nodes():
+        yield
 
 
 @contextmanager

@@ -24,11 +24,12 @@ from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.fix_policy import DEFAULT_FIX_POLICY, FixPolicy
 from torchlint.core.noqa import UNUSED_NOQA, file_is_exempt, noqa_index, unused_noqa
 from torchlint.core.settings import Settings
-from torchlint.core.source import SourceFile
+from torchlint.core.source import MODULE, SourceFile, libcst_parsing
 from torchlint.engine.fixer import apply_fixes, keep_lost_text
 from torchlint.engine.tidy import ImportedElsewhere
 from torchlint.engine.narrowing import Narrowed, narrow
 from torchlint.engine.positions import Locator
+from torchlint.engine.splicing import chunked_module
 from torchlint.rules import all_rules
 from torchlint.rules.rule import Rule, SyntaxRepair
 
@@ -191,6 +192,8 @@ class Engine:
             return CheckResult([])
         narrowed = None if whole or not self.screens else narrow(source, tree, active, outline)
         _guard_depth(source, tree, narrowed)
+        if tree is not None:
+            _parse_in_pieces(narrowed.source if narrowed is not None else source, tree)
         parsed = _parse_narrowed(narrowed) if narrowed is not None else None
         if parsed is None:
             if narrowed is not None:
@@ -514,6 +517,28 @@ def _moot_ranges(found: Sequence[Tuple[Rule, object]], places: Mapping[cst.CSTNo
         return {}
     outline = outline if outline is not None else Outline(tree)
     return {key: rules[key].moot_ranges(outline.whole_file, found_at) for key, found_at in lines.items()}
+
+
+# A text longer than this is parsed by libcst in pieces of PIECE_CHARS
+# characters (``splicing.chunked_module``): the native parser's working memory,
+# several times the tree it returns, is then bounded by a piece, not the file.
+# Measured (bench/RESULTS.md): a 0.93 MB file peaked at 774 MB parsed whole.
+PIECES_FROM = 128_000
+PIECE_CHARS = 32_000
+
+
+def _parse_in_pieces(source: SourceFile, tree: ast.Module) -> None:
+    """Let ``source``'s libcst module (``tree``'s statements are its own, line
+    for line) be parsed in pieces when it is large; parsed whole as ever when
+    that cannot be done (libcst's error, if any, then comes from the whole text)."""
+    if len(source.text) <= PIECES_FROM:
+        return
+    lines = source.lines
+    try:
+        with libcst_parsing():
+            source.memo(MODULE, lambda: chunked_module(source.text, lines, tree, PIECE_CHARS))
+    except Exception:  # CannotSplice, or a piece libcst refuses alone
+        return
 
 
 def _parse_narrowed(narrowed: Narrowed) -> Optional[cst.Module]:

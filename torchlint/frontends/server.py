@@ -71,7 +71,7 @@ from torchlint.engine.narrowing import carry_parses
 from torchlint.engine.textedits import TextEdit, apply_edits, edits_between, preview_fix, preview_on_repaired
 from torchlint.rules import rule_specs
 from torchlint.run.config import CONFIG_FILES, ConfigError, Options, resolve
-from torchlint.run.fileio import MAX_SOURCE_BYTES, current_digest
+from torchlint.run.fileio import MAX_SOURCE_BYTES, current_digest, long_line
 from torchlint.run.reporters.base import rule_url
 from torchlint.run.selection import SelectionError
 from torchlint.run.session import Linter
@@ -618,12 +618,12 @@ def _config_signature(directory: str) -> Tuple:
 
 def too_large(text: str) -> Optional[str]:
     """Why ``text`` is not checked, as the CLI says it of a file over
-    ``MAX_SOURCE_BYTES``; None if it is not too large."""
+    ``MAX_SOURCE_BYTES`` or with a line over ``MAX_LINE_CHARS``; None if neither."""
     if len(text) * 4 <= MAX_SOURCE_BYTES:  # UTF-8 takes at most 4 bytes a character
-        return None
+        return long_line(SourceFile(text))
     size = len(text) if len(text) > MAX_SOURCE_BYTES else len(text.encode("utf-8", "surrogatepass"))
     if size <= MAX_SOURCE_BYTES:
-        return None
+        return long_line(SourceFile(text))
     return f"too large to check ({size / (1 << 20):.1f} MB; the limit is {MAX_SOURCE_BYTES / (1 << 20):.1f} MB)"
 
 

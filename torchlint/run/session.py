@@ -51,6 +51,7 @@ from torchlint.run.fileio import (
     current_digest,
     encode,
     read_source,
+    refuse_long_lines,
     remove_stale_temporaries,
     write_atomically,
 )
@@ -138,18 +139,32 @@ def run_files(options: Options, linter: Linter, stdout: TextIO, stderr: TextIO) 
             status = 2
             continue
         report = next(produced)
-        reports.append(report)
         status = max(status, _print_problems(report, stderr))
         if options.diff:
             stdout.write(report.diff)
         else:
             reporter.report_file(report)
+        reports.append(reported(report))
+    for _ in produced:  # none left: runs it to its end, where it saves the result cache
+        pass
     if options.diff:
         changed = any(report.diff for report in reports)
         _diff_summary(reports, options, stderr)
         return status or (1 if changed else 0)
     reporter.finish(reports)
     return status or _exit_status(options, reports)
+
+
+def reported(report: FileReport) -> FileReport:
+    """What the run keeps of a report once the reporter has had it: what its
+    summary, statistics and structured formats still read (codes, positions,
+    messages, how safe each fix is, counts, errors), not the checked text, the
+    fix previews nor the live fixes, which hold the file's parse tree. So
+    a run's memory is bounded by its largest file, not by all its findings."""
+    report.source = None
+    report.previews = []
+    report.cell_sources = {}
+    return portable(report)
 
 
 def _diff_summary(reports: Sequence[FileReport], options: Options, stderr: TextIO) -> None:
@@ -189,25 +204,30 @@ def _process_all(files: Sequence[str], options: Options, linter: Linter, preview
     """Reports for ``files`` in their order: from the cache, or computed (in
     worker processes when there are enough files)."""
     cache = _cache_for(options, previews)
-    reports: Dict[str, FileReport] = {}
+    cached: Dict[str, FileReport] = {}
     if cache is not None:
         for path in files:
-            cached = _cache_lookup(cache, path, linter)
-            if cached is not None:
-                reports[path] = cached
-    missing = [path for path in files if path not in reports]
-    for path, report in zip(missing, _compute(missing, options, linter, previews)):
-        # Only clean results are cached: errors, warnings and skipped files
-        # must be reported again on every run. The key hashes the bytes the
-        # findings came from (the file may have changed since the lookup).
-        if (cache is not None and report.content_digest is not None
-                and not (report.errors or report.warnings or report.skipped)):
-            cache.put(path, content_key(report.content_digest, _context(linter, path)), report.diagnostics,
-                      report.dependencies)
-        reports[path] = report
+            found = _cache_lookup(cache, path, linter)
+            if found is not None:
+                cached[path] = found
+    missing = [path for path in files if path not in cached]
+    computed = _compute(missing, options, linter, previews)  # in the order of ``missing``
+    # Handed out as each is computed, not all at the end: the caller reports a
+    # file and keeps only a small record of it (``reported``).
+    for path in files:
+        report = cached.pop(path, None)
+        if report is None:
+            report = next(computed)
+            # Only clean results are cached: errors, warnings and skipped files
+            # must be reported again on every run. The key hashes the bytes the
+            # findings came from (the file may have changed since the lookup).
+            if (cache is not None and report.content_digest is not None
+                    and not (report.errors or report.warnings or report.skipped)):
+                cache.put(path, content_key(report.content_digest, _context(linter, path)), report.diagnostics,
+                          report.dependencies)
+        yield report
     if cache is not None:
         cache.save()
-    return iter(reports[path] for path in files)
 
 
 def _compute(files: Sequence[str], options: Options, linter: Linter, previews: bool) -> Iterator[FileReport]:
@@ -509,6 +529,7 @@ def run_stdin(options: Options, linter: Linter, stdin, stdout: TextIO, stderr: T
     else:
         try:
             source = decode(data)
+            refuse_long_lines(source)
         except SourceError as exc:
             print(f"torchlint: error: {path}: {exc}", file=stderr)
             if fixing:
