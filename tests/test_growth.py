@@ -2,14 +2,16 @@
 
 Each case runs the real command in this process (``cli.main``, after a
 warm-up run has loaded everything) on N, 2N and 4N units, and asserts that
-each doubling costs at most 2.5 times the CPU time (the minimum of a few
-repeats absorbs a busy machine). Quadratic growth shows as about 4 times.
+each doubling costs at most 2.5 times the CPU time, on average over the two
+doublings (the minimum of a few repeats absorbs a busy machine), and no single
+doubling 4 times. Quadratic growth shows as about 4 times each.
 ``bench/bounds.py`` runs the same inputs at sizes too large for the suite.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import sys
 import time
@@ -25,6 +27,7 @@ from torchlint.frontends import cli  # noqa: E402
 
 REPEATS = 3
 MAX_RATIO = 2.5
+QUADRATIC = 4.0
 
 
 def _cpu_time(directory, args) -> float:
@@ -33,6 +36,7 @@ def _cpu_time(directory, args) -> float:
     best = float("inf")
     for _ in range(REPEATS):
         err = io.StringIO()
+        gc.collect()  # the garbage of earlier runs is not this run's to collect
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
             start = time.process_time()
             status = cli.main(["--no-cache", *args])
@@ -69,8 +73,11 @@ def test_time_grows_linearly(tmp_path, monkeypatch, case, size):
         bounds.write_case(case, size * factor, directory)
         monkeypatch.chdir(directory)
         times.append(_cpu_time(directory, bounds.arguments(case, directory)))
-        # Checked at each doubling: a quadratic case fails before its slowest run.
-        assert len(times) == 1 or times[-1] / times[-2] <= MAX_RATIO, (case, size, times)
+        # Checked at each doubling: a quadratic case (4x) fails before its slowest run.
+        assert len(times) == 1 or times[-1] / times[-2] < QUADRATIC, (case, size, times)
+    # Over both doublings, at most MAX_RATIO each on average: one doubling's noise on a
+    # shared machine (a run slowed by another process) no longer fails a linear case.
+    assert (times[2] / times[0]) ** 0.5 <= MAX_RATIO, (case, size, times)
 
 
 def test_a_thousand_reassignments_of_a_loss_are_checked_without_recursion_error(tmp_path, capsys):

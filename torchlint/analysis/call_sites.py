@@ -18,7 +18,7 @@ to read and meets the answers.
 
 from __future__ import annotations
 
-from typing import List, Optional, Set
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
@@ -29,14 +29,33 @@ from torchlint.analysis.inference import _OWNERS, CallTarget, Inference, Kind, V
 _NOT_AN_INSTANCE = frozenset({Kind.TENSOR, Kind.NUMBER, Kind.NONE, Kind.LOADER, Kind.TUPLE, Kind.MAPPING})
 
 
-class _References(cst.CSTVisitor):
-    """Every name and attribute spelled like the def (``name``, ``x.name``), but
-    those that define or import it, name a parameter or a keyword argument."""
+class _Index:
+    """One module's names and attributes by their spelling, and its calls by
+    callee: one walk of the module for every def asked about."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.names: List[cst.Name] = []
-        self.attributes: List[cst.Attribute] = []
+    def __init__(self, module: cst.Module, calls: List[cst.Call]) -> None:
+        walk = _References()
+        module.visit(walk)
+        self._names, self._attributes = walk.names, walk.attributes
+        self.callees = {id(call.func): call for call in calls}
+
+    def spelled(self, name: str) -> "_Spelled":
+        return _Spelled(self._names.get(name, []), self._attributes.get(name, []))
+
+
+class _Spelled:
+    def __init__(self, names: List[cst.Name], attributes: List[cst.Attribute]) -> None:
+        self.names = names
+        self.attributes = attributes
+
+
+class _References(cst.CSTVisitor):
+    """Every name and attribute by spelling (``name``, ``x.name``), but those that
+    define or import something, name a parameter or a keyword argument."""
+
+    def __init__(self) -> None:
+        self.names: Dict[str, List[cst.Name]] = {}
+        self.attributes: Dict[str, List[cst.Attribute]] = {}
         self._skipped: Set[int] = set()
 
     def visit_Import(self, node: cst.Import) -> bool:
@@ -60,21 +79,22 @@ class _References(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._skipped.add(id(node.attr))
-        if node.attr.value == self.name:
-            self.attributes.append(node)
+        self.attributes.setdefault(node.attr.value, []).append(node)
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.name and id(node) not in self._skipped:
-            self.names.append(node)
+        if id(node) not in self._skipped:
+            self.names.setdefault(node.value, []).append(node)
 
 
 def calls_passing(inference: Inference, module: cst.Module, calls: List[cst.Call],
                   target: CallTarget) -> Optional[List[Value]]:
     """What each call of ``target`` in ``module`` passes for its parameter
     (``calls``: every call of the module); None when a use of it is not a call read here."""
-    references = _References(target.name)
-    module.visit(references)
-    callees = {id(call.func): call for call in calls}
+    index = inference.memo.get("call sites")
+    if index is None:
+        index = inference.memo["call sites"] = _Index(module, calls)
+    references = index.spelled(target.name)
+    callees = index.callees
     values: List[Value] = []
     found = (_function_references(inference, references, target) if target.method is None
              else _method_references(inference, references, target))
@@ -91,7 +111,7 @@ def calls_passing(inference: Inference, module: cst.Module, calls: List[cst.Call
     return values
 
 
-def _function_references(inference: Inference, references: _References, target: CallTarget):
+def _function_references(inference: Inference, references: "_Spelled", target: CallTarget):
     """The references to the function ``target.key``."""
     return [node for node in (*references.names, *references.attributes)
             if _names_function(inference, node, target.key)]
@@ -105,7 +125,7 @@ def _names_function(inference: Inference, node: cst.BaseExpression, key: str) ->
     return qualified is not None and inference.project.absolute(qualified) == key
 
 
-def _method_references(inference: Inference, references: _References, target: CallTarget):
+def _method_references(inference: Inference, references: "_Spelled", target: CallTarget):
     """The references to the method ``target.method`` of class ``target.key`` on
     its instances (a bound call: ``target.position`` counts after ``self``).
     None at the first receiver that may be an instance of another class, or of

@@ -418,6 +418,8 @@ class Inference:
         self._chains: Dict[int, Optional[_Chain]] = {}
         self._moves: Optional[Dict[Tuple[object, str], List[Tuple[int, Optional[bool]]]]] = None
         self._differentiated: Optional[Set[object]] = None
+        # What other analyses work out once per file over this inference (``call_sites.py``'s index).
+        self.memo: Dict[str, object] = {}
         self._depth = 0  # value() calls in progress
         # How deep the not yet evaluated values below each expression go (``_prewarm``).
         self._heights: Dict[cst.CSTNode, int] = {}

@@ -129,6 +129,10 @@ REGISTERED_KEPT = 4
 # 4,000-line Trainer class costs a second of parsing for every question about
 # it, and what such classes hold is rarely a tensor a rule can use.
 MAX_DEFINITION_LINES = 1500
+# How many defs deep a parameter's value is followed through the calls of a
+# folder of scripts (``parameter_from_project``): a chain of forwarding
+# functions is then bounded in time and stack, whatever its length.
+MAX_PASSED_ON = 8
 # The key of a module's analysis with every def and class cut (not a Python name).
 # How many modules ``run_first`` reads at most.
 RUN_FIRST_MODULES = 16
@@ -610,6 +614,7 @@ class Project:
         # (``summaries.py``): its facts, version flags and answers.
         self.store = store
         self._cut_short = 0  # questions answered "unknown" for recursion: their askers' answers are not kept
+        self._passed_on = 0  # folder call-site questions being answered, one inside another
         self._named: Dict[str, ModuleRef] = {}  # key -> module, for the modules kept answers read
         self._touched: Dict[str, _Module] = {}  # the modules read since the last check ended
         self._modules: Dict[str, Optional[_Module]] = {}  # key -> module (None: unreadable)
@@ -1109,11 +1114,12 @@ class Project:
 
     def _work_out_folder_calls(self, module: _Module, target: CallTarget, question: str) -> Value:
         asked = (target.key, question)
-        if asked in self._busy:
-            self._cut_short += 1
+        if asked in self._busy or self._passed_on >= MAX_PASSED_ON:
+            self._cut_short += 1  # recursion, or a value handed down too many defs: unknown, and not kept
             return UNKNOWN
         self._busy.add(asked)
         self._answering.append(module.ref.key)
+        self._passed_on += 1
         try:
             neighbours = self.finder.neighbours(module.ref)
             if neighbours is None:
@@ -1127,6 +1133,7 @@ class Project:
                 values.extend(found)
             return meet(values) if values else UNKNOWN
         finally:
+            self._passed_on -= 1
             self._busy.discard(asked)
             self._answering.pop()
 
