@@ -1270,8 +1270,10 @@ class Inference:
             classdef = self._self_class(func.value)
             return (classdef, func.attr.value) if classdef is not None else None
         if isinstance(func, cst.Name):
-            nodes = frozenset(id(getattr(a, "node", a)) for a in self._resolver.assignments(func))
-            return nodes or None
+            nodes = [getattr(a, "node", a) for a in self._resolver.assignments(func)]
+            if any(isinstance(node, cst.Param) for node in nodes):
+                return None  # a parameter: what each call is given may differ (``out.backward(grad)``)
+            return frozenset(id(node) for node in nodes) or None
         return None
 
     def _sized(self, name: cst.Name) -> bool:
