@@ -28,7 +28,7 @@ from torchlint.run.selection import (
 )
 
 RULES = all_rules()
-OPT_IN = {"TL117", "TL119", "TL302", "TL303", "TL304"}
+OPT_IN = {"TL117", "TL119", "TL217", "TL302", "TL303", "TL304"}
 
 # One finding of each opt-in rule, plus TL214 (on by default).
 SOURCE = """\

@@ -289,7 +289,7 @@ def test_sarif_driver_describes_torchlint_and_every_selected_rule(runs):
         assert descriptor["help"]["text"] and descriptor["help"]["markdown"].startswith(f"# {rule.name} ({rule.code})")
         assert descriptor["helpUri"].endswith(f"/docs/rules/{rule.code}.md")
     selected = json.loads(runs.sarif_selected.stdout)["runs"][0]["tool"]["driver"]["rules"]
-    assert [rule["id"] for rule in selected] == [code for code in RULE_CODES if code.startswith("TL2")]
+    assert [rule["id"] for rule in selected] == [rule.code for rule in default_rules if rule.code.startswith("TL2")]
 
 
 def test_sarif_results_point_at_the_same_places_as_concise(runs):

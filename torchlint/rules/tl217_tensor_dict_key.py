@@ -130,8 +130,8 @@ class TensorDictKey(Rule):
             return  # the screen's condition: a dict the file makes
         if not _is_tensor_element(key, ctx) or ctx.inference.value(container).kind is not Kind.MAPPING:
             return  # the key first: the container's value may take the project model
-        yield Finding(key, "a tensor element as a dict key: tensors hash by identity, so the lookup misses; "
-                           "use `.item()`", Fix([Edit(key, _item)]),
+        yield Finding(key, "a tensor element as a dict key hashes by identity, so the lookup misses; use `.item()`",
+                      Fix([Edit(key, _item)]),
                       detail="before torch 0.4 the element was a Python number")
 
 
