@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
-from torchlint.analysis.inference import _OWNERS, CallTarget, Inference, Kind, Value
+from torchlint.analysis.inference import CallTarget, Inference, Kind, Value, instance_classes
 
 # Receivers whose methods are never a project class's: a tensor, a number, None,
 # a torch data loader, a tuple or a dict.
@@ -139,8 +139,9 @@ def _method_references(inference: Inference, references: "_Spelled", target: Cal
                 return None  # ``Logger.log`` itself: called unbound or handed on
             continue  # ``np.log``, ``torch.log``: a module's function
         receiver = inference.value(node.value)
-        if receiver.instance_of is not None and target.key in receiver.instance_of.split(_OWNERS):
-            if _OWNERS in receiver.instance_of:
+        classes = instance_classes(receiver)
+        if target.key in classes:
+            if len(classes) > 1:
                 return None  # maybe an instance of another class with its own method
             found.append(node)
         elif receiver.kind in _NOT_AN_INSTANCE or (receiver.kind is Kind.MODULE and receiver.instance_of is None):

@@ -1962,6 +1962,11 @@ def _calls_within(function: cst.FunctionDef) -> List[cst.Call]:
 _OWNERS = "\x01"  # separates the classes an instance may be of, in ``Value.instance_of``
 
 
+def instance_classes(value: Value) -> List[str]:
+    """The keys of the project classes ``value`` may be an instance of (``Value.instance_of``)."""
+    return value.instance_of.split(_OWNERS) if value.instance_of is not None else []
+
+
 def _either(one: Optional[str], other: Optional[str]) -> Optional[str]:
     """An instance of one class or another: both keys (None: not known to be a project class)."""
     if one is None or other is None:
