@@ -55,11 +55,8 @@ def warm(tmp_path_factory):
 @pytest.mark.parametrize("case, size", [
     ("forwarding", 100),  # def f{i}(a, b): return f{i-1}(a, b)
     ("reassignment", 400),  # y = y + 1, in one def
-    # Many ``.data[0]`` findings in one def: bench/bounds.py only. In this process
-    # 400 -> 800 -> 1,600 costs 1.9-2.3x per doubling, but one run in three went
-    # past 2.5x on the shared machine: libcst's parse of the one large def grows
-    # faster than its text past about 100 KB (0.46 s at 98 KB, 1.41 s at 195 KB)
-    # and a def is one piece (``splicing.chunked_module`` cuts between top-level statements).
+    ("data_index", 400),  # loss = F.mse_loss(a, b); total = total + loss.data[0], n times in one def:
+    # 1.6-2.3x per doubling on average over the two here (bench/RESULTS.md)
     ("per_file_ignores", 5_000),  # entries in the configuration (a guard: linear on main too at this size)
     ("noqa", 1_500),  # y = F.upsample(x)  # noqa, on every line (a guard, likewise)
     ("name_chain", 2_000),  # a{i} = a{i-1} + 1, then a{n}.data[0]: RecursionError on main

@@ -71,8 +71,6 @@ def spliced_module(text: str, lines: Sequence[str], tree: ast.Module, cache: Pie
         # The head ends where a piece may start: not before a comment indented under a block.
         while head_end + 1 < len(spans) and not _owned_by_next(lines, spans, head_end + 1):
             head_end += 1
-    if head_end is None or head_end == len(spans) - 1:
-        raise CannotSplice("nothing after the head to re-use")
     used: PieceCache = {}
 
     def piece(key: Tuple[str, str, str], parse) -> Piece:
@@ -82,33 +80,45 @@ def spliced_module(text: str, lines: Sequence[str], tree: ast.Module, cache: Pie
         used[key] = found
         return found
 
-    head_text = "".join(lines[:spans[head_end][1]])
+    big_bodies = _big_bodies(tree, spans, lines, piece_chars) if piece_chars else {}
+    if head_end is None or (head_end == len(spans) - 1 and head_end not in big_bodies):
+        raise CannotSplice("nothing after the head to re-use")
+    head_is_all = head_end == len(spans) - 1  # one big def or class: its body is parsed in parts
+    head_text = "".join(lines[:len(lines) if head_is_all else spans[head_end][1]])
     head_key = (_HEAD, "", head_text)
+    settings_of_head: List[str] = []  # the head's newline and indentation, for the parts of its last body
 
     def parse_head() -> Piece:
-        module = cst.parse_module(head_text)
+        parts = _body_parts(big_bodies.get(head_end), 0, len(lines) if head_is_all else spans[head_end][1])
+        module = cst.parse_module("".join(lines[:parts[0][1]]))
         block = getattr(module.body[block_at], "body", None) if len(module.body) > block_at else None
         if len(module.body) != head_end + 1 or not (only_simple or isinstance(block, cst.IndentedBlock)):
             raise CannotSplice("the head does not end with an indented block")
-        settings = (module.default_newline, module.default_indent, module.header)
-        return tuple(module.body), settings, module.has_trailing_newline  # type: ignore[return-value]
+        settings_of_head[:] = [module.default_newline, module.default_indent]
+        body, (footer, trailing_newline) = _grown(module.body, parts, lines, settings_of_head)
+        if len(parts) == 1:
+            footer, trailing_newline = tuple(module.footer), module.has_trailing_newline
+        settings = (module.default_newline, module.default_indent, module.header, footer)
+        return body, settings, trailing_newline  # type: ignore[return-value]
 
-    head_statements, (newline, indent, header), _ = piece(head_key, parse_head)
+    head_statements, (newline, indent, header, footer), trailing_newline = piece(head_key, parse_head)
     prelude = f"if 1:{newline}{indent}pass{newline}pass{newline}"
     statements: List[object] = list(head_statements)
-    footer: Tuple[object, ...] = ()
-    trailing_newline = True
     for first, last in _pieces(lines, spans, head_end + 1, piece_chars):
         start = spans[first - 1][1]
         end = spans[last][1] if last + 1 < len(spans) else len(lines)
         chunk = "".join(lines[start:end])
 
-        def parse_piece(chunk: str = chunk, count: int = last - first + 1) -> Piece:
-            module = cst.parse_module(prelude + chunk)
+        def parse_piece(start: int = start, end: int = end, count: int = last - first + 1,
+                        parts: List[Tuple[int, int]] = _body_parts(big_bodies.get(last), start, end)) -> Piece:
+            module = cst.parse_module(prelude + "".join(lines[parts[0][0]:parts[0][1]]))
             if (len(module.body) != 2 + count or module.default_newline != newline
                     or module.default_indent != indent):
                 raise CannotSplice("a piece is not its statements")
-            return tuple(module.body[2:]), tuple(module.footer), module.has_trailing_newline
+            body, footer = _grown(module.body[2:], parts, lines, [newline, indent])
+            if len(parts) == 1:
+                return body, tuple(module.footer), module.has_trailing_newline
+            return body, footer[0], footer[1]
 
         own, footer, trailing_newline = piece((newline, indent, chunk), parse_piece)
         statements.extend(own)
@@ -128,6 +138,78 @@ def chunked_module(text: str, lines: Sequence[str], tree: ast.Module, piece_char
     peaked at 0.5 GB. In pieces the peak is the tree plus one piece's
     working memory: bounded by the file, not by how much of it is code."""
     return spliced_module(text, lines, tree, {}, piece_chars)
+
+
+# Top-level defs and classes whose body may be parsed in parts (a def of
+# 100 KB cost libcst 2.3 times a def of 50 KB: its parse grows faster than the text).
+_WITH_BODY = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _big_bodies(tree: ast.Module, spans: Sequence[Tuple[int, int]], lines: Sequence[str],
+                piece_chars: int) -> Dict[int, List[int]]:
+    """For each top-level def or class over ``piece_chars`` characters, by its
+    index in ``spans``: the lines (0-based) where its later body parts start.
+    A part starts at a statement of the body with nothing but empty lines
+    before it (a comment may belong to the footer of the block above)."""
+    starts = {first_line(statement): statement for statement in tree.body}
+    found: Dict[int, List[int]] = {}
+    for index, (first, last) in enumerate(spans):
+        statement = starts.get(first)
+        if not isinstance(statement, _WITH_BODY) or last_line(statement) != last:
+            continue
+        if sum(len(line) for line in lines[first - 1:last]) <= piece_chars:
+            continue
+        body_spans = _statement_spans(statement.body, last)  # type: ignore[arg-type]
+        if body_spans[0][0] <= statement.lineno:
+            continue  # ``def f(): return 1``
+        cuts, size = [], 0
+        for (_, previous_end), (start, end) in zip(body_spans, body_spans[1:]):
+            size += sum(len(line) for line in lines[previous_end:end])
+            gap = lines[previous_end:start - 1]
+            if size >= piece_chars and all(line in ("\n", "\r\n", "\r") for line in gap):
+                cuts.append(previous_end)
+                size = 0
+        if cuts:
+            found[index] = cuts
+    return found
+
+
+def _body_parts(cuts: Optional[List[int]], start: int, end: int) -> List[Tuple[int, int]]:
+    """The lines [from, to) of a piece's first part (all of it, but for a
+    big body's later parts), then of each later part of its last statement's body."""
+    bounds = [start, *(cuts or ()), end]
+    return list(zip(bounds, bounds[1:]))
+
+
+def _grown(statements: Sequence[object], parts: List[Tuple[int, int]], lines: Sequence[str],
+           settings: List[str]) -> Tuple[Tuple[object, ...], Tuple[Tuple[object, ...], bool]]:
+    """``statements`` with the body of the last grown by the statements of
+    ``parts[1:]``, each parsed alone under ``if 1:``; and the module footer and
+    trailing-newline flag of the last part's parse."""
+    import libcst as cst
+
+    if len(parts) == 1:
+        return tuple(statements), ((), True)
+    newline, indent = settings
+    prelude = f"if 1:{newline}{indent}pass{newline}pass{newline}if 1:{newline}"
+    grown = statements[-1]
+    block = getattr(grown, "body", None)
+    if not isinstance(block, cst.IndentedBlock) or block.footer:
+        raise CannotSplice("the first part does not end with its block's statements")
+    body: List[object] = list(block.body)
+    footer: Tuple[Tuple[object, ...], bool] = ((), True)
+    for number, (start, end) in enumerate(parts[1:], 1):
+        module = cst.parse_module(prelude + "".join(lines[start:end]))
+        wrapper = module.body[-1] if len(module.body) == 3 else None
+        if (not isinstance(wrapper, cst.If) or wrapper.orelse is not None or module.default_newline != newline
+                or module.default_indent != indent or not isinstance(wrapper.body, cst.IndentedBlock)):
+            raise CannotSplice("a part of a body is not its statements")
+        body.extend(wrapper.body.body)
+        if number < len(parts) - 1 and (wrapper.body.footer or module.footer):
+            raise CannotSplice("a part of a body ends with lines of its own")
+        footer = (tuple(module.footer), module.has_trailing_newline)
+        block = block.with_changes(footer=wrapper.body.footer)
+    return (*statements[:-1], grown.with_changes(body=block.with_changes(body=body))), footer
 
 
 def _pieces(lines: Sequence[str], spans: Sequence[Tuple[int, int]], start: int,
@@ -156,11 +238,11 @@ def _owned_by_next(lines: Sequence[str], spans: Sequence[Tuple[int, int]], numbe
     return not any(line[:1] in (" ", "\t", "\x0c") for line in gap)
 
 
-def _statement_spans(tree: ast.Module, line_count: int) -> List[Tuple[int, int]]:
-    """(first line, last line) of each of libcst's top-level statements:
-    Python's, with statements sharing a line (``a = 1; b = 2``) joined."""
+def _statement_spans(tree: "ast.Module | List[ast.stmt]", line_count: int) -> List[Tuple[int, int]]:
+    """(first line, last line) of each of libcst's top-level statements (or
+    of a body's): Python's, with statements sharing a line (``a = 1; b = 2``) joined."""
     spans: List[Tuple[int, int]] = []
-    for statement in tree.body:
+    for statement in (tree.body if isinstance(tree, ast.Module) else tree):
         first, last = first_line(statement), last_line(statement)
         if spans and first <= spans[-1][1]:
             spans[-1] = (spans[-1][0], max(last, spans[-1][1]))
