@@ -99,6 +99,30 @@ def test_a_list_filled_with_unknown_values_is_unknown():
     assert _lines(source) == []
 
 
+@pytest.mark.parametrize("store, flagged", [
+    ("losses[k] = F.l1_loss(output, target)", [10, 12]),  # more 0-dim losses: still known
+    ("losses[k] = output", []),  # a model output stored beside the loss: unknown
+    ("losses.update(extra)", []),  # filled with what inference does not follow
+])
+def test_a_dict_or_list_made_with_elements_then_stored_into_meets_the_stores(store, flagged):
+    # Before, ``{'mse': loss}`` kept the kind of its first elements whatever was stored later.
+    source = f"""\
+    import torch.nn.functional as F
+
+
+    def evaluate(pairs, extra):
+        losses = {{'mse': F.mse_loss(pairs[0][0], pairs[0][1])}}
+        history = [F.mse_loss(pairs[0][0], pairs[0][1])]
+        for k, (output, target) in pairs:
+            {store}
+            history.append({store.split(' = ')[-1] if ' = ' in store else 'extra'})
+        print(losses['mse'].data[0])
+        for value in history:
+            print(value.data[0])
+    """
+    assert _lines(source) == flagged
+
+
 def test_a_dict_subscript_augmented_in_place_is_unknown():
     source = """\
     import torch.nn.functional as F
@@ -567,14 +591,18 @@ def train(model):
 """
 
 
-def _folder_lines(folder, files, code="TL101", cached=False):
+def _folder_lines(folder, files, code="TL101", cached=False, options=(), fixes=False, paths=(".",)):
     for name, text in files.items():
         (folder / name).write_text(textwrap.dedent(text))
     cache = ["--cache-dir", str(folder / ".cache")] if cached else ["--no-cache"]
     result = subprocess.run(
-        [sys.executable, "-m", "torchlint.frontends.cli", "--isolated", *cache, "--output-format", "json",
-         "--exit-zero", "--select", code, "."], cwd=folder, capture_output=True, text=True, timeout=300)
+        [sys.executable, "-m", "torchlint.frontends.cli", "--isolated", *cache, *options, "--output-format", "json",
+         "--exit-zero", "--select", code, *paths], cwd=folder, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
+    if fixes:
+        return sorted((item["filename"].rsplit("/", 1)[-1], item["location"]["row"],
+                       item["fix"]["edits"][0]["content"] if item.get("fix") else None)
+                      for item in json.loads(result.stdout))
     return sorted((item["filename"].rsplit("/", 1)[-1], item["location"]["row"])
                   for item in json.loads(result.stdout))
 
@@ -620,6 +648,91 @@ def test_a_module_of_a_package_may_be_imported_from_anywhere(tmp_path):
 def test_a_neighbour_added_later_is_seen_by_a_cached_run(tmp_path):
     assert _folder_lines(tmp_path, SCRIPTS_FOLDER, cached=True) == [("utils.py", 11), ("utils.py", 18)]
     assert _folder_lines(tmp_path, {"replay.py": REPLAY}, cached=True) == [("utils.py", 18)]
+
+
+# -- a file another script of the folder saves (TL203, TL214) ------------------------
+
+PREPROCESS = """\
+import torch
+
+
+class Vocab:
+    def __init__(self, words):
+        self.itos = list(words)
+
+
+def build_index(lines):
+    word2idx = {"<pad>": 0}
+    for line in lines:
+        for word in line.split():
+            if word not in word2idx:
+                word2idx[word] = len(word2idx)
+    return word2idx
+
+
+def main():
+    index = build_index(open("corpus.txt"))
+    torch.save({"word2idx": index, "size": len(index)}, "data/index.pt")
+    torch.save(Vocab(index), "data/vocab.pt")
+"""
+
+LOADING_SCRIPT = """\
+import torch
+
+
+def main(model):
+    if torch.cuda.is_available():
+        model.cuda()
+    index = torch.load("data/index.pt")
+    vocab = torch.load(os.path.join(args.data, "vocab.pt"))
+    state = torch.load("data/model.pt")
+    return index, vocab, state
+"""
+
+
+def test_a_file_the_script_beside_it_saves_numbers_into_holds_no_gpu_tensor(tmp_path):
+    # index.pt: a dict of numbers (``word2idx[word] = len(word2idx)``) written by
+    # preprocess.py; vocab.pt: an instance of a project class (may hold anything);
+    # model.pt: nobody in the folder saves it.
+    files = {"preprocess.py": PREPROCESS, "train.py": LOADING_SCRIPT}
+    assert _folder_lines(tmp_path, files, "TL203") == [("train.py", 8), ("train.py", 9)]
+
+
+@pytest.mark.parametrize("change", [
+    ('word2idx[word] = len(word2idx)', 'word2idx[word] = torch.tensor(len(word2idx)).cuda()'),  # GPU tensors in it
+    ('    torch.save(Vocab', '    torch.save(torch.nn.Linear(2, 2).cuda().state_dict(), "data/index.pt")\n'
+                           '    torch.save(Vocab'),  # a second save to the same name, a GPU state
+])
+def test_a_file_the_script_beside_it_may_save_gpu_tensors_into_stays_flagged(tmp_path, change):
+    files = {"preprocess.py": PREPROCESS.replace(*change), "train.py": LOADING_SCRIPT}
+    assert _folder_lines(tmp_path, files, "TL203") == [("train.py", 7), ("train.py", 8), ("train.py", 9)]
+
+
+def test_a_neighbour_that_cannot_be_read_leaves_the_file_unknown(tmp_path):
+    files = {"preprocess.py": PREPROCESS, "train.py": LOADING_SCRIPT,
+             "export.py": "torch.save(model 'data/index.pt')\n"}
+    assert _folder_lines(tmp_path, files, "TL203", paths=["train.py"]) == [("train.py", 7), ("train.py", 8), ("train.py", 9)]
+
+
+def test_weights_only_follows_what_the_script_beside_it_saves(tmp_path):
+    files = {"preprocess.py": PREPROCESS, "train.py": LOADING_SCRIPT}
+    # On torch 2.6+ only the pickled Vocab breaks: it needs weights_only=False.
+    assert _folder_lines(tmp_path, files, "TL214", options=["--torch-version", "2.6"], fixes=True) == [
+        ("train.py", 8, ", weights_only=False")]
+    # Under a 2.0 floor each load is flagged, and fixed from the neighbour's save; model.pt is unknown.
+    assert _folder_lines(tmp_path, files, "TL214", options=["--torch-version", "2.0"], fixes=True) == [
+        ("train.py", 7, ", weights_only=True"), ("train.py", 8, ", weights_only=False"), ("train.py", 9, None)]
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "TL214", "--torch-version",
+                             "2.6", "train.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert [line.split(":")[1] for line in flake8.stdout.splitlines()] == ["8"], flake8.stdout + flake8.stderr
+
+
+def test_a_cached_run_sees_the_neighbour_s_save_change(tmp_path):
+    files = {"preprocess.py": PREPROCESS, "train.py": LOADING_SCRIPT}
+    options = ["--torch-version", "2.6"]
+    assert _folder_lines(tmp_path, files, "TL214", cached=True, options=options) == [("train.py", 8)]
+    changed = {"preprocess.py": PREPROCESS.replace("torch.save(Vocab(index)", "torch.save(list(index)")}
+    assert _folder_lines(tmp_path, changed, "TL214", cached=True, options=options) == []
 
 
 # -- stores into a container's elements ----------------------------------------------

@@ -294,6 +294,14 @@ class ProjectLink:
         agrees it passes for one parameter (``call_sites.py``)."""
         return UNKNOWN
 
+    def saves_in_folder(self, file_name: str) -> Optional[Tuple[str, str, str, str, bool]]:
+        """What the other modules of this one's folder ``torch.save`` to a path
+        ending in ``file_name``: its kind and description (``saved_files.Saved``),
+        the code of one such save, the module's file name, and whether every
+        such save holds CPU values only. None: no module there saves to it, or
+        the folder cannot be read."""
+        return None
+
     def patched_torch_names(self) -> FrozenSet[str]:
         """The torch names (``torch.load``) a module of the project rebinds before the
         checked file's code runs (``torch.load = project_load``): there they call the
@@ -1426,7 +1434,7 @@ class Inference:
             return None
         made = self._empty_container(binding.value)
         if made is None:
-            return None
+            return self._stored_into(binding, container)
         stores = self._item_stores().get(container, [])
         direct = [store for store in stores if not isinstance(store, NestedStore)]
         if not direct:
@@ -1436,6 +1444,28 @@ class Inference:
         element = meet(self._binding_value(store) for store in direct)
         element = self._after_nested_stores(element, [s for s in stores if isinstance(s, NestedStore)])
         return Value(made, element=element) if made is Kind.MAPPING else Value(Kind.TUPLE, element=element)
+
+    def _stored_into(self, binding: Binding, container: object) -> Optional[Value]:
+        """A dict or list made with elements (``{"<pad>": 0}``), then stored into
+        in place: its elements meet what the stores put there (a list of them, its
+        length no longer known). None when nothing is stored, or the value is no
+        dict or list (``x[0] = 1`` on a tensor changes no kind)."""
+        stores = self._item_stores().get(container)
+        if not stores or not isinstance(binding.value, (cst.Dict, cst.List)):
+            return None
+        if any(store is None or isinstance(store, NestedStore) for store in stores):
+            return UNKNOWN
+        if isinstance(binding.value, cst.List):
+            if any(not isinstance(e, cst.Element) for e in binding.value.elements):
+                return UNKNOWN  # ``[*a]``
+            held = [self.value(e.value) for e in binding.value.elements]
+        else:
+            made = self._binding_value(binding)
+            if made.kind is not Kind.MAPPING or made.element is None:
+                return UNKNOWN
+            held = [made.element]
+        element = meet([*held, *(self._binding_value(store) for store in stores)])
+        return Value(Kind.MAPPING if isinstance(binding.value, cst.Dict) else Kind.TUPLE, element=element)
 
     def _after_nested_stores(self, element: Value, nested: List[NestedStore]) -> Value:
         """The elements of a container after stores into them: a dict element

@@ -1150,6 +1150,50 @@ class Project:
         inference, tree = whole
         return calls_passing(inference, tree, inference.file_calls, target)
 
+    def saves_in_folder(self, ref: ModuleRef, file_name: str) -> Optional[Tuple[str, str, str, str, bool]]:
+        """``ProjectLink.saves_in_folder`` for the module ``ref``; the answer depends
+        on every module of the folder and on its listing."""
+        module = self.known(ref.key) or self.module(ref)
+        if module is None:
+            return None
+        question = f"saves {file_name!r} in the folder"
+        return self._remembered(module, question, lambda: self._work_out_folder_saves(module, file_name, question))
+
+    def _work_out_folder_saves(self, module: _Module, file_name: str,
+                               question: str) -> Optional[Tuple[str, str, str, str, bool]]:
+        from torchlint.analysis.saved_files import combine, folder_saves  # it reads what inference gives
+
+        asked = (module.ref.key, question)
+        if asked in self._busy:
+            self._cut_short += 1
+            return None
+        self._busy.add(asked)
+        self._answering.append(module.ref.key)
+        try:
+            neighbours = self.finder.neighbours(module.ref)
+            if neighbours is None:
+                return None
+            self._note_use(LISTING + os.path.dirname(module.ref.key))
+            found = []
+            for ref in neighbours:
+                other = self.module(ref) if ref.key != module.ref.key else None
+                # A module whose text never spells the name saves nothing there: not analysed.
+                if other is None or file_name not in other.source.text:
+                    continue
+                whole = other.whole(self)
+                if whole is None:
+                    return None  # a module that cannot be read may save anything there
+                found.extend((saved, cpu, code, os.path.basename(ref.key))
+                             for saved, cpu, code in folder_saves(whole[0], file_name))
+            if not found:
+                return None
+            saved = combine([saved for saved, _, _, _ in found])
+            _, _, code, where = next(f for f in found if f[0] == saved or f[0].kind == saved.kind)
+            return saved.kind, saved.what, code, where, all(cpu for _, cpu, _, _ in found)
+        finally:
+            self._busy.discard(asked)
+            self._answering.pop()
+
     def result_may_be_differentiated(self, key: str) -> bool:
         """May a caller of the top-level def ``key`` (all in its module) differentiate its result?"""
         ref_key, name = _split_key(key)
@@ -1345,6 +1389,9 @@ class ModuleLink(ProjectLink):
     def parameter_from_project(self, target: CallTarget) -> Value:
         self._know(target.key)
         return self._project.parameter_from_project(target)
+
+    def saves_in_folder(self, file_name: str) -> Optional[Tuple[str, str, str, str, bool]]:
+        return self._project.saves_in_folder(self.ref, file_name)
 
     def patched_torch_names(self) -> FrozenSet[str]:
         return self._project.patched_torch_names(self.ref)

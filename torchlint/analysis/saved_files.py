@@ -4,19 +4,43 @@ A load and a save meet when they name the same path: the same expression
 (``path``, ``args.resume``, ``os.path.join(d, "best.pth")``), or paths ending
 in the same file name that a string literal spells whole
 (``os.path.join(out_dir, 'best.pth')`` and ``ckpt_dir + '/best.pth'``). TL214
-asks what the file holds (tensors or pickled objects); TL206 whether the file
-holds a deliberate subset of a state dict.
+asks what the file holds (tensors or pickled objects, ``what_is_saved``);
+TL203 whether its tensors are all on the CPU (``holds_cpu_values_only``);
+TL206 whether the file holds a deliberate subset of a state dict.
+
+When the file itself never saves there, the scripts beside it may: a
+``preprocess.py`` that saves a vocabulary to ``data/vocab.pt`` and a
+``train.py`` that loads ``data/vocab.pt``. Across modules only a file name a
+string literal spells whole matches (``path`` in one module says nothing of
+``path`` in another); ``folder_saves`` answers for one module of the folder,
+the project model (``Project.saves_in_folder``) asks each.
 """
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext
+from torchlint.analysis.inference import Kind, Value
 from torchlint.analysis.scopes import ClassScope
 from torchlint.knowledge.torch_api import TORCH_SAVE
+
+if TYPE_CHECKING:
+    from torchlint.analysis.context import FileContext
+    from torchlint.analysis.inference import Inference
+
+# What a ``torch.save`` call writes, as far as the code shows.
+WEIGHTS = "weights"  # tensors, state dicts, plain containers and numbers: weights_only=True loads it
+PICKLED = "pickled"  # a whole module or an instance of a class: only weights_only=False loads it
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Saved:
+    kind: str
+    what: str = ""  # for a message: "a whole module (`model`)"
 
 
 def path_argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:
@@ -37,7 +61,7 @@ def _key(path: cst.BaseExpression) -> str:
 _Saves = Dict[str, List[Tuple[cst.BaseExpression, cst.Call]]]
 
 
-def saves_read_by(load: cst.Call, file: FileContext) -> List[Tuple[cst.BaseExpression, cst.Call]]:
+def saves_read_by(load: cst.Call, file: "FileContext") -> List[Tuple[cst.BaseExpression, cst.Call]]:
     """The ``(object, torch.save call)`` pairs of the file that write where ``load``
     (a ``torch.load`` call) reads; the file's calls must have been gathered."""
     source = path_argument(load, 0, "f")
@@ -47,7 +71,7 @@ def saves_read_by(load: cst.Call, file: FileContext) -> List[Tuple[cst.BaseExpre
     return by_path.get(_key(source)) or by_name.get(_file_name(source) or "", [])
 
 
-def written_by_the_loading_code(load: cst.Call, file: FileContext) -> bool:
+def written_by_the_loading_code(load: cst.Call, file: "FileContext") -> bool:
     """Did the code around ``load`` write the file itself, to the same path
     expression: earlier in the same def (a test's round trip: the same run,
     on the same machine), or, for a path the object holds (``self.path``), in
@@ -72,7 +96,7 @@ def written_by_the_loading_code(load: cst.Call, file: FileContext) -> bool:
     return False
 
 
-def _saves_by_path(file: FileContext) -> Tuple[_Saves, _Saves]:
+def _saves_by_path(file: "FileContext") -> Tuple[_Saves, _Saves]:
     """Every ``torch.save(obj, path)`` of the file, by the code of ``path``, and by the file
     name it spells (``os.path.join(out_dir, 'best.pth')``: ``best.pth``)."""
     by_path: _Saves = {}
@@ -133,3 +157,138 @@ def _called_name(func: cst.BaseExpression) -> Optional[str]:
     return func.value if isinstance(func, cst.Name) else None
 
 
+
+
+def loaded_file_name(load: cst.Call) -> Optional[str]:
+    """The file name a string literal spells whole in the path ``load`` reads."""
+    source = path_argument(load, 0, "f")
+    return _file_name(source) if source is not None else None
+
+
+def folder_saves(inference: "Inference", file_name: str) -> List[Tuple[Saved, bool, str]]:
+    """Each ``torch.save`` of a module (its ``inference``) to a path ending in
+    ``file_name``: what it writes, whether it holds CPU values only, and its code."""
+    resolve = inference.resolver.resolve
+    found = []
+    for call in inference.file_calls:
+        if resolve(call.func) not in TORCH_SAVE:
+            continue
+        obj, path = path_argument(call, 0, "obj"), path_argument(call, 1, "f")
+        if obj is not None and path is not None and _file_name(path) == file_name:
+            found.append((what_is_saved(obj, inference), holds_cpu_values_only(obj, inference), _key(call)))
+    return found
+
+
+def what_is_saved(obj: cst.BaseExpression, inference: "Inference", depth: int = 0) -> Saved:
+    """What saving ``obj`` writes: WEIGHTS, PICKLED or UNKNOWN."""
+    if depth > 4:
+        return Saved(UNKNOWN)
+    if isinstance(obj, _PLAIN) or (isinstance(obj, cst.Name) and obj.value in ("True", "False", "None")):
+        return Saved(WEIGHTS)
+    if isinstance(obj, cst.Call) and isinstance(obj.func, cst.Attribute) and obj.func.attr.value == "state_dict":
+        return Saved(WEIGHTS)
+    if inference.is_module(obj):
+        return Saved(PICKLED, f"a whole module (`{_shortened(_key(obj), 30)}`)")
+    if inference.is_tensor(obj) or _holds_numbers_only(inference.value(obj)):
+        return Saved(WEIGHTS)
+    if isinstance(obj, cst.Call):
+        local = inference.local_class(obj.func)
+        if local is not None:
+            return Saved(PICKLED, f"an instance of the class `{local.name.value}`")
+        return Saved(UNKNOWN)
+    if isinstance(obj, cst.Dict):
+        parts: List[cst.BaseExpression] = []
+        for element in obj.elements:
+            if not isinstance(element, cst.DictElement):
+                return Saved(UNKNOWN)
+            parts.extend((element.key, element.value))
+        return combine([what_is_saved(part, inference, depth + 1) for part in parts])
+    if isinstance(obj, (cst.List, cst.Tuple)):
+        if any(not isinstance(e, cst.Element) for e in obj.elements):
+            return Saved(UNKNOWN)
+        return combine([what_is_saved(e.value, inference, depth + 1) for e in obj.elements])
+    if isinstance(obj, cst.Name):
+        values = inference.bound_values(obj)
+        if values:
+            return combine([what_is_saved(value, inference, depth + 1) for value in values])
+    return Saved(UNKNOWN)
+
+
+def combine(parts: Sequence[Saved]) -> Saved:
+    """Saves of several values: pickled if any is, weights if all are."""
+    for part in parts:
+        if part.kind == PICKLED:
+            return part
+    if all(part.kind == WEIGHTS for part in parts):
+        return Saved(WEIGHTS)
+    return Saved(UNKNOWN)
+
+
+_PLAIN = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+_GRAD_SCALERS = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.cpu.amp.GradScaler",
+                           "torch.amp.grad_scaler.GradScaler"})
+
+
+def holds_cpu_values_only(obj: cst.BaseExpression, inference: "Inference", depth: int = 0) -> bool:
+    """Is every tensor a saved object holds on the CPU (or does it hold none)?"""
+    if isinstance(obj, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    if isinstance(obj, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and holds_cpu_values_only(e.value, inference, depth)
+                   for e in obj.elements)
+    if (isinstance(obj, cst.Call) and not obj.args and isinstance(obj.func, cst.Attribute)
+            and obj.func.attr.value == "state_dict"):
+        owner = obj.func.value
+        moved = isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute) and owner.func.attr.value == "cpu"
+        return moved or inference.value(owner).cuda is False or _is_grad_scaler(owner, inference)
+    if isinstance(obj, (cst.List, cst.Tuple, cst.Set)):
+        return all(isinstance(e, cst.Element) and holds_cpu_values_only(e.value, inference, depth)
+                   for e in obj.elements)
+    if isinstance(obj, cst.Name) and depth < 4:
+        values = inference.bound_values(obj)
+        if values and all(holds_cpu_values_only(value, inference, depth + 1) for value in values):
+            return True
+    return _holds_numbers_only(inference.value(obj)) or _is_parsed_arguments(obj, inference)
+
+
+def _holds_numbers_only(value: Value) -> bool:
+    """A number or None, or a tuple or dict of them (``word2idx[w] = len(word2idx)``)."""
+    if value.kind in (Kind.NUMBER, Kind.NONE):
+        return True
+    if value.kind == Kind.TUPLE:
+        return bool(value.items) and all(map(_holds_numbers_only, value.items))
+    return value.kind == Kind.MAPPING and value.element is not None and _holds_numbers_only(value.element)
+
+
+def _is_parsed_arguments(expr: cst.BaseExpression, inference: "Inference") -> bool:
+    """``parser.parse_args()`` of an ``argparse.ArgumentParser`` (or ``vars()`` of it), through
+    names bound once: the command line's strings and numbers."""
+    resolve = inference.resolver.resolve
+    if isinstance(expr, cst.Name):
+        binding = inference.only_binding(expr)
+        return (binding is not None and binding.how == "assign" and not binding.path
+                and _is_parsed_arguments(binding.value, inference))
+    if not isinstance(expr, cst.Call) or len(expr.args) > 1:
+        return False
+    if resolve(expr.func) == "builtins.vars":
+        return bool(expr.args) and _is_parsed_arguments(expr.args[0].value, inference)
+    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("parse_args", "parse_known_args"):
+        parser = expr.func.value
+        if isinstance(parser, cst.Name):
+            binding = inference.only_binding(parser)
+            parser = binding.value if binding is not None and binding.how == "assign" else parser
+        return (isinstance(parser, cst.Call) and expr.func.attr.value == "parse_args"
+                and resolve(parser.func) == "argparse.ArgumentParser")
+    return False
+
+
+def _is_grad_scaler(expr: cst.BaseExpression, inference: "Inference") -> bool:
+    """``torch.amp.GradScaler()``, or a name (or ``self.scaler``) only ever bound to one: its state is numbers."""
+    if isinstance(expr, cst.Call):
+        return inference.resolver.resolve(expr.func) in _GRAD_SCALERS
+    binding = inference.only_binding(expr) if isinstance(expr, cst.Name) else None
+    return binding is not None and binding.how == "assign" and not binding.path and _is_grad_scaler(binding.value, inference)
+
+
+def _shortened(code: str, limit: int) -> str:
+    return code if len(code) <= limit else code[:limit - 3] + "..."

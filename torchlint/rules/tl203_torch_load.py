@@ -7,14 +7,18 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.device_gates import cuda_only_ranges
-from torchlint.analysis.inference import Kind
 from torchlint.analysis.outline import (
     Outline,
     calls_resolving_to,
     keyword_value,
     leading_positional,
 )
-from torchlint.analysis.saved_files import saves_read_by, written_by_the_loading_code
+from torchlint.analysis.saved_files import (
+    holds_cpu_values_only,
+    loaded_file_name,
+    saves_read_by,
+    written_by_the_loading_code,
+)
 from torchlint.analysis.screens import CallWithout
 from torchlint.knowledge.torch_api import TORCH_LOAD, TORCH_LOAD_POSITIONAL
 from torchlint.rules import edits
@@ -25,53 +29,6 @@ MAP_LOCATION = (
     "fails to load on a machine without one; pass e.g. `map_location='cpu'`"
 )
 
-
-
-_GRAD_SCALERS = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.cpu.amp.GradScaler",
-                           "torch.amp.grad_scaler.GradScaler"})
-
-
-def _on_cpu(obj: cst.BaseExpression, ctx: NodeContext) -> bool:
-    """Is every tensor a saved object holds on the CPU (or does it hold none)?"""
-    if isinstance(obj, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-        return True
-    if isinstance(obj, cst.Dict):
-        return all(isinstance(e, cst.DictElement) and _on_cpu(e.value, ctx) for e in obj.elements)
-    if (isinstance(obj, cst.Call) and not obj.args and isinstance(obj.func, cst.Attribute)
-            and obj.func.attr.value == "state_dict"):
-        owner = obj.func.value
-        moved = isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute) and owner.func.attr.value == "cpu"
-        return moved or ctx.inference.value(owner).cuda is False or _is_grad_scaler(owner, ctx)
-    return ctx.inference.value(obj).kind in (Kind.NUMBER, Kind.NONE) or _is_parsed_arguments(obj, ctx)
-
-
-def _is_parsed_arguments(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
-    """``parser.parse_args()`` of an ``argparse.ArgumentParser`` (or ``vars()`` of it), through
-    names bound once: the command line's strings and numbers."""
-    if isinstance(expr, cst.Name):
-        binding = ctx.inference.only_binding(expr)
-        return (binding is not None and binding.how == "assign" and not binding.path
-                and _is_parsed_arguments(binding.value, ctx))
-    if not isinstance(expr, cst.Call) or len(expr.args) > 1:
-        return False
-    if ctx.resolver.resolve(expr.func) == "builtins.vars":
-        return bool(expr.args) and _is_parsed_arguments(expr.args[0].value, ctx)
-    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("parse_args", "parse_known_args"):
-        parser = expr.func.value
-        if isinstance(parser, cst.Name):
-            binding = ctx.inference.only_binding(parser)
-            parser = binding.value if binding is not None and binding.how == "assign" else parser
-        return (isinstance(parser, cst.Call) and expr.func.attr.value == "parse_args"
-                and ctx.resolver.resolve(parser.func) == "argparse.ArgumentParser")
-    return False
-
-
-def _is_grad_scaler(expr: cst.BaseExpression, ctx: NodeContext) -> bool:
-    """``torch.amp.GradScaler()``, or a name (or ``self.scaler``) only ever bound to one: its state is numbers."""
-    if isinstance(expr, cst.Call):
-        return ctx.resolver.resolve(expr.func) in _GRAD_SCALERS
-    binding = ctx.inference.only_binding(expr) if isinstance(expr, cst.Name) else None
-    return binding is not None and binding.how == "assign" and not binding.path and _is_grad_scaler(binding.value, ctx)
 
 
 def uses_cuda(outline: Outline) -> bool:
@@ -94,7 +51,9 @@ class TorchLoadMapLocation(Rule):
         "runs only where `torch.cuda.is_available()` is true, after a `.cuda()` call of its own block "
         "(`net = Net().cuda()` before the load: it ran on a GPU), or under the test that switches such calls "
         "on (`if args.cuda: model.cuda()`, then `if args.cuda:` / the `else` of `if not args.cuda:` around "
-        "the load). Whether the file may be "
+        "the load). Nor is a load of a file the program saved CPU values only into (a state dict after "
+        "`.cpu()`, numbers, strings, the parsed command line, a dict of word indices), in the same file or, "
+        "to a path ending in the same file name, in another module of its folder. Whether the file may be "
         "unpickled in full (`weights_only=`) is TL214's question."
     )
     fix_safety = FixSafety.NONE
@@ -254,11 +213,17 @@ class TorchLoadMapLocation(Rule):
         """Can the file ``load`` reads hold no tensor on a GPU? When the loading
         code wrote it itself (the same machine reads it back), or every save of
         the file to that path writes CPU values: a module's state dict after
-        ``.cpu()``, a GradScaler's state (numbers), numbers and strings."""
+        ``.cpu()``, a GradScaler's state (numbers), numbers and strings; the
+        saves of this file, else those of the scripts beside it that save to
+        the same file name (a vocabulary a ``preprocess.py`` writes)."""
         if written_by_the_loading_code(load, ctx.file):
             return True
         saves = saves_read_by(load, ctx.file)
-        return bool(saves) and all(_on_cpu(obj, ctx) for obj, _ in saves)
+        if saves:
+            return all(holds_cpu_values_only(obj, ctx.inference) for obj, _ in saves)
+        name = loaded_file_name(load)
+        elsewhere = ctx.inference.project.saves_in_folder(name) if name is not None else None
+        return elsewhere is not None and elsewhere[4]
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:

@@ -1,13 +1,21 @@
 """TL214: `torch.load(...)` without `weights_only=`, fixed from what the file saves there."""
 
-from dataclasses import dataclass
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.outline import Outline, calls_resolving_to, keyword_value
-from torchlint.analysis.saved_files import saves_read_by
+from torchlint.analysis.saved_files import (
+    PICKLED,
+    UNKNOWN,
+    WEIGHTS,
+    Saved,
+    combine,
+    loaded_file_name,
+    saves_read_by,
+    what_is_saved,
+)
 from torchlint.analysis.screens import CallWithout
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import (
@@ -18,11 +26,6 @@ from torchlint.knowledge.torch_api import (
 )
 from torchlint.rules import edits
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule, fitting
-
-# What a ``torch.save`` call writes, as far as the file shows.
-WEIGHTS = "weights"  # tensors, state dicts, plain containers and numbers: weights_only=True loads it
-PICKLED = "pickled"  # a whole module or an instance of a class: only weights_only=False loads it
-UNKNOWN = "unknown"
 
 UNKNOWN_MESSAGE = (
     "without `weights_only=`: since torch 2.6 it loads only tensors, state dicts and plain containers "
@@ -37,7 +40,7 @@ OLD_FLOOR_MESSAGE = (
     "where the installed torch has it (a version check), or raise the project's floor; no fix is offered"
 )
 WEIGHTS_MESSAGE = (
-    "without `weights_only=`: before torch 2.6 it unpickles arbitrary code; this file saves only tensors "
+    "without `weights_only=`: before torch 2.6 it unpickles arbitrary code; the program saves only tensors "
     "and state dicts there (`{save}`), so pass `weights_only=True`"
 )
 PICKLED_MESSAGE = (
@@ -45,12 +48,6 @@ PICKLED_MESSAGE = (
     "unless `weights_only=False`, which runs the pickled code in the file: pass it only if you trust "
     "the file"
 )
-
-
-@dataclass(frozen=True)
-class Saved:
-    kind: str
-    what: str  # for the message: "a whole module (`model`)"
 
 
 class TorchLoadWeightsOnly(Rule):
@@ -69,8 +66,10 @@ class TorchLoadWeightsOnly(Rule):
         "expression) or to a path ending in the same file name (`os.path.join(out_dir, 'best.pth')` "
         "and `os.path.join(ckpt_dir, 'best.pth')`, `ckpt_dir + '/best.pth'`): a state dict or tensors "
         "call for `weights_only=True`; a whole module or an instance "
-        "of a class needs `weights_only=False`, which is only safe for files you trust. Files written "
-        "elsewhere (another module, another program) are not followed. With `--torch-version` 2.6 or later "
+        "of a class needs `weights_only=False`, which is only safe for files you trust. When the file "
+        "itself never saves there, the other modules of its folder are read for saves to a path ending in "
+        "the same file name (a `preprocess.py` that saves `data/vocab.pt` for a `train.py` that loads it); "
+        "other programs are not followed. With `--torch-version` 2.6 or later "
         "only loads of files saved with pickled objects are reported (the default is already safe for the "
         "rest). Under an older floor than 1.13, which lacks the keyword, the load is still reported, "
         "without a fix: the project also runs on the torch 1.13 to 2.5 where it unpickles in full. A "
@@ -86,7 +85,7 @@ class TorchLoadWeightsOnly(Rule):
         "Adds `weights_only=True` when the file saves only state dicts, tensors and plain values at that "
         "path, and `weights_only=False` when it saves a whole module or an instance of a class there. "
         "Unsafe: a file at that path may come from somewhere else, and `weights_only=False` trusts it. "
-        "No fix when nothing in the file shows what is saved there, or next to `pickle_module=` (with "
+        "No fix when nothing in the file or its folder shows what is saved there, or next to `pickle_module=` (with "
         "which `weights_only=True` always raises)."
     )
     triggers = (CallWithout("load", "weights_only"),)
@@ -287,9 +286,8 @@ class TorchLoadWeightsOnly(Rule):
             yield Finding(node, fitting(f"`{spelled}()` {UNKNOWN_SHORT}", f"`torch.load()` {UNKNOWN_SHORT}"),
                           detail=f"`{spelled}()` {UNKNOWN_MESSAGE}")
             return
-        shown = _short(edits.expression_code(save))
-        message = (WEIGHTS_MESSAGE.format(save=shown) if saved.kind == WEIGHTS
-                   else PICKLED_MESSAGE.format(what=saved.what, save=shown))
+        message = (WEIGHTS_MESSAGE.format(save=save) if saved.kind == WEIGHTS
+                   else PICKLED_MESSAGE.format(what=saved.what, save=save))
         fix = None
         if not edits.passes_argument(node, "pickle_module", TORCH_LOAD_POSITIONAL):
             value = "True" if saved.kind == WEIGHTS else "False"
@@ -306,63 +304,19 @@ def _short(code: str, limit: int = 60) -> str:
     return code if len(code) <= limit else code[:limit - 3] + "..."
 
 
-def _evidence(load: cst.Call, ctx: NodeContext) -> Tuple[Saved, Optional[cst.Call]]:
-    """What this file's ``torch.save`` calls write where ``load`` reads, and one such call."""
+def _evidence(load: cst.Call, ctx: NodeContext) -> Tuple[Saved, str]:
+    """What the program's ``torch.save`` calls write where ``load`` reads, and
+    the code of one such call: this file's, else those of the scripts beside it
+    that save to the same file name (``Project.saves_in_folder``)."""
     found = saves_read_by(load, ctx.file)
-    if not found:
-        return Saved(UNKNOWN, ""), None
-    kinds = [(_classify(obj, ctx, 0), call) for obj, call in found]
-    for saved, call in kinds:
-        if saved.kind == PICKLED:
-            return saved, call
-    if all(saved.kind == WEIGHTS for saved, _ in kinds):
-        return kinds[0]
-    return Saved(UNKNOWN, ""), None
-
-
-_PLAIN = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
-
-
-def _classify(obj: cst.BaseExpression, ctx: NodeContext, depth: int) -> Saved:
-    """What saving ``obj`` writes: WEIGHTS, PICKLED or UNKNOWN."""
-    if depth > 4:
-        return Saved(UNKNOWN, "")
-    if isinstance(obj, _PLAIN) or (isinstance(obj, cst.Name) and obj.value in ("True", "False", "None")):
-        return Saved(WEIGHTS, "")
-    if isinstance(obj, cst.Call) and isinstance(obj.func, cst.Attribute) and obj.func.attr.value == "state_dict":
-        return Saved(WEIGHTS, "")
-    inference = ctx.inference
-    if inference.is_module(obj):
-        return Saved(PICKLED, f"a whole module (`{_short(edits.expression_code(obj), 30)}`)")
-    if inference.is_tensor(obj):
-        return Saved(WEIGHTS, "")
-    if isinstance(obj, cst.Call):
-        local = inference.local_class(obj.func)
-        if local is not None:
-            return Saved(PICKLED, f"an instance of the class `{local.name.value}`")
-        return Saved(UNKNOWN, "")
-    if isinstance(obj, cst.Dict):
-        parts: List[cst.BaseExpression] = []
-        for element in obj.elements:
-            if not isinstance(element, cst.DictElement):
-                return Saved(UNKNOWN, "")
-            parts.extend((element.key, element.value))
-        return _combine([_classify(part, ctx, depth + 1) for part in parts])
-    if isinstance(obj, (cst.List, cst.Tuple)):
-        if any(not isinstance(e, cst.Element) for e in obj.elements):
-            return Saved(UNKNOWN, "")
-        return _combine([_classify(e.value, ctx, depth + 1) for e in obj.elements])
-    if isinstance(obj, cst.Name):
-        values = inference.bound_values(obj)
-        if values:
-            return _combine([_classify(value, ctx, depth + 1) for value in values])
-    return Saved(UNKNOWN, "")
-
-
-def _combine(parts: Sequence[Saved]) -> Saved:
-    for part in parts:
-        if part.kind == PICKLED:
-            return part
-    if all(part.kind == WEIGHTS for part in parts):
-        return Saved(WEIGHTS, "")
-    return Saved(UNKNOWN, "")
+    if found:
+        kinds = [(what_is_saved(obj, ctx.inference), call) for obj, call in found]
+        saved = combine([kind for kind, _ in kinds])
+        call = next((call for kind, call in kinds if kind == saved or kind.kind == PICKLED), None)
+        return saved, _short(edits.expression_code(call)) if call is not None else ""
+    name = loaded_file_name(load)
+    elsewhere = ctx.inference.project.saves_in_folder(name) if name is not None else None
+    if elsewhere is None:
+        return Saved(UNKNOWN), ""
+    kind, what, code, module, _ = elsewhere
+    return Saved(kind, what), f"{_short(code)}` in `{module}"
