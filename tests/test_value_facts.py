@@ -916,6 +916,64 @@ def test_a_criterion_named_alike_in_two_functions_is_the_same_callee():
     assert _lines(source) == [14]
 
 
+THIRD_PARTY_LOSS = """\
+from pytorch_metric_learning import losses
+
+criterion = losses.TripletMarginLoss(margin=0.1)
+
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def evaluate(model, loader):
+    total = 0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        total += loss.data[0]
+    return total
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.crit = losses.ArcFaceLoss(10, 128)
+
+    def step(self, x, y):
+        loss = self.crit(self.model(x), y)
+        loss.backward()
+
+    def validate(self, x, y):
+        loss = self.crit(self.model(x), y)
+        return loss.data[0]
+"""
+
+
+@pytest.mark.parametrize("change, flagged", [
+    (None, [18, 33]),
+    # The train loop passes a gradient: nothing says the loss has one element.
+    (("loss.backward()", "loss.backward(torch.ones(1))"), []),
+    # The train loop's criterion is its own local name: another callee.
+    (("        loss = criterion(model(x), y)\n        optimizer", "        criterion = make()\n"
+      "        loss = criterion(model(x), y)\n        optimizer"), [34]),  # (a line added above)
+    # The eval loop's criterion is a parameter: each call may be given another loss.
+    (("def evaluate(model, loader):", "def evaluate(model, loader, criterion):"), [33]),
+])
+def test_a_third_party_loss_the_train_loop_differentiates_is_0_dim_in_the_eval_loop(tmp_path, change, flagged):
+    """Through the real command and flake8, which cut the defs and methods without
+    a candidate (the train loop) from the text they analyse: the evidence comes
+    from the whole file's tree (``outline.differentiated_callees``)."""
+    source = THIRD_PARTY_LOSS if change is None else THIRD_PARTY_LOSS.replace(*change)
+    assert _folder_lines(tmp_path, {"m.py": source}) == [("m.py", line) for line in flagged]
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "TL101", "m.py"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert [int(line.split(":")[1]) for line in flake8.stdout.splitlines()] == flagged, flake8.stderr
+
+
 # -- an element of a tensor as a dict key (TL217) -------------------------------------
 
 def test_a_decoded_index_looked_up_in_a_vocabulary_dict_attribute_is_a_tensor_key():

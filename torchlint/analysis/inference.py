@@ -37,8 +37,8 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional,
 import libcst as cst
 
 from torchlint.analysis.names import Resolver
-from torchlint.analysis.outline import parameters_from_calls
-from torchlint.analysis.scopes import ImportAssignment
+from torchlint.analysis.outline import differentiated_callees, parameters_from_calls
+from torchlint.analysis.scopes import Assignment, ImportAssignment
 from torchlint.knowledge import torch_api as api
 
 
@@ -1253,7 +1253,27 @@ class Inference:
         if binding is None or binding.how != "assign" or binding.path or not isinstance(binding.value, cst.Call):
             return False
         key = self._callee_key(binding.value.func)
-        return key is not None and key in self._differentiated_callees()
+        if key is not None and key in self._differentiated_callees():
+            return True
+        # The train loop may sit in a def the narrowed text cut: the whole file's tree says.
+        spelled = self._spelled_callee(binding.value.func)
+        return spelled is not None and spelled in differentiated_callees(self._resolver.file_outline())
+
+    def _spelled_callee(self, func: cst.BaseExpression) -> Optional[Tuple[Optional[str], str]]:
+        """A callee as ``outline.differentiated_callees`` names it: a module-level
+        name (every binding it may see is at module level), or ``self.attr`` in a
+        method of a top-level class."""
+        if isinstance(func, cst.Name):
+            assignments = self._resolver.assignments(func)
+            if assignments and all(isinstance(a, Assignment) and a.scope is a.scope.globals
+                                   and not isinstance(a.node, cst.Param) for a in assignments):
+                return None, func.value
+            return None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            classdef = self._self_class(func.value)
+            if classdef is not None and any(statement is classdef for statement in self._facts.module.body):
+                return classdef.name.value, func.attr.value
+        return None
 
     def _differentiated_callees(self) -> Set[object]:
         """``_callee_key``s of the calls whose results a ``.backward()`` with no gradient proves."""

@@ -472,6 +472,64 @@ def _parameters_from_calls(outline: "Outline") -> Dict[str, FrozenSet[str]]:
             and all(id(node) in callees and isinstance(node.ctx, ast.Load) for node in reads[name])}
 
 
+def differentiated_callees(outline: "Outline") -> FrozenSet[Tuple[Optional[str], str]]:
+    """The callees whose results the file differentiates with no gradient, from
+    the whole file's tree (a narrowed text may have cut the train loop that says
+    so): ``(None, f)`` for ``loss = f(...)`` then ``loss.backward()`` in a
+    top-level def, ``f`` bound nowhere in it; ``(C, attr)`` for ``loss =
+    self.attr(...)`` then ``loss.backward()`` in a method of the top-level class ``C``."""
+    whole = outline.whole_file
+    return whole.memo("differentiated callees", lambda: _differentiated_callees(whole.tree))
+
+
+def _differentiated_callees(tree: ast.Module) -> FrozenSet[Tuple[Optional[str], str]]:
+    found: Set[Tuple[Optional[str], str]] = set()
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.update((None, name) for name in _callees_differentiated_in(statement, None))
+        elif isinstance(statement, ast.ClassDef):
+            for method in statement.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found.update((statement.name, name) for name in _callees_differentiated_in(method, statement))
+    return frozenset(found)
+
+
+def _callees_differentiated_in(function: ast.AST, classdef: Optional[ast.ClassDef]) -> Set[str]:
+    """The global names (or, in a method, ``self``'s attributes) called to give a
+    name of ``function`` that a ``name.backward()`` with no gradient differentiates."""
+    receivers: Set[str] = set()
+    calls: Dict[str, List[ast.expr]] = {}
+    bound: Set[str] = {a.arg for a in ast.walk(getattr(function, "args")) if isinstance(a, ast.arg)}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call):
+            calls.setdefault(node.targets[0].id, []).append(node.value.func)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+              and isinstance(node.func.value, ast.Name) and not node.args
+              and all(k.arg is not None and k.arg != "gradient" for k in node.keywords)):
+            receivers.add(node.func.value.id)
+    this = _first_parameter(function) if classdef is not None else None
+    found: Set[str] = set()
+    for receiver in receivers:
+        for func in calls.get(receiver, ()):
+            if classdef is None and isinstance(func, ast.Name) and func.id not in bound:
+                found.add(func.id)
+            elif (this is not None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                  and func.value.id == this):
+                found.add(func.attr)
+    return found
+
+
+def _first_parameter(function: ast.AST) -> Optional[str]:
+    arguments = getattr(function, "args", None)
+    positional = [*arguments.posonlyargs, *arguments.args] if arguments is not None else []
+    decorated = any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+                    for d in getattr(function, "decorator_list", ()))
+    return positional[0].arg if positional and not decorated else None
+
+
 def _is_main_test(test: ast.expr) -> bool:
     return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
             and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
