@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,13 @@ def opt_in_enable() -> str:
     from torchlint.run.selection import opt_in_codes
 
     return ",".join(opt_in_codes(all_rules()))
+
+
+def interruptible_child() -> None:
+    """A child's ``preexec_fn``: Ctrl-C as a terminal delivers it. A shell starts
+    background jobs with SIGINT ignored, and a test that interrupts its child
+    must not inherit that (torchlint rightly leaves an ignored SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_torchlint(args: Sequence[str], cwd=None, input: str = None, timeout: int = 120) -> subprocess.CompletedProcess:

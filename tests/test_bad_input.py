@@ -69,7 +69,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import REPO, run_torchlint
+from conftest import REPO, interruptible_child, run_torchlint
 from test_cli import (
     CUDA,
     UPSAMPLE,
@@ -537,7 +537,7 @@ def _interrupted_fix(tmp_path: Path, sig: int) -> SimpleNamespace:
         put(tmp_path, f"m{index:03d}.py", originals[f"m{index:03d}.py"])
     process = subprocess.Popen([sys.executable, "-m", "torchlint", "--isolated", "--fix", "."], cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=_interruptible)
+                               preexec_fn=interruptible_child)
     deadline = time.monotonic() + 120
     try:
         while time.monotonic() < deadline and process.poll() is None:
@@ -571,13 +571,6 @@ def test_interrupting_fix_leaves_every_file_original_or_fixed(tmp_path, sig):
         assert "torchlint: interrupted" in result.stderr
     else:
         assert result.returncode == -signal.SIGTERM
-
-
-def _interruptible() -> None:
-    """Ctrl-C as a terminal delivers it: a shell starts background jobs with
-    SIGINT ignored, and the tests must not inherit that (torchlint rightly
-    leaves an ignored SIGINT ignored)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from types import SimpleNamespace
 from typing import Callable, Dict, List, Sequence, TypeVar
 
 import pytest
-from conftest import every_rule_selector, run_torchlint
+from conftest import every_rule_selector, interruptible_child, run_torchlint
 
 import torchlint
 from torchlint.rules import all_rules
@@ -995,7 +995,7 @@ def test_watch_runs_again_when_a_file_or_the_configuration_changes(tmp_path):
 
     put(tmp_path, "a.py", CUDA)
     process = subprocess.Popen([sys.executable, "-m", "torchlint", "--watch", "--no-cache", "."], cwd=tmp_path,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=interruptible_child)
     try:
         out = _Reader(process)
         first = out.until("Found 1 problem")
