@@ -974,6 +974,36 @@ def test_a_third_party_loss_the_train_loop_differentiates_is_0_dim_in_the_eval_l
     assert [int(line.split(":")[1]) for line in flake8.stdout.splitlines()] == flagged, flake8.stderr
 
 
+@pytest.mark.parametrize("body, flagged", [
+    # The binding the read sees is the one the backward differentiated: one element.
+    ("    loss = 0\n    loss += model(x)\n    loss = compute_loss(x)\n    loss.backward()\n"
+     "    return loss.data[0]\n", [9]),
+    # Rebound after the backward: the read sees another value.
+    ("    loss = 0\n    loss = compute_loss(x)\n    loss.backward()\n    loss = model(x)\n"
+     "    return loss.data[0]\n", []),
+    # A gradient passed: the differentiated value may have any shape.
+    ("    loss = 0\n    loss = compute_loss(x)\n    loss.backward(torch.ones(2))\n    return loss.data[0]\n", []),
+])
+def test_a_backward_proves_the_binding_that_dominates_it_and_the_read(body, flagged):
+    source = "import torch\n\n\ndef train(model, x):\n" + body
+    assert _lines(source) == flagged
+
+
+@pytest.mark.parametrize("module_code, flagged", [
+    ("loss = 0\nloss = losses.compute_loss(x)\nprint(loss.data[0])\n", [8]),  # the callee train() differentiates
+    ("loss = model(x)\nif c: loss = F.mse_loss(a, b)\nprint(loss.data[0])\n", []),  # one branch only
+    ("loss = model(x)\nloss = F.mse_loss(a, b)\nprint(loss.data[0])\n", [8]),  # the last binding dominates
+    ("loss = F.mse_loss(a, b)\nfor x in xs:\n    print(loss.data[0])\n    loss = model(x)\n", []),  # round the loop
+])
+def test_module_level_code_reads_the_binding_that_dominates_it(module_code, flagged):
+    """Module-level code is a block like a def's (notebooks converted to scripts
+    keep their training code there); ``losses.compute_loss`` is the callee the
+    train function differentiates, though ``losses`` is never imported."""
+    source = ("import torch\nimport torch.nn.functional as F\n\n\n\n" + module_code
+              + "\n\ndef train(model, x):\n    loss = losses.compute_loss(model(x))\n    loss.backward()\n")
+    assert _lines(source) == flagged
+
+
 # -- an element of a tensor as a dict key (TL217) -------------------------------------
 
 def test_a_decoded_index_looked_up_in_a_vocabulary_dict_attribute_is_a_tensor_key():

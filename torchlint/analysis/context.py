@@ -196,6 +196,8 @@ class Collector(Listener):
         kind = type(node)
         if kind is cst.Module:
             self.facts.module = node
+            # Module-level code is a block too: a binding there dominates the reads after it.
+            self._block = Block(node, None)
         if kind in self._wanted:
             self.collected.setdefault(kind, []).append((node, self._frame))
         if kind in _FRAME_TYPES:
@@ -252,7 +254,7 @@ class Collector(Listener):
             self._frame = self._frame.parent
         elif kind is cst.If or kind is cst.IndentedBlock or kind is cst.Module:
             self._guards.leave(original_node)
-            if kind is cst.IndentedBlock and self._block is not None:
+            if (kind is cst.IndentedBlock or kind is cst.Module) and self._block is not None:
                 self._block = self._block.parent
         elif kind is cst.SimpleStatementSuite and self._block is not None:
             self._block = self._block.parent

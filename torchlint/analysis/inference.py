@@ -952,6 +952,8 @@ class Inference:
             return UNKNOWN
         last = self._dominating(name, assignments)
         if last is not None:
+            if last.kind is Kind.UNKNOWN and self._differentiated_as_bound(name, assignments):
+                return Value(Kind.TENSOR, scalar=True, loss=True)
             return last
         values = [self._assignment_value(a) for a in assignments]
         value = meet(values)
@@ -1142,6 +1144,30 @@ class Inference:
         enclosing it (so every run reaching ``read`` passed it: earlier
         bindings are overwritten). An augmented assignment keeps a tensor's
         shape (it works in place), so it goes on to the binding before it."""
+        found = self._dominating_end(read, assignments)
+        if found is None:
+            return None
+        chain, end, same = found
+        return self._last_value(read, chain.ordered, end, same)
+
+    def _dominating_binding(self, read: cst.Name, assignments) -> Optional[object]:
+        """The binding ``_dominating`` reads ``read``'s value from, when it is a plain
+        assignment that holds the read's value as it is (no augmented assignment after it)."""
+        found = self._dominating_end(read, assignments)
+        if found is None:
+            return None
+        chain, end, _ = found
+        last = chain.ordered[end - 1] if end > 0 else None
+        binding = self._bindings.get(last.node) if last is not None else None
+        block = self._facts.block_of.get(last.node) if last is not None else None
+        if binding is None or binding.how == "aug" or block is None or not block.encloses(
+                self._facts.block_of.get(read)):
+            return None
+        return last
+
+    def _dominating_end(self, read: cst.Name, assignments) -> Optional[Tuple["_Chain", int, Sequence[object]]]:
+        """The bindings of ``read``'s name in order, how many of them come before
+        it with the last dominating it, and those of its own statement (left out)."""
         chain = self._chain(assignments)
         if chain is None:
             return None
@@ -1160,7 +1186,7 @@ class Inference:
             end = _last_kept(chain.ordered, bisect.bisect_left(chain.indices, read_at), same)
             if end == 0 or self._comes_round(read, chain, end, same):
                 return None
-        return self._last_value(read, chain.ordered, _last_kept(chain.ordered, end, same), same)
+        return chain, _last_kept(chain.ordered, end, same), same
 
     def _read_index(self, read: cst.Name, chain: _Chain) -> Optional[int]:
         """Where ``read`` is among its scope's bindings (None: not a read with a binding before it)."""
@@ -1226,6 +1252,23 @@ class Inference:
             value = added if value.kind is Kind.NUMBER and added.kind is Kind.TENSOR else None
         return value
 
+    def _differentiated_as_bound(self, read: cst.Name, assignments) -> bool:
+        """Is ``read``'s value, from the plain assignment that dominates it, the value a
+        ``name.backward()`` with no gradient differentiates (the same binding dominates
+        that call)? Then it is a one-element tensor (``loss = 0``, ``loss += ...``,
+        then ``loss = compute_loss(...)``, ``loss.backward()``, ``loss.data[0]``)."""
+        binding = self._dominating_binding(read, assignments)
+        if binding is None:
+            return False
+        bound = self._bindings.get(binding.node)
+        if bound is not None and not bound.path and isinstance(bound.value, cst.Call) and self._differentiated_call(
+                bound.value):
+            return True
+        scope = self._resolver.scope_of(read)
+        return any(receiver.value == read.value and self._resolver.scope_of(receiver) is scope
+                   and self._dominating_binding(receiver, self._resolver.assignments(receiver)) is binding
+                   for receiver in self._facts.backward_receivers)
+
     def _backward_called(self, name: cst.Name) -> bool:
         if self._backward is None:
             self._backward = {(self._resolver.scope_of(r), r.value) for r in self._facts.backward_receivers}
@@ -1252,27 +1295,36 @@ class Inference:
         binding = self._bindings.get(node) if isinstance(node, cst.Name) else None
         if binding is None or binding.how != "assign" or binding.path or not isinstance(binding.value, cst.Call):
             return False
-        key = self._callee_key(binding.value.func)
+        return self._differentiated_call(binding.value)
+
+    def _differentiated_call(self, call: cst.Call) -> bool:
+        """Does the file differentiate, with no gradient, a result of ``call``'s callee?"""
+        key = self._callee_key(call.func)
         if key is not None and key in self._differentiated_callees():
             return True
         # The train loop may sit in a def the narrowed text cut: the whole file's tree says.
-        spelled = self._spelled_callee(binding.value.func)
+        spelled = self._spelled_callee(call.func)
         return spelled is not None and spelled in differentiated_callees(self._resolver.file_outline())
 
     def _spelled_callee(self, func: cst.BaseExpression) -> Optional[Tuple[Optional[str], str]]:
         """A callee as ``outline.differentiated_callees`` names it: a module-level
         name (every binding it may see is at module level), or ``self.attr`` in a
         method of a top-level class."""
-        if isinstance(func, cst.Name):
-            assignments = self._resolver.assignments(func)
-            if assignments and all(isinstance(a, Assignment) and a.scope is a.scope.globals
-                                   and not isinstance(a.node, cst.Param) for a in assignments):
-                return None, func.value
-            return None
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             classdef = self._self_class(func.value)
-            if classdef is not None and any(statement is classdef for statement in self._facts.module.body):
-                return classdef.name.value, func.attr.value
+            if classdef is not None:
+                top = any(statement is classdef for statement in self._facts.module.body)
+                return (classdef.name.value, func.attr.value) if top else None
+        spelled = _dotted(func)
+        root = func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if spelled is None or not isinstance(root, cst.Name):
+            return None
+        # Every binding the root may see is at module level (or there is none: a global read).
+        if all(isinstance(a, Assignment) and a.scope is a.scope.globals and not isinstance(a.node, cst.Param)
+               for a in self._resolver.assignments(root)):
+            return None, spelled
         return None
 
     def _differentiated_callees(self) -> Set[object]:
@@ -1993,6 +2045,17 @@ class _CallsWithin(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         return False
+
+
+def _dotted(expr: cst.BaseExpression) -> Optional[str]:
+    """``a.b.c`` for a chain of attributes on a name; None for anything else."""
+    parts: List[str] = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if not isinstance(expr, cst.Name):
+        return None
+    return ".".join([expr.value, *reversed(parts)])
 
 
 def _last_kept(ordered: Sequence, end: int, skipped: Sequence[object]) -> int:

@@ -476,7 +476,7 @@ def differentiated_callees(outline: "Outline") -> FrozenSet[Tuple[Optional[str],
     """The callees whose results the file differentiates with no gradient, from
     the whole file's tree (a narrowed text may have cut the train loop that says
     so): ``(None, f)`` for ``loss = f(...)`` then ``loss.backward()`` in a
-    top-level def, ``f`` bound nowhere in it; ``(C, attr)`` for ``loss =
+    top-level def, ``f`` (or ``m.f``: ``m``) bound nowhere in it; ``(C, attr)`` for ``loss =
     self.attr(...)`` then ``loss.backward()`` in a method of the top-level class ``C``."""
     whole = outline.whole_file
     return whole.memo("differentiated callees", lambda: _differentiated_callees(whole.tree))
@@ -486,17 +486,18 @@ def _differentiated_callees(tree: ast.Module) -> FrozenSet[Tuple[Optional[str], 
     found: Set[Tuple[Optional[str], str]] = set()
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.update((None, name) for name in _callees_differentiated_in(statement, None))
+            found.update(_callees_differentiated_in(statement, None))
         elif isinstance(statement, ast.ClassDef):
             for method in statement.body:
                 if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found.update((statement.name, name) for name in _callees_differentiated_in(method, statement))
+                    found.update(_callees_differentiated_in(method, statement))
     return frozenset(found)
 
 
-def _callees_differentiated_in(function: ast.AST, classdef: Optional[ast.ClassDef]) -> Set[str]:
-    """The global names (or, in a method, ``self``'s attributes) called to give a
-    name of ``function`` that a ``name.backward()`` with no gradient differentiates."""
+def _callees_differentiated_in(function: ast.AST, classdef: Optional[ast.ClassDef]) -> Set[Tuple[Optional[str], str]]:
+    """The callees (global names and attribute chains on them, or in a method
+    ``self``'s attributes) called to give a name of ``function`` that a
+    ``name.backward()`` with no gradient differentiates."""
     receivers: Set[str] = set()
     calls: Dict[str, List[ast.expr]] = {}
     bound: Set[str] = {a.arg for a in ast.walk(getattr(function, "args")) if isinstance(a, ast.arg)}
@@ -511,15 +512,28 @@ def _callees_differentiated_in(function: ast.AST, classdef: Optional[ast.ClassDe
               and all(k.arg is not None and k.arg != "gradient" for k in node.keywords)):
             receivers.add(node.func.value.id)
     this = _first_parameter(function) if classdef is not None else None
-    found: Set[str] = set()
+    found: Set[Tuple[Optional[str], str]] = set()
     for receiver in receivers:
         for func in calls.get(receiver, ()):
-            if classdef is None and isinstance(func, ast.Name) and func.id not in bound:
-                found.add(func.id)
-            elif (this is not None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-                  and func.value.id == this):
-                found.add(func.attr)
+            if (this is not None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                    and func.value.id == this):
+                found.add((classdef.name, func.attr))  # type: ignore[union-attr]
+                continue
+            spelled, root = _dotted_name(func)
+            if spelled is not None and root not in bound:
+                found.add((None, spelled))
     return found
+
+
+def _dotted_name(expr: ast.expr) -> Tuple[Optional[str], Optional[str]]:
+    """``("a.b.c", "a")`` for a chain of attributes on a name; (None, None) otherwise."""
+    parts: List[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None, None
+    return ".".join([expr.id, *reversed(parts)]), expr.id
 
 
 def _first_parameter(function: ast.AST) -> Optional[str]:
