@@ -975,7 +975,8 @@ def test_a_third_party_loss_the_train_loop_differentiates_is_0_dim_in_the_eval_l
 
 
 @pytest.mark.parametrize("body, flagged", [
-    # The binding the read sees is the one the backward differentiated: one element.
+    # The binding the read sees is a call of the callee whose result the backward
+    # differentiates (the number binding before it is overwritten).
     ("    loss = 0\n    loss += model(x)\n    loss = compute_loss(x)\n    loss.backward()\n"
      "    return loss.data[0]\n", [9]),
     # Rebound after the backward: the read sees another value.
@@ -984,7 +985,7 @@ def test_a_third_party_loss_the_train_loop_differentiates_is_0_dim_in_the_eval_l
     # A gradient passed: the differentiated value may have any shape.
     ("    loss = 0\n    loss = compute_loss(x)\n    loss.backward(torch.ones(2))\n    return loss.data[0]\n", []),
 ])
-def test_a_backward_proves_the_binding_that_dominates_it_and_the_read(body, flagged):
+def test_a_read_dominated_by_a_call_of_a_differentiated_callee_is_0_dim(body, flagged):
     source = "import torch\n\n\ndef train(model, x):\n" + body
     assert _lines(source) == flagged
 
@@ -1002,6 +1003,73 @@ def test_module_level_code_reads_the_binding_that_dominates_it(module_code, flag
     source = ("import torch\nimport torch.nn.functional as F\n\n\n\n" + module_code
               + "\n\ndef train(model, x):\n    loss = losses.compute_loss(model(x))\n    loss.backward()\n")
     assert _lines(source) == flagged
+
+
+def test_a_quotient_differentiated_says_nothing_of_the_callee_s_shape():
+    # A custom loss returning FloatTensor([total]) is one element and 1-D: its
+    # quotient passes ``.backward()``, and ``.data[0]`` of it works.
+    source = """\
+    import torch
+    from ctc import CTC
+
+    criterion = CTC()
+
+
+    def train(out, target, n):
+        loss = criterion(out, target)
+        loss = loss / n
+        loss.backward()
+        return loss.data[0]
+
+
+    def evaluate(out, target):
+        cost = criterion(out, target)
+        return cost.data[0]
+    """
+    assert _lines(source) == []
+    direct = source.replace("        loss = loss / n\n", "")
+    assert _lines(direct) == [10, 15]
+
+
+@pytest.mark.parametrize("read, flagged", [
+    ("float(max_val.data.cpu().numpy()[0])", [9]),  # only a tensor's .data has .cpu(): a 0-dim one
+    ("max_val.data.numpy()[0]", [9]),
+    ("max_val.data[0]", []),  # a DataFrame's max() is a Series, whose old .data took [0]
+])
+def test_a_full_reduction_of_an_unknown_value_is_0_dim_where_the_code_proves_a_tensor(read, flagged):
+    source = f"""\
+    from torch.autograd import Variable
+
+
+    def linear_quantize(input, bits):
+        if bits == 1:
+            return input
+        min_val, max_val = input.min(), input.max()
+        if isinstance(min_val, Variable):
+            max_val = {read}
+        return max_val
+    """
+    assert _lines(source) == flagged
+
+
+def test_a_rebinding_under_an_if_does_not_come_round_to_a_read_before_it():
+    # ``v = v.data.cpu().numpy()[0]`` reads the binding before the if: an
+    # element of a sorted 1-D tensor. Only a loop body is run again.
+    source = """\
+    from torch.autograd import Variable
+
+
+    def compute_integral_part(input, overflow_rate):
+        sorted_value = input.abs().view(-1).sort(dim=0, descending=True)[0]
+        v = sorted_value[int(overflow_rate * len(sorted_value))]
+        if isinstance(v, Variable):
+            v = v.data.cpu().numpy()[0]
+        for step in range(3):
+            print(v.data[0])
+            v = input.sum(1)
+        return v
+    """
+    assert _lines(source) == [8]
 
 
 # -- an element of a tensor as a dict key (TL217) -------------------------------------

@@ -232,10 +232,10 @@ class Collector(Listener):
         elif kind is cst.If or kind is cst.IndentedBlock:
             self._guards.enter(node)
             if kind is cst.IndentedBlock:
-                self._block = Block(node, self._block)
+                self._block = Block(node, self._block, self._loop_body(node))
         elif kind is cst.SimpleStatementSuite:
             # ``if c: x = 1`` / ``for i in r: x = f(x)``: a block too, though on one line.
-            self._block = Block(node, self._block)
+            self._block = Block(node, self._block, self._loop_body(node))
         elif kind is cst.SimpleStatementLine:
             for small in node.body:
                 self.line_of[small] = node
@@ -258,6 +258,11 @@ class Collector(Listener):
                 self._block = self._block.parent
         elif kind is cst.SimpleStatementSuite and self._block is not None:
             self._block = self._block.parent
+
+    def _loop_body(self, block: cst.CSTNode) -> bool:
+        """Is ``block`` the body of the ``for`` or ``while`` being walked (not its ``else``)?"""
+        frame = self._frame
+        return frame is not None and type(frame.node) in (cst.For, cst.While) and frame.node.body is block
 
     def _function(self) -> Optional[cst.FunctionDef]:
         """The innermost function being walked (a class body or module has none)."""

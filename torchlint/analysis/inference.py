@@ -73,6 +73,8 @@ class Value:
     # the value as only a tensor is used (``used_as_tensor``) does it count.
     unless_number: Optional["Value"] = None
     ndim: Optional[int] = None  # TENSOR: how many dimensions, when the code shows it (0: ``scalar``)
+    # UNKNOWN: what it is where it is a tensor, for code that proves one (``x.max()``: 0-dim).
+    if_tensor: Optional["Value"] = None
     # MAPPING: the values of some constant string keys, where they differ from ``element``
     # (an optimizer's param group: ``group['params']`` lists tensors, ``group['lr']`` is not one).
     keys: Tuple[Tuple[str, "Value"], ...] = ()
@@ -175,6 +177,8 @@ def meet(values: Iterable[Value]) -> Value:
             unless_number=(meet((result.unless_number, value.unless_number))
                            if result.unless_number is not None and value.unless_number is not None else None),
             ndim=result.ndim if result.ndim == value.ndim else None,
+            if_tensor=(meet((result.if_tensor, value.if_tensor))
+                       if result.if_tensor is not None and value.if_tensor is not None else None),
         )
     return result if result is not None else UNKNOWN
 
@@ -351,10 +355,11 @@ class FileFacts:
 
 @dataclass(frozen=True)
 class Block:
-    """An indented block (or a one-line suite), linked to the block around it (None: the module's top level)."""
+    """An indented block (or a one-line suite, or the module's top level), linked to the block around it."""
 
     node: cst.CSTNode
     parent: Optional["Block"]
+    loop: bool = False  # the body of a ``for`` or ``while``: run again after its end
 
     def encloses(self, other: Optional["Block"]) -> bool:
         while other is not None:
@@ -1201,15 +1206,15 @@ class Inference:
 
     def _comes_round(self, read: cst.Name, chain: _Chain, end: int, same: Sequence[object]) -> bool:
         """Can a binding after ``chain.ordered[end - 1]`` (the binding before the read, ``last``)
-        reach ``read`` round a loop that ``last`` is outside of? Any block enclosing both the
-        binding and the read but not ``last`` may be a loop body."""
+        reach ``read`` round a loop that ``last`` is outside of: a loop body enclosing both the
+        binding and the read but not ``last``."""
         last = chain.ordered[end - 1]
         read_block, block = self._facts.block_of.get(read), self._facts.block_of.get(last.node)
         loop = self._facts.while_tests.get(read)  # a ``while`` test is read again after its body
         loops: List[Block] = []  # the blocks enclosing the read but not ``last``
         around = read_block
         while around is not None:
-            if not around.encloses(block):
+            if not around.encloses(block) and around.loop:
                 loops.append(around)
             around = around.parent
         if not loops and loop is None:
@@ -1253,21 +1258,15 @@ class Inference:
         return value
 
     def _differentiated_as_bound(self, read: cst.Name, assignments) -> bool:
-        """Is ``read``'s value, from the plain assignment that dominates it, the value a
-        ``name.backward()`` with no gradient differentiates (the same binding dominates
-        that call)? Then it is a one-element tensor (``loss = 0``, ``loss += ...``,
-        then ``loss = compute_loss(...)``, ``loss.backward()``, ``loss.data[0]``)."""
+        """Is ``read``'s value, from the plain assignment that dominates it, the result
+        of a callee the file differentiates with no gradient (``loss = 0``, ``loss +=
+        ...``, then ``loss = compute_loss(...)`` where ``compute_loss``'s results go to
+        ``.backward()``)? A ``.backward()`` of the name alone is not enough here: it
+        proves one element, and ``loss = ctc(...) / n`` may be a 1-element 1-D tensor."""
         binding = self._dominating_binding(read, assignments)
-        if binding is None:
-            return False
-        bound = self._bindings.get(binding.node)
-        if bound is not None and not bound.path and isinstance(bound.value, cst.Call) and self._differentiated_call(
-                bound.value):
-            return True
-        scope = self._resolver.scope_of(read)
-        return any(receiver.value == read.value and self._resolver.scope_of(receiver) is scope
-                   and self._dominating_binding(receiver, self._resolver.assignments(receiver)) is binding
-                   for receiver in self._facts.backward_receivers)
+        bound = self._bindings.get(binding.node) if binding is not None else None
+        return (bound is not None and not bound.path and isinstance(bound.value, cst.Call)
+                and self._differentiated_call(bound.value))
 
     def _backward_called(self, name: cst.Name) -> bool:
         if self._backward is None:
@@ -1332,15 +1331,19 @@ class Inference:
         if self._differentiated is None:
             self._differentiated = set()
             for receiver in self._facts.backward_receivers:
+                # The binding the differentiated value comes from: the one dominating the
+                # call, or the only one. (``loss = ctc(...)``, ``loss = loss / n``,
+                # ``loss.backward()`` differentiates a quotient: it says nothing of ``ctc``'s shape.)
                 assignments = self._resolver.assignments(receiver)
-                nodes = [getattr(a, "node", None) for a in assignments]
-                bindings = [self._bindings.get(n) for n in nodes if isinstance(n, cst.Name)]
-                for binding in bindings:
-                    if binding is not None and binding.how == "assign" and not binding.path and isinstance(
-                            binding.value, cst.Call):
-                        key = self._callee_key(binding.value.func)
-                        if key is not None:
-                            self._differentiated.add(key)
+                last = self._dominating_binding(receiver, assignments)
+                if last is None and len(assignments) == 1:
+                    last = next(iter(assignments))
+                binding = self._bindings.get(getattr(last, "node", None)) if last is not None else None
+                if binding is not None and binding.how == "assign" and not binding.path and isinstance(
+                        binding.value, cst.Call):
+                    key = self._callee_key(binding.value.func)
+                    if key is not None:
+                        self._differentiated.add(key)
         return self._differentiated
 
     def _callee_key(self, func: cst.BaseExpression) -> Optional[object]:
@@ -1751,6 +1754,11 @@ class Inference:
             # a module converts to float but has no ``mean``, an array or a DataFrame
             # has no ``float()``: only a tensor gets there, reduced to 0-dim.
             return Value(Kind.TENSOR, scalar=True)
+        if method in api.FULL_REDUCTIONS and not call.args and receiver.kind is Kind.UNKNOWN:
+            # ``x.max()``: of a tensor, a 0-dim tensor; of an array a NumPy scalar, of a
+            # DataFrame a Series (whose old ``.data`` took ``[0]``). Where the code proves
+            # a tensor (``.data.cpu().numpy()``), it was the 0-dim one.
+            return Value(Kind.UNKNOWN, if_tensor=Value(Kind.TENSOR, scalar=True, cuda=receiver.cuda))
         return None
 
     def _ndim_after(self, method: str, call: cst.Call, ndim: Optional[int]) -> Optional[int]:

@@ -496,33 +496,66 @@ def _differentiated_callees(tree: ast.Module) -> FrozenSet[Tuple[Optional[str], 
 
 def _callees_differentiated_in(function: ast.AST, classdef: Optional[ast.ClassDef]) -> Set[Tuple[Optional[str], str]]:
     """The callees (global names and attribute chains on them, or in a method
-    ``self``'s attributes) called to give a name of ``function`` that a
-    ``name.backward()`` with no gradient differentiates."""
-    receivers: Set[str] = set()
-    calls: Dict[str, List[ast.expr]] = {}
+    ``self``'s attributes) whose result ``function`` differentiates: ``name =
+    callee(...)`` is the last statement binding ``name`` before ``name.backward()``
+    (no gradient) in the same block (``loss = loss / n`` in between differentiates
+    a quotient, which says nothing of the callee's shape)."""
     bound: Set[str] = {a.arg for a in ast.walk(getattr(function, "args")) if isinstance(a, ast.arg)}
+    backwards: List[Tuple[List[ast.stmt], int, str]] = []  # (block, index of the statement, receiver)
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             bound.add(node.id)
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and isinstance(node.value, ast.Call):
-            calls.setdefault(node.targets[0].id, []).append(node.value.func)
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
-              and isinstance(node.func.value, ast.Name) and not node.args
-              and all(k.arg is not None and k.arg != "gradient" for k in node.keywords)):
-            receivers.add(node.func.value.id)
+        for block in _blocks_of(node):
+            for index, statement in enumerate(block):
+                receiver = _backward_receiver(statement)
+                if receiver is not None:
+                    backwards.append((block, index, receiver))
     this = _first_parameter(function) if classdef is not None else None
     found: Set[Tuple[Optional[str], str]] = set()
-    for receiver in receivers:
-        for func in calls.get(receiver, ()):
-            if (this is not None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-                    and func.value.id == this):
-                found.add((classdef.name, func.attr))  # type: ignore[union-attr]
-                continue
-            spelled, root = _dotted_name(func)
-            if spelled is not None and root not in bound:
-                found.add((None, spelled))
+    for block, index, receiver in backwards:
+        func = _last_call_bound(block[:index], receiver)
+        if func is None:
+            continue
+        if (this is not None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id == this):
+            found.add((classdef.name, func.attr))  # type: ignore[union-attr]
+            continue
+        spelled, root = _dotted_name(func)
+        if spelled is not None and root not in bound:
+            found.add((None, spelled))
     return found
+
+
+def _blocks_of(node: ast.AST) -> Iterator[List[ast.stmt]]:
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(node, name, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            yield block
+    for handler in getattr(node, "handlers", ()) or ():
+        yield handler.body
+
+
+def _backward_receiver(statement: ast.stmt) -> Optional[str]:
+    """``name`` of a statement ``name.backward()`` with no gradient."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "backward"
+            and isinstance(call.func.value, ast.Name) and not call.args
+            and all(k.arg is not None and k.arg != "gradient" for k in call.keywords)):
+        return call.func.value.id
+    return None
+
+
+def _last_call_bound(before: List[ast.stmt], name: str) -> Optional[ast.expr]:
+    """The callee of ``name = callee(...)`` when that is the last of ``before`` to bind ``name``."""
+    for statement in reversed(before):
+        if not any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+                   for n in ast.walk(statement)):
+            continue
+        if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call)):
+            return statement.value.func
+        return None
+    return None
 
 
 def _dotted_name(expr: ast.expr) -> Tuple[Optional[str], Optional[str]]:

@@ -89,9 +89,9 @@ def _value(content: Dict[str, Any]) -> Value:
     items = decoded.get("items", ())
     element: Optional[Value] = decoded.get("element")
     unless_number: Optional[Value] = decoded.get("unless_number")
-    if not isinstance(items, tuple) or not all(isinstance(item, Value) for item in items) or not (
-            element is None or isinstance(element, Value)) or not (
-            unless_number is None or isinstance(unless_number, Value)):
+    if_tensor: Optional[Value] = decoded.get("if_tensor")
+    if not isinstance(items, tuple) or not all(isinstance(item, Value) for item in items) or not all(
+            part is None or isinstance(part, Value) for part in (element, unless_number, if_tensor)):
         raise ValueError("a value holding something else than values")
     keys = decoded.get("keys", ())
     if not isinstance(keys, tuple) or not all(

@@ -191,6 +191,8 @@ class DataIndexZero(Rule):
             return
         # ``.data`` exists only on tensors: a binding to a Python number cannot be what reaches here.
         receiver = ctx.inference.used_as_tensor(data.value)
+        if numpy_data is not None and receiver.kind is Kind.UNKNOWN and receiver.if_tensor is not None:
+            receiver = receiver.if_tensor  # ``.data.numpy()``: only a tensor's ``.data`` has it
         if not (receiver.kind is Kind.TENSOR and receiver.scalar):
             return
         if numpy_data is not None:
