@@ -32,9 +32,12 @@ from __future__ import annotations
 import bisect
 import enum
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import (
+    Callable, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, Union,
+)
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 
 from torchlint.analysis.names import Resolver
 from torchlint.analysis.outline import differentiated_callees, parameters_from_calls
@@ -209,6 +212,16 @@ _EMPTY_MAPPINGS = frozenset({"builtins.dict", "collections.OrderedDict"})
 _HOLDS_NO_TENSOR = frozenset({Kind.UNKNOWN, Kind.MODULE, Kind.OBJECT, Kind.NUMBER, Kind.NONE})
 
 
+class SavedInFolder(NamedTuple):
+    """The saves of the modules beside a checked one to a path ending in one file name."""
+
+    kind: str  # what they write: ``saved_files.WEIGHTS``, ``PICKLED`` or ``UNKNOWN``
+    what: str  # for a message: "an instance of the class `Vocab`"
+    code: str  # the code of one such save
+    module: str  # the file name of its module
+    cpu_only: bool  # every such save holds CPU values only
+
+
 class ProjectLink:
     """What inference may ask about the definitions of the user's project
     (``project.py`` answers from every module; this default knows nothing).
@@ -298,12 +311,10 @@ class ProjectLink:
         agrees it passes for one parameter (``call_sites.py``)."""
         return UNKNOWN
 
-    def saves_in_folder(self, file_name: str) -> Optional[Tuple[str, str, str, str, bool]]:
+    def saves_in_folder(self, file_name: str) -> Optional["SavedInFolder"]:
         """What the other modules of this one's folder ``torch.save`` to a path
-        ending in ``file_name``: its kind and description (``saved_files.Saved``),
-        the code of one such save, the module's file name, and whether every
-        such save holds CPU values only. None: no module there saves to it, or
-        the folder cannot be read."""
+        ending in ``file_name``. None: no module there saves to it, or the folder
+        cannot be read."""
         return None
 
     def patched_torch_names(self) -> FrozenSet[str]:
@@ -1314,15 +1325,16 @@ class Inference:
             if classdef is not None:
                 top = any(statement is classdef for statement in self._facts.module.body)
                 return (classdef.name.value, func.attr.value) if top else None
-        spelled = _dotted(func)
         root = func
         while isinstance(root, cst.Attribute):
             root = root.value
-        if spelled is None or not isinstance(root, cst.Name):
+        if not isinstance(root, cst.Name):
             return None
+        spelled = get_full_name_for_node(func)
         # Every binding the root may see is at module level (or there is none: a global read).
-        if all(isinstance(a, Assignment) and a.scope is a.scope.globals and not isinstance(a.node, cst.Param)
-               for a in self._resolver.assignments(root)):
+        if spelled is not None and all(
+                isinstance(a, Assignment) and a.scope is a.scope.globals and not isinstance(a.node, cst.Param)
+                for a in self._resolver.assignments(root)):
             return None, spelled
         return None
 
@@ -2053,17 +2065,6 @@ class _CallsWithin(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         return False
-
-
-def _dotted(expr: cst.BaseExpression) -> Optional[str]:
-    """``a.b.c`` for a chain of attributes on a name; None for anything else."""
-    parts: List[str] = []
-    while isinstance(expr, cst.Attribute):
-        parts.append(expr.attr.value)
-        expr = expr.value
-    if not isinstance(expr, cst.Name):
-        return None
-    return ".".join([expr.value, *reversed(parts)])
 
 
 def _last_kept(ordered: Sequence, end: int, skipped: Sequence[object]) -> int:

@@ -520,8 +520,8 @@ def _callees_differentiated_in(function: ast.AST, classdef: Optional[ast.ClassDe
                 and func.value.id == this):
             found.add((classdef.name, func.attr))  # type: ignore[union-attr]
             continue
-        spelled, root = _dotted_name(func)
-        if spelled is not None and root not in bound:
+        spelled = dotted(func)
+        if spelled is not None and spelled.split(".")[0] not in bound:
             found.add((None, spelled))
     return found
 
@@ -556,17 +556,6 @@ def _last_call_bound(before: List[ast.stmt], name: str) -> Optional[ast.expr]:
             return statement.value.func
         return None
     return None
-
-
-def _dotted_name(expr: ast.expr) -> Tuple[Optional[str], Optional[str]]:
-    """``("a.b.c", "a")`` for a chain of attributes on a name; (None, None) otherwise."""
-    parts: List[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None, None
-    return ".".join([expr.id, *reversed(parts)]), expr.id
 
 
 def _first_parameter(function: ast.AST) -> Optional[str]:

@@ -44,7 +44,7 @@ from torchlint.analysis.cutting import (
 )
 from torchlint.analysis.integral import IntegerValues
 from torchlint.analysis.call_sites import calls_passing
-from torchlint.analysis.inference import UNKNOWN, CallTarget, Inference, Kind, ProjectLink, Value, meet
+from torchlint.analysis.inference import UNKNOWN, CallTarget, Inference, Kind, ProjectLink, SavedInFolder, Value, meet
 from torchlint.analysis.outline import Outline, dotted
 from torchlint.analysis.summaries import SummaryStore, decode, encode
 from torchlint.analysis.sys_path import added_folders
@@ -1150,17 +1150,17 @@ class Project:
         inference, tree = whole
         return calls_passing(inference, tree, inference.file_calls, target)
 
-    def saves_in_folder(self, ref: ModuleRef, file_name: str) -> Optional[Tuple[str, str, str, str, bool]]:
+    def saves_in_folder(self, ref: ModuleRef, file_name: str) -> Optional[SavedInFolder]:
         """``ProjectLink.saves_in_folder`` for the module ``ref``; the answer depends
         on every module of the folder and on its listing."""
         module = self.known(ref.key) or self.module(ref)
         if module is None:
             return None
         question = f"saves {file_name!r} in the folder"
-        return self._remembered(module, question, lambda: self._work_out_folder_saves(module, file_name, question))
+        found = self._remembered(module, question, lambda: self._work_out_folder_saves(module, file_name, question))
+        return SavedInFolder(*found) if found is not None else None  # a kept answer comes back a plain tuple
 
-    def _work_out_folder_saves(self, module: _Module, file_name: str,
-                               question: str) -> Optional[Tuple[str, str, str, str, bool]]:
+    def _work_out_folder_saves(self, module: _Module, file_name: str, question: str) -> Optional[SavedInFolder]:
         from torchlint.analysis.saved_files import combine, folder_saves  # it reads what inference gives
 
         asked = (module.ref.key, question)
@@ -1189,7 +1189,7 @@ class Project:
                 return None
             saved = combine([saved for saved, _, _, _ in found])
             _, _, code, where = next(f for f in found if f[0] == saved or f[0].kind == saved.kind)
-            return saved.kind, saved.what, code, where, all(cpu for _, cpu, _, _ in found)
+            return SavedInFolder(saved.kind, saved.what, code, where, all(cpu for _, cpu, _, _ in found))
         finally:
             self._busy.discard(asked)
             self._answering.pop()
@@ -1390,7 +1390,7 @@ class ModuleLink(ProjectLink):
         self._know(target.key)
         return self._project.parameter_from_project(target)
 
-    def saves_in_folder(self, file_name: str) -> Optional[Tuple[str, str, str, str, bool]]:
+    def saves_in_folder(self, file_name: str) -> Optional[SavedInFolder]:
         return self._project.saves_in_folder(self.ref, file_name)
 
     def patched_torch_names(self) -> FrozenSet[str]:

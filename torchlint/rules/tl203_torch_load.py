@@ -223,7 +223,7 @@ class TorchLoadMapLocation(Rule):
             return all(holds_cpu_values_only(obj, ctx.inference) for obj, _ in saves)
         name = loaded_file_name(load)
         elsewhere = ctx.inference.project.saves_in_folder(name) if name is not None else None
-        return elsewhere is not None and elsewhere[4]
+        return elsewhere is not None and elsewhere.cpu_only
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:

@@ -318,5 +318,4 @@ def _evidence(load: cst.Call, ctx: NodeContext) -> Tuple[Saved, str]:
     elsewhere = ctx.inference.project.saves_in_folder(name) if name is not None else None
     if elsewhere is None:
         return Saved(UNKNOWN), ""
-    kind, what, code, module, _ = elsewhere
-    return Saved(kind, what), f"{_short(code)}` in `{module}"
+    return Saved(elsewhere.kind, elsewhere.what), f"{_short(elsewhere.code)}` in `{elsewhere.module}"
