@@ -1222,7 +1222,7 @@ class Inference:
         last = chain.ordered[end - 1]
         read_block, block = self._facts.block_of.get(read), self._facts.block_of.get(last.node)
         loop = self._facts.while_tests.get(read)  # a ``while`` test is read again after its body
-        loops: List[Block] = []  # the blocks enclosing the read but not ``last``
+        loops: List[Block] = []  # the loop bodies enclosing the read but not ``last``
         around = read_block
         while around is not None:
             if not around.encloses(block) and around.loop:
