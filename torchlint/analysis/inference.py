@@ -380,6 +380,11 @@ class Block:
         return False
 
 
+# What ``_dominating_end`` finds: a name's bindings in order, how many come before
+# the read (the last dominating it), and those of the read's own statement.
+_Dominated = Tuple[Sequence[object], int, Sequence[object]]
+
+
 class _Chain:
     """The bindings a set of reads may see, sorted and indexed once.
 
@@ -966,9 +971,10 @@ class Inference:
         assignments = self._resolver.assignments(name)
         if not assignments:
             return UNKNOWN
-        last = self._dominating(name, assignments)
+        dominated = self._dominating_end(name, assignments)
+        last = self._last_value(name, *dominated) if dominated is not None else None
         if last is not None:
-            if last.kind is Kind.UNKNOWN and self._differentiated_as_bound(name, assignments):
+            if last.kind is Kind.UNKNOWN and self._differentiated_as_bound(name, dominated):  # type: ignore[arg-type]
                 return Value(Kind.TENSOR, scalar=True, loss=True)
             return last
         values = [self._assignment_value(a) for a in assignments]
@@ -1155,25 +1161,12 @@ class Inference:
             return [expr.body, expr.orelse]
         return []
 
-    def _dominating(self, read: cst.Name, assignments) -> Optional[Value]:
-        """The value of ``read`` when the last binding before it is in a block
-        enclosing it (so every run reaching ``read`` passed it: earlier
-        bindings are overwritten). An augmented assignment keeps a tensor's
-        shape (it works in place), so it goes on to the binding before it."""
-        found = self._dominating_end(read, assignments)
-        if found is None:
-            return None
-        chain, end, same = found
-        return self._last_value(read, chain.ordered, end, same)
-
-    def _dominating_binding(self, read: cst.Name, assignments) -> Optional[object]:
-        """The binding ``_dominating`` reads ``read``'s value from, when it is a plain
-        assignment that holds the read's value as it is (no augmented assignment after it)."""
-        found = self._dominating_end(read, assignments)
-        if found is None:
-            return None
-        chain, end, _ = found
-        last = chain.ordered[end - 1] if end > 0 else None
+    def _dominating_binding(self, read: cst.Name, dominated: "_Dominated") -> Optional[object]:
+        """The binding the value of ``read`` comes from (``dominated``: what
+        ``_dominating_end`` found), when it is a plain assignment that holds the
+        read's value as it is (no augmented assignment after it)."""
+        ordered, end, _ = dominated
+        last = ordered[end - 1] if end > 0 else None
         binding = self._bindings.get(last.node) if last is not None else None
         block = self._facts.block_of.get(last.node) if last is not None else None
         if binding is None or binding.how == "aug" or block is None or not block.encloses(
@@ -1181,9 +1174,12 @@ class Inference:
             return None
         return last
 
-    def _dominating_end(self, read: cst.Name, assignments) -> Optional[Tuple["_Chain", int, Sequence[object]]]:
-        """The bindings of ``read``'s name in order, how many of them come before
-        it with the last dominating it, and those of its own statement (left out)."""
+    def _dominating_end(self, read: cst.Name, assignments) -> Optional["_Dominated"]:
+        """When the last binding before ``read`` is in a block enclosing it (so every
+        run reaching ``read`` passed it: earlier bindings are overwritten): the
+        bindings of its name in order, how many come before it, and those of its
+        own statement (left out). ``_last_value`` reads the value from them (an
+        augmented assignment keeps a tensor's shape: it goes on to the binding before it)."""
         chain = self._chain(assignments)
         if chain is None:
             return None
@@ -1202,7 +1198,7 @@ class Inference:
             end = _last_kept(chain.ordered, bisect.bisect_left(chain.indices, read_at), same)
             if end == 0 or self._comes_round(read, chain, end, same):
                 return None
-        return chain, _last_kept(chain.ordered, end, same), same
+        return chain.ordered, _last_kept(chain.ordered, end, same), same
 
     def _read_index(self, read: cst.Name, chain: _Chain) -> Optional[int]:
         """Where ``read`` is among its scope's bindings (None: not a read with a binding before it)."""
@@ -1268,13 +1264,13 @@ class Inference:
             value = added if value.kind is Kind.NUMBER and added.kind is Kind.TENSOR else None
         return value
 
-    def _differentiated_as_bound(self, read: cst.Name, assignments) -> bool:
+    def _differentiated_as_bound(self, read: cst.Name, dominated: "_Dominated") -> bool:
         """Is ``read``'s value, from the plain assignment that dominates it, the result
         of a callee the file differentiates with no gradient (``loss = 0``, ``loss +=
         ...``, then ``loss = compute_loss(...)`` where ``compute_loss``'s results go to
         ``.backward()``)? A ``.backward()`` of the name alone is not enough here: it
         proves one element, and ``loss = ctc(...) / n`` may be a 1-element 1-D tensor."""
-        binding = self._dominating_binding(read, assignments)
+        binding = self._dominating_binding(read, dominated)
         bound = self._bindings.get(binding.node) if binding is not None else None
         return (bound is not None and not bound.path and isinstance(bound.value, cst.Call)
                 and self._differentiated_call(bound.value))
@@ -1347,7 +1343,8 @@ class Inference:
                 # call, or the only one. (``loss = ctc(...)``, ``loss = loss / n``,
                 # ``loss.backward()`` differentiates a quotient: it says nothing of ``ctc``'s shape.)
                 assignments = self._resolver.assignments(receiver)
-                last = self._dominating_binding(receiver, assignments)
+                dominated = self._dominating_end(receiver, assignments)
+                last = self._dominating_binding(receiver, dominated) if dominated is not None else None
                 if last is None and len(assignments) == 1:
                     last = next(iter(assignments))
                 binding = self._bindings.get(getattr(last, "node", None)) if last is not None else None

@@ -46,6 +46,7 @@ from torchlint.analysis.integral import IntegerValues
 from torchlint.analysis.call_sites import calls_passing
 from torchlint.analysis.inference import UNKNOWN, CallTarget, Inference, Kind, ProjectLink, SavedInFolder, Value, meet
 from torchlint.analysis.outline import Outline, dotted
+from torchlint.analysis.saved_files import combine, folder_saves
 from torchlint.analysis.summaries import SummaryStore, decode, encode
 from torchlint.analysis.sys_path import added_folders
 from torchlint.analysis.version_gates import version_flags
@@ -1161,8 +1162,6 @@ class Project:
         return SavedInFolder(*found) if found is not None else None  # a kept answer comes back a plain tuple
 
     def _work_out_folder_saves(self, module: _Module, file_name: str, question: str) -> Optional[SavedInFolder]:
-        from torchlint.analysis.saved_files import combine, folder_saves  # it reads what inference gives
-
         asked = (module.ref.key, question)
         if asked in self._busy:
             self._cut_short += 1
@@ -1188,7 +1187,7 @@ class Project:
             if not found:
                 return None
             saved = combine([saved for saved, _, _, _ in found])
-            _, _, code, where = next(f for f in found if f[0] == saved or f[0].kind == saved.kind)
+            _, _, code, where = next(f for f in found if f[0].kind == saved.kind)
             return SavedInFolder(saved.kind, saved.what, code, where, all(cpu for _, cpu, _, _ in found))
         finally:
             self._busy.discard(asked)
