@@ -1091,3 +1091,103 @@ def test_a_decoded_index_looked_up_in_a_vocabulary_dict_attribute_is_a_tensor_ke
         return Lang().index2word[ni], words[ni]
     """
     assert _lines(source, "TL217") == [13]
+
+
+# -- what the code does to a value proves a tensor (fifth round) ----------------------
+
+@pytest.mark.parametrize("first, second, flagged", [
+    ("    loss.backward()\n", "    loss.backward()\n", [4, 7]),  # each binding differentiated: 0-dim
+    ("    loss.backward()\n", "", [4]),  # the second binding is not what went to backward()
+    ("", "", []),  # a DataFrame's sum() is a Series, whose old .data took [0]
+])
+def test_a_full_reduction_the_code_differentiates_is_0_dim(first, second, flagged):
+    source = ("def check(result_a, result_b):\n"
+              "    loss = result_a.pow(2).sum()\n"
+              f"{first}"
+              "    print(loss.data[0])\n"
+              "    loss = result_b.pow(2).sum()\n"
+              f"{second}"
+              "    print(loss.data[0])\n")
+    assert _lines(source) == flagged
+
+
+def test_a_rebinding_after_the_backward_is_not_differentiated():
+    source = """\
+    def check(result_a, frame):
+        loss = result_a.pow(2).sum()
+        loss.backward()
+        loss = frame.pow(2).sum()
+        print(loss.data[0])
+    """
+    assert _lines(source) == []
+
+
+LEGACY_FUNCTION = """\
+import torch
+
+
+class ForgetMult(torch.autograd.Function):
+    def forward(self, f, x):
+        result = f.new(x.size(0) + 1, x.size(1))
+        self.save_for_backward(f, x)
+        return result[1:, :]
+
+
+class Pair(torch.autograd.Function):
+    def forward(self, f, x):
+        return f.new(1), x.new(1)
+
+
+a = torch.rand(3, 4)
+out = ForgetMult()(a, a)
+print(out.abs().sum().data[0])
+first, second = Pair()(a, a)
+print((first - second).sum().data[0])
+"""
+
+
+def test_an_instance_of_an_old_style_autograd_function_called_gives_a_tensor():
+    # ``Fn()(x)`` runs ``forward``: only tensors come out of it. A tuple display gives a
+    # tuple, whose parts stay unknown.
+    assert _lines(LEGACY_FUNCTION) == [18]
+
+
+def test_a_class_imported_both_ways_a_try_except_import_spells_it_is_followed(tmp_path):
+    files = {
+        "forget_mult.py": LEGACY_FUNCTION.split("\n\n\na = ")[0] + "\n",
+        "qrnn.py": ("try:\n    from forget_mult import ForgetMult\n"
+                    "except ImportError:\n    from .forget_mult import ForgetMult\n\n\n"
+                    "def difference(f, x):\n"
+                    "    return (ForgetMult()(f, x) - x).sum().data[0]\n"),
+    }
+    assert _folder_lines(tmp_path, files) == [("qrnn.py", 8)]
+    files["qrnn.py"] = files["qrnn.py"].replace("from .forget_mult import", "from .other import")
+    assert _folder_lines(tmp_path, files) == []  # two modules: either class may be called
+
+
+COMMAND_LINE = """\
+import argparse
+import torch.nn.functional as F
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--div-flow', type=float, default=20)
+args, _ = parser.parse_known_args()
+
+
+def train(output, target, weight):
+    epe = args.div_flow * F.l1_loss(output, target)
+    print(epe.data[0])
+    scaled = weight * F.l1_loss(output, target)
+    print(scaled.data[0])
+"""
+
+
+def test_a_command_line_option_times_a_0_dim_loss_is_0_dim():
+    # ``args.div_flow`` is what the command line gave, never a tensor; ``weight`` may be
+    # one of any shape.
+    assert _lines(COMMAND_LINE) == [11]
+
+
+def test_options_from_another_parser_class_are_unknown():
+    source = COMMAND_LINE.replace("argparse.ArgumentParser()", "make_parser()")
+    assert _lines(source) == []

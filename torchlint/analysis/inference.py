@@ -55,6 +55,9 @@ class Kind(enum.Enum):
     TUPLE = "tuple"  # a tuple of known length: ``items`` holds the value of each element
     MAPPING = "mapping"  # a dict whose values all have the value ``element``
     NONE = "none"  # Python's None
+    # The command line's options: an ``argparse.ArgumentParser``, what it parses and
+    # what that holds (strings, numbers, lists of them); never a tensor.
+    OPTIONS = "options"
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,7 @@ PARAM_GROUPS = Value(Kind.TUPLE, element=Value(Kind.MAPPING, keys=(
 MODULE = Value(Kind.MODULE)
 NUMBER = Value(Kind.NUMBER)
 NONE = Value(Kind.NONE)
+OPTIONS = Value(Kind.OPTIONS)
 # A binding whose value depends on itself (``x = x.cuda()``): no information.
 _PENDING = Value(Kind.UNKNOWN, cuda=None, module_class="<pending>")
 
@@ -209,7 +213,7 @@ _NUMBER_METHODS = frozenset(name for kind in (int, float) for name in dir(kind) 
 _EMPTY_MAPPINGS = frozenset({"builtins.dict", "collections.OrderedDict"})
 
 # What a value of these kinds can never be, or hold: a tensor.
-_HOLDS_NO_TENSOR = frozenset({Kind.UNKNOWN, Kind.MODULE, Kind.OBJECT, Kind.NUMBER, Kind.NONE})
+_HOLDS_NO_TENSOR = frozenset({Kind.UNKNOWN, Kind.MODULE, Kind.OBJECT, Kind.NUMBER, Kind.NONE, Kind.OPTIONS})
 
 
 class SavedInFolder(NamedTuple):
@@ -707,6 +711,8 @@ class Inference:
         left out (see ``used_as_tensor``)."""
         if called and member == "__call__" and self.is_module_class(classdef):
             member = "forward"
+        elif called and member == "__call__" and self.is_autograd_function_class(classdef):
+            return self._function_instance_call(classdef)
         method = _method(classdef, member)
         if called:
             if method is None:
@@ -722,6 +728,23 @@ class Inference:
         values = [self._filled(binding, (classdef, member)) or self._binding_value(binding) for binding in bindings]
         known = [v for v in values if numbers or v.kind is not Kind.NUMBER]
         return meet(known) if known else UNKNOWN
+
+    def _function_instance_call(self, classdef: cst.ClassDef) -> Value:
+        """``Fn()(x)`` of an autograd Function class (the style before torch 0.4, which had
+        ``forward`` take ``self``): what ``forward`` returns, given back as tensors. Only
+        tensors may come out of such a call, so a ``forward`` whose returns are no tuple
+        displays returns one tensor, whatever inference knows of it."""
+        forward = _method(classdef, "forward")
+        if forward is None:
+            return UNKNOWN
+        value = self.function_return(forward)
+        if value.kind is Kind.TENSOR or value.kind is Kind.TUPLE:
+            return value
+        returned = self._facts.returns.get(forward)
+        if value.kind is Kind.UNKNOWN and returned and not any(
+                r is None or isinstance(r, (cst.Tuple, cst.List)) for r in returned):
+            return TENSOR
+        return UNKNOWN
 
     def init_parameter(self, classdef: cst.ClassDef, member: str) -> Optional[Tuple[int, str]]:
         """The ``__init__`` parameter that is the only value ``classdef`` assigns to
@@ -887,6 +910,8 @@ class Inference:
                                loss=base.loss and expr.attr.value not in ("data", "grad"))
             if expr.attr.value == api.PARAM_GROUPS and self._optimizer_self(expr.value):
                 return PARAM_GROUPS
+            if base.kind is Kind.OPTIONS:
+                return OPTIONS  # ``args.lr``: what the command line gave
             owners = self._attribute_owners(expr.value, expr.attr.value, base)
             if owners is not None:
                 return self._member(owners, expr.attr.value, called=False)
@@ -955,11 +980,13 @@ class Inference:
             if all(v.kind is Kind.NUMBER for v in values):
                 return NUMBER
             return UNKNOWN
-        scalar = all(v.kind is Kind.NUMBER or (v.kind is Kind.TENSOR and v.scalar)
+        # A command-line option beside a tensor is a number (a string or list there raises,
+        # or repeats a list): it adds no dimension.
+        scalar = all(v.kind in (Kind.NUMBER, Kind.OPTIONS) or (v.kind is Kind.TENSOR and v.scalar)
                      or (v.kind is Kind.UNKNOWN and _full_reduction(op)) for v, op in zip(values, operands))
         cuda = True if any(v.cuda for v in tensors) else (False if all(v.cuda is False for v in tensors) else None)
         # Broadcasting: as many dimensions as the operand with the most.
-        dims = [0 if v.kind is Kind.NUMBER or (v.kind is Kind.UNKNOWN and _full_reduction(op))
+        dims = [0 if v.kind in (Kind.NUMBER, Kind.OPTIONS) or (v.kind is Kind.UNKNOWN and _full_reduction(op))
                 else (v.ndim if v.kind is Kind.TENSOR else None) for v, op in zip(values, operands)]
         ndim = max(dims) if None not in dims else None  # type: ignore[type-var]
         return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, loss=any(v.loss for v in tensors), ndim=ndim)
@@ -976,6 +1003,9 @@ class Inference:
         if last is not None:
             if last.kind is Kind.UNKNOWN and self._differentiated_as_bound(name, dominated):  # type: ignore[arg-type]
                 return Value(Kind.TENSOR, scalar=True, loss=True)
+            if last.if_tensor is not None and self._backward_of_binding(name, dominated):  # type: ignore[arg-type]
+                # ``loss = x.pow(2).sum()``, then ``loss.backward()``: only a tensor has that.
+                return last.if_tensor
             return last
         values = [self._assignment_value(a) for a in assignments]
         value = meet(values)
@@ -1274,6 +1304,22 @@ class Inference:
         bound = self._bindings.get(binding.node) if binding is not None else None
         return (bound is not None and not bound.path and isinstance(bound.value, cst.Call)
                 and self._differentiated_call(bound.value))
+
+    def _backward_of_binding(self, read: cst.Name, dominated: "_Dominated") -> bool:
+        """Does a ``.backward()`` call receive the value ``read`` has: a receiver of the
+        same name whose value comes from the same plain assignment?"""
+        binding = self._dominating_binding(read, dominated)
+        if binding is None or not self._backward_called(read):
+            return False
+        scope = self._resolver.scope_of(read)
+        for receiver in self._facts.backward_receivers:
+            if receiver.value != read.value or self._resolver.scope_of(receiver) is not scope:
+                continue
+            assignments = self._resolver.assignments(receiver)
+            found = self._dominating_end(receiver, assignments) if assignments else None
+            if found is not None and self._dominating_binding(receiver, found) is binding:
+                return True
+        return False
 
     def _backward_called(self, name: cst.Name) -> bool:
         if self._backward is None:
@@ -1683,6 +1729,11 @@ class Inference:
                 project_value = self.project.call_value(absolute) if absolute is not None else None
                 return project_value if project_value is not None else known
             return known
+        fallback = self._one_project_definition(func)
+        if fallback is not None:
+            project_value = self.project.call_value(fallback)
+            if project_value is not None:
+                return project_value
         callee = self.value(func)
         if callee.kind is Kind.MODULE:
             return self._module_call_value(callee)
@@ -1697,6 +1748,16 @@ class Inference:
             if isinstance(local, cst.ClassDef) and self.is_module_class(local):
                 return MODULE
         return UNKNOWN
+
+    def _one_project_definition(self, func: cst.BaseExpression) -> Optional[str]:
+        """The key of the project definition every import of ``func``'s name reaches, where
+        it has several (``try: from forget_mult import F`` / ``except ImportError: from
+        .forget_mult import F``: two spellings of one module)."""
+        names = self._resolver.qualified_names(func)
+        if len(names) < 2 or any(name.startswith("<local>.") for name in names):
+            return None
+        keys = {self.project.absolute(name) for name in names}
+        return keys.pop() if len(keys) == 1 and None not in keys else None
 
     def _method_call_value(self, call: cst.Call, func: cst.Attribute,
                            receiver: Optional[Value] = None) -> Optional[Value]:
@@ -1715,6 +1776,10 @@ class Inference:
             return known
         if receiver.kind is Kind.OBJECT:
             return self._project_method_value(receiver, method)
+        if receiver.kind is Kind.OPTIONS:
+            if method == "parse_known_args":
+                return Value(Kind.TUPLE, items=(OPTIONS, OPTIONS))  # (options, the strings left over)
+            return OPTIONS  # ``parser.parse_args()``, ``args.name.split(',')``
         if receiver.kind is Kind.TENSOR or receiver.cuda or receiver.dtype is not None:
             # A tensor, or something visibly sent to the GPU (only tensors
             # and modules have .cuda(), and modules have no tensor methods),
@@ -1877,6 +1942,10 @@ class Inference:
             return Value(Kind.TENSOR, cuda=True, dtype=api.TENSOR_TYPE_DTYPES.get(callee))
         if callee in ("builtins.len", "builtins.int", "builtins.float"):
             return NUMBER
+        if callee == "argparse.ArgumentParser":
+            return OPTIONS
+        if callee == "builtins.vars" and len(call.args) == 1 and self.value(call.args[0].value).kind is Kind.OPTIONS:
+            return Value(Kind.MAPPING, element=OPTIONS)  # the options by name
         if callee in ("builtins.min", "builtins.max") and len(call.args) >= 2 and not any(a.star for a in call.args):
             # Python compares the arguments (``bool(a < b)``): only numbers and one-element
             # tensors get through, so the result is as good as a number in arithmetic.

@@ -1041,8 +1041,8 @@ class Project:
                 key = _key(ref, name)
                 if inference.is_module_class(node):
                     return Value(Kind.MODULE, instance_of=key)
-                if inference.is_autograd_function_class(node):
-                    return None
+                # An autograd Function's instance too: called (the pre-0.4 style), it runs
+                # ``forward`` (``class_member``).
                 return Value(Kind.OBJECT, instance_of=key)
             return None
         finally:

@@ -248,38 +248,17 @@ def holds_cpu_values_only(obj: cst.BaseExpression, inference: "Inference", depth
         values = inference.bound_values(obj)
         if values and all(holds_cpu_values_only(value, inference, depth + 1) for value in values):
             return True
-    return _holds_numbers_only(inference.value(obj)) or _is_parsed_arguments(obj, inference)
+    return _holds_numbers_only(inference.value(obj))
 
 
 def _holds_numbers_only(value: Value) -> bool:
-    """A number or None, or a tuple or dict of them (``word2idx[w] = len(word2idx)``)."""
-    if value.kind in (Kind.NUMBER, Kind.NONE):
+    """A number or None, or a tuple or dict of them (``word2idx[w] = len(word2idx)``), or
+    the command line's options (``parser.parse_args()``, ``vars()`` of them)."""
+    if value.kind in (Kind.NUMBER, Kind.NONE, Kind.OPTIONS):
         return True
     if value.kind == Kind.TUPLE:
         return bool(value.items) and all(map(_holds_numbers_only, value.items))
     return value.kind == Kind.MAPPING and value.element is not None and _holds_numbers_only(value.element)
-
-
-def _is_parsed_arguments(expr: cst.BaseExpression, inference: "Inference") -> bool:
-    """``parser.parse_args()`` of an ``argparse.ArgumentParser`` (or ``vars()`` of it), through
-    names bound once: the command line's strings and numbers."""
-    resolve = inference.resolver.resolve
-    if isinstance(expr, cst.Name):
-        binding = inference.only_binding(expr)
-        return (binding is not None and binding.how == "assign" and not binding.path
-                and _is_parsed_arguments(binding.value, inference))
-    if not isinstance(expr, cst.Call) or len(expr.args) > 1:
-        return False
-    if resolve(expr.func) == "builtins.vars":
-        return bool(expr.args) and _is_parsed_arguments(expr.args[0].value, inference)
-    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("parse_args", "parse_known_args"):
-        parser = expr.func.value
-        if isinstance(parser, cst.Name):
-            binding = inference.only_binding(parser)
-            parser = binding.value if binding is not None and binding.how == "assign" else parser
-        return (isinstance(parser, cst.Call) and expr.func.attr.value == "parse_args"
-                and resolve(parser.func) == "argparse.ArgumentParser")
-    return False
 
 
 def _is_grad_scaler(expr: cst.BaseExpression, inference: "Inference") -> bool:
