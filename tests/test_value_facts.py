@@ -1191,3 +1191,65 @@ def test_a_command_line_option_times_a_0_dim_loss_is_0_dim():
 def test_options_from_another_parser_class_are_unknown():
     source = COMMAND_LINE.replace("argparse.ArgumentParser()", "make_parser()")
     assert _lines(source) == []
+
+
+TRAINER = """\
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class RVAE(nn.Module):
+    def trainer(self, optimizer):
+        def train(logits, target):
+            cross_entropy = F.cross_entropy(logits, target)
+            return cross_entropy, logits.sum(1)
+        return train
+"""
+
+TRAIN_SCRIPT_OF_TRAINER = """\
+from model import RVAE
+
+model = RVAE()
+train_step = model.trainer(None)
+cross_entropy, per_row = train_step(logits, target)
+print(cross_entropy.data.cpu().numpy()[0], per_row.data.cpu().numpy()[0])
+"""
+
+
+def test_a_step_function_a_method_returns_gives_what_it_returns(tmp_path):
+    # ``train`` is nested in ``trainer``: calling what ``trainer`` returns runs it. Its
+    # second result is a row per sample, still indexable.
+    assert _folder_lines(tmp_path, {"model.py": TRAINER, "train.py": TRAIN_SCRIPT_OF_TRAINER}) == [("train.py", 6)]
+
+
+def test_a_nested_def_called_where_it_is_defined_gives_what_it_returns():
+    source = """\
+    import torch.nn.functional as F
+
+
+    def main(batches):
+        def loss_fn(logits, target):
+            return F.nll_loss(logits, target), logits.mean(1)
+
+        for logits, target in batches:
+            nll, mean = loss_fn(logits, target)
+            print(nll.data[0], mean.data[0])
+    """
+    assert _lines(source) == [10]
+
+
+def test_a_nested_def_rebound_to_something_else_is_unknown():
+    source = """\
+    import torch.nn.functional as F
+
+
+    def main(batches, custom):
+        def loss_fn(logits, target):
+            return F.nll_loss(logits, target)
+
+        if custom:
+            loss_fn = custom
+        for logits, target in batches:
+            print(loss_fn(logits, target).data[0])
+    """
+    assert _lines(source) == []

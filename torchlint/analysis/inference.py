@@ -41,7 +41,7 @@ from libcst.helpers import get_full_name_for_node
 
 from torchlint.analysis.names import Resolver
 from torchlint.analysis.outline import differentiated_callees, parameters_from_calls
-from torchlint.analysis.scopes import Assignment, ImportAssignment
+from torchlint.analysis.scopes import Assignment, ClassScope, ImportAssignment
 from torchlint.knowledge import torch_api as api
 
 
@@ -58,6 +58,7 @@ class Kind(enum.Enum):
     # The command line's options: an ``argparse.ArgumentParser``, what it parses and
     # what that holds (strings, numbers, lists of them); never a tensor.
     OPTIONS = "options"
+    FUNCTION = "function"  # a def of the file nested in another (``returns``: what calling it gives)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ class Value:
     # MAPPING: the values of some constant string keys, where they differ from ``element``
     # (an optimizer's param group: ``group['params']`` lists tensors, ``group['lr']`` is not one).
     keys: Tuple[Tuple[str, "Value"], ...] = ()
+    # FUNCTION: what calling it gives (a trainer method returning its inner ``train`` step).
+    returns: Optional["Value"] = None
 
     def __post_init__(self) -> None:
         # One fact, two spellings: 0-dim and ``scalar`` say the same.
@@ -186,6 +189,8 @@ def meet(values: Iterable[Value]) -> Value:
             ndim=result.ndim if result.ndim == value.ndim else None,
             if_tensor=(meet((result.if_tensor, value.if_tensor))
                        if result.if_tensor is not None and value.if_tensor is not None else None),
+            returns=(meet((result.returns, value.returns))
+                     if result.returns is not None and value.returns is not None else None),
         )
     return result if result is not None else UNKNOWN
 
@@ -213,7 +218,8 @@ _NUMBER_METHODS = frozenset(name for kind in (int, float) for name in dir(kind) 
 _EMPTY_MAPPINGS = frozenset({"builtins.dict", "collections.OrderedDict"})
 
 # What a value of these kinds can never be, or hold: a tensor.
-_HOLDS_NO_TENSOR = frozenset({Kind.UNKNOWN, Kind.MODULE, Kind.OBJECT, Kind.NUMBER, Kind.NONE, Kind.OPTIONS})
+_HOLDS_NO_TENSOR = frozenset({Kind.UNKNOWN, Kind.MODULE, Kind.OBJECT, Kind.NUMBER, Kind.NONE, Kind.OPTIONS,
+                              Kind.FUNCTION})
 
 
 class SavedInFolder(NamedTuple):
@@ -1442,7 +1448,15 @@ class Inference:
             binding = self._bindings.get(node)
             if binding is not None:
                 return self._filled(binding, self._name_container(node)) or self._binding_value(binding)
+        if isinstance(node, cst.FunctionDef) and self._definition_name(node) is None and self._nested(node):
+            # A def inside a def: no project key names it, so its value carries what it returns
+            # (to the code that calls it, or that its enclosing def returns it to).
+            return Value(Kind.FUNCTION, returns=self.function_return(node))
         return UNKNOWN
+
+    def _nested(self, function: cst.FunctionDef) -> bool:
+        scope = self._resolver.scope_of(function)
+        return scope is not None and scope is not scope.globals and not isinstance(scope, ClassScope)
 
     def _parameter_value(self, param: cst.Param) -> Value:
         """A parameter of a top-level def takes what its calls agree on, when the
@@ -1739,6 +1753,8 @@ class Inference:
             return self._module_call_value(callee)
         if callee.kind is Kind.OBJECT and callee.instance_of is not None:
             return self._member(callee.instance_of, "__call__", called=True)
+        if callee.kind is Kind.FUNCTION and callee.returns is not None:
+            return callee.returns
         local = self.local_definition(func)
         if local is not None:
             key = self._definition_name(local)

@@ -90,8 +90,9 @@ def _value(content: Dict[str, Any]) -> Value:
     element: Optional[Value] = decoded.get("element")
     unless_number: Optional[Value] = decoded.get("unless_number")
     if_tensor: Optional[Value] = decoded.get("if_tensor")
+    returns: Optional[Value] = decoded.get("returns")
     if not isinstance(items, tuple) or not all(isinstance(item, Value) for item in items) or not all(
-            part is None or isinstance(part, Value) for part in (element, unless_number, if_tensor)):
+            part is None or isinstance(part, Value) for part in (element, unless_number, if_tensor, returns)):
         raise ValueError("a value holding something else than values")
     keys = decoded.get("keys", ())
     if not isinstance(keys, tuple) or not all(
