@@ -1253,3 +1253,11 @@ def test_a_nested_def_rebound_to_something_else_is_unknown():
             print(loss_fn(logits, target).data[0])
     """
     assert _lines(source) == []
+
+
+def test_an_option_spelled_like_requires_grad_is_the_program_s_own_attribute():
+    # TL211 asks whether an assigned attribute could be a tensor's misspelled requires_grad;
+    # an argparse namespace never holds tensors.
+    source = COMMAND_LINE + "\nargs.require_grad = False\n"
+    assert _lines(source, "TL211") == []
+    assert _lines(source.replace("args.require_grad", "weight.require_grad"), "TL211") == [15]

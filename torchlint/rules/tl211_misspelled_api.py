@@ -637,7 +637,7 @@ class MisspelledTorchApi(Rule):
             return None
         name = attribute.attr.value
         value = ctx.inference.value(attribute.value)
-        if value.kind in (Kind.LOADER, Kind.NUMBER) or _is_self_of_plain_class(attribute.value, ctx):
+        if value.kind in _NEVER_TENSORS or _is_self_of_plain_class(attribute.value, ctx):
             return None
         if value.kind is Kind.UNKNOWN and name in _read_attributes(ctx.resolver.file_outline()):
             return None  # the program's own attribute, set and read back
@@ -662,6 +662,9 @@ class MisspelledTorchApi(Rule):
 
 
 # --- helpers -----------------------------------------------------------------------
+
+# Values no tensor can be: assigning any attribute to them is the program's own business.
+_NEVER_TENSORS = (Kind.LOADER, Kind.NUMBER, Kind.OPTIONS, Kind.FUNCTION)
 
 
 def _chain_links(index: AttributeIndex, heads: Dict[str, Tuple[str, ...]],
