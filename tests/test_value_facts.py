@@ -1261,3 +1261,28 @@ def test_an_option_spelled_like_requires_grad_is_the_program_s_own_attribute():
     source = COMMAND_LINE + "\nargs.require_grad = False\n"
     assert _lines(source, "TL211") == []
     assert _lines(source.replace("args.require_grad", "weight.require_grad"), "TL211") == [15]
+
+
+@pytest.mark.parametrize("saved, weights_only", [
+    ("args", None),  # an argparse.Namespace: weights_only=True refuses it, so no fix says True
+    ("{'state_dict': model.state_dict(), 'args': args}", None),
+    ("model.state_dict()", "True"),
+])
+def test_the_parsed_command_line_saved_is_not_weights(tmp_path, saved, weights_only):
+    files = {"train.py": f"""\
+import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+args = parser.parse_args()
+model = torch.nn.Linear(2, 2)
+torch.save({saved}, 'checkpoint.pt')
+state = torch.load('checkpoint.pt')
+"""}
+    found = _folder_lines(tmp_path, files, code="TL214", fixes=True)
+    assert len(found) == 1 and found[0][:2] == ("train.py", 8)
+    fix = found[0][2]
+    if weights_only is None:
+        assert fix is None or "weights_only=True" not in fix
+    else:
+        assert fix is not None and f"weights_only={weights_only}" in fix

@@ -248,17 +248,18 @@ def holds_cpu_values_only(obj: cst.BaseExpression, inference: "Inference", depth
         values = inference.bound_values(obj)
         if values and all(holds_cpu_values_only(value, inference, depth + 1) for value in values):
             return True
-    return _holds_numbers_only(inference.value(obj))
+    return _holds_numbers_only(inference.value(obj), options=True)
 
 
-def _holds_numbers_only(value: Value) -> bool:
-    """A number or None, or a tuple or dict of them (``word2idx[w] = len(word2idx)``), or
-    the command line's options (``parser.parse_args()``, ``vars()`` of them)."""
-    if value.kind in (Kind.NUMBER, Kind.NONE, Kind.OPTIONS):
+def _holds_numbers_only(value: Value, options: bool = False) -> bool:
+    """A number or None, or a tuple or dict of them (``word2idx[w] = len(word2idx)``); with
+    ``options``, the command line's options too (``parser.parse_args()``, ``vars()`` of
+    them): no tensor, but an ``argparse.Namespace`` is a pickled object to ``weights_only``."""
+    if value.kind in (Kind.NUMBER, Kind.NONE) or (options and value.kind is Kind.OPTIONS):
         return True
     if value.kind == Kind.TUPLE:
-        return bool(value.items) and all(map(_holds_numbers_only, value.items))
-    return value.kind == Kind.MAPPING and value.element is not None and _holds_numbers_only(value.element)
+        return bool(value.items) and all(_holds_numbers_only(item, options) for item in value.items)
+    return value.kind == Kind.MAPPING and value.element is not None and _holds_numbers_only(value.element, options)
 
 
 def _is_grad_scaler(expr: cst.BaseExpression, inference: "Inference") -> bool:
