@@ -202,19 +202,20 @@ def _cpu(self, *args, **kwargs):
 _to = torch.Tensor.to
 
 
+def _is_device(value: Any) -> bool:
+    return isinstance(value, (str, torch.device)) or _is_cuda_device(value)
+
+
 def _tensor_to(self, *args, **kwargs):
-    device = kwargs.get("device")
-    rest = [a for a in args if not _is_cuda_device(a) and not (isinstance(a, (str, torch.device)))]
-    moving = _is_cuda_device(device) or any(_is_cuda_device(a) and not isinstance(a, torch.dtype) for a in args)
-    leaving = (isinstance(device, (str, torch.device)) and not _is_cuda_device(device)) or any(
-        isinstance(a, (str, torch.device)) and not _is_cuda_device(a) for a in args)
-    kwargs.pop("device", None)
-    kwargs.pop("non_blocking", None)
-    rest = [a for a in rest if not isinstance(a, bool)]
-    out = _to(self, *rest, **kwargs)
-    if moving:
-        return _cuda(out if out is not self else self)
-    if leaving:
+    """``.to(...)`` with every device replaced by the CPU: to a GPU it tags, away from one it untags."""
+    devices = [a for a in args if _is_device(a)] + ([kwargs["device"]] if "device" in kwargs else [])
+    args = tuple("cpu" if _is_device(a) else a for a in args)
+    if "device" in kwargs:
+        kwargs["device"] = "cpu"
+    out = _to(self, *args, **kwargs)
+    if any(_is_cuda_device(d) for d in devices):
+        return _cuda(out)
+    if devices:
         return _cpu(out)
     return out
 
