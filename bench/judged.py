@@ -23,7 +23,7 @@ Three commands, all standard library only:
 ``score --labels FILE [--labels FILE ...] [--torchlint-src DIR ...] DEST``
     Runs the real command (``python -m torchlint --isolated --no-cache
     --output-format json``, every default rule plus the card rules) on DEST,
-    joins its findings with the labels on (path relative to DEST, line, code)
+    in each entry's folder as that repository's user runs it, joins its findings with the labels on (path relative to DEST, line, code)
     and prints per-rule tables. ``--torchlint-src`` (repeatable) scores other
     checkouts side by side (their directory goes first on PYTHONPATH), so
     before/after figures come from one run; ``--frontend flake8`` scores
@@ -509,7 +509,12 @@ def _cli_findings(dest: Path, env: Dict[str, str], codes: Sequence[str]) -> Tupl
         return _modern_findings(dest, env)
     command = [sys.executable, "-m", "torchlint", "--isolated", "--no-cache", "--no-respect-gitignore",
                "--output-format", "json", "--exit-zero", "--extend-select", ",".join(codes), "."]
-    return _json_findings(subprocess.run(command, cwd=dest, env=env, capture_output=True, text=True), "")
+    if any(p.suffix == ".py" for p in dest.iterdir()):
+        return _json_findings(subprocess.run(command, cwd=dest, env=env, capture_output=True, text=True), "")
+    # Each entry is a repository: run in its folder, as its user runs torchlint at the
+    # top of their checkout, so its own packages (``torchcv/`` beside ``examples/``) are
+    # the project's, and a package it imports but does not hold is a third party's.
+    return _each_entry(dest, command, env)
 
 
 def _modern_findings(dest: Path, env: Dict[str, str]) -> Tuple[Set[Key], List[str]]:
@@ -517,11 +522,16 @@ def _modern_findings(dest: Path, env: Dict[str, str]) -> Tuple[Set[Key], List[st
     ``--isolated``: the torch floor its metadata declares (``*.dist-info/METADATA``)
     applies, as it does for a user who checks the package (no entry carries a
     torchlint configuration)."""
+    command = [sys.executable, "-m", "torchlint", "--no-cache", "--no-respect-gitignore",
+               "--output-format", "json", "--exit-zero", "."]
+    return _each_entry(dest, command, env)
+
+
+def _each_entry(dest: Path, command: List[str], env: Dict[str, str]) -> Tuple[Set[Key], List[str]]:
+    """``command`` run in each entry folder of DEST, its findings named from DEST."""
     findings: Set[Key] = set()
     parse_errors: List[str] = []
     for entry in sorted(p for p in dest.iterdir() if p.is_dir()):
-        command = [sys.executable, "-m", "torchlint", "--no-cache", "--no-respect-gitignore",
-                   "--output-format", "json", "--exit-zero", "."]
         done = subprocess.run(command, cwd=entry, env=env, capture_output=True, text=True)
         found, errors = _json_findings(done, entry.name + "/")
         findings |= found

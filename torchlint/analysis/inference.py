@@ -252,6 +252,12 @@ class ProjectLink:
         """What calling the project function or class ``qualified`` gives."""
         return None
 
+    def opaque(self, qualified: str) -> bool:
+        """Is the imported name ``qualified`` from a package nothing here can read or
+        knows: not torch's, not the project's (imported, not held), not one of the
+        loss libraries ``torch_api.ZERO_DIM_LOSS_PACKAGES`` knows? False when unknown."""
+        return False
+
     def member_value(self, owner: str, member: str, called: bool, numbers: bool = True) -> Value:
         """An instance of class ``owner``: its attribute ``member``, or what
         calling its method ``member`` returns (``called``); "__call__" is the
@@ -1020,8 +1026,10 @@ class Inference:
             if moved is not None:
                 return replace(value, cuda=moved)
         if value.kind is Kind.UNKNOWN and all(v.kind in (Kind.UNKNOWN, Kind.TENSOR) for v in values) and (
-                self._backward_called(name) or self._from_differentiated_callee(assignments)):
-            # ``name.backward()`` in the same scope: only a one-element tensor takes that.
+                self._backward_called(name) or self._from_differentiated_callee(assignments)) and not any(
+                self._opaque_result(a) for a in assignments):
+            # ``name.backward()`` in the same scope: only a one-element tensor takes that, and
+            # one torch or the project computed is a reduction's, 0-dim since torch 0.4.
             return Value(Kind.TENSOR, scalar=True, loss=True)
         if value.kind is Kind.UNKNOWN and len(values) == 1 and self._sized(name):
             # ``name.size(0)`` in the scope of its only binding (a parameter, say): a tensor.
@@ -1356,13 +1364,36 @@ class Inference:
         return self._differentiated_call(binding.value)
 
     def _differentiated_call(self, call: cst.Call) -> bool:
-        """Does the file differentiate, with no gradient, a result of ``call``'s callee?"""
+        """Does the file differentiate, with no gradient, a result of ``call``'s callee,
+        one torch's reductions or the project's code makes? An opaque package's loss
+        (``torchbiomed.loss.dice_loss``, built on ``torch.FloatTensor(1)``) is one
+        element when differentiated, which is not 0 dimensions."""
+        if self._opaque_callee(call.func):
+            return False
         key = self._callee_key(call.func)
         if key is not None and key in self._differentiated_callees():
             return True
         # The train loop may sit in a def the narrowed text cut: the whole file's tree says.
         spelled = self._spelled_callee(call.func)
         return spelled is not None and spelled in differentiated_callees(self._resolver.file_outline())
+
+    def _opaque_result(self, assignment) -> bool:
+        """Is the binding ``name = f(...)`` of a callee from an opaque package?"""
+        binding = self._bindings.get(getattr(assignment, "node", None))
+        return (binding is not None and not binding.path and isinstance(binding.value, cst.Call)
+                and self._opaque_callee(binding.value.func))
+
+    def _opaque_callee(self, func: cst.BaseExpression, depth: int = 0) -> bool:
+        """``func`` imported from an opaque package (``ProjectLink.opaque``), or a name
+        bound once to an instance of such a package's class (``criterion = bioloss.DiceLoss()``)."""
+        qualified = self._resolver.resolve(func)
+        if qualified is not None:
+            return self.project.opaque(qualified)
+        if depth or not isinstance(func, cst.Name):
+            return False
+        binding = self.only_binding(func)
+        return (binding is not None and binding.how == "assign" and not binding.path
+                and isinstance(binding.value, cst.Call) and self._opaque_callee(binding.value.func, 1))
 
     def _spelled_callee(self, func: cst.BaseExpression) -> Optional[Tuple[Optional[str], str]]:
         """A callee as ``outline.differentiated_callees`` names it: a module-level
@@ -1951,7 +1982,9 @@ class Inference:
         if receiver.instance_of is None:
             return None
         value = self._member(receiver.instance_of, method, called=True)
-        return value if value.kind is not Kind.UNKNOWN else None
+        # An unknown kind may still carry a fact (``loss = 0`` then ``loss += criterion(...)``
+        # returned: a tensor unless a number); only a value that says nothing asks further.
+        return None if value == UNKNOWN else value
 
     def _known_callee_value(self, call: cst.Call, callee: str) -> Value:
         if callee in api.CUDA_TENSOR_TYPES:

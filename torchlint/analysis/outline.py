@@ -479,6 +479,8 @@ def differentiated_callees(outline: "Outline") -> FrozenSet[Tuple[Optional[str],
     top-level def, ``f`` (or ``m.f``: ``m``) bound nowhere in it; ``(C, attr)`` for ``loss =
     self.attr(...)`` then ``loss.backward()`` in a method of the top-level class ``C``."""
     whole = outline.whole_file
+    if not whole.attribute_index().by_name.get("backward"):
+        return frozenset()  # most modules differentiate nothing: no walk of every def
     return whole.memo("differentiated callees", lambda: _differentiated_callees(whole.tree))
 
 

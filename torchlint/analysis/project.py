@@ -71,6 +71,10 @@ class ModuleRef:
 class Finder:
     """Where the project's modules are; this one knows none (one text checked alone)."""
 
+    # Does a module this finder does not find lie outside the project (True: it
+    # searched the file system), or is the project simply unknown (False)?
+    searches_files = False
+
     def module_for(self, path: str) -> ModuleRef:
         """The module a checked file (or buffer) named ``path`` is."""
         stem = path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
@@ -1339,6 +1343,14 @@ class ModuleLink(ProjectLink):
             return None
         found = self._project.definition(qualified, self.ref)
         return _key(*found) if found is not None else None
+
+    def opaque(self, qualified: str) -> bool:
+        package = qualified.split(".", 1)[0]
+        if not package or package + "." in api.TORCH_PACKAGES or package in api.ZERO_DIM_LOSS_PACKAGES:
+            return False  # relative (the project's), torch's, or known
+        if not self._project.finder.searches_files:
+            return False  # one text checked alone: where its imports lead is unknown
+        return self._project.find(package, self.ref) is None
 
     def call_value(self, qualified: str) -> Optional[Value]:
         ref_key, name = _split_key(qualified)

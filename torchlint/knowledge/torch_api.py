@@ -118,6 +118,17 @@ LOSS_MODULE_PARAMS: Mapping[str, Tuple[str, ...]] = {
     NN + "TripletMarginLoss": ("margin", "p", "eps", "swap", "size_average", "reduce", "reduction"),
 }
 
+# Loss libraries written for torch >= 0.4 whose losses reduce with torch's reductions
+# (a mean by default): what they give to ``.backward()`` is 0-dim. Any other package
+# the project imports but does not hold is unread: its loss may be ``torch.FloatTensor(1)``
+# (one element, one dimension), so ``.backward()`` alone proves no 0-dim tensor there.
+ZERO_DIM_LOSS_PACKAGES: FrozenSet[str] = frozenset({
+    "pytorch_metric_learning",  # losses reduce through a reducer, MeanReducer by default
+    "kornia",  # kornia.losses: reduction="mean" by default
+    "monai",  # monai.losses: reduction="mean" by default
+    "segmentation_models_pytorch",  # smp.losses: the mean of the per-element loss
+})
+
 LOSS_FUNCTION_PARAMS: Mapping[str, Tuple[str, ...]] = {
     FUNCTIONAL + "binary_cross_entropy": ("input", "target", "weight", "size_average", "reduce", "reduction"),
     FUNCTIONAL + "binary_cross_entropy_with_logits": (

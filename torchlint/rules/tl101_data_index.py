@@ -135,6 +135,16 @@ class DataIndexZero(Rule):
             runnable=True,
             raises="IndexError",
         ),
+        Example(
+            """
+            def mean_reward(rewards):
+                return rewards.mean().data[0]
+            """,
+            """
+            def mean_reward(rewards):
+                return rewards.mean().item()
+            """,
+        ),
     )
     accepted = (
         """
@@ -142,9 +152,6 @@ class DataIndexZero(Rule):
         def firsts(out):
             # a reduction along a dim, and a row: still indexable
             return out.sum(1).data[0], out.data.cpu().numpy()[0], out.max(1)[0].data[0]
-        def column_totals(table):
-            # unknown receivers: a DataFrame's sum() is a Series, one value per column
-            return table.sum().data[0], table.eq(0).mean().data[0]
         """,
         """
         class Dataset:
@@ -191,8 +198,11 @@ class DataIndexZero(Rule):
             return
         # ``.data`` exists only on tensors: a binding to a Python number cannot be what reaches here.
         receiver = ctx.inference.used_as_tensor(data.value)
-        if numpy_data is not None and receiver.kind is Kind.UNKNOWN and receiver.if_tensor is not None:
-            receiver = receiver.if_tensor  # ``.data.numpy()``: only a tensor's ``.data`` has it
+        if receiver.kind is Kind.UNKNOWN and receiver.if_tensor is not None:
+            # A full reduction of something unknown (``rewards.mean()``): a tensor's is 0-dim
+            # today, a NumPy scalar's ``.data`` refuses any index, and pandas dropped
+            # ``Series.data``; ``[0]`` of it works on none of them (``.item()`` on the first two).
+            receiver = receiver.if_tensor
         if not (receiver.kind is Kind.TENSOR and receiver.scalar):
             return
         if numpy_data is not None:

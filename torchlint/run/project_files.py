@@ -34,6 +34,8 @@ from torchlint.run.project_walk import python_files
 
 
 class FileFinder(Finder):
+    searches_files = True
+
     def __init__(self, roots: Iterable[str] = ()) -> None:
         self.roots: List[str] = []
         for root in roots:
