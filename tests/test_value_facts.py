@@ -1355,3 +1355,23 @@ def test_a_differentiated_loss_from_a_package_nothing_reads_is_one_element_not_0
     files = {"train.py": OPAQUE_PACKAGE_LOSS.format(import_line=import_line),
              "losses.py": "def dice_loss(output, target):\n    return ((output - target) ** 2).sum()\n"}
     assert _folder_lines(tmp_path, files) == flagged
+
+
+def test_a_full_reduction_of_an_unknown_value_divided_by_numbers_keeps_its_0_dim_if_a_tensor():
+    # ``neg_log_p.sum() / (target.size(0) * target.size(1))`` returned from a helper: a
+    # tensor's quotient is 0-dim, a NumPy scalar's stays a scalar; a row of it is not.
+    source = """\
+    def nll_gaussian(preds, target, variance):
+        neg_log_p = log_density(preds, target, variance)
+        return neg_log_p.sum() / (target.size(0) * target.size(1))
+
+
+    def per_row(preds, target):
+        return preds.sum(1) / target.size(0)
+
+
+    def report(output, target):
+        print(nll_gaussian(output, target, 5e-5).data[0])
+        print(per_row(output, target).data[0])
+    """
+    assert _lines(source) == [11]

@@ -980,6 +980,12 @@ class Inference:
             # the tensor's arithmetic.
             tensor = self._arithmetic_of([v.unless_number or v for v in values], operands)
             return Value(Kind.UNKNOWN, unless_number=tensor) if tensor.kind is Kind.TENSOR else UNKNOWN
+        if any(v.if_tensor is not None for v in values) and all(
+                v.if_tensor is not None or v.kind in (Kind.NUMBER, Kind.OPTIONS) for v in values):
+            # ``x.sum() / (n * m)``, ``x`` unknown: if the reduction was a tensor's, so is the
+            # quotient, with its dimensions (a NumPy scalar stays one).
+            tensor = self._arithmetic_of([v.if_tensor or v for v in values], operands)
+            return Value(Kind.UNKNOWN, if_tensor=tensor) if tensor.kind is Kind.TENSOR else UNKNOWN
         return self._arithmetic_of(values, operands)
 
     def _arithmetic_of(self, values: Sequence[Value], operands: Sequence[cst.BaseExpression]) -> Value:
