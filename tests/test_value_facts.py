@@ -1375,3 +1375,60 @@ def test_a_full_reduction_of_an_unknown_value_divided_by_numbers_keeps_its_0_dim
         print(per_row(output, target).data[0])
     """
     assert _lines(source) == [11]
+
+
+CONSTRUCTED_TRAINER = {
+    "config.py": """\
+import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--gamma', type=float, default=0.5)
+
+
+def get_config():
+    config, unparsed = parser.parse_known_args()
+    return config, unparsed
+""",
+    "trainer.py": """\
+import torch
+from torch import nn
+
+
+class Trainer(object):
+    def __init__(self, config, data_loader):
+        self.gamma = config.gamma
+        self.data_loader = data_loader
+
+    def train(self, x, ae_x):
+        l1 = nn.L1Loss()
+        d_loss_real = l1(ae_x, x)
+        d_loss_fake = l1(ae_x, x * 2)
+        return (self.gamma * d_loss_real - d_loss_fake).data[0]
+""",
+    "main.py": """\
+from trainer import Trainer
+from config import get_config
+
+
+def main(config):
+    trainer = Trainer(config, None)
+    trainer.train(None, None)
+
+
+if __name__ == "__main__":
+    config, unparsed = get_config()
+    main(config)
+""",
+}
+
+
+def test_a_constructor_s_parameter_takes_what_the_class_s_calls_pass(tmp_path):
+    # ``self.gamma = config.gamma``, ``config`` the options main.py passes to ``Trainer(...)``:
+    # an option times a 0-dim loss is 0-dim (BEGAN's trainer).
+    assert _folder_lines(tmp_path, CONSTRUCTED_TRAINER) == [("trainer.py", 14)]
+
+
+def test_a_class_used_otherwise_than_called_leaves_its_constructor_s_parameters_unknown(tmp_path):
+    files = dict(CONSTRUCTED_TRAINER)
+    files["gan.py"] = "from trainer import Trainer\n\n\nclass Other(Trainer):\n    pass\n"
+    assert _folder_lines(tmp_path, files) == []

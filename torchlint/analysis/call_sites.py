@@ -119,7 +119,7 @@ def _function_references(inference: Inference, references: "_Spelled", target: C
 
 def _names_function(inference: Inference, node: cst.BaseExpression, key: str) -> bool:
     local = inference.local_definition(node)
-    if isinstance(local, cst.FunctionDef):
+    if isinstance(local, (cst.FunctionDef, cst.ClassDef)):
         return inference.definition_key(local) == key
     qualified = inference.resolver.resolve(node)
     return qualified is not None and inference.project.absolute(qualified) == key

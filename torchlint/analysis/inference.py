@@ -1527,6 +1527,11 @@ class Inference:
         names = [p.name.value for p in positional]
         position = names.index(param.name.value) if param in positional else None
         default = self.value(param.default) if param.default is not None else None
+        if method == "__init__":
+            # ``Trainer(config, loader)`` passes ``__init__``'s parameters after ``self``: the
+            # class's calls are its constructor's (any other use of the class, a subclass
+            # or a handed-on reference, leaves the parameter unknown).
+            return CallTarget(key, None, classdef.name.value, param.name.value, position, default)
         return CallTarget(key, method, function.name.value, param.name.value, position, default)
 
     def definition_key(self, definition: cst.CSTNode) -> Optional[str]:
