@@ -1432,3 +1432,4 @@ def test_a_class_used_otherwise_than_called_leaves_its_constructor_s_parameters_
     files = dict(CONSTRUCTED_TRAINER)
     files["gan.py"] = "from trainer import Trainer\n\n\nclass Other(Trainer):\n    pass\n"
     assert _folder_lines(tmp_path, files) == []
+

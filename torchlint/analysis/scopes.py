@@ -67,6 +67,9 @@ class Access:
         self.index = scope.count
         self._visible: Optional[_Visible] = None
 
+    def __hash__(self) -> int:
+        return self.index  # a deterministic order in sets (see ``BaseAssignment.__hash__``)
+
     @property
     def referents(self) -> Set["BaseAssignment"]:
         """The bindings this read may see: its scope's made before it, else the enclosing scopes'."""
@@ -142,6 +145,12 @@ class _Reads:
 class BaseAssignment:
     __slots__ = ("name", "scope", "_sources")
     index = -1
+
+    # Sets of bindings (and of reads) are iterated by what inference asks first; an
+    # identity hash, a memory address, made that order, and with it which question met
+    # a cycle first, differ from run to run. The order a scope made them in does not.
+    def __hash__(self) -> int:
+        return self.index
 
     def __init__(self, name: str, scope: "Scope") -> None:
         self.name = name
