@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import List
 

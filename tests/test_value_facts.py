@@ -1433,3 +1433,49 @@ def test_a_class_used_otherwise_than_called_leaves_its_constructor_s_parameters_
     files["gan.py"] = "from trainer import Trainer\n\n\nclass Other(Trainer):\n    pass\n"
     assert _folder_lines(tmp_path, files) == []
 
+
+
+RL_NMT = {
+    "nmt.py": """\
+import torch.nn as nn
+
+
+class NMT(nn.Module):
+    def nll(self, scores, target):
+        return nn.NLLLoss()(scores, target)
+""",
+    "rl_nmt.py": """\
+import torch
+from nmt import *
+
+
+class RLNMT(NMT):
+    def get_rl_loss(self, losses, sample_size=None):
+        if sample_size is None:
+            sample_size = self.args.sample_size
+        batch_size = len(losses) * sample_size
+        starts = torch.LongTensor([0 for _ in range(batch_size)])
+        return torch.cat(losses).sum() / batch_size, starts
+
+
+if __name__ == "__main__":
+    model = RLNMT()
+    if torch.cuda.is_available():
+        model = model.cuda()
+    loss_rl, starts = model.get_rl_loss([], sample_size=5)
+    print(loss_rl.data[0], model.nll(None, None).data[0])
+""",
+}
+
+
+def test_a_class_deriving_from_a_project_module_of_another_file_is_a_module(tmp_path):
+    # ``class RLNMT(NMT)``, NMT an nn.Module of ``from nmt import *``: ``model.cuda()`` keeps
+    # the module (and its methods' answers, its own and inherited), and ``range(batch_size)``
+    # makes ``batch_size`` (a product with an option) an integer, so the quotient stays 0-dim.
+    assert _folder_lines(tmp_path, RL_NMT) == [("rl_nmt.py", 19), ("rl_nmt.py", 19)]
+
+
+def test_a_name_counted_to_by_range_is_no_tensor_only_when_range_reads_its_bindings(tmp_path):
+    files = dict(RL_NMT)
+    files["rl_nmt.py"] = files["rl_nmt.py"].replace("for _ in range(batch_size)", "for _ in range(3)")
+    assert _folder_lines(tmp_path, files) == [("rl_nmt.py", 19)]

@@ -299,7 +299,8 @@ class Collector(Listener):
 
     def _note_backward(self, call: cst.Call) -> None:
         """``name.backward()`` with no gradient: evidence that ``name`` is a one-element tensor;
-        ``name.size(0)``: that it is a tensor (NumPy's ``size`` is a number, not a method)."""
+        ``name.size(0)``: that it is a tensor (NumPy's ``size`` is a number, not a method);
+        ``range(name)``: that it is an integer."""
         func = call.func
         if (isinstance(func, cst.Attribute) and func.attr.value == "backward" and isinstance(func.value, cst.Name)
                 and all(arg.keyword is not None and arg.keyword.value != "gradient" for arg in call.args)):
@@ -307,6 +308,10 @@ class Collector(Listener):
         elif (isinstance(func, cst.Attribute) and func.attr.value == "size" and isinstance(func.value, cst.Name)
                 and len(call.args) == 1 and call.args[0].keyword is None and _is_integer(call.args[0].value)):
             self.facts.sized_receivers.append(func.value)
+        elif isinstance(func, cst.Name) and func.value in ("range", "xrange"):
+            for arg in call.args:
+                if isinstance(arg.value, cst.Name) and arg.keyword is None and not arg.star:
+                    self.facts.counted_names.append((func, arg.value))
 
     # -- bindings -----------------------------------------------------------
 

@@ -356,6 +356,8 @@ class FileFacts:
     backward_receivers: List[cst.Name] = field(default_factory=list)
     # ``name.size(0)`` (a literal dimension): only a tensor has that method.
     sized_receivers: List[cst.Name] = field(default_factory=list)
+    # ``range(name)`` (or Python 2's ``xrange``): the callee and the name it counts to.
+    counted_names: List[Tuple[cst.Name, cst.Name]] = field(default_factory=list)
     # A name read in a ``while`` test -> the loop: its body's bindings come round to it.
     while_tests: Dict[cst.Name, cst.While] = field(default_factory=dict)
     # A read of a name inside ``if isinstance(name, T):`` / ``if torch.is_tensor(name):`` (or after
@@ -459,6 +461,7 @@ class Inference:
         self._attributes: Optional[Dict[cst.ClassDef, Dict[str, List[Binding]]]] = None
         self._backward: Optional[Set[Tuple[object, str]]] = None
         self._sized_names: Optional[Set[Tuple[object, str]]] = None
+        self._counted_names: Optional[Set[object]] = None
         self._stores: Optional[Dict[object, List[Optional[Binding]]]] = None
         self._chains: Dict[int, Optional[_Chain]] = {}
         self._moves: Optional[Dict[Tuple[object, str], List[Tuple[int, Optional[bool]]]]] = None
@@ -606,8 +609,16 @@ class Inference:
 
     def is_module_class(self, classdef: cst.ClassDef) -> bool:
         """Does this class derive from torch.nn.Module (directly or via the file)?"""
-        return self._derives_from(classdef, self._module_classes,
-                                  lambda qualified: qualified in api.MODULE_BASES or api.is_nn_class(qualified))
+        return self._derives_from(classdef, self._module_classes, self._is_module_base)
+
+    def _is_module_base(self, qualified: str) -> bool:
+        """torch's ``nn.Module`` or one of its classes, or a project class the project model
+        knows to be one (``class RLNMT(NMT)``, ``NMT`` an ``nn.Module`` of ``from nmt import *``)."""
+        if qualified in api.MODULE_BASES or api.is_nn_class(qualified):
+            return True
+        key = self.project.absolute(qualified)
+        made = self.project.call_value(key) if key is not None else None
+        return made is not None and made.kind is Kind.MODULE
 
     def _derives_from(self, classdef: cst.ClassDef, known: Dict[cst.ClassDef, bool],
                       is_torch_base: Callable[[str], bool]) -> bool:
@@ -1024,6 +1035,8 @@ class Inference:
             if last.if_tensor is not None and self._backward_of_binding(name, dominated):  # type: ignore[arg-type]
                 # ``loss = x.pow(2).sum()``, then ``loss.backward()``: only a tensor has that.
                 return last.if_tensor
+            if last == UNKNOWN and len(assignments) == 1 and self._counted(name):
+                return NUMBER  # ``batch_size = n * k`` and ``range(batch_size)``: an integer
             return last
         values = [self._assignment_value(a) for a in assignments]
         value = meet(values)
@@ -1040,6 +1053,8 @@ class Inference:
         if value.kind is Kind.UNKNOWN and len(values) == 1 and self._sized(name):
             # ``name.size(0)`` in the scope of its only binding (a parameter, say): a tensor.
             return TENSOR
+        if value == UNKNOWN and len(values) == 1 and self._counted(name):
+            return NUMBER  # ``range(name)`` in the scope of its only binding: an integer
         return value
 
     def _moved_in_place(self, read: cst.Name) -> Optional[bool]:
@@ -1461,6 +1476,18 @@ class Inference:
         if self._sized_names is None:
             self._sized_names = {(self._resolver.scope_of(r), r.value) for r in self._facts.sized_receivers}
         return (self._resolver.scope_of(name), name.value) in self._sized_names
+
+    def _counted(self, name: cst.Name) -> bool:
+        """Does a ``range(...)`` (``xrange`` in Python 2) read what ``name``'s bindings give
+        (also from a comprehension, a scope of its own)?"""
+        if self._counted_names is None:
+            self._counted_names = {
+                binding for func, counted in self._facts.counted_names
+                if self._resolver.resolve(func) == "builtins.range"
+                or (func.value == "xrange" and not self._resolver.assignments(func))  # Python 2's
+                for binding in self._resolver.assignments(counted)}
+        bindings = self._resolver.assignments(name)
+        return bool(bindings) and bindings <= self._counted_names
 
     def _proves_tensor(self, callee: cst.BaseExpression, kind: Optional[cst.BaseExpression]) -> bool:
         """``isinstance(x, torch.Tensor)`` or ``torch.is_tensor(x)``: a test only a tensor passes."""

@@ -120,6 +120,17 @@ class FunctionalDropoutTraining(Rule):
                 return F.dropout(x, p=0.1, training=self.training)
         """,
         """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class EdgeDropout(nn.Module):
+            def forward(self, weight):
+                if self.p > 0 and self.training:
+                    weight = F.dropout(weight, p=self.p)  # runs only in training
+                return weight
+        """,
+        """
         import torch.nn.functional as F
 
 
@@ -179,7 +190,7 @@ class FunctionalDropoutTraining(Rule):
         if not ctx.inference.is_module_class(classdef):
             return
         this = _self_name(method)
-        if this is None:
+        if this is None or _under_training_test(method, node, this):
             return
         spelled = edits.expression_code(node.func)
         if DROPOUT_FUNCTIONS[callee]:
@@ -203,6 +214,52 @@ def _passes_training(call: cst.Call) -> bool:
     if edits.keyword(call, "training") is not None:
         return True
     return sum(1 for arg in call.args if arg.keyword is None) > DROPOUT_TRAINING_INDEX
+
+
+def _under_training_test(method: cst.FunctionDef, call: cst.Call, this: str) -> bool:
+    """Is ``call`` in the body of an ``if`` whose test reads ``self.training`` (``if
+    self.dropout > 0 and self.training:``)? It then runs only in training, where
+    the default ``training=True`` is right."""
+    finder = _TrainingTests(call, this)
+    method.body.visit(finder)
+    return finder.found
+
+
+class _TrainingTests(cst.CSTVisitor):
+    def __init__(self, call: cst.Call, this: str) -> None:
+        self.call, self.this, self.found = call, this, False
+        self._tests = 0  # how many enclosing ``if`` bodies test ``self.training``
+
+    def visit_If(self, node: cst.If) -> bool:
+        if _reads_training(node.test, self.this):
+            self._tests += 1
+            node.body.visit(self)
+            self._tests -= 1
+            if node.orelse is not None:
+                node.orelse.visit(self)  # the ``else`` runs outside training
+            return False
+        return True
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if node is self.call and self._tests:
+            self.found = True
+        return not self.found
+
+
+def _reads_training(test: cst.BaseExpression, this: str) -> bool:
+    found = []
+
+    class _Reads(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            if (node.attr.value == "training" and isinstance(node.value, cst.Name) and node.value.value == this):
+                found.append(node)
+            return True
+
+        def visit_UnaryOperation(self, node: cst.UnaryOperation) -> bool:
+            return not isinstance(node.operator, cst.Not)  # ``not self.training``: eval only
+
+    test.visit(_Reads())
+    return bool(found)
 
 
 def _self_name(method: cst.FunctionDef) -> Optional[str]:
