@@ -87,6 +87,30 @@ class FunctionalDropoutTraining(Rule):
         Example(
             """
             import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class EdgeDropout(nn.Module):
+                def forward(self, weight):
+                    if self.always or self.training:
+                        weight = F.dropout(weight, p=0.1)
+                    return weight
+            """,
+            """
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class EdgeDropout(nn.Module):
+                def forward(self, weight):
+                    if self.always or self.training:
+                        weight = F.dropout(weight, p=0.1, training=self.training)
+                    return weight
+            """,
+        ),
+        Example(
+            """
+            import torch.nn as nn
             from torch.nn.functional import alpha_dropout, dropout2d
 
 
@@ -247,19 +271,13 @@ class _TrainingTests(cst.CSTVisitor):
 
 
 def _reads_training(test: cst.BaseExpression, this: str) -> bool:
-    found = []
-
-    class _Reads(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            if (node.attr.value == "training" and isinstance(node.value, cst.Name) and node.value.value == this):
-                found.append(node)
-            return True
-
-        def visit_UnaryOperation(self, node: cst.UnaryOperation) -> bool:
-            return not isinstance(node.operator, cst.Not)  # ``not self.training``: eval only
-
-    test.visit(_Reads())
-    return bool(found)
+    """Does ``test`` hold only in training: ``self.training``, or an ``and`` with it
+    (``self.p > 0 and self.training``)? An ``or`` or a ``not`` may hold in evaluation."""
+    if isinstance(test, cst.BooleanOperation):
+        return isinstance(test.operator, cst.And) and (
+            _reads_training(test.left, this) or _reads_training(test.right, this))
+    return (isinstance(test, cst.Attribute) and test.attr.value == "training"
+            and isinstance(test.value, cst.Name) and test.value.value == this)
 
 
 def _self_name(method: cst.FunctionDef) -> Optional[str]:
