@@ -1479,3 +1479,158 @@ def test_a_name_counted_to_by_range_is_no_tensor_only_when_range_reads_its_bindi
     files = dict(RL_NMT)
     files["rl_nmt.py"] = files["rl_nmt.py"].replace("for _ in range(batch_size)", "for _ in range(3)")
     assert _folder_lines(tmp_path, files) == [("rl_nmt.py", 19)]
+
+
+# -- what a call's constant arguments decide (``analysis/specialise.py``) --------------------
+
+AVERAGED_LOSS = """\
+import torch
+
+
+class VAE(torch.nn.Module):
+    def calculate_loss(self, x, beta=1., average=False):
+        RE = torch.sum(x * x, 1)
+        KL = torch.sum(x, 1)
+        loss = -RE + beta * KL
+        if average:
+            loss = torch.mean(loss)
+            RE = torch.mean(RE)
+        return loss, RE, KL
+
+    def evaluate(self, x):
+        loss, RE, KL = self.calculate_loss(x, average=True)
+        print(loss.data[0], RE.data[0], KL.data[0])
+        loss, RE, KL = self.calculate_loss(x)
+        print(loss.data[0], RE.data[0], KL.data[0])
+        loss, RE, KL = self.calculate_loss(x, 0.5, False)
+        print(loss.data[0], RE.data[0], KL.data[0])
+        loss, RE, KL = self.calculate_loss(x, 0.5, True)
+        print(loss.data[0], RE.data[0], KL.data[0])
+"""
+
+
+def test_a_branch_a_call_s_constant_takes_decides_what_that_call_returns():
+    # vae_vampprior's ``calculate_loss(x, average=True)``: 0-dim on that call only; the calls
+    # leaving ``average`` to its default (or passing False) get the per-sample losses.
+    assert _lines(AVERAGED_LOSS) == [16, 16, 22, 22]
+
+
+def test_a_parameter_the_def_rebinds_is_not_read_as_the_call_s_constant():
+    source = AVERAGED_LOSS.replace("        if average:\n", "        average = average or x.is_cuda\n        if average:\n")
+    assert _lines(source) == []
+
+
+def test_the_plain_summary_is_kept_apart_from_what_one_call_gets():
+    # The general answer, asked first or last, stays the meet of both ways.
+    calls = AVERAGED_LOSS.split("    def evaluate")[0]
+    plain_first = calls + """\
+    def evaluate(self, x):
+        a = self.calculate_loss(x)[0].data[0]
+        b = self.calculate_loss(x, average=True)[0].data[0]
+        c = self.calculate_loss(x)[0].data[0]
+"""
+    assert _lines(plain_first) == [16]
+
+
+DEFAULT_DIM = """\
+import torch
+
+
+def log_bernoulli(x, mean, average=False, dim=None):
+    log_p = x * torch.log(mean) + (1. - x) * torch.log(1. - mean)
+    if average:
+        return torch.mean(log_p, dim)
+    else:
+        return torch.sum(log_p, dim)
+
+
+def lower_bound(x, x_mean, kl):
+    RE = log_bernoulli(x, x_mean)
+    per_sample = log_bernoulli(x, x_mean, dim=1)
+    mean_of_all = log_bernoulli(x, x_mean, True)
+    return RE.data[0], (-RE + kl.sum()).data[0], per_sample.data[0], mean_of_all.data[0]
+"""
+
+
+def test_a_default_the_call_leaves_decides_the_branch_and_a_reduction_over_dim_none():
+    # ``torch.sum(log_p, None)`` (the default ``dim``) reduces every dimension: 0-dim.
+    assert _lines(DEFAULT_DIM) == [16, 16, 16]
+
+
+@pytest.mark.parametrize("test, flagged", [
+    ("if mask is None:", False),  # always taken: the 1-D sums
+    ("if mask is not None:", True),  # never taken: the full sum
+    ("if not mask is None and scale:", True),
+    ("if mask is not None or scale:", True),
+    ("if mask:", True),
+    ("if mask is None and x.is_cuda:", False),  # not decided: either return
+    ("if x.is_cuda:", False),
+])
+def test_tests_of_none_not_and_or_over_constants_are_decided(test, flagged):
+    source = f"""\
+import torch
+
+
+def total(x, mask=None, scale=False):
+    {test}
+        return x.sum(1)
+    return x.sum()
+
+
+def report(x):
+    return total(x).data[0]
+"""
+    assert _lines(source) == ([11] if flagged else [])
+
+
+def test_an_elif_and_the_returns_after_an_always_taken_return_follow_the_constants():
+    source = """\
+import torch
+
+
+def reduce(x, how="sum", average=True, per_row=False):
+    if per_row:
+        return x.sum(1)
+    elif average:
+        return x.mean()
+    return x.sum(1)
+
+
+def report(x):
+    return reduce(x).data[0], reduce(x, per_row=True).data[0], reduce(x, average=False).data[0]
+"""
+    assert _lines(source) == [13]
+
+
+def test_a_0_dim_tensor_plus_a_full_reduction_of_an_unknown_value_is_0_dim():
+    # torch-light's capsule loss: ``self.margin_loss(...) + self.reconstruction_loss(...) * 0.05``,
+    # the first a known 0-dim tensor, the second ``.mean()`` of a value nothing types.
+    source = """\
+import torch
+
+
+def margin(x):
+    return torch.mean(x * x)
+
+
+def report(x, recon):
+    loss = margin(x) + recon(x).mean() * 0.05
+    return loss.data[0]
+"""
+    assert _lines(source) == [10]
+
+
+def test_a_call_s_constant_decides_a_method_of_another_module(tmp_path):
+    files = {
+        "models.py": AVERAGED_LOSS.split("    def evaluate")[0],
+        "training.py": """\
+from models import VAE
+
+
+def train(x):
+    model = VAE()
+    loss, RE, KL = model.calculate_loss(x, average=True)
+    return loss.data[0], KL.data[0]
+""",
+    }
+    assert _folder_lines(tmp_path, files) == [("training.py", 7)]

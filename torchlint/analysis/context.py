@@ -225,12 +225,15 @@ class Collector(Listener):
             function = self._function()
             if function is not None:
                 self.facts.returns.setdefault(function, []).append(node.value)
+                self.facts.return_blocks.setdefault(function, []).append(self._block)
         elif kind is cst.Yield:
             function = self._function()
             if function is not None:
                 self.facts.generators.add(function)
         elif kind is cst.If or kind is cst.IndentedBlock:
             self._guards.enter(node)
+            if kind is cst.If:
+                self._note_branches(node)
             if kind is cst.IndentedBlock:
                 self._block = Block(node, self._block, self._loop_body(node))
         elif kind is cst.SimpleStatementSuite:
@@ -263,6 +266,19 @@ class Collector(Listener):
         """Is ``block`` the body of the ``for`` or ``while`` being walked (not its ``else``)?"""
         frame = self._frame
         return frame is not None and type(frame.node) in (cst.For, cst.While) and frame.node.body is block
+
+    def _note_branches(self, node: cst.If) -> None:
+        """Which blocks ``node``'s test decides: its body, its ``else`` body, and an
+        ``elif`` (reached only when the test is false)."""
+        facts = self.facts
+        facts.branches[node.body] = (node, True)
+        if isinstance(node.orelse, cst.Else):
+            facts.branches[node.orelse.body] = (node, False)
+        elif isinstance(node.orelse, cst.If):
+            facts.elif_of[node.orelse] = node
+        function = self._function()
+        if function is not None:
+            facts.function_tests.setdefault(function, []).append(node)
 
     def _function(self) -> Optional[cst.FunctionDef]:
         """The innermost function being walked (a class body or module has none)."""

@@ -30,6 +30,7 @@ of a script's def takes what all the file's calls pass (``call_site_value``).
 from __future__ import annotations
 
 import bisect
+import copy
 import enum
 from dataclasses import dataclass, field, replace
 from typing import (
@@ -42,6 +43,7 @@ from libcst.helpers import get_full_name_for_node
 from torchlint.analysis.names import Resolver
 from torchlint.analysis.outline import differentiated_callees, parameters_from_calls
 from torchlint.analysis.scopes import Assignment, ClassScope, ImportAssignment
+from torchlint.analysis.specialise import Arguments, branch_runs, call_arguments, decided, given_constants
 from torchlint.knowledge import torch_api as api
 
 
@@ -125,6 +127,10 @@ NONE = Value(Kind.NONE)
 OPTIONS = Value(Kind.OPTIONS)
 # A binding whose value depends on itself (``x = x.cuda()``): no information.
 _PENDING = Value(Kind.UNKNOWN, cuda=None, module_class="<pending>")
+# Reductions whose second parameter is the dimension (None: every dimension).
+_DIM_SECOND = frozenset({"torch.sum", "torch.mean"})
+# What a parameter holding a call's constant (``specialise.py``) reads as.
+_CONSTANT_VALUES: Mapping[str, Value] = {"None": NONE, "0": NUMBER, "number": NUMBER, "True": UNKNOWN, "False": UNKNOWN}
 
 
 @dataclass(frozen=True)
@@ -248,8 +254,9 @@ class ProjectLink:
         """The key of the checked file's own top-level definition ``name``."""
         return None
 
-    def call_value(self, qualified: str) -> Optional[Value]:
-        """What calling the project function or class ``qualified`` gives."""
+    def call_value(self, qualified: str, arguments: Optional[Arguments] = None) -> Optional[Value]:
+        """What calling the project function or class ``qualified`` gives (with
+        ``arguments``, on a call passing them: ``specialise.py``)."""
         return None
 
     def opaque(self, qualified: str) -> bool:
@@ -258,11 +265,13 @@ class ProjectLink:
         loss libraries ``torch_api.ZERO_DIM_LOSS_PACKAGES`` knows? False when unknown."""
         return False
 
-    def member_value(self, owner: str, member: str, called: bool, numbers: bool = True) -> Value:
+    def member_value(self, owner: str, member: str, called: bool, numbers: bool = True,
+                     arguments: Optional[Arguments] = None) -> Value:
         """An instance of class ``owner``: its attribute ``member``, or what
-        calling its method ``member`` returns (``called``); "__call__" is the
-        instance called (``forward`` for an nn.Module). Without ``numbers``,
-        the attribute's assignments of Python numbers are left out."""
+        calling its method ``member`` returns (``called``, with ``arguments`` when
+        the call's constants are asked about); "__call__" is the instance called
+        (``forward`` for an nn.Module). Without ``numbers``, the attribute's
+        assignments of Python numbers are left out."""
         return UNKNOWN
 
     def star_exports(self, spelled: str) -> Optional[Dict[str, str]]:
@@ -349,7 +358,15 @@ class FileFacts:
 
     # A function -> the values its ``return`` statements give (None: a bare ``return``).
     returns: Dict[cst.FunctionDef, List[Optional[cst.BaseExpression]]] = field(default_factory=dict)
+    # ... and the block each of those ``return`` statements is in (in the same order).
+    return_blocks: Dict[cst.FunctionDef, List[Optional["Block"]]] = field(default_factory=dict)
     generators: Set[cst.FunctionDef] = field(default_factory=set)  # functions that ``yield``
+    # The body (or ``else`` body) of an ``if`` -> the ``if`` and which way its test went there.
+    branches: Dict[cst.CSTNode, Tuple[cst.If, bool]] = field(default_factory=dict)
+    # An ``elif`` -> the ``if`` whose ``else`` it is.
+    elif_of: Dict[cst.If, cst.If] = field(default_factory=dict)
+    # A function -> the ``if`` statements in its body (``elif`` included).
+    function_tests: Dict[cst.FunctionDef, List[cst.If]] = field(default_factory=dict)
     # ``self.attr = value`` (and tuple targets): the ``self`` read, the attribute, the binding.
     attribute_bindings: List[Tuple[cst.Name, str, Binding]] = field(default_factory=list)
     # ``name.backward()`` with no gradient given: only a one-element tensor accepts that.
@@ -469,6 +486,14 @@ class Inference:
         # What other analyses work out once per file over this inference (``call_sites.py``'s index).
         self.memo: Dict[str, object] = {}
         self._depth = 0  # value() calls in progress
+        # What calls with constant arguments return (``specialise.py``): (def, constants) -> value.
+        self._specialised: Dict[Tuple[cst.FunctionDef, FrozenSet[Tuple[cst.Param, str]]], Value] = {}
+        # In an inference specialised to a call's constants (``_specialised_return``): the
+        # inference it was copied from (which answers for every node outside ``_inside``),
+        # the def's parameters that hold constants, and the def's nodes.
+        self._origin: Optional["Inference"] = None
+        self._given: Mapping[cst.Param, str] = {}
+        self._inside: FrozenSet[cst.CSTNode] = frozenset()
         # How deep the not yet evaluated values below each expression go (``_prewarm``).
         self._heights: Dict[cst.CSTNode, int] = {}
 
@@ -484,6 +509,8 @@ class Inference:
     # -- the questions rules ask ------------------------------------------
 
     def value(self, expr: cst.BaseExpression) -> Value:
+        if self._origin is not None and expr not in self._inside:
+            return self._origin.value(expr)  # no constant reaches there: the plain answer
         cached = self._cache.get(expr)
         if cached is None:
             if self._depth == 0:
@@ -718,8 +745,17 @@ class Inference:
 
     # -- what the project model asks of the module defining something -------
 
-    def function_return(self, function: cst.FunctionDef) -> Value:
-        """What calling ``function`` returns: what all its ``return`` statements agree on."""
+    def function_return(self, function: cst.FunctionDef, arguments: Optional[Arguments] = None,
+                        bound: bool = False) -> Value:
+        """What calling ``function`` returns: what all its ``return`` statements agree on.
+        With ``arguments`` (a call's, ``bound`` for a method called on an instance), what
+        that call returns, where its constants decide an ``if`` of the def."""
+        if self._origin is not None:
+            return self._origin.function_return(function, arguments, bound)
+        if arguments is not None:
+            given = given_constants(function, arguments, bound)
+            if given and self._decides_a_test(function, given):
+                return self._specialised_return(function, given)
         known = self._returns.get(function)
         if known is None:
             self._returns[function] = _PENDING  # recursion: no information
@@ -727,7 +763,8 @@ class Inference:
             self._returns[function] = known
         return known
 
-    def class_member(self, classdef: cst.ClassDef, member: str, called: bool, numbers: bool = True) -> Value:
+    def class_member(self, classdef: cst.ClassDef, member: str, called: bool, numbers: bool = True,
+                     arguments: Optional[Arguments] = None) -> Value:
         """An instance of ``classdef``: attribute ``member``, or what calling
         method ``member`` returns (``called``; "__call__" is the instance called).
         Without ``numbers``, assignments of Python numbers to the attribute are
@@ -739,8 +776,8 @@ class Inference:
         method = _method(classdef, member)
         if called:
             if method is None:
-                return self._inherited(classdef, member, called, numbers)
-            return self.function_return(method)
+                return self._inherited(classdef, member, called, numbers, arguments)
+            return self.function_return(method, arguments, bound=True)
         if method is not None:
             decorators = {cst.helpers.get_full_name_for_node(d.decorator) for d in method.decorators}
             return self.function_return(method) if "property" in decorators else UNKNOWN
@@ -871,7 +908,8 @@ class Inference:
             key = self._definition_name(local) if isinstance(local, cst.FunctionDef) else None
         return self.project.forwarded(key).get(keyword) if key is not None else None
 
-    def _inherited(self, classdef: cst.ClassDef, member: str, called: bool, numbers: bool) -> Value:
+    def _inherited(self, classdef: cst.ClassDef, member: str, called: bool, numbers: bool,
+                   arguments: Optional[Arguments] = None) -> Value:
         """``member`` as the first base class of the project that defines it gives it."""
         for base in classdef.bases:
             if base.keyword is not None:
@@ -879,7 +917,7 @@ class Inference:
             key = self._class_key(base.value)
             if key is None:
                 continue
-            value = self.project.member_value(key, member, called, numbers)
+            value = self.project.member_value(key, member, called, numbers, arguments)
             if value.kind is not Kind.UNKNOWN:
                 return value
         return UNKNOWN
@@ -896,9 +934,91 @@ class Inference:
         if function in self._facts.generators or function.asynchronous is not None:
             return UNKNOWN
         returned = self._facts.returns.get(function)
+        if returned and self._origin is not None:
+            returned = self._reachable_returns(function, returned)
         if not returned or any(value is None for value in returned):
             return UNKNOWN  # falls off its end, or returns None somewhere
         return meet(self.value(value) for value in returned if value is not None)
+
+    # -- a call's constant arguments (``specialise.py``) -------------------------
+
+    def _decides_a_test(self, function: cst.FunctionDef, given: Mapping[cst.Param, str]) -> bool:
+        token_of = self._token_reader(given)
+        return any(decided(statement.test, token_of) is not None
+                   for statement in self._facts.function_tests.get(function, ()))
+
+    def _token_reader(self, given: Mapping[cst.Param, str]):
+        """The constant a name reads, where its only binding is a parameter ``given`` holds."""
+        def token_of(name: cst.Name) -> Optional[str]:
+            assignments = self._resolver.assignments(name)
+            if len(assignments) != 1:
+                return None
+            return given.get(getattr(next(iter(assignments)), "node", None))  # type: ignore[arg-type]
+        return token_of
+
+    def _specialised_return(self, function: cst.FunctionDef, given: Mapping[cst.Param, str]) -> Value:
+        """What ``function`` returns to a call giving its parameters the constants
+        ``given``: worked out by a copy of this inference whose own cache holds the
+        values of the def's nodes under those constants."""
+        key = (function, frozenset(given.items()))
+        known = self._specialised.get(key)
+        if known is None:
+            self._specialised[key] = _PENDING  # recursion: no information
+            special = copy.copy(self)
+            special._origin, special._given = self, dict(given)
+            special._inside = _nodes_of(function)
+            special._cache, special._heights, special._chains, special._returns = {}, {}, {}, {}
+            special._differentiated, special.memo, special._depth, special._specialised = None, {}, 0, {}
+            known = special._function_return(function)
+            self._specialised[key] = known
+        return known
+
+    def _runs(self, block: Optional["Block"]) -> Optional[bool]:
+        """Under the constants given: does ``block`` run whenever the block around it
+        does (True), never (False), or is that unknown (None)?"""
+        if block is None or self._origin is None:
+            return None
+        return branch_runs(self._facts.branches.get(block.node), self._facts.elif_of, self._token_reader(self._given))
+
+    def _dead(self, block: Optional["Block"]) -> bool:
+        """Can ``block`` not run under the constants given (it, or a block around it)?"""
+        while block is not None:
+            if self._runs(block) is False:
+                return True
+            block = block.parent
+        return False
+
+    def _lifted(self, block: "Block") -> "Block":
+        """The block around ``block`` that runs exactly when it does, under the constants given."""
+        while block.parent is not None and self._runs(block) is True:
+            block = block.parent
+        return block
+
+    def _encloses(self, block: "Block", other: Optional["Block"]) -> bool:
+        """Does every run reaching ``other`` pass through ``block``'s start (under the constants given)?"""
+        if block.encloses(other):
+            return True
+        return self._origin is not None and self._lifted(block).encloses(other)
+
+    def _reachable_returns(self, function: cst.FunctionDef, returned: List[Optional[cst.BaseExpression]]
+                           ) -> List[Optional[cst.BaseExpression]]:
+        """The ``return`` values of ``function`` that a run under the constants given may
+        reach: not those in a block that cannot run, nor those after a return that always runs."""
+        reachable = []
+        for value, block in zip(returned, self._facts.return_blocks.get(function, ())):
+            if self._dead(block):
+                continue
+            reachable.append(value)
+            if block is not None and self._lifted(block).node is function.body:
+                break  # every run returns here: the returns after it are never reached
+        return reachable
+
+    def _live(self, assignments):
+        """``assignments`` less those in a block that cannot run under the constants given."""
+        if self._origin is None:
+            return assignments
+        live = frozenset(a for a in assignments if not self._dead(self._facts.block_of.get(getattr(a, "node", None))))
+        return live if live and len(live) < len(assignments) else assignments
 
     def _attribute_bindings(self) -> Dict[cst.ClassDef, Dict[str, List[Binding]]]:
         if self._attributes is None:
@@ -992,10 +1112,14 @@ class Inference:
             tensor = self._arithmetic_of([v.unless_number or v for v in values], operands)
             return Value(Kind.UNKNOWN, unless_number=tensor) if tensor.kind is Kind.TENSOR else UNKNOWN
         if any(v.if_tensor is not None for v in values) and all(
-                v.if_tensor is not None or v.kind in (Kind.NUMBER, Kind.OPTIONS) for v in values):
+                v.if_tensor is not None or v.kind in (Kind.NUMBER, Kind.OPTIONS, Kind.TENSOR) for v in values):
             # ``x.sum() / (n * m)``, ``x`` unknown: if the reduction was a tensor's, so is the
-            # quotient, with its dimensions (a NumPy scalar stays one).
+            # quotient, with its dimensions (a NumPy scalar stays one). Beside a tensor
+            # (``a.mean() + f(b).mean()``) the result is a tensor either way, and a NumPy
+            # scalar adds no dimension, as a 0-dim tensor would not.
             tensor = self._arithmetic_of([v.if_tensor or v for v in values], operands)
+            if tensor.kind is Kind.TENSOR and any(v.kind is Kind.TENSOR for v in values):
+                return tensor
             return Value(Kind.UNKNOWN, if_tensor=tensor) if tensor.kind is Kind.TENSOR else UNKNOWN
         return self._arithmetic_of(values, operands)
 
@@ -1027,6 +1151,11 @@ class Inference:
         assignments = self._resolver.assignments(name)
         if not assignments:
             return UNKNOWN
+        if self._origin is not None:
+            token = self._token_reader(self._given)(name)
+            if token is not None:
+                return _CONSTANT_VALUES[token]  # a parameter holding the call's constant
+            assignments = self._live(assignments)
         dominated = self._dominating_end(name, assignments)
         last = self._last_value(name, *dominated) if dominated is not None else None
         if last is not None:
@@ -1117,9 +1246,11 @@ class Inference:
         kept = [v for v in values if v.module_class not in api.PARALLEL_WRAPPERS]
         return meet(kept).instance_of if kept and len(kept) < len(values) else None
 
-    def _member(self, owners: str, member: str, called: bool, numbers: bool = True) -> Value:
+    def _member(self, owners: str, member: str, called: bool, numbers: bool = True,
+                arguments: Optional[Arguments] = None) -> Value:
         """What all the classes an instance may be of agree ``member`` gives."""
-        return meet(self.project.member_value(owner, member, called, numbers) for owner in owners.split(_OWNERS))
+        return meet(self.project.member_value(owner, member, called, numbers, arguments)
+                    for owner in owners.split(_OWNERS))
 
     def _accumulated_value(self, assignment, name: str) -> Value:
         """A binding's value; for ``name = name + x`` (an accumulation), what is added."""
@@ -1234,8 +1365,8 @@ class Inference:
         last = ordered[end - 1] if end > 0 else None
         binding = self._bindings.get(last.node) if last is not None else None
         block = self._facts.block_of.get(last.node) if last is not None else None
-        if binding is None or binding.how == "aug" or block is None or not block.encloses(
-                self._facts.block_of.get(read)):
+        if binding is None or binding.how == "aug" or block is None or not self._encloses(
+                block, self._facts.block_of.get(read)):
             return None
         return last
 
@@ -1311,7 +1442,7 @@ class Inference:
             last = ordered[end - 1]
             block = self._facts.block_of.get(last.node)
             binding = self._bindings.get(last.node)
-            if binding is None or block is None or not block.encloses(self._facts.block_of.get(target)):
+            if binding is None or block is None or not self._encloses(block, self._facts.block_of.get(target)):
                 break
             if binding.how != "aug":
                 value = self._filled(binding, self._name_container(last.node)) or self._binding_value(binding)
@@ -1809,12 +1940,12 @@ class Inference:
             known = self._known_callee_value(call, callee_name)
             if known.kind is Kind.UNKNOWN and not callee_name.startswith(api.TORCH_PACKAGES):
                 absolute = self.project.absolute(callee_name)
-                project_value = self.project.call_value(absolute) if absolute is not None else None
+                project_value = self.project.call_value(absolute, call_arguments(call)) if absolute is not None else None
                 return project_value if project_value is not None else known
             return known
         fallback = self._one_project_definition(func)
         if fallback is not None:
-            project_value = self.project.call_value(fallback)
+            project_value = self.project.call_value(fallback, call_arguments(call))
             if project_value is not None:
                 return project_value
         callee = self.value(func)
@@ -1827,7 +1958,7 @@ class Inference:
         local = self.local_definition(func)
         if local is not None:
             key = self._definition_name(local)
-            project_value = self.project.call_value(key) if key is not None else None
+            project_value = self.project.call_value(key, call_arguments(call)) if key is not None else None
             if project_value is not None:
                 return project_value
             if isinstance(local, cst.ClassDef) and self.is_module_class(local):
@@ -1855,12 +1986,12 @@ class Inference:
         if receiver.kind is Kind.MODULE:
             if method in ("cuda", "to", "cpu", "float", "double", "half", "train", "eval"):
                 return replace(receiver, cuda=_device_after(method, call, receiver.cuda))
-            known = self._project_method_value(receiver, method)
+            known = self._project_method_value(receiver, method, call)
             if known is None and method in api.PARAMETER_METHODS and not call.args:
                 return _parameters_value(method)
             return known
         if receiver.kind is Kind.OBJECT:
-            return self._project_method_value(receiver, method)
+            return self._project_method_value(receiver, method, call)
         if receiver.kind is Kind.OPTIONS:
             if method == "parse_known_args":
                 return Value(Kind.TUPLE, items=(OPTIONS, OPTIONS))  # (options, the strings left over)
@@ -2014,12 +2145,12 @@ class Inference:
                 return parts.ndim + (callee == "torch.stack")
         return None
 
-    def _project_method_value(self, receiver: Value, method: str) -> Optional[Value]:
-        """What the method of a project class returns; None (ask what the
+    def _project_method_value(self, receiver: Value, method: str, call: cst.Call) -> Optional[Value]:
+        """What the method of a project class returns to ``call``; None (ask what the
         attribute holds, and call that) when no method of its class says."""
         if receiver.instance_of is None:
             return None
-        value = self._member(receiver.instance_of, method, called=True)
+        value = self._member(receiver.instance_of, method, called=True, arguments=call_arguments(call))
         # An unknown kind may still carry a fact (``loss = 0`` then ``loss += criterion(...)``
         # returned: a tensor unless a number); only a value that says nothing asks further.
         return None if value == UNKNOWN else value
@@ -2074,9 +2205,11 @@ class Inference:
                          ndim=source.ndim if source.kind is Kind.TENSOR else None)
         if callee in api.TENSOR_FACTORIES:
             positional = [a for a in call.args if a.keyword is None]
-            scalar = len(positional) == 1 and len(call.args) == 1 and (
+            scalar = (len(positional) == 1 and len(call.args) == 1 and (
                 callee in api.SCALAR_FUNCTIONS
                 or (callee in api.UNARY_ELEMENTWISE_FUNCTIONS and self.is_scalar_tensor(positional[0].value)))
+            ) or (callee in _DIM_SECOND and len(positional) == 2 == len(call.args)
+                  and self.value(positional[1].value).kind is Kind.NONE)  # ``torch.sum(x, None)``: all of x
             dtype = api.TENSOR_TYPE_DTYPES.get(callee)
             keyword = _keyword(call, "dtype")
             if keyword is not None:
@@ -2263,6 +2396,17 @@ def _dtype_conversion(expr: cst.BaseExpression) -> bool:
     """``b.float()``, ``b.long()``: a tensor's (or a module's) dtype method, no arguments."""
     return (isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute)
             and expr.func.attr.value in api.DTYPE_METHODS)
+
+
+def _nodes_of(function: cst.FunctionDef) -> FrozenSet[cst.CSTNode]:
+    """Every node of ``function``, its parameters' defaults aside (evaluated where it is defined)."""
+    found: List[cst.CSTNode] = []
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(node.children)
+    return frozenset(found)
 
 
 def _full_reduction(expr: cst.BaseExpression) -> bool:

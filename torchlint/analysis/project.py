@@ -51,6 +51,7 @@ from torchlint.analysis.summaries import SummaryStore, decode, encode
 from torchlint.analysis.sys_path import added_folders
 from torchlint.analysis.version_gates import version_flags
 from torchlint.analysis.version_tests import oldest_release_told_apart
+from torchlint.analysis.specialise import Arguments, spelled as spelled_arguments
 from torchlint.core.dependencies import LISTING, PROBE, Resolution, content_digest
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.settings import Settings
@@ -1020,14 +1021,15 @@ class Project:
             return None  # not defined there, or bound more than once: which binding runs is unknown
         return module.analysed(self, name, header=header and module.defines_class(name))
 
-    def call_value(self, ref: ModuleRef, name: str) -> Optional[Value]:
+    def call_value(self, ref: ModuleRef, name: str, arguments: Optional[Arguments] = None) -> Optional[Value]:
         module = self.module(ref)
         if module is None:
             return None
-        return self._remembered(module, name + "()", lambda: self._call_value(ref, name))
+        asked = name + ("()" if arguments is None else spelled_arguments(arguments))
+        return self._remembered(module, asked, lambda: self._call_value(ref, name, asked, arguments))
 
-    def _call_value(self, ref: ModuleRef, name: str) -> Optional[Value]:
-        question = (ref.key, name + "()")
+    def _call_value(self, ref: ModuleRef, name: str, asked: str, arguments: Optional[Arguments]) -> Optional[Value]:
+        question = (ref.key, asked)
         if question in self._busy:
             self._cut_short += 1
             return None
@@ -1040,7 +1042,7 @@ class Project:
                 return None
             inference, node = found
             if isinstance(node, cst.FunctionDef):
-                return inference.function_return(node)
+                return inference.function_return(node, arguments)
             if isinstance(node, cst.ClassDef):
                 key = _key(ref, name)
                 if inference.is_module_class(node):
@@ -1063,10 +1065,12 @@ class Project:
             self._touched[ref_key] = module
         return module
 
-    def member_value(self, key: str, member: str, called: bool, numbers: bool = True) -> Value:
-        question = member + ("()" if called else "") + ("" if numbers else "!")
-        return self._answer(key, question, cst.ClassDef, UNKNOWN,
-                            lambda inference, classdef: inference.class_member(classdef, member, called, numbers))
+    def member_value(self, key: str, member: str, called: bool, numbers: bool = True,
+                     arguments: Optional[Arguments] = None) -> Value:
+        call = (spelled_arguments(arguments) if arguments is not None else "()") if called else ""
+        question = member + call + ("" if numbers else "!")
+        return self._answer(key, question, cst.ClassDef, UNKNOWN, lambda inference, classdef: inference.class_member(
+            classdef, member, called, numbers, arguments if called else None))
 
     def member_parameter(self, key: str, member: str) -> Optional[Tuple[int, str]]:
         return self._answer(key, member + "/parameter", cst.ClassDef, None,
@@ -1352,17 +1356,18 @@ class ModuleLink(ProjectLink):
             return False  # one text checked alone: where its imports lead is unknown
         return self._project.find(package, self.ref) is None
 
-    def call_value(self, qualified: str) -> Optional[Value]:
+    def call_value(self, qualified: str, arguments: Optional[Arguments] = None) -> Optional[Value]:
         ref_key, name = _split_key(qualified)
         module = self._project.known(ref_key)
         if module is None and ref_key == self.ref.key:
             module = self._project.module(self.ref)
         if module is None:
             return None
-        return self._project.call_value(module.ref, name)
+        return self._project.call_value(module.ref, name, arguments)
 
-    def member_value(self, owner: str, member: str, called: bool, numbers: bool = True) -> Value:
-        return self._project.member_value(owner, member, called, numbers)
+    def member_value(self, owner: str, member: str, called: bool, numbers: bool = True,
+                     arguments: Optional[Arguments] = None) -> Value:
+        return self._project.member_value(owner, member, called, numbers, arguments)
 
     def forwarded(self, qualified: str) -> Mapping[str, Tuple[str, str]]:
         ref_key, _ = _split_key(qualified)
