@@ -1634,3 +1634,68 @@ def train(x):
 """,
     }
     assert _folder_lines(tmp_path, files) == [("training.py", 7)]
+
+
+def test_a_trace_and_a_dot_product_are_0_dim():
+    # TCN's poly_music: ``loss = -torch.trace(torch.matmul(y, log(out).t()) + ...)``.
+    source = """\
+import torch
+
+
+def evaluate(y, out, a, b):
+    loss = -torch.trace(torch.matmul(y, torch.log(out).t()) + torch.matmul(1 - y, torch.log(1 - out).t()))
+    similarity = torch.dot(a, b)
+    return loss.data[0], similarity.data[0]
+"""
+    assert _lines(source) == [7, 7]
+
+
+def test_a_string_constant_and_a_parameter_passed_on_decide_the_callee_s_tests():
+    source = """\
+import torch
+
+
+def reduce_loss(loss, reduction="mean"):
+    if reduction == "none":
+        return loss
+    elif reduction != "sum":
+        return loss.mean()
+    return loss.sum()
+
+
+def criterion(out, y, reduction="mean"):
+    return reduce_loss((out - y) ** 2, reduction)
+
+
+def report(out, y):
+    a = criterion(out, y)
+    b = criterion(out, y, reduction="none")
+    c = criterion(out, y, "sum")
+    return a.data[0], b.data[0], c.data[0]
+"""
+    assert _lines(source) == [20, 20]
+
+
+def test_a_module_called_with_a_constant_gives_what_its_forward_returns_for_it():
+    source = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x, with_loss=False):
+        out = self.fc(x)
+        if with_loss:
+            return out.pow(2).mean()
+        return out
+
+
+net = Net()
+x = torch.randn(3, 4)
+print(net(x, with_loss=True).data[0], net(x).data[0])
+"""
+    assert _lines(source) == [19]

@@ -213,6 +213,7 @@ class Collector(Listener):
                 self.facts.call_statement[node] = self._statement
             self._note_backward(node)
             self._note_filling(node)
+            self._note_passed_names(node)
         elif kind is cst.Name:
             self.facts.block_of[node] = self._block
             if self._statement is not None:
@@ -266,6 +267,13 @@ class Collector(Listener):
         """Is ``block`` the body of the ``for`` or ``while`` being walked (not its ``else``)?"""
         frame = self._frame
         return frame is not None and type(frame.node) in (cst.For, cst.While) and frame.node.body is block
+
+    def _note_passed_names(self, node: cst.Call) -> None:
+        """A name passed as it is to a call inside a def (``helper(x, average)``)."""
+        names = [arg.value for arg in node.args if isinstance(arg.value, cst.Name)]
+        function = self._function() if names else None
+        if function is not None:
+            self.facts.passed_names.setdefault(function, []).extend(names)
 
     def _note_branches(self, node: cst.If) -> None:
         """Which blocks ``node``'s test decides: its body, its ``else`` body, and an

@@ -365,6 +365,8 @@ class FileFacts:
     branches: Dict[cst.CSTNode, Tuple[cst.If, bool]] = field(default_factory=dict)
     # An ``elif`` -> the ``if`` whose ``else`` it is.
     elif_of: Dict[cst.If, cst.If] = field(default_factory=dict)
+    # A function -> the names its calls take as arguments as they are (``helper(x, average)``).
+    passed_names: Dict[cst.FunctionDef, List[cst.Name]] = field(default_factory=dict)
     # A function -> the ``if`` statements in its body (``elif`` included).
     function_tests: Dict[cst.FunctionDef, List[cst.If]] = field(default_factory=dict)
     # ``self.attr = value`` (and tuple targets): the ``self`` read, the attribute, the binding.
@@ -943,9 +945,12 @@ class Inference:
     # -- a call's constant arguments (``specialise.py``) -------------------------
 
     def _decides_a_test(self, function: cst.FunctionDef, given: Mapping[cst.Param, str]) -> bool:
+        """Does a constant ``given`` decide an ``if`` of ``function``, or go on to a call
+        (where it may decide the callee's)?"""
         token_of = self._token_reader(given)
         return any(decided(statement.test, token_of) is not None
-                   for statement in self._facts.function_tests.get(function, ()))
+                   for statement in self._facts.function_tests.get(function, ())) or any(
+            token_of(name) is not None for name in self._facts.passed_names.get(function, ()))
 
     def _token_reader(self, given: Mapping[cst.Param, str]):
         """The constant a name reads, where its only binding is a parameter ``given`` holds."""
@@ -955,6 +960,16 @@ class Inference:
                 return None
             return given.get(getattr(next(iter(assignments)), "node", None))  # type: ignore[arg-type]
         return token_of
+
+    def _call_arguments(self, call: cst.Call) -> Optional[Arguments]:
+        """``call``'s constants (``specialise.call_arguments``); in a def specialised to
+        a call's constants, a parameter passed on (``helper(x, average)``) passes its own."""
+        arguments = call_arguments(call)
+        if arguments is None or self._origin is None:
+            return arguments
+        token_of = self._token_reader(self._given)
+        return tuple((keyword, token_of(arg.value) or token if isinstance(arg.value, cst.Name) else token)
+                     for (keyword, token), arg in zip(arguments, call.args))
 
     def _specialised_return(self, function: cst.FunctionDef, given: Mapping[cst.Param, str]) -> Value:
         """What ``function`` returns to a call giving its parameters the constants
@@ -1154,7 +1169,7 @@ class Inference:
         if self._origin is not None:
             token = self._token_reader(self._given)(name)
             if token is not None:
-                return _CONSTANT_VALUES[token]  # a parameter holding the call's constant
+                return _CONSTANT_VALUES.get(token, UNKNOWN)  # a parameter holding the call's constant
             assignments = self._live(assignments)
         dominated = self._dominating_end(name, assignments)
         last = self._last_value(name, *dominated) if dominated is not None else None
@@ -1940,25 +1955,25 @@ class Inference:
             known = self._known_callee_value(call, callee_name)
             if known.kind is Kind.UNKNOWN and not callee_name.startswith(api.TORCH_PACKAGES):
                 absolute = self.project.absolute(callee_name)
-                project_value = self.project.call_value(absolute, call_arguments(call)) if absolute is not None else None
+                project_value = self.project.call_value(absolute, self._call_arguments(call)) if absolute is not None else None
                 return project_value if project_value is not None else known
             return known
         fallback = self._one_project_definition(func)
         if fallback is not None:
-            project_value = self.project.call_value(fallback, call_arguments(call))
+            project_value = self.project.call_value(fallback, self._call_arguments(call))
             if project_value is not None:
                 return project_value
         callee = self.value(func)
         if callee.kind is Kind.MODULE:
-            return self._module_call_value(callee)
+            return self._module_call_value(callee, self._call_arguments(call))
         if callee.kind is Kind.OBJECT and callee.instance_of is not None:
-            return self._member(callee.instance_of, "__call__", called=True)
+            return self._member(callee.instance_of, "__call__", called=True, arguments=self._call_arguments(call))
         if callee.kind is Kind.FUNCTION and callee.returns is not None:
             return callee.returns
         local = self.local_definition(func)
         if local is not None:
             key = self._definition_name(local)
-            project_value = self.project.call_value(key, call_arguments(call)) if key is not None else None
+            project_value = self.project.call_value(key, self._call_arguments(call)) if key is not None else None
             if project_value is not None:
                 return project_value
             if isinstance(local, cst.ClassDef) and self.is_module_class(local):
@@ -2150,7 +2165,7 @@ class Inference:
         attribute holds, and call that) when no method of its class says."""
         if receiver.instance_of is None:
             return None
-        value = self._member(receiver.instance_of, method, called=True, arguments=call_arguments(call))
+        value = self._member(receiver.instance_of, method, called=True, arguments=self._call_arguments(call))
         # An unknown kind may still carry a fact (``loss = 0`` then ``loss += criterion(...)``
         # returned: a tensor unless a number); only a value that says nothing asks further.
         return None if value == UNKNOWN else value
@@ -2209,7 +2224,8 @@ class Inference:
                 callee in api.SCALAR_FUNCTIONS
                 or (callee in api.UNARY_ELEMENTWISE_FUNCTIONS and self.is_scalar_tensor(positional[0].value)))
             ) or (callee in _DIM_SECOND and len(positional) == 2 == len(call.args)
-                  and self.value(positional[1].value).kind is Kind.NONE)  # ``torch.sum(x, None)``: all of x
+                  and self.value(positional[1].value).kind is Kind.NONE  # ``torch.sum(x, None)``: all of x
+                  ) or (callee in api.SCALAR_PRODUCTS and len(positional) == 2 == len(call.args))
             dtype = api.TENSOR_TYPE_DTYPES.get(callee)
             keyword = _keyword(call, "dtype")
             if keyword is not None:
@@ -2262,9 +2278,9 @@ class Inference:
         stored = self._resolver.file_outline().attribute_index().stored
         return "reduction" in stored or "reduce" in stored
 
-    def _module_call_value(self, module: Value) -> Value:
+    def _module_call_value(self, module: Value, arguments: Optional[Arguments] = None) -> Value:
         if module.instance_of is not None:
-            return self._member(module.instance_of, "__call__", called=True)
+            return self._member(module.instance_of, "__call__", called=True, arguments=arguments)
         if module.reduces:
             return Value(Kind.TENSOR, scalar=True, cuda=module.cuda, loss=True)
         if module.module_class is not None and module.module_class not in api.TUPLE_RETURNING_MODULES:

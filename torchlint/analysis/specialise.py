@@ -5,10 +5,12 @@
 only; ``log_Bernoulli(x, mean)`` leaves ``dim=None`` to its default, and its
 ``torch.sum(log_bernoulli, dim)`` is then a full reduction. A function's
 summary, the same whatever it is passed, meets both ways. Here a call is
-reduced to the constants it passes (``True``, ``False``, ``None``, numbers; a
-parameter it leaves out takes a constant default), and an ``if`` of the
+reduced to the constants it passes (``True``, ``False``, ``None``, numbers,
+strings; a parameter it leaves out takes a constant default, and a def
+specialised so passes its parameters' constants on), and an ``if`` of the
 function whose test reads only such parameters (``if average:``, ``if not
-p:``, ``if mask is None:``, ``and``/``or`` of those) is decided: inference
+p:``, ``if mask is None:``, ``if reduction == 'mean':``, ``and``/``or`` of
+those) is decided: inference
 then evaluates what that call returns with the branch that cannot run left
 out and the branch that always runs taken (``Inference.function_return``).
 Parameters the function rebinds are not read as constants.
@@ -29,9 +31,13 @@ TRUTH: Mapping[str, bool] = {"True": True, "False": False, "None": False, "0": F
 
 
 def constant_token(expr: Optional[cst.BaseExpression]) -> str:
-    """``True``/``False``/``None``, "0" or "number" for a literal number; UNKNOWN_ARGUMENT else."""
+    """``True``/``False``/``None``, "0" or "number" for a literal number, "'text'" for a
+    string literal (``repr``); UNKNOWN_ARGUMENT else."""
     if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
         return expr.value
+    if isinstance(expr, cst.SimpleString):
+        text = expr.evaluated_value
+        return repr(text) if isinstance(text, str) else UNKNOWN_ARGUMENT
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
         expr = expr.expression
     if isinstance(expr, (cst.Integer, cst.Float)):
@@ -91,25 +97,37 @@ def decided(test: cst.BaseExpression, token_of: Callable[[cst.Name], Optional[st
     constants; None when it reads anything else."""
     if isinstance(test, cst.Name):
         token = token_of(test)
+        if token is not None and token.startswith("'"):
+            return token != "''"  # a string: true unless empty
         return TRUTH.get(token) if token is not None else None
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = decided(test.expression, token_of)
         return None if inner is None else not inner
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
-        target = test.comparisons[0]
-        if not (isinstance(target.comparator, cst.Name) and target.comparator.value == "None"
-                and isinstance(target.operator, (cst.Is, cst.IsNot))):
-            return None
-        token = token_of(test.left)
-        if token is None:
-            return None
-        return (token == "None") == isinstance(target.operator, cst.Is)
+        return _compared(test.left, test.comparisons[0], token_of)
     if isinstance(test, cst.BooleanOperation):
         left, right = decided(test.left, token_of), decided(test.right, token_of)
         absorbing = isinstance(test.operator, cst.Or)  # True decides an ``or``, False an ``and``
         if left is absorbing or right is absorbing:
             return absorbing
         return None if left is None or right is None else not absorbing
+    return None
+
+
+def _compared(left: cst.Name, target: cst.ComparisonTarget,
+              token_of: Callable[[cst.Name], Optional[str]]) -> Optional[bool]:
+    """``p is None`` / ``p is not None``, ``p == 'mean'`` / ``p != 'mean'`` for a parameter holding a constant."""
+    token = token_of(left)
+    if token is None:
+        return None
+    comparator, operator = target.comparator, target.operator
+    if isinstance(comparator, cst.Name) and comparator.value == "None" and isinstance(operator, (cst.Is, cst.IsNot)):
+        return (token == "None") == isinstance(operator, cst.Is)
+    if isinstance(comparator, cst.SimpleString) and isinstance(operator, (cst.Equal, cst.NotEqual)):
+        other = constant_token(comparator)
+        if other == UNKNOWN_ARGUMENT or not (token.startswith("'") or token in ("None", "True", "False")):
+            return None  # a number may equal a string's nothing, but 1 == 1.0: leave numbers alone
+        return (token == other) == isinstance(operator, cst.Equal)
     return None
 
 

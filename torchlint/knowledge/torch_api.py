@@ -220,7 +220,7 @@ TENSOR_FACTORIES: FrozenSet[str] = frozenset(
         "permute", "sum", "mean", "prod", "std", "var", "norm", "argmax", "argmin", "cumsum",
         "pow", "mul", "add", "sub", "div", "neg", "sign", "floor", "ceil", "log1p", "expm1", "sin", "cos",
         "rsqrt", "reciprocal", "square", "masked_select", "index_select", "gather", "eq", "ne", "gt", "lt",
-        "ge", "le", "logical_not", "logical_and", "logical_or", "mv", "outer",
+        "ge", "le", "logical_not", "logical_and", "logical_or", "mv", "outer", "trace", "dot", "vdot",
         "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
         "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
     )
@@ -245,6 +245,8 @@ INDEX_SAMPLERS: FrozenSet[str] = frozenset({"torch.multinomial"})
 SCALAR_FUNCTIONS: FrozenSet[str] = frozenset(
     "torch." + name for name in ("sum", "mean", "prod", "std", "var", "norm", "dot", "vdot", "trace")
 )
+# ... and the products of two vectors, 0-dim whatever their inputs (they accept 1-D ones only).
+SCALAR_PRODUCTS: FrozenSet[str] = frozenset({"torch.dot", "torch.vdot"})
 
 # Functions that read a checkpoint (a state dict, or a dict holding one) from a file or URL.
 CHECKPOINT_LOADERS: FrozenSet[str] = frozenset({
