@@ -1699,3 +1699,19 @@ x = torch.randn(3, 4)
 print(net(x, with_loss=True).data[0], net(x).data[0])
 """
     assert _lines(source) == [19]
+
+
+def test_python_s_sum_of_0_dim_tensors_is_0_dim():
+    # sa-vae: ``sum([p.norm()**2 for p in model.parameters()]).data[0]``.
+    source = """\
+import torch
+
+
+def norms(model, a, b, xs):
+    total = sum([p.norm() ** 2 for p in model.parameters()]).data[0]
+    pair = sum((a.sum(), b.mean())).data[0]
+    rows = sum(x.sum(1) for x in xs).data[0]
+    counts = sum([len(x) for x in xs])
+    return total, pair, rows, counts
+"""
+    assert _lines(source) == [5, 6]

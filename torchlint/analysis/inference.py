@@ -2179,6 +2179,8 @@ class Inference:
             return OPTIONS
         if callee == "builtins.vars" and len(call.args) == 1 and self.value(call.args[0].value).kind is Kind.OPTIONS:
             return Value(Kind.MAPPING, element=OPTIONS)  # the options by name
+        if callee == "builtins.sum" and call.args and len(call.args) <= 2 and not any(a.star for a in call.args):
+            return self._builtin_sum(call)
         if callee in ("builtins.min", "builtins.max") and len(call.args) >= 2 and not any(a.star for a in call.args):
             # Python compares the arguments (``bool(a < b)``): only numbers and one-element
             # tensors get through, so the result is as good as a number in arithmetic.
@@ -2236,6 +2238,26 @@ class Inference:
                 cuda = self._inputs_on_cuda(call)
             return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, dtype=dtype, ndim=ndim)
         return UNKNOWN
+
+    def _builtin_sum(self, call: cst.Call) -> Value:
+        """``sum([p.norm() ** 2 for p in params])``: ``0 + a + b + ...`` of what the list
+        (a comprehension or a literal) holds; of tensors, a tensor as large as they are."""
+        items = call.args[0].value
+        if isinstance(items, (cst.ListComp, cst.GeneratorExp)):
+            parts = [items.elt]
+        elif isinstance(items, (cst.List, cst.Tuple)) and items.elements and all(
+                isinstance(e, cst.Element) for e in items.elements):
+            parts = [e.value for e in items.elements]
+        else:
+            return UNKNOWN
+        if len(call.args) == 2 and self.value(call.args[1].value).kind is not Kind.NUMBER:
+            return UNKNOWN  # a start of unknown kind (a list, a tensor of other dimensions)
+        element = meet(self.value(part) for part in parts)
+        if element.kind is Kind.TENSOR:
+            return Value(Kind.TENSOR, scalar=element.scalar, cuda=element.cuda, loss=element.loss, ndim=element.ndim)
+        if element.kind is Kind.UNKNOWN and element.if_tensor is not None:
+            return Value(Kind.UNKNOWN, if_tensor=element.if_tensor)
+        return NUMBER if element.kind is Kind.NUMBER else UNKNOWN
 
     def _inputs_on_cuda(self, call: cst.Call) -> Optional[bool]:
         """Where an operation's result lives: with its tensor arguments (or those in
