@@ -119,6 +119,32 @@ class DataIndexZero(Rule):
         Example(
             """
             import torch
+            def per_sample_loss(x, average=False):
+                loss = (x ** 2).sum(1)
+                if average:
+                    loss = torch.mean(loss)
+                return loss
+            x = torch.randn(4, 3)
+            mean_loss = per_sample_loss(x, average=True).data[0]
+            first_loss = per_sample_loss(x).data[0]
+            """,
+            """
+            import torch
+            def per_sample_loss(x, average=False):
+                loss = (x ** 2).sum(1)
+                if average:
+                    loss = torch.mean(loss)
+                return loss
+            x = torch.randn(4, 3)
+            mean_loss = per_sample_loss(x, average=True).item()
+            first_loss = per_sample_loss(x).data[0]
+            """,
+            runnable=True,
+            raises="IndexError",
+        ),
+        Example(
+            """
+            import torch
             import torch.nn.functional as F
             loss = F.mse_loss(torch.ones(3), torch.zeros(3))
             value = loss.data.numpy()[0]
