@@ -1715,3 +1715,81 @@ def norms(model, a, b, xs):
     return total, pair, rows, counts
 """
     assert _lines(source) == [5, 6]
+
+
+def test_a_parameter_rebound_in_its_def_is_what_the_rebinding_gave_after_it():
+    # ARAE's ``MLP_D.forward``: ``x = layer(x)`` in a loop, then ``x = torch.mean(x)``, ``return x``.
+    source = """\
+import torch
+import torch.nn as nn
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = [nn.Linear(4, 1)]
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        x = torch.mean(x)
+        return x
+
+
+def rows(x):
+    before = x.data[0]
+    x = x.sum(1)
+    return x.data[0], before
+
+
+critic = Critic()
+print(critic(torch.randn(2, 4)).data[0])
+"""
+    assert _lines(source) == [24]
+
+
+def test_numbers_adding_up_full_reductions_of_unknown_values_are_0_dim_where_a_tensor(tmp_path):
+    # SfmLearner's loss helpers: ``loss = 0``, ``loss += (dx.abs().mean() + ...) * weight``,
+    # returned; a nested helper adding tensors' means the same way, added up again.
+    files = {
+        "losses.py": """\
+import torch
+
+
+def gradient(pred):
+    return pred[:, :, 1:] - pred[:, :, :-1], pred[:, :, :, 1:] - pred[:, :, :, :-1]
+
+
+def smooth_loss(pred_map):
+    loss = 0
+    weight = 1.
+    for scaled_map in pred_map:
+        dx, dy = gradient(scaled_map)
+        loss += (dx.abs().mean() + dy.abs().mean()) * weight
+        weight /= 2.3
+    return loss
+
+
+def photometric_loss(targets, images):
+    def one_scale(target, image):
+        total = 0
+        for i in range(3):
+            total += (target - torch.tanh(image[i])).abs().mean()
+        return total
+
+    loss = 0
+    for target, image in zip(targets, images):
+        loss += one_scale(target, image)
+    return loss
+""",
+        "train.py": """\
+from losses import smooth_loss, photometric_loss
+
+
+def log(depth, targets, images):
+    loss_3 = smooth_loss(depth)
+    loss_1 = photometric_loss(targets, images)
+    return loss_3.data[0], loss_1.data[0]
+""",
+    }
+    assert _folder_lines(tmp_path, files) == [("train.py", 7), ("train.py", 7)]

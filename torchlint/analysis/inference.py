@@ -167,7 +167,13 @@ def meet(values: Iterable[Value]) -> Value:
             continue
         if value.kind is not result.kind:
             tensor = _unless_number(result, value)
-            return Value(Kind.UNKNOWN, unless_number=tensor) if tensor is not None else UNKNOWN
+            if tensor is not None:
+                return Value(Kind.UNKNOWN, unless_number=tensor)
+            either = _if_tensor(result, value)
+            if either is None:
+                return UNKNOWN
+            result = either
+            continue
         if value.kind is Kind.TUPLE:
             if len(value.items) != len(result.items):
                 return UNKNOWN
@@ -215,6 +221,24 @@ def _unless_number(one: Value, other: Value) -> Optional[Value]:
             return None
     tensor = meet(sides) if sides else None
     return tensor if tensor is not None and tensor.kind is Kind.TENSOR else None
+
+
+def _if_tensor(one: Value, other: Value) -> Optional[Value]:
+    """Where one of two values of different kinds is a full reduction of something unknown
+    (``if_tensor``) and the other a Python number, None, or a tensor: unknown, and where a
+    tensor, what the tensors agree on (``loss = 0``, then ``loss += x.abs().mean()``)."""
+    tensors = []
+    for value in (one, other):
+        if value.kind is Kind.UNKNOWN and value.if_tensor is not None:
+            tensors.append(value.if_tensor)
+        elif value.kind is Kind.TENSOR:
+            tensors.append(value)
+        elif value.kind not in (Kind.NUMBER, Kind.NONE):
+            return None
+    if not any(v.kind is Kind.UNKNOWN and v.if_tensor is not None for v in (one, other)):
+        return None
+    tensor = meet(tensors)
+    return Value(Kind.UNKNOWN, if_tensor=tensor) if tensor.kind is Kind.TENSOR else None
 
 
 # The methods of Python's int and float (a number-or-tensor calling one of these may be the number).
@@ -1276,10 +1300,13 @@ class Inference:
         return self._assignment_value(assignment)
 
     def _chain(self, assignments) -> Optional[_Chain]:
-        """The index of ``assignments`` (None unless every one binds a Name)."""
+        """The index of ``assignments`` (None unless every one binds a Name or a parameter)."""
         key = id(assignments)
         if key not in self._chains:
-            named = bool(assignments) and all(isinstance(getattr(a, "node", None), cst.Name) for a in assignments)
+            # Names, and parameters: a parameter binds first, and a later assignment of its
+            # def (``x = torch.mean(x)``, then ``return x``) overwrites it like any other.
+            named = bool(assignments) and all(isinstance(getattr(a, "node", None), (cst.Name, cst.Param))
+                                              for a in assignments)
             self._chains[key] = _Chain(assignments, self._facts.statement_of) if named else None
         chain = self._chains[key]
         return chain if chain is None or chain.assignments is assignments else None
@@ -1887,6 +1914,10 @@ class Inference:
             # ``total += loss``: adds to whatever total was; only the right
             # side brings information.
             added = self.value(binding.value)
+            if added.kind is Kind.UNKNOWN and added.if_tensor is not None:
+                return Value(Kind.UNKNOWN, if_tensor=added.if_tensor)  # ``loss += x.abs().mean()``
+            if added.kind is Kind.UNKNOWN and added.unless_number is not None:
+                return Value(Kind.UNKNOWN, unless_number=added.unless_number)  # ``loss += helper(...)``
             return added if added.kind in (Kind.TENSOR, Kind.NUMBER) else UNKNOWN
         return UNKNOWN
 
