@@ -74,13 +74,14 @@ class Report:
     unsafe_fixed: int = 0
     compared: int = 0  # of those, programs whose original ran: the values were compared
     original_raised: int = 0  # ... and those whose original raised (fix checked to compile only)
+    original_differs: int = 0  # ... and those whose original computes what the pitfall makes (the same)
     fixes: Counter = field(default_factory=Counter)  # rule code -> fixes applied (safe run)
     failures: List[Failure] = field(default_factory=list)
 
     def as_json(self) -> Dict[str, Any]:
         return {"seed": self.seed, "count": self.count, "safe_fixed": self.safe_fixed,
                 "unsafe_fixed": self.unsafe_fixed, "compared": self.compared,
-                "original_raised": self.original_raised, "fixes": dict(sorted(self.fixes.items())),
+                "original_raised": self.original_raised, "original_differs": self.original_differs, "fixes": dict(sorted(self.fixes.items())),
                 "failures": [failure.as_json() for failure in self.failures]}
 
 
@@ -251,6 +252,9 @@ def judge(engine: Engine, runner: Runner, program: Program, report: Report) -> N
         return
     report.safe_fixed += 1
     report.fixes.update(safe.fixed)
+    if program.pitfall_changes_values:
+        report.original_differs += 1  # the fix changes the values on purpose (``Example.differs``)
+        return
     original = runner.run(program.source)
     if original.error is not None:
         report.original_raised += 1

@@ -57,6 +57,9 @@ def compiles(source: str) -> bool:
 
 
 _SNIPPETS = snippets()
+# Flagged examples whose original runs under today's torch but computes what the pitfall makes
+# (``Example.differs``): their fix changes the values on purpose.
+_DIFFERING = frozenset(example.code for rule in all_rules() for example in rule.flagged if example.differs)
 _PARSED: Dict[str, cst.Module] = {}
 
 
@@ -902,11 +905,14 @@ def _concatenated(first: cst.Module, second: cst.Module, rng) -> cst.Module:
 class Program:
     """One generated program: its text and how it was made."""
 
-    def __init__(self, index: int, origin: str, mutations: List[str], source: str) -> None:
+    def __init__(self, index: int, origin: str, mutations: List[str], source: str,
+                 pitfall_changes_values: bool = False) -> None:
         self.index = index
         self.origin = origin
         self.mutations = mutations
         self.source = source
+        # Made from an example whose original computes what the pitfall makes (``Example.differs``).
+        self.pitfall_changes_values = pitfall_changes_values
 
 
 def differential_program(seed: int, index: int) -> Program:
@@ -915,6 +921,7 @@ def differential_program(seed: int, index: int) -> Program:
     rng = random.Random(f"{seed}:{index}")
     runnable = runnable_snippets()
     draw = rng.random()
+    differs = False
     if draw < 0.6:
         base = rng.choice(runnable)
         origin = f"runnable example {runnable.index(base)}"
@@ -927,6 +934,7 @@ def differential_program(seed: int, index: int) -> Program:
         base = rng.choice(_SNIPPETS)
         origin = f"snippet {_SNIPPETS.index(base)}"
         module = _module(base)
+        differs = base in _DIFFERING
     applied: List[str] = []
     if rng.random() < 0.15:
         module = _with_accepted_snippet(module, rng)
@@ -940,7 +948,7 @@ def differential_program(seed: int, index: int) -> Program:
         if mutated is not None and compiles(mutated.code):
             module = mutated
             applied.append(name)
-    return Program(index, origin, applied, module.code)
+    return Program(index, origin, applied, module.code, pitfall_changes_values=differs)
 
 
 # --------------------------------------------------------------------------

@@ -57,8 +57,12 @@ class Example:
     exception the original raises under today's torch (the pitfall itself);
     then only the fixed code's clean run is compared. ``silent`` says the
     original runs without any warning under today's torch (a deprecation
-    torch documents but does not report, e.g. ``torch.ger``). ``python3``
-    False: the original does not even compile under Python 3 (see TL115).
+    torch documents but does not report, e.g. ``torch.ger``). ``differs``:
+    the original completes under today's torch but computes what the pitfall
+    makes (counts keyed by tensor identity), and the fix restores what it
+    computed on the torch it was written for; only the fixed code's clean run
+    can be checked. ``python3`` False: the original does not even compile
+    under Python 3 (see TL115).
     """
 
     code: str
@@ -67,6 +71,7 @@ class Example:
     runnable: bool = False
     raises: Optional[str] = None
     silent: bool = False
+    differs: bool = False
     # False: the original is torch-era syntax Python 3 rejects (``async=``),
     # which the rule repairs; it cannot be compiled, only the fixed form can.
     python3: bool = True
