@@ -593,6 +593,7 @@ def train(model):
 
 def _folder_lines(folder, files, code="TL101", cached=False, options=(), fixes=False, paths=(".",)):
     for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(textwrap.dedent(text))
     cache = ["--cache-dir", str(folder / ".cache")] if cached else ["--no-cache"]
     result = subprocess.run(
@@ -1793,3 +1794,114 @@ def log(depth, targets, images):
 """,
     }
     assert _folder_lines(tmp_path, files) == [("train.py", 7), ("train.py", 7)]
+
+
+# -- a model class chosen by an ``if``; the calls of a scripts project's packages -------
+
+VAE_CLASS = """\
+import torch
+
+
+class VAE(torch.nn.Module):
+    def calculate_loss(self, x, average=False):
+        loss = (x - 1) ** 2
+        reconstruction = loss {op} 2
+        if average:
+            loss = torch.mean(loss)
+            reconstruction = torch.mean(reconstruction)
+        return loss, reconstruction
+"""
+
+CHOSEN_MODEL = {
+    "models/__init__.py": "",
+    "models/vae.py": VAE_CLASS.format(op="*"),
+    "models/conv_vae.py": VAE_CLASS.format(op="+"),
+    "utils/__init__.py": "",
+    "utils/training.py": """\
+def train_vae(epoch, model, loader):
+    for x in loader:
+        loss, reconstruction = model.calculate_loss(x, average=True)
+        print(epoch, loss.data[0], reconstruction.data[0])
+""",
+    "utils/experiment.py": """\
+def experiment(model, loader):
+    from utils.training import train_vae as train
+    for epoch in range(3):
+        train(epoch, model, loader)
+""",
+    "experiment.py": """\
+import argparse
+
+
+def run(args):
+    if args.model == "vae":
+        from models.vae import VAE
+    else:
+        from models.conv_vae import VAE
+    model = VAE()
+    from utils.experiment import experiment
+    experiment(model, [])
+
+
+if __name__ == "__main__":
+    run(argparse.ArgumentParser().parse_args())
+""",
+}
+
+
+def test_a_class_chosen_by_an_if_is_each_of_them_and_package_defs_take_the_scripts_calls(tmp_path):
+    # experiment.py picks one of two project classes; the model reaches
+    # utils/training.py through two defs imported under other names.
+    assert _folder_lines(tmp_path, CHOSEN_MODEL) == [("training.py", 4), ("training.py", 4)]
+
+
+def test_a_class_chosen_among_a_project_class_and_another_is_unknown(tmp_path):
+    files = dict(CHOSEN_MODEL)
+    files["experiment.py"] = files["experiment.py"].replace("from models.conv_vae import VAE",
+                                                            "from thirdparty.vae import VAE")
+    assert _folder_lines(tmp_path, files) == []
+
+
+def test_the_packages_of_a_distribution_may_be_called_from_other_projects(tmp_path):
+    files = dict(CHOSEN_MODEL, **{"setup.py": "from setuptools import setup\nsetup(name='vae')\n"})
+    assert _folder_lines(tmp_path, files) == []
+
+
+def test_a_call_through_another_import_name_counts(tmp_path):
+    files = dict(CHOSEN_MODEL)
+    files["utils/experiment.py"] += """\
+
+def evaluate(loader):
+    from utils.training import train_vae as fit
+    fit(0, load_model(), loader)
+"""
+    assert _folder_lines(tmp_path, files) == []
+
+
+def test_a_call_of_a_helper_through_another_import_name_counts(tmp_path):
+    files = {"utils.py": VALIDATE.replace('if __name__ == "__main__":\n    main()\n', ""),
+             "train.py": """\
+import torch
+from utils import validate as check
+
+
+def main(model):
+    check([], model, make_criterion())
+
+
+if __name__ == "__main__":
+    main(torch.nn.Linear(2, 2))
+"""}
+    assert _folder_lines(tmp_path, files) == []
+    files["train.py"] = files["train.py"].replace("make_criterion()", "torch.nn.MSELoss()")
+    assert _folder_lines(tmp_path, files) == [("utils.py", 9)]
+
+
+def test_a_caller_added_anywhere_in_the_project_is_seen_by_a_cached_run(tmp_path):
+    assert _folder_lines(tmp_path, CHOSEN_MODEL, cached=True) == [("training.py", 4), ("training.py", 4)]
+    caller = """\
+from utils.training import train_vae
+
+train_vae(0, load_model(), [])
+"""
+    assert _folder_lines(tmp_path, {"tools/evaluate.py": caller}, cached=True) == []

@@ -36,11 +36,16 @@ class _Index:
     def __init__(self, module: cst.Module, calls: List[cst.Call]) -> None:
         walk = _References()
         module.visit(walk)
-        self._names, self._attributes = walk.names, walk.attributes
+        self._names, self._attributes, self._aliases = walk.names, walk.attributes, walk.aliases
         self.callees = {id(call.func): call for call in calls}
 
     def spelled(self, name: str) -> "_Spelled":
-        return _Spelled(self._names.get(name, []), self._attributes.get(name, []))
+        """The names and attributes spelled ``name``, and the names of its import aliases
+        (``from utils.training import train_vae as train``: every ``train``)."""
+        names = list(self._names.get(name, []))
+        for alias in self._aliases.get(name, ()):
+            names.extend(self._names.get(alias, []))
+        return _Spelled(names, self._attributes.get(name, []))
 
 
 class _Spelled:
@@ -56,12 +61,18 @@ class _References(cst.CSTVisitor):
     def __init__(self) -> None:
         self.names: Dict[str, List[cst.Name]] = {}
         self.attributes: Dict[str, List[cst.Attribute]] = {}
+        self.aliases: Dict[str, Set[str]] = {}  # imported name -> the names it is bound as
         self._skipped: Set[int] = set()
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
+                        and isinstance(alias.name, cst.Name):
+                    self.aliases.setdefault(alias.name.value, set()).add(alias.asname.name.value)
         return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:

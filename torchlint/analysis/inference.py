@@ -1989,11 +1989,12 @@ class Inference:
                 project_value = self.project.call_value(absolute, self._call_arguments(call)) if absolute is not None else None
                 return project_value if project_value is not None else known
             return known
-        fallback = self._one_project_definition(func)
-        if fallback is not None:
-            project_value = self.project.call_value(fallback, self._call_arguments(call))
-            if project_value is not None:
-                return project_value
+        definitions = self._project_definitions(func)
+        if definitions:
+            arguments = self._call_arguments(call)
+            made = [self.project.call_value(key, arguments) for key in definitions]
+            if None not in made:
+                return meet(made)  # type: ignore[arg-type]
         callee = self.value(func)
         if callee.kind is Kind.MODULE:
             return self._module_call_value(callee, self._call_arguments(call))
@@ -2011,15 +2012,18 @@ class Inference:
                 return MODULE
         return UNKNOWN
 
-    def _one_project_definition(self, func: cst.BaseExpression) -> Optional[str]:
-        """The key of the project definition every import of ``func``'s name reaches, where
-        it has several (``try: from forget_mult import F`` / ``except ImportError: from
-        .forget_mult import F``: two spellings of one module)."""
+    def _project_definitions(self, func: cst.BaseExpression) -> List[str]:
+        """The keys of the project definitions the imports of ``func``'s name reach, where it
+        has several: ``try: from forget_mult import F`` / ``except ImportError: from
+        .forget_mult import F`` (two spellings of one module), or one model class of several
+        chosen by an ``if`` (``from models.vae import VAE`` / ``else: from models.conv
+        import VAE``): the call makes one of them. Empty when some binding is not an import
+        of the project's."""
         names = self._resolver.qualified_names(func)
         if len(names) < 2 or any(name.startswith("<local>.") for name in names):
-            return None
+            return []
         keys = {self.project.absolute(name) for name in names}
-        return keys.pop() if len(keys) == 1 and None not in keys else None
+        return [] if None in keys else sorted(keys)  # type: ignore[arg-type]
 
     def _method_call_value(self, call: cst.Call, func: cst.Attribute,
                            receiver: Optional[Value] = None) -> Optional[Value]:

@@ -52,7 +52,7 @@ from torchlint.analysis.sys_path import added_folders
 from torchlint.analysis.version_gates import version_flags
 from torchlint.analysis.version_tests import oldest_release_told_apart
 from torchlint.analysis.specialise import Arguments, spelled as spelled_arguments
-from torchlint.core.dependencies import LISTING, PROBE, Resolution, content_digest
+from torchlint.core.dependencies import LISTING, PROBE, TREE, Resolution, content_digest
 from torchlint.core.diagnostic import ParseError, Unsupported
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceFile
@@ -106,6 +106,13 @@ class Finder:
         """The modules in ``near``'s folder (``near`` too), for the calls of a
         helper module's defs in the scripts beside it. None when they cannot be
         listed (this finder knows no files, or the folder holds too many)."""
+        return None
+
+    def scripts_project(self, near: ModuleRef) -> Optional[Tuple[str, List[ModuleRef]]]:
+        """The root of the project ``near`` belongs to and every module under it, where
+        that project is not a distribution (no packaging metadata from the root down to
+        ``near``'s folder) and small enough to read whole: then only its own modules
+        import ``near``, and its defs' calls are all there. None otherwise."""
         return None
 
     def project_modules(self, near: ModuleRef) -> Optional[Iterator[ModuleRef]]:
@@ -1116,7 +1123,7 @@ class Project:
         The answer depends on every module of the folder and on their listing."""
         ref_key, name = _split_key(target.key)
         module = self.known(ref_key)
-        if module is None or "." in module.ref.name or module.ref.is_package:
+        if module is None:
             return UNKNOWN
         question = f"{name}.{target.method or ''}({target.parameter}) in the folder"
         return self._remembered(module, question, lambda: self._work_out_folder_calls(module, target, question))
@@ -1130,12 +1137,11 @@ class Project:
         self._answering.append(module.ref.key)
         self._passed_on += 1
         try:
-            neighbours = self.finder.neighbours(module.ref)
-            if neighbours is None:
+            callers = self._possible_callers(module.ref)
+            if callers is None:
                 return UNKNOWN
-            self._note_use(LISTING + os.path.dirname(module.ref.key))
             values: List[Value] = []
-            for ref in neighbours:
+            for ref in callers:
                 found = self._calls_in(ref, module.ref, target)
                 if found is None:
                     return UNKNOWN
@@ -1145,6 +1151,23 @@ class Project:
             self._passed_on -= 1
             self._busy.discard(asked)
             self._answering.pop()
+
+    def _possible_callers(self, ref: ModuleRef) -> Optional[List[ModuleRef]]:
+        """The modules that may call ``ref``'s defs: a top-level module's folder (a helper
+        beside its scripts), or every module of a scripts project for a module of one of
+        its packages (``utils/training.py`` called from ``experiment.py``); None when
+        they cannot all be known."""
+        if "." not in ref.name and not ref.is_package:
+            neighbours = self.finder.neighbours(ref)
+            if neighbours is not None:
+                self._note_use(LISTING + os.path.dirname(ref.key))
+            return neighbours
+        project = self.finder.scripts_project(ref)
+        if project is None:
+            return None
+        root, modules = project
+        self._note_use(LISTING + root + TREE)
+        return modules
 
     def _calls_in(self, ref: ModuleRef, defining: ModuleRef, target: CallTarget) -> Optional[List[Value]]:
         """What the calls of ``target`` in module ``ref`` pass (none where it does not

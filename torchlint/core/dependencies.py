@@ -18,7 +18,7 @@ which only checks them, never loads the analysis.
 import hashlib
 import os
 import stat
-from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 PROBE = "probe:"
 # What a place holds for an import, by Python's precedence within one folder.
@@ -64,8 +64,74 @@ def ships_modules(folder: str) -> bool:
     return False
 
 
+# ``LISTING`` + a project root + ``TREE``: the listing of every module under the root
+# (``tree_modules``), for an answer that read all of a scripts project's modules.
+TREE = os.sep + "**"
+# How many modules a scripts project may hold for them all to be read.
+MAX_TREE = 300
+# Folders Python never imports a project's code from.
+_SKIPPED_FOLDERS = frozenset({"__pycache__", "site-packages", "node_modules", "build", "dist"})
+
+
+def walk_python_files(root: str) -> Iterator[str]:
+    """The ``.py`` files under ``root``, skipping hidden folders, ``__pycache__``, virtual
+    environments (a ``pyvenv.cfg`` inside), ``site-packages``, ``node_modules`` and build
+    output; symlinks are not followed (a link to ``/`` would walk the machine)."""
+    for folder, folders, files in os.walk(root, followlinks=False):
+        folders[:] = [name for name in folders
+                      if not name.startswith(".") and name not in _SKIPPED_FOLDERS
+                      and not os.path.isfile(os.path.join(folder, name, "pyvenv.cfg"))]
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                if not os.path.islink(path):
+                    yield path
+
+
+def tree_modules(root: str) -> Optional[List[str]]:
+    """Every module file under ``root``, sorted; None when it holds more than ``MAX_TREE``
+    or cannot be read."""
+    found: List[str] = []
+    try:
+        for path in walk_python_files(root):
+            found.append(path)
+            if len(found) > MAX_TREE:
+                return None
+    except (OSError, ValueError):
+        return None
+    return sorted(found)
+
+
+def declares_distribution(folder: str) -> bool:
+    """Does ``folder`` hold a distribution's metadata (``setup.py``, a ``[project]`` or
+    poetry table in ``pyproject.toml``, ``[metadata]`` in ``setup.cfg``, an unpacked
+    wheel's ``.dist-info``)? Then other projects may import its modules and call its defs."""
+    if os.path.isfile(os.path.join(folder, "setup.py")):
+        return True
+    for name, tables in (("pyproject.toml", (b"[project]", b"[tool.poetry]")), ("setup.cfg", (b"[metadata]",))):
+        try:
+            with open(os.path.join(folder, name), "rb") as handle:
+                data = handle.read(1 << 20)
+        except OSError:
+            continue
+        if any(table in data for table in tables):
+            return True
+    try:
+        return any(entry.name.endswith((".dist-info", ".egg-info")) for entry in os.scandir(folder))
+    except (OSError, ValueError):
+        return True
+
+
 def listing_digest(folder: str) -> str:
-    """What ``LISTING`` + ``folder`` compares: the names of its modules, and whether it ships them."""
+    """What ``LISTING`` + ``folder`` compares: the names of its modules, and whether it ships
+    them; for a root + ``TREE``, every module under it and whether it is a distribution."""
+    if folder.endswith(TREE):
+        root = folder[: -len(TREE)]
+        paths = tree_modules(root)
+        if paths is None:
+            return NOTHING
+        return content_digest("\n".join([*(os.path.relpath(path, root) for path in paths),
+                                         str(declares_distribution(root))]).encode())
     names = listed_modules(folder)
     if names is None:
         return NOTHING

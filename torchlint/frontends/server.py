@@ -61,7 +61,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
 from torchlint import __version__
-from torchlint.core.dependencies import LISTING, PROBE, listing_digest, probe
+from torchlint.core.dependencies import LISTING, PROBE, TREE, listing_digest, probe
 from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.noqa import add_noqa
 from torchlint.core.settings import SettingsError
@@ -632,7 +632,9 @@ def _paths_of(dependency: str) -> Tuple[str, ...]:
     place an import looked (``PROBE`` + folder/name), the module, package and
     folder that may appear or go there."""
     if dependency.startswith(LISTING):
-        return (dependency[len(LISTING):],)  # a module appearing in the folder, or going
+        folder = dependency[len(LISTING):]
+        # a module appearing in the folder (or anywhere under a root: ``TREE``), or going
+        return (folder[: -len(TREE)] if folder.endswith(TREE) else folder,)
     if not dependency.startswith(PROBE):
         return (dependency,)
     place = dependency[len(PROBE):]
@@ -644,6 +646,9 @@ def _touched(dependency: str, paths: "set[str]") -> bool:
     listing, a module of the folder appearing or going does."""
     if dependency.startswith(LISTING):
         folder = dependency[len(LISTING):]
+        if folder.endswith(TREE):  # every module under a root: one appearing anywhere below
+            root = folder[: -len(TREE)]
+            return any(path == root or path.startswith(root + os.sep) for path in paths)
         return any(path == folder or os.path.dirname(path) == folder for path in paths)
     return not paths.isdisjoint(_paths_of(dependency))
 

@@ -25,8 +25,8 @@ from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from torchlint.analysis.project import Finder, ModuleRef
 from torchlint.core.dependencies import (
-    LISTING, PROBE, Resolution, content_digest, listed_modules, listing_digest, probe, resolve,
-    ships_modules,
+    LISTING, PROBE, Resolution, content_digest, declares_distribution, listed_modules, listing_digest, probe,
+    resolve, ships_modules, tree_modules,
 )
 from torchlint.core.source import SourceError, SourceFile, decode
 from torchlint.run.fileio import MAX_SOURCE_BYTES, current_digest, read_bytes
@@ -46,6 +46,7 @@ class FileFinder(Finder):
         self._probed: Dict[str, str] = {}  # place -> what an import found there (asked once)
         self.digests: Dict[str, str] = {}  # key -> digest of the bytes read
         self._listed: Dict[str, List[str]] = {}  # root -> its .py files (``project_walk``)
+        self._trees: Dict[str, Optional[List[str]]] = {}  # root -> ``tree_modules`` (asked once)
 
     def module_for(self, path: str) -> ModuleRef:
         """The module a checked file is, named from its packages."""
@@ -78,6 +79,30 @@ class FileFinder(Finder):
             return None
         roots = [*self._search_path(near)[:1], *self.roots]
         return (self.module_for(path) for path in python_files(roots, self._listed))
+
+    def scripts_project(self, near: ModuleRef) -> Optional[Tuple[str, List[ModuleRef]]]:
+        if not os.path.isabs(near.key):
+            return None
+        containing = [root for root in self.roots if near.key.startswith(root + os.sep)]
+        if not containing:
+            return None
+        root = min(containing, key=len)  # the widest: every module that may call
+        imported_from = self._search_path(near)[0]  # the folder above its top package
+        if imported_from != root and not imported_from.startswith(root + os.sep):
+            return None  # the project's folder is itself in a package: importable from outside it
+        folder = os.path.dirname(near.key)
+        while True:
+            if declares_distribution(folder):
+                return None
+            if folder == root or len(folder) <= len(root):
+                break
+            folder = os.path.dirname(folder)
+        if root not in self._trees:
+            self._trees[root] = tree_modules(root)
+        paths = self._trees[root]
+        if paths is None:
+            return None
+        return root, [self.module_for(path) for path in paths]
 
     def neighbours(self, near: ModuleRef) -> Optional[List[ModuleRef]]:
         if not os.path.isabs(near.key):

@@ -11,10 +11,9 @@ walk the machine). The listing is made once per root and run.
 
 from __future__ import annotations
 
-import os
 from typing import Dict, Iterable, Iterator, List
 
-_SKIPPED = frozenset({"__pycache__", "site-packages", "node_modules", "build", "dist"})
+from torchlint.core.dependencies import walk_python_files
 
 
 def python_files(roots: Iterable[str], cache: Dict[str, List[str]]) -> Iterator[str]:
@@ -22,20 +21,8 @@ def python_files(roots: Iterable[str], cache: Dict[str, List[str]]) -> Iterator[
     seen = set()
     for root in roots:
         if root not in cache:
-            cache[root] = sorted(_walk(root))
+            cache[root] = sorted(walk_python_files(root))
         for path in cache[root]:
             if path not in seen:
                 seen.add(path)
                 yield path
-
-
-def _walk(root: str) -> Iterator[str]:
-    for folder, folders, files in os.walk(root, followlinks=False):
-        folders[:] = [name for name in folders
-                      if not name.startswith(".") and name not in _SKIPPED
-                      and not os.path.isfile(os.path.join(folder, name, "pyvenv.cfg"))]
-        for name in files:
-            if name.endswith(".py"):
-                path = os.path.join(folder, name)
-                if not os.path.islink(path):
-                    yield path
