@@ -1905,3 +1905,64 @@ from utils.training import train_vae
 train_vae(0, load_model(), [])
 """
     assert _folder_lines(tmp_path, {"tools/evaluate.py": caller}, cached=True) == []
+
+
+# -- in-place updates, defs under the main guard, numbers read the 0.3 way -----------
+
+ONE_ELEMENT_SUM = """\
+import torch
+
+
+if __name__ == "__main__":
+    def calc_loss(batch):
+        result = torch.zeros(1)
+        for x in batch:
+            result += x.sum()
+        return result / len(batch), {}
+
+    for batch in loader:
+        loss, monitor = calc_loss(batch)
+        loss.backward()
+        print(loss.data[0])
+"""
+
+
+def test_an_in_place_update_keeps_the_tensors_shape():
+    # ``result += x.sum()`` updates the 1-element 1-D tensor in place: ``.data[0]`` works,
+    # and the ``.backward()`` proves one element, not 0 dimensions.
+    assert _lines(ONE_ELEMENT_SUM) == []
+
+
+def test_a_def_under_the_main_guard_gives_what_it_returns():
+    source = ONE_ELEMENT_SUM.replace("torch.zeros(1)", "torch.zeros(1).sum()").replace("        loss.backward()\n", "")
+    assert _lines(source) == [13]
+
+
+def test_a_matrix_product_update_is_not_in_place():
+    source = ONE_ELEMENT_SUM.replace("result += x.sum()", "result @= x")
+    assert _lines(source) == [14]  # unknown after ``@=``: the backward proves what it is
+
+
+def test_a_number_read_from_a_0_dim_tensor_divides_a_reduction_into_a_0_dim_tensor():
+    source = """\
+    import torch
+
+
+    def step(lengths, log_p, mask):
+        total = lengths.float().sum().data[0]
+        loss = -(torch.log(log_p) * mask).sum() / total
+        return loss.data[0]
+    """
+    assert _lines(source) == [5, 7]
+    # divided by something unknown, the reduction may broadcast into a larger tensor
+    assert _lines(source.replace("/ total", "/ lengths")) == [5]
+
+
+def test_a_tensor_method_of_a_maybe_tensor_keeps_what_it_would_be():
+    source = """\
+    def ratios(layers):
+        return [((layer.weight ** 2).mean().sqrt() / (layer.sigma ** 2).mean().sqrt()).data.cpu().numpy()[0]
+                for layer in layers]
+    """
+    assert _lines(source) == [2]
+    assert _lines(source.replace(".sqrt()", ".tolist()")) == []

@@ -373,7 +373,9 @@ class Collector(Listener):
             self._bind(node.target, "assign", node.value)
 
     def _on_aug_assign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target, "aug", node.value)
+        # ``t @= w`` is no in-place update of a tensor: it binds a new product.
+        self._bind(node.target, "matmul" if isinstance(node.operator, cst.MatrixMultiplyAssign) else "aug",
+                   node.value)
 
     def _on_for(self, node: cst.For) -> None:
         self._bind(node.target, "for", node.iter)

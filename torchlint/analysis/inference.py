@@ -1113,6 +1113,9 @@ class Inference:
         if isinstance(expr, cst.Subscript):
             base = self.value(expr.value)
             if base.kind is Kind.TENSOR:
+                if base.scalar and _data_attribute(expr.value) and _constant_index(expr) is not None:
+                    # ``x.sum().data[0]``: the number torch 0.3 read (IndexError today: TL101).
+                    return NUMBER
                 return Value(Kind.TENSOR, cuda=base.cuda, dtype=base.dtype, ndim=self._indexed_ndim(base.ndim, expr))
             keyed = dict(base.keys).get(constant_key(expr)) if base.kind is Kind.MAPPING and base.keys else None
             if keyed is not None:
@@ -1206,7 +1209,7 @@ class Inference:
             if last == UNKNOWN and len(assignments) == 1 and self._counted(name):
                 return NUMBER  # ``batch_size = n * k`` and ``range(batch_size)``: an integer
             return last
-        values = [self._assignment_value(a) for a in assignments]
+        values = self._updated_in_place(assignments, [self._assignment_value(a) for a in assignments])
         value = meet(values)
         if value.kind is Kind.MODULE:
             moved = self._moved_in_place(name)
@@ -1224,6 +1227,21 @@ class Inference:
         if value == UNKNOWN and len(values) == 1 and self._counted(name):
             return NUMBER  # ``range(name)`` in the scope of its only binding: an integer
         return value
+
+    def _updated_in_place(self, assignments, values: List[Value]) -> List[Value]:
+        """``t += x`` on a tensor updates it in place: ``t`` keeps its shape, dtype and
+        device whatever ``x`` is. Where every plain binding of the name gives a tensor,
+        its augmented ones give what those do (``result = torch.zeros(1)``, then
+        ``result += term`` in a loop: still one dimension)."""
+        updates = [getattr(self._bindings.get(getattr(a, "node", None)), "how", None) == "aug"
+                   for a in assignments]
+        if not any(updates) or all(updates):
+            return values
+        plain = [value for value, update in zip(values, updates) if not update]
+        if any(value.kind is not Kind.TENSOR for value in plain):
+            return values
+        updated = meet(plain)
+        return [updated if update else value for value, update in zip(values, updates)]
 
     def _moved_in_place(self, read: cst.Name) -> Optional[bool]:
         """Where a module is at ``read`` after a statement of its scope moved it in
@@ -2010,6 +2028,10 @@ class Inference:
                 return project_value
             if isinstance(local, cst.ClassDef) and self.is_module_class(local):
                 return MODULE
+            if isinstance(local, cst.FunctionDef) and key is not None:
+                # A def of the module the project model does not know (one under ``if
+                # __name__ == "__main__":``, where it keys only top-level statements).
+                return self.function_return(local, self._call_arguments(call))
         return UNKNOWN
 
     def _project_definitions(self, func: cst.BaseExpression) -> List[str]:
@@ -2033,6 +2055,12 @@ class Inference:
         if receiver.unless_number is not None and method not in _NUMBER_METHODS:
             # Python numbers (and None) have no such method: a run that gets past it had the tensor.
             return self._method_call_value(call, func, receiver.unless_number)
+        if receiver.kind is Kind.UNKNOWN and receiver.if_tensor is not None:
+            # ``x.mean().sqrt()``: where ``x.mean()`` is a tensor, what the tensor's method
+            # gives; a method only tensors have proves it was one.
+            as_tensor = self._method_call_value(call, func, receiver.if_tensor)
+            if as_tensor is not None and as_tensor.kind is Kind.TENSOR:
+                return as_tensor if method in api.TENSOR_ONLY_METHODS else Value(Kind.UNKNOWN, if_tensor=as_tensor)
         if receiver.kind is Kind.MODULE:
             if method in ("cuda", "to", "cpu", "float", "double", "half", "train", "eval"):
                 return replace(receiver, cuda=_device_after(method, call, receiver.cuda))
@@ -2606,6 +2634,11 @@ def _element(value: Value, path: Tuple[int, ...]) -> Value:
             return UNKNOWN
         value = value.items[index]
     return value
+
+
+def _data_attribute(expr: cst.BaseExpression) -> bool:
+    """``x.data``: a tensor's data, read as torch 0.3 read it."""
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "data"
 
 
 def _constant_index(expr: cst.Subscript) -> Optional[int]:
