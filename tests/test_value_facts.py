@@ -1966,3 +1966,34 @@ def test_a_tensor_method_of_a_maybe_tensor_keeps_what_it_would_be():
     """
     assert _lines(source) == [2]
     assert _lines(source.replace(".sqrt()", ".tolist()")) == []
+
+
+BALANCE = """\
+import torch
+
+
+def train(loader, D, l1, gamma, lambda_k):
+    k_t = 0
+    for x, fake in loader:
+        d_loss_real = l1(D(x), x)
+        d_loss_fake = l1(D(fake), fake)
+        d_loss = d_loss_real - k_t * d_loss_fake
+        print(d_loss.data[0])
+        balance = (0.5 * d_loss_real - d_loss_fake).data[0]
+        k_t += lambda_k * balance
+        k_t = max(min(1, k_t), 0)
+"""
+
+
+def test_a_binding_overwritten_further_down_its_block_reaches_no_other_read():
+    # ``k_t += ...`` is bound anew on the next line: the loop's next pass reads a number.
+    assert _lines(BALANCE.replace("l1(D", "torch.nn.functional.l1_loss(D")) == [10, 11]
+
+
+def test_a_binding_that_may_leave_its_block_first_still_counts():
+    source = BALANCE.replace("l1(D", "torch.nn.functional.l1_loss(D")
+    assert _lines(source.replace("        k_t = max(", "        if k_t > 1:\n            continue\n        k_t = max(")) == [11]
+    guarded = source.replace("        k_t += lambda_k * balance\n        k_t = max(min(1, k_t), 0)\n",
+                             "        try:\n            k_t += lambda_k * balance\n"
+                             "            k_t = max(min(1, k_t), 0)\n        except ValueError:\n            pass\n")
+    assert _lines(guarded) == [11]

@@ -200,6 +200,8 @@ class Collector(Listener):
             self._block = Block(node, None)
         if kind in self._wanted:
             self.collected.setdefault(kind, []).append((node, self._frame))
+        if kind is cst.Try or kind is cst.TryStar or kind is cst.With:
+            self.facts.guarded_bodies.add(node.body)
         if kind in _FRAME_TYPES:
             if kind is cst.FunctionDef:
                 self._note_params(node)

@@ -423,6 +423,9 @@ class FileFacts:
     call_statement: Dict[cst.Call, cst.CSTNode] = field(default_factory=dict)
     # The module walked (the body of its global scope, which libcst's scope does not hold).
     module: Optional[cst.Module] = None
+    # The bodies of ``try`` and ``with`` statements: an exception may leave them at any statement
+    # and the code after them (or a handler) go on.
+    guarded_bodies: Set[cst.CSTNode] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -1211,6 +1214,11 @@ class Inference:
             return last
         values = self._updated_in_place(assignments, [self._assignment_value(a) for a in assignments])
         value = meet(values)
+        if value.kind is Kind.UNKNOWN and len(values) > 1:
+            live = [v for a, v in zip(assignments, values) if not self._overwritten(a, name)]
+            if live and len(live) < len(values):
+                values = live
+                value = meet(values)
         if value.kind is Kind.MODULE:
             moved = self._moved_in_place(name)
             if moved is not None:
@@ -1227,6 +1235,43 @@ class Inference:
         if value == UNKNOWN and len(values) == 1 and self._counted(name):
             return NUMBER  # ``range(name)`` in the scope of its only binding: an integer
         return value
+
+    def _overwritten(self, assignment, read: cst.Name) -> bool:
+        """Is ``assignment`` bound anew by a plain assignment further down its block before
+        any statement could leave the block (``k += d``, then ``k = max(min(1, k), 0)``),
+        with ``read`` outside that stretch? Then the value it gives reaches no other read."""
+        node = getattr(assignment, "node", None)
+        small = self._facts.statement_of.get(node)
+        block = self._facts.block_of.get(node)
+        if small is None or block is None or self._facts.statement_of.get(read) is None:
+            return False
+        guarded = block
+        while guarded is not None:
+            if guarded.node in self._facts.guarded_bodies:
+                return False  # an exception may carry the value out of the block
+            guarded = guarded.parent
+        body = getattr(block.node, "body", None)
+        if not isinstance(body, Sequence):
+            return False
+        lines = [line.body if isinstance(line, cst.SimpleStatementLine) else None for line in body]
+        start = next((i for i, smalls in enumerate(lines) if smalls is not None and small in smalls), None)
+        if start is None:
+            return False
+        after = list(lines[start])
+        after = after[after.index(small) + 1:]
+        for smalls in [after, *lines[start + 1:]]:
+            if smalls is None:
+                return False  # a compound statement: it may break, continue or return
+            for statement in smalls:
+                if statement is self._facts.statement_of.get(read):
+                    return False
+                if isinstance(statement, (cst.Break, cst.Continue, cst.Return, cst.Raise)):
+                    return False
+                if isinstance(statement, cst.Assign) and any(
+                        isinstance(target.target, cst.Name) and target.target.value == read.value
+                        for target in statement.targets):
+                    return True
+        return False
 
     def _updated_in_place(self, assignments, values: List[Value]) -> List[Value]:
         """``t += x`` on a tensor updates it in place: ``t`` keeps its shape, dtype and
