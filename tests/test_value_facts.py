@@ -1997,3 +1997,36 @@ def test_a_binding_that_may_leave_its_block_first_still_counts():
                              "        try:\n            k_t += lambda_k * balance\n"
                              "            k_t = max(min(1, k_t), 0)\n        except ValueError:\n            pass\n")
     assert _lines(guarded) == [11]
+
+
+def test_arithmetic_of_command_line_options_and_numbers_is_no_tensor(tmp_path):
+    files = {
+        "utils.py": """\
+import torch
+
+
+def kl(preds, num_atoms, eps=1e-16):
+    kl_div = preds * torch.log(preds + eps)
+    return kl_div.sum() / (num_atoms * preds.size(0))
+""",
+        "train.py": """\
+import argparse
+import torch
+from utils import *
+
+parser = argparse.ArgumentParser()
+args = parser.parse_args()
+
+
+def train(prob):
+    loss_kl = kl(prob, args.num_atoms)
+    print(loss_kl.data[0])
+
+
+if __name__ == "__main__":
+    train(torch.zeros(3))
+""",
+    }
+    assert _folder_lines(tmp_path, files) == [("train.py", 11)]
+    files["train.py"] = files["train.py"].replace("kl(prob, args.num_atoms)", "kl(prob, weights)")
+    assert _folder_lines(tmp_path, files) == []

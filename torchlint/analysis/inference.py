@@ -1177,6 +1177,8 @@ class Inference:
         if not tensors:
             if all(v.kind is Kind.NUMBER for v in values):
                 return NUMBER
+            if all(v.kind in (Kind.NUMBER, Kind.OPTIONS) for v in values):
+                return OPTIONS  # ``args.num_atoms * x.size(0)``: what the options hold, never a tensor
             return UNKNOWN
         # A command-line option beside a tensor is a number (a string or list there raises,
         # or repeats a list): it adds no dimension.
