@@ -2030,3 +2030,21 @@ if __name__ == "__main__":
     assert _folder_lines(tmp_path, files) == [("train.py", 11)]
     files["train.py"] = files["train.py"].replace("kl(prob, args.num_atoms)", "kl(prob, weights)")
     assert _folder_lines(tmp_path, files) == []
+
+
+def _passing_back(training_tail):
+    files = dict(CHOSEN_MODEL)
+    files["utils/training.py"] += training_tail
+    files["utils/experiment.py"] = files["utils/experiment.py"].replace(
+        "        train(epoch, model, loader)", "        model, score = train(epoch, model, loader)")
+    return files
+
+
+def test_a_function_returning_its_parameter_gives_back_what_the_call_passed(tmp_path):
+    # The loop passes ``model`` round through ``train_vae``: it stays one of the two classes.
+    assert _folder_lines(tmp_path, _passing_back("    return model, 0.0\n")) == [("training.py", 4), ("training.py", 4)]
+
+
+def test_a_parameter_moved_in_place_or_rebound_is_not_given_back(tmp_path):
+    assert _folder_lines(tmp_path, _passing_back("    model.cuda()\n    return model, 0.0\n")) == []
+    assert _folder_lines(tmp_path, _passing_back("    model = load_model()\n    return model, 0.0\n")) == []

@@ -354,6 +354,10 @@ class ProjectLink:
         own module) differentiate what it returns? True when unknown."""
         return True
 
+    def returned_parameters(self, qualified: str) -> Tuple[Optional[Tuple[int, str]], ...]:
+        """``Inference.returned_parameters`` of the project function ``qualified``."""
+        return ()
+
     def parameter_from_project(self, target: "CallTarget") -> Value:
         """What every call of a def of a helper module in a folder of scripts
         (``utils.py`` beside ``train.py``), in that module and its neighbours,
@@ -912,6 +916,47 @@ class Inference:
                 if target is not None:
                     found[arg.value.value] = target
         return found
+
+    def returned_parameters(self, function: cst.FunctionDef) -> Tuple[Optional[Tuple[int, str]], ...]:
+        """Which parameter each returned value is, unchanged, where every ``return`` of
+        ``function`` agrees: ``return model, loss`` gives ``((position, "model"), None)``
+        (one item per tuple element; one item for a value that is no tuple literal).
+        A parameter rebound in the body, or one the body may move or reshape in place
+        (``model.cuda()``, ``x.squeeze_()``), is not the caller's value. Empty: none."""
+        if function in self._facts.generators:
+            return ()
+        returned = self._facts.returns.get(function)
+        if not returned or any(value is None for value in returned):
+            return ()
+        params = function.params
+        positions = {p.name.value: (i, p) for i, p in enumerate((*params.posonly_params, *params.params))}
+        shapes = [value.elements if isinstance(value, cst.Tuple) else (value,) for value in returned]  # type: ignore[union-attr]
+        if len({len(shape) for shape in shapes}) != 1 or any(
+                isinstance(e, cst.StarredElement) for shape in shapes for e in shape):
+            return ()
+        changed = self._changed_in_place(function)
+        found: List[Optional[Tuple[int, str]]] = []
+        for items in zip(*shapes):
+            values = [item.value if isinstance(item, cst.Element) else item for item in items]
+            names = {value.value for value in values if isinstance(value, cst.Name)}
+            if len(names) != 1 or len(values) != sum(isinstance(v, cst.Name) for v in values):
+                found.append(None)
+                continue
+            (name,) = names
+            where = positions.get(name)
+            if where is None or name in changed or not all(
+                    getattr(a, "node", None) is where[1] for v in values for a in self._resolver.assignments(v)):
+                found.append(None)
+                continue
+            found.append((where[0], name))
+        return tuple(found) if any(item is not None for item in found) else ()
+
+    def _changed_in_place(self, function: cst.FunctionDef) -> Set[str]:
+        """The names ``function`` calls a method on that moves, converts or reshapes its
+        receiver in place (a module's ``.cuda()``, a tensor's ``.squeeze_()``)."""
+        return {call.func.value.value for call in _calls_within(function)
+                if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+                and call.func.attr.value in _IN_PLACE_MOVES}
 
     def method_forwards(self, classdef: cst.ClassDef, name: str) -> Dict[str, Tuple[str, str]]:
         method = _method(classdef, name)
@@ -2052,7 +2097,9 @@ class Inference:
             if known.kind is Kind.UNKNOWN and not callee_name.startswith(api.TORCH_PACKAGES):
                 absolute = self.project.absolute(callee_name)
                 project_value = self.project.call_value(absolute, self._call_arguments(call)) if absolute is not None else None
-                return project_value if project_value is not None else known
+                if project_value is not None:
+                    return self._passed_back(call, self.project.returned_parameters(absolute), project_value)  # type: ignore[arg-type]
+                return known
             return known
         definitions = self._project_definitions(func)
         if definitions:
@@ -2072,7 +2119,7 @@ class Inference:
             key = self._definition_name(local)
             project_value = self.project.call_value(key, self._call_arguments(call)) if key is not None else None
             if project_value is not None:
-                return project_value
+                return self._passed_back(call, self.project.returned_parameters(key), project_value)  # type: ignore[arg-type]
             if isinstance(local, cst.ClassDef) and self.is_module_class(local):
                 return MODULE
             if isinstance(local, cst.FunctionDef) and key is not None:
@@ -2080,6 +2127,20 @@ class Inference:
                 # __name__ == "__main__":``, where it keys only top-level statements).
                 return self.function_return(local, self._call_arguments(call))
         return UNKNOWN
+
+    def _passed_back(self, call: cst.Call, returned: Sequence[Optional[Sequence]], value: Value) -> Value:
+        """What ``call`` of a project function gives back where the function returns a
+        parameter unchanged (``returned_parameters``): the very argument the call passed
+        (``model, loss = train(epoch, model)`` in a loop: ``model`` stays what it was)."""
+        if not returned or any(arg.star for arg in call.args):
+            return value
+        passed = [_passed(call, item[0], item[1]) if item is not None else None for item in returned]
+        if value.kind is Kind.TUPLE and len(value.items) == len(returned) and len(returned) > 1:
+            return replace(value, items=tuple(self.value(argument) if argument is not None else known
+                                              for argument, known in zip(passed, value.items)))
+        if len(returned) == 1 and passed[0] is not None:
+            return self.value(passed[0])
+        return value
 
     def _project_definitions(self, func: cst.BaseExpression) -> List[str]:
         """The keys of the project definitions the imports of ``func``'s name reach, where it
@@ -2649,6 +2710,15 @@ class _NameFinder(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.found = self.found or node.value in self._names
+
+
+# Methods that move, convert or reshape their receiver in place (a module's device and
+# dtype changes are in place; a tensor's are not, but a parameter may be either).
+_IN_PLACE_MOVES = frozenset({
+    "cuda", "cpu", "to", "half", "float", "double", "bfloat16", "type", "share_memory_", "resize_",
+    "resize_as_", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapdims_", "swapaxes_", "set_",
+    "as_strided_", "apply",
+})
 
 
 def _passed(call: cst.Call, position: Optional[int], name: str) -> Optional[cst.BaseExpression]:

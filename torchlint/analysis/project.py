@@ -1087,6 +1087,12 @@ class Project:
         return self._answer(key, "forwards", cst.FunctionDef, {},
                             lambda inference, function: inference.forwards(function))
 
+    def returned_parameters(self, key: str) -> Tuple[Optional[Tuple[int, str]], ...]:
+        found = self._answer(key, "returned parameters", cst.FunctionDef, (),
+                             lambda inference, function: inference.returned_parameters(function))
+        # A kept answer comes back as lists.
+        return tuple(tuple(item) if item is not None else None for item in found)  # type: ignore[misc]
+
     def member_forwarded(self, key: str, method: str) -> Mapping[str, Tuple[str, str]]:
         return self._answer(key, method + "/forwards", cst.ClassDef, {},
                             lambda inference, classdef: inference.method_forwards(classdef, method))
@@ -1397,6 +1403,10 @@ class ModuleLink(ProjectLink):
         if self._project.known(ref_key) is None and ref_key == self.ref.key:
             self._project.module(self.ref)
         return self._project.forwarded(qualified)
+
+    def returned_parameters(self, qualified: str) -> Tuple[Optional[Tuple[int, str]], ...]:
+        self._know(qualified)
+        return self._project.returned_parameters(qualified)
 
     def star_exports(self, spelled: str) -> Optional[Dict[str, str]]:
         return self._project.star_exports(spelled, self.ref)
