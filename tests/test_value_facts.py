@@ -2048,3 +2048,72 @@ def test_a_function_returning_its_parameter_gives_back_what_the_call_passed(tmp_
 def test_a_parameter_moved_in_place_or_rebound_is_not_given_back(tmp_path):
     assert _folder_lines(tmp_path, _passing_back("    model.cuda()\n    return model, 0.0\n")) == []
     assert _folder_lines(tmp_path, _passing_back("    model = load_model()\n    return model, 0.0\n")) == []
+
+
+# -- a project's configuration object ------------------------------------------------
+
+CONFIGURED = {
+    "miscc/__init__.py": "",
+    "miscc/config.py": """\
+import numpy as np
+from easydict import EasyDict as edict
+
+__C = edict()
+cfg = __C
+
+__C.TRAIN = edict()
+__C.TRAIN.COEFF = edict()
+__C.TRAIN.COEFF.KL = 2.0
+__C.PIXEL_MEANS = np.array([[[102.98, 115.95, 122.77]]])
+
+
+def _merge_a_into_b(a, b):
+    for key, value in a.items():
+        b[key] = value
+
+
+def cfg_from_file(filename):
+    import yaml
+    with open(filename) as f:
+        loaded = edict(yaml.safe_load(f))
+    _merge_a_into_b(loaded, __C)
+""",
+    "train.py": """\
+import torch.nn as nn
+from miscc.config import cfg
+
+
+def step(mu1, mu2):
+    like_mu = cfg.TRAIN.COEFF.KL * nn.MSELoss()(mu1, mu2)
+    return like_mu.data[0]
+""",
+}
+
+
+def test_a_configuration_global_holds_options_that_add_no_dimension(tmp_path):
+    assert _folder_lines(tmp_path, CONFIGURED) == [("train.py", 7)]
+
+
+def test_a_configuration_something_else_is_stored_into_is_unknown(tmp_path):
+    files = dict(CONFIGURED)
+    files["miscc/config.py"] += "\n__C.MEAN = torch.zeros(3)\n"
+    assert _folder_lines(tmp_path, files) == []
+    files["miscc/config.py"] = CONFIGURED["miscc/config.py"].replace("__C = edict()", "__C = make_config()")
+    assert _folder_lines(tmp_path, files) == []
+
+
+def test_a_parsed_configuration_file_holds_options():
+    source = """\
+    import json
+    import torch.nn.functional as F
+
+    with open("config.json") as f:
+        config = json.load(f)
+
+
+    def step(a, b):
+        loss = config["weight"] * F.mse_loss(a, b)
+        return loss.data[0]
+    """
+    assert _lines(source) == [10]
+    assert _lines(source.replace("json.load(f)", "torch.load(f)")) == []

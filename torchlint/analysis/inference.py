@@ -358,6 +358,11 @@ class ProjectLink:
         """``Inference.returned_parameters`` of the project function ``qualified``."""
         return ()
 
+    def is_configuration(self, qualified: str) -> bool:
+        """Is the imported name ``qualified`` a project module's global holding its run's
+        configuration (``configs.py``): options, never a tensor?"""
+        return False
+
     def parameter_from_project(self, target: "CallTarget") -> Value:
         """What every call of a def of a helper module in a folder of scripts
         (``utils.py`` beside ``train.py``), in that module and its neighbours,
@@ -1170,6 +1175,8 @@ class Inference:
                 return keyed
             if base.kind is Kind.MAPPING and base.element is not None:
                 return base.element
+            if base.kind is Kind.OPTIONS:
+                return OPTIONS  # ``config['lr']``, ``args.sizes[0]``
             if base.kind is Kind.UNKNOWN and _is_shape(expr.value) and _constant_index(expr) is not None:
                 return NUMBER  # ``x.size()[0]``, ``x.shape[0]``: a length, of a tensor or an array
             if base.kind is Kind.TUPLE:
@@ -1243,6 +1250,11 @@ class Inference:
         assignments = self._resolver.assignments(name)
         if not assignments:
             return UNKNOWN
+        if all(isinstance(a, ImportAssignment) and isinstance(a.node, cst.ImportFrom) for a in assignments):
+            qualified = self._resolver.resolve(name)
+            if qualified is not None and not qualified.startswith(api.TORCH_PACKAGES) and \
+                    self.project.is_configuration(qualified):
+                return OPTIONS  # ``from config import cfg``: the run's settings
         if self._origin is not None:
             token = self._token_reader(self._given)(name)
             if token is not None:
@@ -2346,7 +2358,7 @@ class Inference:
             return Value(Kind.TENSOR, cuda=True, dtype=api.TENSOR_TYPE_DTYPES.get(callee))
         if callee in ("builtins.len", "builtins.int", "builtins.float"):
             return NUMBER
-        if callee == "argparse.ArgumentParser":
+        if callee == "argparse.ArgumentParser" or callee in api.CONFIGURATION_SOURCES:
             return OPTIONS
         if callee == "builtins.vars" and len(call.args) == 1 and self.value(call.args[0].value).kind is Kind.OPTIONS:
             return Value(Kind.MAPPING, element=OPTIONS)  # the options by name

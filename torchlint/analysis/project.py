@@ -49,6 +49,7 @@ from torchlint.analysis.outline import Outline, dotted
 from torchlint.analysis.saved_files import combine, folder_saves
 from torchlint.analysis.summaries import SummaryStore, decode, encode
 from torchlint.analysis.sys_path import added_folders
+from torchlint.analysis.configs import configuration_globals
 from torchlint.analysis.version_gates import version_flags
 from torchlint.analysis.version_tests import oldest_release_told_apart
 from torchlint.analysis.specialise import Arguments, spelled as spelled_arguments
@@ -330,6 +331,7 @@ class _Module:
         self._plan: Optional[_CutPlan] = None  # how to cut the text for one definition, once per module
         self._classes: Optional[FrozenSet[str]] = None  # the names of its top-level classes
         self._flags: Optional[FrozenSet[str]] = None
+        self._configs: Optional[FrozenSet[str]] = None
         self.broken = False
 
     @property
@@ -389,6 +391,20 @@ class _Module:
                 self._flags = frozenset()
             self.remember("flags", sorted(self._flags))
         return self._flags
+
+    def configuration_globals(self) -> FrozenSet[str]:
+        """The names this module binds to its run's configuration (``configs.py``)."""
+        if self._configs is None:
+            kept = self.summary.get("configs") if not self.source.parsed else None
+            if isinstance(kept, list) and all(isinstance(name, str) for name in kept):
+                self._configs = frozenset(kept)
+                return self._configs
+            try:
+                self._configs = configuration_globals(Outline(self.source.tree))
+            except (ParseError, Unsupported, RecursionError, ValueError):
+                self._configs = frozenset()
+            self.remember("configs", sorted(self._configs))
+        return self._configs
 
     def oldest_release_told_apart(self) -> Optional[Tuple[int, int]]:
         """The oldest torch release this module's version tests tell apart from the
@@ -990,6 +1006,17 @@ class Project:
             return None
         return self._defined_in(ref, name, depth)
 
+    def is_configuration(self, qualified: str, importer: ModuleRef) -> bool:
+        """Is ``qualified`` (as imported in ``importer``) a global of a project module
+        holding its run's configuration (``from miscc.config import cfg``)?"""
+        module_part, _, name = qualified.rpartition(".")
+        ref = self.find(module_part, importer) if module_part and name else None
+        module = self.module(ref) if ref is not None else None
+        if module is None:
+            return False
+        self._note_use(module.ref.key)
+        return name in module.configuration_globals()
+
     def is_version_flag(self, qualified: str, importer: ModuleRef) -> bool:
         """Is ``qualified`` (as imported in ``importer``) a flag the project derives
         from the torch version (``_TORCH_GREATER_EQUAL_2_4 = compare_version(...)``)?"""
@@ -1407,6 +1434,9 @@ class ModuleLink(ProjectLink):
     def returned_parameters(self, qualified: str) -> Tuple[Optional[Tuple[int, str]], ...]:
         self._know(qualified)
         return self._project.returned_parameters(qualified)
+
+    def is_configuration(self, qualified: str) -> bool:
+        return self._project.is_configuration(qualified, self.ref)
 
     def star_exports(self, spelled: str) -> Optional[Dict[str, str]]:
         return self._project.star_exports(spelled, self.ref)

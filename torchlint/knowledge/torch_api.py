@@ -330,6 +330,17 @@ PARALLEL_WRAPPER_ATTRIBUTES: FrozenSet[str] = frozenset({
 })
 
 # Wrappers that iterate what they wrap, item by item.
+# What builds a run's configuration: parsed files and the dictionaries configs are kept in.
+# Inference takes what they hold for options (``Kind.OPTIONS``): numbers, strings and lists
+# of them, never a tensor (``cfg.TRAIN.COEFF.KL * loss`` adds no dimension).
+CONFIGURATION_SOURCES: FrozenSet[str] = frozenset({
+    "easydict.EasyDict", "yacs.config.CfgNode", "json.load", "json.loads", "yaml.load", "yaml.safe_load",
+    "yaml.full_load", "toml.load", "toml.loads", "tomllib.load", "tomllib.loads", "configparser.ConfigParser",
+    "configparser.RawConfigParser", "configparser.SafeConfigParser", "ConfigParser.ConfigParser",
+    "ConfigParser.RawConfigParser", "ConfigParser.SafeConfigParser", "omegaconf.OmegaConf.load",
+    "omegaconf.OmegaConf.create", "ml_collections.ConfigDict",
+})
+
 ITERATION_WRAPPERS: FrozenSet[str] = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm"})
 
 # Built-in modules whose forward returns a tuple, not one tensor.
