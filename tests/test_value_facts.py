@@ -2117,3 +2117,31 @@ def test_a_parsed_configuration_file_holds_options():
     """
     assert _lines(source) == [10]
     assert _lines(source.replace("json.load(f)", "torch.load(f)")) == []
+
+
+NAMED_CONTEXT = """\
+from collections import namedtuple
+
+import torch.nn as nn
+
+Context = namedtuple("Context", "model, optimizer, criterion")
+
+
+def create_context(model, optimizer):
+    criterion = nn.KLDivLoss()
+    return Context(model, optimizer, criterion)
+
+
+def train(model, optimizer, loader):
+    context = create_context(model, optimizer)
+    for scores, target in loader:
+        loss = context.criterion(scores, target)
+        print(loss.data[0], context.model.data[0])
+"""
+
+
+def test_a_namedtuple_field_is_what_its_constructor_was_given():
+    assert _lines(NAMED_CONTEXT) == [17]
+    assert _lines(NAMED_CONTEXT.replace("Context(model, optimizer, criterion)",
+                                        "Context(model, optimizer, criterion=make_criterion())")) == []
+    assert _lines(NAMED_CONTEXT.replace('"model, optimizer, criterion"', '"model, criterion, optimizer"')) == []

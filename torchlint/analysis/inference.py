@@ -1147,6 +1147,8 @@ class Inference:
                 return PARAM_GROUPS
             if base.kind is Kind.OPTIONS:
                 return OPTIONS  # ``args.lr``: what the command line gave
+            if base.kind is Kind.TUPLE and base.keys:
+                return dict(base.keys).get(expr.attr.value, UNKNOWN)  # a namedtuple's field
             owners = self._attribute_owners(expr.value, expr.attr.value, base)
             if owners is not None:
                 return self._member(owners, expr.attr.value, called=False)
@@ -2119,6 +2121,9 @@ class Inference:
             made = [self.project.call_value(key, arguments) for key in definitions]
             if None not in made:
                 return meet(made)  # type: ignore[arg-type]
+        fields = self._namedtuple_fields(func)
+        if fields is not None:
+            return self._namedtuple_value(call, fields)
         callee = self.value(func)
         if callee.kind is Kind.MODULE:
             return self._module_call_value(callee, self._call_arguments(call))
@@ -2139,6 +2144,43 @@ class Inference:
                 # __name__ == "__main__":``, where it keys only top-level statements).
                 return self.function_return(local, self._call_arguments(call))
         return UNKNOWN
+
+    def _namedtuple_fields(self, func: cst.BaseExpression) -> Optional[List[str]]:
+        """The fields of the namedtuple class ``func`` names, where its one binding is
+        ``Context = namedtuple("Context", "model, optimizer, criterion")`` (or a list of
+        the names); None for anything else."""
+        if not isinstance(func, cst.Name):
+            return None
+        assignments = self._resolver.assignments(func)
+        if len(assignments) != 1:
+            return None
+        node = getattr(next(iter(assignments)), "node", None)
+        binding = self._bindings.get(node) if isinstance(node, cst.Name) else None
+        made = binding.value if binding is not None and binding.how == "assign" and not binding.path else None
+        if not isinstance(made, cst.Call) or self._resolver.resolve(made.func) != "collections.namedtuple":
+            return None
+        spec = made.args[1].value if len(made.args) >= 2 and made.args[1].keyword is None else None
+        if isinstance(spec, cst.SimpleString):
+            text = _literal_string(spec)
+            return text.replace(",", " ").split() if text is not None else None
+        if isinstance(spec, (cst.List, cst.Tuple)):
+            names = [_literal_string(e.value) if isinstance(e, cst.Element) else None for e in spec.elements]
+            return names if None not in names else None  # type: ignore[return-value]
+        return None
+
+    def _namedtuple_value(self, call: cst.Call, fields: List[str]) -> Value:
+        """A namedtuple instance: a tuple whose items its fields also name."""
+        if any(arg.star for arg in call.args):
+            return Value(Kind.TUPLE)
+        given: Dict[str, Value] = {}
+        positional = [arg for arg in call.args if arg.keyword is None]
+        for name, arg in zip(fields, positional):
+            given[name] = self.value(arg.value)
+        for arg in call.args:
+            if arg.keyword is not None:
+                given[arg.keyword.value] = self.value(arg.value)
+        items = tuple(given.get(name, UNKNOWN) for name in fields)
+        return Value(Kind.TUPLE, items=items, keys=tuple(zip(fields, items)))
 
     def _passed_back(self, call: cst.Call, returned: Sequence[Optional[Sequence]], value: Value) -> Value:
         """What ``call`` of a project function gives back where the function returns a
