@@ -2145,3 +2145,17 @@ def test_a_namedtuple_field_is_what_its_constructor_was_given():
     assert _lines(NAMED_CONTEXT.replace("Context(model, optimizer, criterion)",
                                         "Context(model, optimizer, criterion=make_criterion())")) == []
     assert _lines(NAMED_CONTEXT.replace('"model, optimizer, criterion"', '"model, criterion, optimizer"')) == []
+
+
+def test_the_least_of_a_list_literal_is_as_good_as_a_number():
+    source = """\
+    import torch
+
+
+    def step(kl, epoch, warmup, max_beta):
+        beta = min([epoch / max([warmup, 1.]), max_beta])
+        loss = beta * torch.sum(kl)
+        return loss.data[0]
+    """
+    assert _lines(source) == [7]
+    assert _lines(source.replace("min([epoch / max([warmup, 1.]), max_beta])", "min(betas)")) == []

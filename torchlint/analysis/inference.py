@@ -2410,6 +2410,10 @@ class Inference:
             # Python compares the arguments (``bool(a < b)``): only numbers and one-element
             # tensors get through, so the result is as good as a number in arithmetic.
             return NUMBER
+        if callee in ("builtins.min", "builtins.max") and len(call.args) == 1 and call.args[0].keyword is None \
+                and isinstance(call.args[0].value, (cst.List, cst.Tuple)) and len(call.args[0].value.elements) >= 2 \
+                and not any(isinstance(e, cst.StarredElement) for e in call.args[0].value.elements):
+            return NUMBER  # ``min([warmup_beta, args.max_beta])``: the elements compared, as above
         if callee in api.GRADIENT_FUNCTIONS:
             return Value(Kind.TUPLE, element=TENSOR)  # one gradient tensor per input
         if callee in api.VARIABLE or callee in api.PARAMETER_CLASSES:
