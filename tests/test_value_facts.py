@@ -2159,3 +2159,26 @@ def test_the_least_of_a_list_literal_is_as_good_as_a_number():
     """
     assert _lines(source) == [7]
     assert _lines(source.replace("min([epoch / max([warmup, 1.]), max_beta])", "min(betas)")) == []
+
+
+def test_a_global_read_as_an_attribute_receiver_was_not_none():
+    source = """\
+    import argparse
+
+    import torch.nn.functional as F
+
+    args = None
+
+
+    def train(a, b):
+        loss = args.weight * F.mse_loss(a, b)
+        print(loss.data[0])
+
+
+    def main():
+        global args
+        args = argparse.ArgumentParser().parse_args()
+        train(1, 2)
+    """
+    assert _lines(source) == [10]
+    assert _lines(source.replace("argparse.ArgumentParser().parse_args()", "load_weights()")) == []

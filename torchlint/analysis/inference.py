@@ -1138,7 +1138,7 @@ class Inference:
         if isinstance(expr, cst.Call):
             return self._call_value(expr)
         if isinstance(expr, cst.Attribute):
-            base = self.value(expr.value)
+            base = self._receiver_value(expr.value)
             if (base.kind is Kind.TENSOR or base.cuda) and expr.attr.value in api.TENSOR_ATTRIBUTES:
                 data = expr.attr.value == "data"
                 return replace(base, scalar=base.scalar and data, ndim=base.ndim if data or base.ndim else None,
@@ -1244,6 +1244,20 @@ class Inference:
                 else (v.ndim if v.kind is Kind.TENSOR else None) for v, op in zip(values, operands)]
         ndim = max(dims) if None not in dims else None  # type: ignore[type-var]
         return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, loss=any(v.loss for v in tensors), ndim=ndim)
+
+    def _receiver_value(self, receiver: cst.BaseExpression) -> Value:
+        """The value of ``receiver`` in ``receiver.attr``: a run that reads an attribute of
+        it did not hold None there (``args = None`` at module level, ``args =
+        parser.parse_args()`` in ``main``), so a binding to None takes no part."""
+        value = self.value(receiver)
+        if (value == UNKNOWN or value.kind is Kind.NONE) and isinstance(receiver, cst.Name):
+            assignments = self._resolver.assignments(receiver)
+            if len(assignments) > 1 and (value.kind is Kind.NONE or self._dominating_end(receiver, assignments) is None):
+                values = [self._assignment_value(a) for a in assignments]
+                kept = [v for v in values if v.kind is not Kind.NONE]
+                if kept and len(kept) < len(values):
+                    return meet(kept)
+        return value
 
     def _name_value(self, name: cst.Name) -> Value:
         guard = self._facts.guarded.get(name)
