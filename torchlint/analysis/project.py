@@ -330,8 +330,7 @@ class _Module:
         self._analyses: Dict[str, Optional[Tuple[Inference, cst.CSTNode]]] = {}  # name -> its analysis
         self._plan: Optional[_CutPlan] = None  # how to cut the text for one definition, once per module
         self._classes: Optional[FrozenSet[str]] = None  # the names of its top-level classes
-        self._flags: Optional[FrozenSet[str]] = None
-        self._configs: Optional[FrozenSet[str]] = None
+        self._named_sets: Dict[str, FrozenSet[str]] = {}  # ``_names``: version flags, configurations
         self.broken = False
 
     @property
@@ -380,31 +379,28 @@ class _Module:
 
     def version_flags(self) -> FrozenSet[str]:
         """The names this module assigns from the torch version (``version_gates.py``)."""
-        if self._flags is None:
-            kept = self.summary.get("flags") if not self.source.parsed else None
-            if isinstance(kept, list) and all(isinstance(name, str) for name in kept):
-                self._flags = frozenset(kept)
-                return self._flags
-            try:
-                self._flags = version_flags(Outline(self.source.tree))
-            except (ParseError, Unsupported, RecursionError, ValueError):
-                self._flags = frozenset()
-            self.remember("flags", sorted(self._flags))
-        return self._flags
+        return self._names("flags", version_flags)
 
     def configuration_globals(self) -> FrozenSet[str]:
         """The names this module binds to its run's configuration (``configs.py``)."""
-        if self._configs is None:
-            kept = self.summary.get("configs") if not self.source.parsed else None
+        return self._names("configs", configuration_globals)
+
+    def _names(self, kept_as: str, compute: Callable[[Outline], FrozenSet[str]]) -> FrozenSet[str]:
+        """Names ``compute`` finds in this module's outline, worked out once and kept in its
+        summary as ``kept_as`` (a module read from its summary is not parsed for them)."""
+        found = self._named_sets.get(kept_as)
+        if found is None:
+            kept = self.summary.get(kept_as) if not self.source.parsed else None
             if isinstance(kept, list) and all(isinstance(name, str) for name in kept):
-                self._configs = frozenset(kept)
-                return self._configs
+                found = self._named_sets[kept_as] = frozenset(kept)
+                return found
             try:
-                self._configs = configuration_globals(Outline(self.source.tree))
+                found = compute(Outline(self.source.tree))
             except (ParseError, Unsupported, RecursionError, ValueError):
-                self._configs = frozenset()
-            self.remember("configs", sorted(self._configs))
-        return self._configs
+                found = frozenset()
+            self._named_sets[kept_as] = found
+            self.remember(kept_as, sorted(found))
+        return found
 
     def oldest_release_told_apart(self) -> Optional[Tuple[int, int]]:
         """The oldest torch release this module's version tests tell apart from the
