@@ -2153,11 +2153,17 @@ class Inference:
                 return self._passed_back(call, self.project.returned_parameters(key), project_value)  # type: ignore[arg-type]
             if isinstance(local, cst.ClassDef) and self.is_module_class(local):
                 return MODULE
-            if isinstance(local, cst.FunctionDef) and key is not None:
-                # A def of the module the project model does not know (one under ``if
-                # __name__ == "__main__":``, where it keys only top-level statements).
+            if isinstance(local, cst.FunctionDef) and key is not None and self._in_compound_statement(local):
+                # A def of the module the project model does not key (one under ``if
+                # __name__ == "__main__":``: it keys only top-level statements).
                 return self.function_return(local, self._call_arguments(call))
         return UNKNOWN
+
+    def _in_compound_statement(self, definition: cst.CSTNode) -> bool:
+        """Is ``definition``, of the module's scope, inside an ``if``, ``try`` or ``with``
+        rather than one of the module's top-level statements?"""
+        module = self._facts.module
+        return module is not None and not any(statement is definition for statement in module.body)
 
     def _namedtuple_fields(self, func: cst.BaseExpression) -> Optional[List[str]]:
         """The fields of the namedtuple class ``func`` names, where its one binding is
