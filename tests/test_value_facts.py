@@ -2182,3 +2182,188 @@ def test_a_global_read_as_an_attribute_receiver_was_not_none():
     """
     assert _lines(source) == [10]
     assert _lines(source.replace("argparse.ArgumentParser().parse_args()", "load_weights()")) == []
+
+
+# -- callables passed around as values ----------------------------------------------------
+
+def test_a_name_bound_to_a_project_function_calls_it():
+    source = """\
+    import torch
+
+
+    def symmetric_mse(a, b):
+        return torch.sum((a - b) ** 2) / a.size(1)
+
+
+    def rowwise(a, b):
+        return ((a - b) ** 2).sum(1)
+
+
+    def train(a, b):
+        criterion = symmetric_mse
+        print(criterion(a, b).data[0])
+    """
+    assert _lines(source) == [14]
+    assert _lines(source.replace("criterion = symmetric_mse", "criterion = rowwise")) == []
+
+
+def test_a_callable_chosen_by_an_if_gives_what_every_choice_agrees_on(tmp_path):
+    losses = """\
+    import torch
+    import torch.nn.functional as F
+
+
+    def softmax_mse(a, b):
+        return F.mse_loss(F.softmax(a, 1), F.softmax(b, 1), size_average=False) / a.size(1)
+
+
+    def softmax_kl(a, b):
+        return F.kl_div(F.log_softmax(a, 1), F.softmax(b, 1), size_average=False)
+
+
+    def per_row(a, b):
+        return (a - b).pow(2).sum(1)
+    """
+    train = """\
+    import losses
+
+
+    def train(kind, a, b):
+        if kind == "mse":
+            consistency = losses.softmax_mse
+        else:
+            consistency = losses.softmax_kl
+        loss = consistency(a, b)
+        print(loss.data[0])
+    """
+    assert _folder_lines(tmp_path / "both", {"losses.py": losses, "train.py": train}) == [("train.py", 10)]
+    assert _folder_lines(tmp_path / "one_is_a_vector", {
+        "losses.py": losses, "train.py": train.replace("losses.softmax_kl", "losses.per_row")}) == []
+
+
+def test_a_torch_loss_passed_as_an_argument_is_called_inside():
+    source = """\
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    def _evaluate(model, batches, loss_fn):
+        for x, y in batches:
+            print(loss_fn(model(x), y).data[0])
+
+
+    def main(model, batches):
+        _evaluate(model, batches, F.cross_entropy)
+        _evaluate(model, batches, loss_fn=nn.functional.nll_loss)
+    """
+    assert _lines(source) == [7]
+    assert _lines(source.replace("nn.functional.nll_loss", "make_loss()")) == []
+
+
+# -- a copy of torch 0.4's functional.py ---------------------------------------------------
+
+VENDORED_NLL = """\
+import torch
+
+
+def nll_loss(input, target, weight=None, size_average=True, ignore_index=-100, reduce=True):
+    if input.dim() == 2:
+        return torch._C._nn.nll_loss(input, target, weight, size_average, ignore_index, reduce)
+    n = input.size(0)
+    if reduce:
+        return torch._C._nn.nll_loss2d(input, target, weight, size_average, ignore_index, reduce)
+    out = torch._C._nn.nll_loss2d(input, target, weight, size_average, ignore_index, reduce)
+    return out.view(n, -1)
+
+
+def cross_entropy(input, target, weight=None, size_average=True, ignore_index=-100, reduce=True):
+    return nll_loss(torch.log_softmax(input, 1), target, weight, size_average, ignore_index, reduce)
+
+
+def train(logits, target):
+    ce = cross_entropy(logits, target, size_average=False)
+    print(ce.data[0])
+    kept = cross_entropy(logits, target, reduce=False)
+    print(kept.data[0])
+"""
+
+
+def test_a_copy_of_functional_calling_the_native_losses_reduces_as_its_call_says():
+    assert _lines(VENDORED_NLL) == [20]
+
+
+def test_a_native_loss_given_a_reduction_enum_is_torch_1_spelling_and_unknown():
+    source = VENDORED_NLL.replace("torch._C._nn.nll_loss(input, target, weight, size_average, ignore_index, reduce)",
+                                  "torch._C._nn.nll_loss(input, target, weight, _Reduction.get_enum(reduction), "
+                                  "ignore_index)").replace("input.dim() == 2", "True")
+    assert _lines(source) == []
+
+
+# -- configuration libraries ---------------------------------------------------------------
+
+def test_tensorflow_hyperparameters_hold_options():
+    source = """\
+    import tensorflow as tf
+    import torch.nn.functional as F
+
+    hparams = tf.contrib.training.HParams(kl_weight=0.1, layers=4)
+
+
+    def step(a, b):
+        loss = hparams.kl_weight * F.mse_loss(a, b)
+        print(loss.data[0])
+    """
+    assert _lines(source) == [9]
+    assert _lines(source.replace("tf.contrib.training.HParams", "make_settings")) == []
+
+
+# -- a file read back where the same def wrote it -------------------------------------------
+
+ROUND_TRIP = {
+    "models.py": """\
+    import torch
+    import torch.nn as nn
+
+
+    class VAE(nn.Module):
+        def calculate_loss(self, x, average=False):
+            loss = x.sum(1)
+            if average:
+                loss = torch.mean(loss)
+            return loss
+    """,
+    "training.py": """\
+    def train_vae(epoch, model):
+        model.train()
+        return model, 0.0
+    """,
+    "experiment.py": """\
+    import torch
+
+
+    def experiment(model, path, x):
+        from training import train_vae as train
+        for epoch in range(3):
+            model, loss = train(epoch, model)
+            torch.save(model, path + '.model')
+        best = torch.load(path + '.model')
+        print(best.calculate_loss(x, average=True).data[0])
+    """,
+    "main.py": """\
+    from models import VAE
+    from experiment import experiment
+
+    experiment(VAE(), 'runs/vae', None)
+    """,
+}
+
+
+def test_a_load_of_what_the_same_def_saved_gives_back_the_object(tmp_path):
+    assert _folder_lines(tmp_path / "saved", ROUND_TRIP) == [("experiment.py", 10)]
+    elsewhere = dict(ROUND_TRIP, **{"experiment.py": ROUND_TRIP["experiment.py"].replace(
+        "torch.load(path + '.model')", "torch.load(path + '.best')")})
+    assert _folder_lines(tmp_path / "another_path", elsewhere) == []
+    loaded_first = dict(ROUND_TRIP, **{"experiment.py": ROUND_TRIP["experiment.py"].replace(
+        "    best = torch.load(path + '.model')\n", "").replace(
+        "        from training", "        best = torch.load(path + '.model')\n        from training")})
+    assert _folder_lines(tmp_path / "loaded_first", loaded_first) == []

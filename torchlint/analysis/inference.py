@@ -40,6 +40,7 @@ from typing import (
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
+from torchlint.analysis.checkpoint_paths import path_argument, path_key
 from torchlint.analysis.names import Resolver
 from torchlint.analysis.outline import differentiated_callees, parameters_from_calls
 from torchlint.analysis.scopes import Assignment, ClassScope, ImportAssignment
@@ -89,6 +90,10 @@ class Value:
     keys: Tuple[Tuple[str, "Value"], ...] = ()
     # FUNCTION: what calling it gives (a trainer method returning its inner ``train`` step).
     returns: Optional["Value"] = None
+    # FUNCTION: the callables it names, a call then calls (``criterion = losses.mse`` or
+    # ``loss_fn=F.cross_entropy`` passed on): project keys or torch names, joined like
+    # ``instance_of`` where it may be one of several.
+    calls: Optional[str] = None
 
     def __post_init__(self) -> None:
         # One fact, two spellings: 0-dim and ``scalar`` say the same.
@@ -203,6 +208,7 @@ def meet(values: Iterable[Value]) -> Value:
                        if result.if_tensor is not None and value.if_tensor is not None else None),
             returns=(meet((result.returns, value.returns))
                      if result.returns is not None and value.returns is not None else None),
+            calls=_either(result.calls, value.calls),
         )
     return result if result is not None else UNKNOWN
 
@@ -362,6 +368,11 @@ class ProjectLink:
         """Is the imported name ``qualified`` a project module's global holding its run's
         configuration (``configs.py``): options, never a tensor?"""
         return False
+
+    def callable_key(self, qualified: str) -> Optional[str]:
+        """The key of the project def or class that ``qualified`` names, where one top-level
+        ``def``/``class`` of its module alone binds it; None for anything else."""
+        return None
 
     def parameter_from_project(self, target: "CallTarget") -> Value:
         """What every call of a def of a helper module in a folder of scripts
@@ -1097,12 +1108,16 @@ class Inference:
         """The ``return`` values of ``function`` that a run under the constants given may
         reach: not those in a block that cannot run, nor those after a return that always runs."""
         reachable = []
+        ended: List["Block"] = []  # blocks every run of which has returned by now
         for value, block in zip(returned, self._facts.return_blocks.get(function, ())):
-            if self._dead(block):
-                continue
+            if self._dead(block) or any(done.encloses(block) for done in ended):
+                continue  # cannot run, or comes after a return that always runs first
             reachable.append(value)
-            if block is not None and self._lifted(block).node is function.body:
-                break  # every run returns here: the returns after it are never reached
+            if block is not None:
+                lifted = self._lifted(block)
+                if lifted.node is function.body:
+                    break  # every run returns here: the returns after it are never reached
+                ended.append(lifted)
         return reachable
 
     def _live(self, assignments):
@@ -1152,7 +1167,7 @@ class Inference:
             owners = self._attribute_owners(expr.value, expr.attr.value, base)
             if owners is not None:
                 return self._member(owners, expr.attr.value, called=False)
-            return UNKNOWN
+            return self._callable_reference(self._resolver.resolve(expr)) if base.kind is Kind.UNKNOWN else UNKNOWN
         if isinstance(expr, (cst.Integer, cst.Float)):
             return NUMBER
         if isinstance(expr, cst.UnaryOperation):
@@ -1271,6 +1286,7 @@ class Inference:
             if qualified is not None and not qualified.startswith(api.TORCH_PACKAGES) and \
                     self.project.is_configuration(qualified):
                 return OPTIONS  # ``from config import cfg``: the run's settings
+            return self._callable_reference(qualified)
         if self._origin is not None:
             token = self._token_reader(self._given)(name)
             if token is not None:
@@ -1827,6 +1843,9 @@ class Inference:
             # A def inside a def: no project key names it, so its value carries what it returns
             # (to the code that calls it, or that its enclosing def returns it to).
             return Value(Kind.FUNCTION, returns=self.function_return(node))
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            key = self._definition_name(node)
+            return Value(Kind.FUNCTION, calls=key) if key is not None else UNKNOWN
         return UNKNOWN
 
     def _nested(self, function: cst.FunctionDef) -> bool:
@@ -2125,8 +2144,14 @@ class Inference:
             if known.kind is Kind.UNKNOWN and not callee_name.startswith(api.TORCH_PACKAGES):
                 absolute = self.project.absolute(callee_name)
                 project_value = self.project.call_value(absolute, self._call_arguments(call)) if absolute is not None else None
+                returned = self.project.returned_parameters(absolute) if absolute is not None else ()
+                if project_value is None and returned:
+                    # A call inside the answer being worked out (``model, loss = train(model)``
+                    # in a loop, whose ``model`` the call sites give): what it passes back is
+                    # still known.
+                    project_value = Value(Kind.TUPLE, items=(UNKNOWN,) * len(returned)) if len(returned) > 1 else UNKNOWN
                 if project_value is not None:
-                    return self._passed_back(call, self.project.returned_parameters(absolute), project_value)  # type: ignore[arg-type]
+                    return self._passed_back(call, returned, project_value)
                 return known
             return known
         definitions = self._project_definitions(func)
@@ -2157,7 +2182,62 @@ class Inference:
                 # A def of the module the project model does not key (one under ``if
                 # __name__ == "__main__":``: it keys only top-level statements).
                 return self.function_return(local, self._call_arguments(call))
+        elif callee.kind is Kind.FUNCTION and callee.calls is not None:
+            return self._referenced_call(call, callee.calls)  # ``criterion = losses.mse``, then ``criterion(a, b)``
         return UNKNOWN
+
+    def _reloaded(self, load: cst.Call) -> Optional[Value]:
+        """``torch.load(path)`` of what its own def saved to the same path expression
+        before (``torch.save(model, best)`` in the epochs, then ``model =
+        torch.load(best)`` to test the best): what those saves wrote, back on the device
+        it was saved from (``map_location``: anywhere). None when no save comes first."""
+        source = path_argument(load, 0, "f")
+        scope = self._resolver.scope_of(load)
+        if source is None or scope is None or scope is scope.globals:
+            return None
+        key, saved, first = path_key(source), [], False
+        for call in self._facts.calls:
+            first = first or call is load
+            path = path_argument(call, 1, "f")
+            if path is None or self._resolver.resolve(call.func) not in api.TORCH_SAVE or \
+                    self._resolver.scope_of(call) is not scope or path_key(path) != key:
+                continue
+            obj = path_argument(call, 0, "obj")
+            if obj is None or not (saved or not first):
+                return None  # the first save comes after the load: a file of an earlier run
+            saved.append(self.value(obj))
+        if not saved:
+            return None
+        value = replace(meet(saved), loss=False)
+        return replace(value, cuda=None) if path_argument(load, 1, "map_location") is not None else value
+
+    def _callable_reference(self, qualified: Optional[str]) -> Value:
+        """The value of a name for a callable, not called here (``criterion =
+        losses.symmetric_mse``, ``loss_fn=F.cross_entropy``): a FUNCTION a later call
+        of it calls, for a def or class of the project and for torch's losses, reductions,
+        functions of ``torch.nn.functional`` and ``nn`` classes; UNKNOWN for anything else."""
+        if qualified is None:
+            return UNKNOWN
+        if qualified.startswith(api.TORCH_PACKAGES):
+            known = (qualified in api.LOSS_FUNCTION_PARAMS or qualified.startswith(api.FUNCTIONAL)
+                     or api.is_nn_class(qualified) or qualified in _DIM_SECOND)
+            return Value(Kind.FUNCTION, calls=qualified) if known else UNKNOWN
+        key = self.project.callable_key(qualified)
+        return Value(Kind.FUNCTION, calls=key) if key is not None else UNKNOWN
+
+    def _referenced_call(self, call: cst.Call, callables: str) -> Value:
+        """What calling a FUNCTION value gives: what each callable it may name
+        returns for these arguments, where they agree."""
+        made = []
+        for name in callables.split(_OWNERS):
+            if name.startswith(api.TORCH_PACKAGES):
+                made.append(self._known_callee_value(call, name))
+                continue
+            value = self.project.call_value(name, self._call_arguments(call))
+            if value is None:
+                return UNKNOWN
+            made.append(self._passed_back(call, self.project.returned_parameters(name), value))
+        return meet(made)
 
     def _in_compound_statement(self, definition: cst.CSTNode) -> bool:
         """Is ``definition``, of the module's scope, inside an ``if``, ``try`` or ``with``
@@ -2441,6 +2521,8 @@ class Inference:
             return Value(Kind.TENSOR, scalar=wrapped.scalar, cuda=wrapped.cuda, ndim=wrapped.ndim)
         if callee in api.DATALOADERS:
             return Value(Kind.LOADER)
+        if callee in api.TORCH_LOAD:
+            return self._reloaded(call) or UNKNOWN
         if api.is_nn_class(callee):
             if callee in api.PARAMETER_CLASSES:
                 return TENSOR
@@ -2449,10 +2531,18 @@ class Inference:
                          and not self._reduction_reassigned())
         if callee.startswith(api.MODEL_FACTORY_PREFIXES) and not callee.rsplit(".", 1)[1][:1].isupper():
             return MODULE
+        token_of = self._token_reader(self._given) if self._origin is not None else None
         if callee in api.LOSS_FUNCTION_PARAMS or (
             callee.startswith(api.FUNCTIONAL) and callee.endswith("_loss")
         ):
-            return Value(Kind.TENSOR, scalar=_reduces(call, api.LOSS_PARAMS.get(callee)), loss=True)
+            return Value(Kind.TENSOR, scalar=_reduces(call, api.LOSS_PARAMS.get(callee), token_of), loss=True)
+        if callee in api.NATIVE_LOSSES:
+            # A copy of functional.py calling the native loss: its flags are the copy's own
+            # parameters (read as this call's constants) or literals; an enum computed there
+            # is torch 1.0's spelling, not read.
+            plain = all(isinstance(arg.value, cst.Name) for arg in call.args[2:])
+            return Value(Kind.TENSOR, loss=True,
+                         scalar=plain and _reduces(call, api.LOSS_PARAMS[api.NATIVE_LOSSES[callee]], token_of))
         if callee.startswith(api.FUNCTIONAL):
             return Value(Kind.TENSOR, cuda=self._inputs_on_cuda(call))
         if callee in api.EXTREMUM_FUNCTIONS:
@@ -2824,6 +2914,8 @@ def constant_key(subscript: cst.Subscript) -> Optional[str]:
 
 def _element(value: Value, path: Tuple[int, ...]) -> Value:
     """The part of a tuple ``value`` that unpacking reaches by ``path``."""
+    if value is _PENDING:
+        return _PENDING  # ``model, loss = train(model)`` in a loop: the part depends on itself too
     for index in path:
         if value.kind is not Kind.TUPLE or index >= len(value.items):
             return UNKNOWN
@@ -2951,11 +3043,13 @@ def _is_dtype_like(expr: cst.BaseExpression) -> bool:
     return name.startswith("torch.") and name.rsplit(".", 1)[1][:1].islower() and name.count(".") == 1
 
 
-def _reduces(call: cst.Call, params: Optional[Sequence[str]] = None) -> bool:
+def _reduces(call: cst.Call, params: Optional[Sequence[str]] = None,
+             token_of: Optional[Callable[[cst.Name], Optional[str]]] = None) -> bool:
     """Does a loss call/constructor reduce to a scalar (no reduction='none' / reduce=False,
     by keyword or by position: ``F.mse_loss(out, y, None, False)``, ``nn.L1Loss(None, False)``)?
     ``params``: the callee's parameters in order; unknown, any third positional argument may
-    be one of those."""
+    be one of those. ``token_of``: the constant a name holds, in a def specialised to a
+    call's constants (``reduce=reduce``, the caller leaving ``reduce=True`` to its default)."""
     for index, arg in enumerate(call.args):
         if arg.star:
             return False  # ``**options`` may hold reduction="none"
@@ -2969,8 +3063,13 @@ def _reduces(call: cst.Call, params: Optional[Sequence[str]] = None) -> bool:
             key = params[index]
         else:
             key = arg.keyword.value
+        constant = token_of(arg.value) if token_of is not None and isinstance(arg.value, cst.Name) else None
         if key == "reduction":
-            return _literal_string(arg.value) in ("mean", "sum", "elementwise_mean")
-        if key == "reduce" and not (isinstance(arg.value, cst.Name) and arg.value.value in ("True", "None")):
+            return _literal_string(arg.value) in _REDUCTIONS or constant in ("'mean'", "'sum'", "'elementwise_mean'")
+        if key == "reduce" and not (isinstance(arg.value, cst.Name) and arg.value.value in ("True", "None")) \
+                and constant not in ("True", "None"):
             return False
     return True
+
+
+_REDUCTIONS = ("mean", "sum", "elementwise_mean")

@@ -171,6 +171,7 @@ class _Facts:
         # Every module a top-level import names, as spelled (``import a.b.c``: "a.b.c";
         # ``from .x import y``: ".x" and ".x.y", which may be a submodule).
         self.modules_imported: List[str] = []
+        self.callables: List[str] = []  # names a top-level def or class binds
         for statement in _top_level(tree.body):
             self._note(statement)
         self.function_classes = self._function_classes(tree)
@@ -226,6 +227,7 @@ class _Facts:
                     self.imports.setdefault(alias.asname or alias.name, []).append((module, alias.name))
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self.defined[statement.name] = self.defined.get(statement.name, 0) + 1
+            self.callables.append(statement.name)
         elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             for target in targets:
@@ -244,7 +246,7 @@ class _Facts:
     def to_json(self) -> Dict[str, Any]:
         return {"added_folders": [self.first_folders, self.last_folders], "imports": self.imports, "defined": self.defined,
                 "stars": self.stars, "all": self.all, "function_classes": self.function_classes,
-                "patched": self.patched, "modules_imported": self.modules_imported}
+                "patched": self.patched, "modules_imported": self.modules_imported, "callables": self.callables}
 
     @classmethod
     def from_json(cls, data: Any) -> "_Facts":
@@ -261,6 +263,7 @@ class _Facts:
             facts.function_classes = _strings(data["function_classes"])
             facts.patched = _strings(data["patched"])
             facts.modules_imported = _strings(data["modules_imported"])
+            facts.callables = _strings(data["callables"])
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not the facts of a module: {exc}") from None
         if len(facts.defined) != len(data["defined"]) or not all(
@@ -1407,6 +1410,15 @@ class ModuleLink(ProjectLink):
         if not self._project.finder.searches_files:
             return False  # one text checked alone: where its imports lead is unknown
         return self._project.find(package, self.ref) is None
+
+    def callable_key(self, qualified: str) -> Optional[str]:
+        key = self.absolute(qualified)
+        if key is None:
+            return None
+        ref_key, name = _split_key(key)
+        module = self._project.known(ref_key)
+        facts = module.facts() if module is not None else None
+        return key if facts is not None and facts.defined.get(name) == 1 and name in facts.callables else None
 
     def call_value(self, qualified: str, arguments: Optional[Arguments] = None) -> Optional[Value]:
         ref_key, name = _split_key(qualified)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from torchlint.analysis.checkpoint_paths import path_argument, path_key as _key
 from torchlint.analysis.inference import Kind, Value
 from torchlint.analysis.scopes import ClassScope
 from torchlint.knowledge.torch_api import TORCH_SAVE
@@ -41,21 +42,6 @@ UNKNOWN = "unknown"
 class Saved:
     kind: str
     what: str = ""  # for a message: "a whole module (`model`)"
-
-
-def path_argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:
-    """The argument passed as ``keyword``, or else the ``position``-th positional one."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    positional = [a for a in call.args if a.keyword is None]
-    if len(positional) > position and not any(a.star for a in positional[:position + 1]):
-        return positional[position].value
-    return None
-
-
-def _key(path: cst.BaseExpression) -> str:
-    return " ".join(cst.Module(body=[]).code_for_node(path).split())
 
 
 _Saves = Dict[str, List[Tuple[cst.BaseExpression, cst.Call]]]

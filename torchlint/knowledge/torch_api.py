@@ -160,6 +160,16 @@ LOSS_FUNCTION_PARAMS: Mapping[str, Tuple[str, ...]] = {
 
 LOSS_PARAMS: Mapping[str, Tuple[str, ...]] = {**LOSS_MODULE_PARAMS, **LOSS_FUNCTION_PARAMS}
 
+# The native functions behind functional's losses, which copies of torch 0.3/0.4's
+# ``functional.py`` kept in a project call (``torch._C._nn.nll_loss(input, target, weight,
+# size_average, ignore_index, reduce)``): until torch 1.0 their parameters were functional's,
+# in the same order (later ones take a reduction enum there instead).
+NATIVE_NN = "torch._C._nn."
+NATIVE_LOSSES: Mapping[str, str] = {
+    **{NATIVE_NN + name.rsplit(".", 1)[1]: name for name in LOSS_FUNCTION_PARAMS},
+    NATIVE_NN + "nll_loss2d": FUNCTIONAL + "nll_loss",
+}
+
 
 def legacy_reduction(size_average: Optional[bool], reduce: Optional[bool]) -> str:
     """torch/nn/_reduction.py's legacy_get_string: None counts as True."""
@@ -329,7 +339,6 @@ PARALLEL_WRAPPER_ATTRIBUTES: FrozenSet[str] = frozenset({
     "module", "device_ids", "dim", "output_device", "src_device_obj", "device_type", "training",
 })
 
-# Wrappers that iterate what they wrap, item by item.
 # What builds a run's configuration: parsed files and the dictionaries configs are kept in.
 # Inference takes what they hold for options (``Kind.OPTIONS``): numbers, strings and lists
 # of them, never a tensor (``cfg.TRAIN.COEFF.KL * loss`` adds no dimension).
@@ -339,8 +348,12 @@ CONFIGURATION_SOURCES: FrozenSet[str] = frozenset({
     "configparser.RawConfigParser", "configparser.SafeConfigParser", "ConfigParser.ConfigParser",
     "ConfigParser.RawConfigParser", "ConfigParser.SafeConfigParser", "omegaconf.OmegaConf.load",
     "omegaconf.OmegaConf.create", "ml_collections.ConfigDict",
+    # TensorFlow's hyperparameter sets, which 2017-2018 speech code (Tacotron, DeepVoice3
+    # ports) kept its settings in.
+    "tensorflow.contrib.training.HParams", "tensorflow.contrib.training.python.training.hparam.HParams",
 })
 
+# Wrappers that iterate what they wrap, item by item.
 ITERATION_WRAPPERS: FrozenSet[str] = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm"})
 
 # Built-in modules whose forward returns a tuple, not one tensor.

@@ -9,7 +9,7 @@ import libcst as cst
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
 from torchlint.analysis.outline import Outline, is_literal, keyword_value, qualified_names
-from torchlint.analysis.saved_files import path_argument
+from torchlint.analysis.checkpoint_paths import path_argument
 from torchlint.core.settings import versions
 from torchlint.knowledge.torch_api import TORCH_LOAD, TORCH_SAVE
 from torchlint.rules import edits
