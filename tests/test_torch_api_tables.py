@@ -23,6 +23,8 @@ from torchlint.knowledge.torch_api import (  # noqa: E402
     LOSS_FUNCTION_PARAMS,
     LOSS_MODULE_PARAMS,
     LOSS_PARAMS,
+    SHAPE_KEEPING_FUNCTIONS,
+    SHAPE_KEEPING_MODULES,
     RENAMES,
     legacy_reduction,
 )
@@ -301,3 +303,68 @@ def test_keywords_now_positional_take_varargs_only(qualified: str) -> None:
     """TL116's table: the callable takes ``*tensors`` and no keywords at all."""
     parameters = inspect.signature(lookup(qualified)).parameters
     assert [p.kind for p in parameters.values()] == [inspect.Parameter.VAR_POSITIONAL]
+
+
+# -- modules and functions that keep their input's number of dimensions --------------------
+
+# Constructor arguments and an input shape for each module of SHAPE_KEEPING_MODULES.
+_MODULE_CASES = {
+    "Linear": ((4, 3), (2, 4)), "Bilinear": ((4, 4, 3), (2, 4)),
+    "Conv1d": ((2, 2, 1), (1, 2, 5)), "Conv2d": ((2, 2, 1), (1, 2, 5, 5)), "Conv3d": ((2, 2, 1), (1, 2, 3, 3, 3)),
+    "ConvTranspose1d": ((2, 2, 1), (1, 2, 5)), "ConvTranspose2d": ((2, 2, 1), (1, 2, 5, 5)),
+    "ConvTranspose3d": ((2, 2, 1), (1, 2, 3, 3, 3)),
+    "AvgPool1d": ((2,), (1, 2, 6)), "AvgPool2d": ((2,), (1, 2, 6, 6)), "AvgPool3d": ((2,), (1, 2, 4, 4, 4)),
+    "AdaptiveAvgPool1d": ((2,), (1, 2, 6)), "AdaptiveAvgPool2d": ((2,), (1, 2, 6, 6)),
+    "AdaptiveAvgPool3d": ((2,), (1, 2, 4, 4, 4)), "LPPool1d": ((2, 2), (1, 2, 6)), "LPPool2d": ((2, 2), (1, 2, 6, 6)),
+    "BatchNorm1d": ((2,), (3, 2)), "BatchNorm2d": ((2,), (3, 2, 4, 4)), "BatchNorm3d": ((2,), (3, 2, 2, 2, 2)),
+    "InstanceNorm1d": ((2,), (1, 2, 6)), "InstanceNorm2d": ((2,), (1, 2, 4, 4)),
+    "InstanceNorm3d": ((2,), (1, 2, 3, 3, 3)), "LayerNorm": ((4,), (2, 3, 4)), "GroupNorm": ((1, 2), (3, 2, 4)),
+    "LocalResponseNorm": ((2,), (1, 2, 4, 4)), "Dropout1d": ((), (1, 2, 6)), "Dropout2d": ((), (1, 2, 4, 4)),
+    "Dropout3d": ((), (1, 2, 3, 3, 3)), "Softmax": ((1,), (2, 3)), "LogSoftmax": ((1,), (2, 3)),
+    "Softmin": ((1,), (2, 3)), "Softmax2d": ((), (1, 2, 4, 4)), "Threshold": ((0.1, 0.0), (2, 3)),
+    "Upsample": (((), {"scale_factor": 2}), (1, 2, 4, 4)), "UpsamplingNearest2d": (((), {"scale_factor": 2}), (1, 2, 4, 4)),
+    "UpsamplingBilinear2d": (((), {"scale_factor": 2}), (1, 2, 4, 4)), "ZeroPad2d": ((1,), (1, 2, 4, 4)),
+    "ConstantPad1d": ((1, 0.0), (1, 2, 4)), "ConstantPad2d": ((1, 0.0), (1, 2, 4, 4)),
+    "ConstantPad3d": ((1, 0.0), (1, 2, 3, 3, 3)), "ReflectionPad1d": ((1,), (1, 2, 4)),
+    "ReflectionPad2d": ((1,), (1, 2, 4, 4)), "ReplicationPad1d": ((1,), (1, 2, 4)),
+    "ReplicationPad2d": ((1,), (1, 2, 4, 4)), "ReplicationPad3d": ((1,), (1, 2, 3, 3, 3)),
+    "PixelShuffle": ((2,), (1, 4, 3, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_KEEPING_MODULES))
+def test_a_shape_keeping_module_gives_its_inputs_number_of_dimensions(name: str) -> None:
+    args, shape = _MODULE_CASES.get(name, ((), (2, 3, 4)))  # activations and dropout take anything
+    args, keywords = args if len(args) == 2 and isinstance(args[1], dict) else (args, {})
+    module = getattr(torch.nn, name)(*args, **keywords)
+    inputs = [torch.randn(*shape)] * (2 if name == "Bilinear" else 1)
+    assert module(*inputs).dim() == len(shape)
+
+
+# An input shape and the further arguments for each function of SHAPE_KEEPING_FUNCTIONS.
+_FUNCTION_CASES = {
+    "linear": ((2, 4), (torch.randn(3, 4),)), "bilinear": ((2, 4), (torch.randn(2, 4), torch.randn(3, 4, 4))),
+    "conv1d": ((1, 2, 5), (torch.randn(2, 2, 1),)), "conv2d": ((1, 2, 5, 5), (torch.randn(2, 2, 1, 1),)),
+    "conv3d": ((1, 2, 3, 3, 3), (torch.randn(2, 2, 1, 1, 1),)),
+    "conv_transpose1d": ((1, 2, 5), (torch.randn(2, 2, 1),)),
+    "conv_transpose2d": ((1, 2, 5, 5), (torch.randn(2, 2, 1, 1),)),
+    "conv_transpose3d": ((1, 2, 3, 3, 3), (torch.randn(2, 2, 1, 1, 1),)),
+    "avg_pool1d": ((1, 2, 6), (2,)), "avg_pool2d": ((1, 2, 6, 6), (2,)), "avg_pool3d": ((1, 2, 4, 4, 4), (2,)),
+    "adaptive_avg_pool1d": ((1, 2, 6), (2,)), "adaptive_avg_pool2d": ((1, 2, 6, 6), (2,)),
+    "adaptive_avg_pool3d": ((1, 2, 4, 4, 4), (2,)),
+    "batch_norm": ((3, 2, 4), (torch.zeros(2), torch.ones(2))), "instance_norm": ((1, 2, 6), ()),
+    "layer_norm": ((2, 3, 4), ((4,),)), "group_norm": ((3, 2, 4), (1,)), "local_response_norm": ((1, 2, 4, 4), (2,)),
+    "dropout2d": ((1, 2, 4, 4), ()), "dropout3d": ((1, 2, 3, 3, 3), ()), "prelu": ((2, 3), (torch.ones(1),)),
+    "threshold": ((2, 3), (0.1, 0.0)), "softmax": ((2, 3), (1,)), "log_softmax": ((2, 3), (1,)),
+    "softmin": ((2, 3), (1,)), "pad": ((1, 2, 4), ((1, 1),)), "interpolate": ((1, 2, 4, 4), (None, 2)),
+    "upsample": ((1, 2, 4, 4), (None, 2)), "upsample_nearest": ((1, 2, 4, 4), (None, 2)),
+    "upsample_bilinear": ((1, 2, 4, 4), (None, 2)), "pixel_shuffle": ((1, 4, 3, 3), (2,)),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("qualified", sorted(SHAPE_KEEPING_FUNCTIONS))
+def test_a_shape_keeping_function_gives_its_inputs_number_of_dimensions(qualified: str) -> None:
+    name = qualified.rsplit(".", 1)[1]
+    shape, rest = _FUNCTION_CASES.get(name, ((2, 3, 4), ()))
+    assert lookup(qualified)(torch.randn(*shape), *rest).dim() == len(shape)

@@ -2367,3 +2367,52 @@ def test_a_load_of_what_the_same_def_saved_gives_back_the_object(tmp_path):
         "    best = torch.load(path + '.model')\n", "").replace(
         "        from training", "        best = torch.load(path + '.model')\n        from training")})
     assert _folder_lines(tmp_path / "loaded_first", loaded_first) == []
+
+
+# -- how many dimensions a layer's output has ------------------------------------------------
+
+CLASSIFIER = """\
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super(Net, self).__init__()
+        self.conv = nn.Conv2d(1, 10, 5)
+        self.fc = nn.Linear(320, 10)
+
+    def forward(self, x):
+        x = F.relu(self.conv(x))
+        x = x.view(-1, 320)
+        return F.log_softmax(self.fc(x), dim=1)
+
+
+def main(data):
+    out = Net()(data)
+    print(out[0][3].data[0], out[0].data[0])
+"""
+
+
+def test_a_layer_keeps_its_inputs_number_of_dimensions():
+    # ``x.view(-1, 320)`` is 2-D, so are the Linear and log_softmax of it: one element of
+    # one row is 0-dim, a row is not.
+    assert _lines(CLASSIFIER) == [19]
+    assert _lines(CLASSIFIER.replace("x = x.view(-1, 320)", "x = x.flatten(1)")) == []
+    assert _lines(CLASSIFIER.replace("self.fc = nn.Linear(320, 10)", "self.fc = nn.LSTM(320, 10)")) == []
+
+
+def test_a_torchvision_classifier_gives_one_row_of_logits_per_input():
+    source = """\
+    import torch.nn.functional as F
+    from torchvision import models
+
+
+    def confidence(image):
+        model = models.alexnet(pretrained=True)
+        output = model(image)
+        print(F.softmax(output, 1)[0][3].data.numpy()[0], output[0].data[0])
+    """
+    assert _lines(source) == [8]
+    assert _lines(source.replace("models.alexnet", "models.googlenet")) == []
+    assert _lines(source.replace("models.alexnet", "models.segmentation.fcn_resnet50")) == []

@@ -46,6 +46,7 @@ from torchlint.analysis.outline import differentiated_callees, parameters_from_c
 from torchlint.analysis.scopes import Assignment, ClassScope, ImportAssignment
 from torchlint.analysis.specialise import Arguments, branch_runs, call_arguments, decided, given_constants
 from torchlint.knowledge import torch_api as api
+from torchlint.knowledge.torchvision_api import CLASSIFIER_OUTPUTS_2D
 
 
 class Kind(enum.Enum):
@@ -1215,8 +1216,26 @@ class Inference:
         if isinstance(expr, cst.DictComp):
             return Value(Kind.MAPPING, element=UNKNOWN)  # a dict; what its values are is not followed
         if isinstance(expr, cst.IfExp):
-            return meet((self.value(expr.body), self.value(expr.orelse)))
+            return meet((self._narrowed(expr.body, expr.test, True), self._narrowed(expr.orelse, expr.test, False)))
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+            # ``[torch.mean(x) for x in losses]``: a sequence whose elements all are what
+            # the element expression gives.
+            return Value(Kind.TUPLE, element=self.value(expr.elt))
         return UNKNOWN
+
+    def _narrowed(self, branch: cst.BaseExpression, test: cst.BaseExpression, holds: bool) -> Value:
+        """The value of ``branch`` of ``b if test else o``, where ``test`` holds (``holds``)
+        or not: the name ``x`` itself where the test proves it a Python number
+        (``x if isinstance(x, int) else x.mean()``) is one."""
+        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+        if negated:
+            test, holds = test.expression, not holds
+        if holds and isinstance(branch, cst.Name) and isinstance(test, cst.Call) and len(test.args) == 2 \
+                and self._resolver.resolve(test.func) == "builtins.isinstance" \
+                and isinstance(test.args[0].value, cst.Name) and test.args[0].value.value == branch.value \
+                and all(self._resolver.resolve(kind) in _NUMBER_TYPES for kind in _type_names(test.args[1].value)):
+            return NUMBER
+        return self.value(branch)
 
     def _arithmetic(self, operands: Sequence[cst.BaseExpression]) -> Value:
         values = [self.value(op) for op in operands]
@@ -2165,7 +2184,7 @@ class Inference:
             return self._namedtuple_value(call, fields)
         callee = self.value(func)
         if callee.kind is Kind.MODULE:
-            return self._module_call_value(callee, self._call_arguments(call))
+            return self._module_call_value(callee, self._call_arguments(call), call)
         if callee.kind is Kind.OBJECT and callee.instance_of is not None:
             return self._member(callee.instance_of, "__call__", called=True, arguments=self._call_arguments(call))
         if callee.kind is Kind.FUNCTION and callee.returns is not None:
@@ -2523,6 +2542,13 @@ class Inference:
             return Value(Kind.LOADER)
         if callee in api.TORCH_LOAD:
             return self._reloaded(call) or UNKNOWN
+        if callee in _EMPTY_MAPPINGS and len(call.args) == 1 and call.args[0].keyword is None \
+                and isinstance(call.args[0].value, cst.Call) and not call.args[0].star:
+            pairs = call.args[0].value
+            if self._resolver.resolve(pairs.func) == "builtins.zip" and len(pairs.args) == 2 \
+                    and not any(arg.star or arg.keyword for arg in pairs.args):
+                # ``dict(zip(names, losses))``: a value per name, each one of ``losses``.
+                return Value(Kind.MAPPING, element=self._iterated(pairs.args[1].value, ()))
         if api.is_nn_class(callee):
             if callee in api.PARAMETER_CLASSES:
                 return TENSOR
@@ -2530,7 +2556,8 @@ class Inference:
                          reduces=api.is_loss_class(callee) and _reduces(call, api.LOSS_PARAMS.get(callee))
                          and not self._reduction_reassigned())
         if callee.startswith(api.MODEL_FACTORY_PREFIXES) and not callee.rsplit(".", 1)[1][:1].isupper():
-            return MODULE
+            # A torchvision classifier is known by its builder: its output is (N, classes).
+            return Value(Kind.MODULE, module_class=callee) if callee in CLASSIFIER_OUTPUTS_2D else MODULE
         token_of = self._token_reader(self._given) if self._origin is not None else None
         if callee in api.LOSS_FUNCTION_PARAMS or (
             callee.startswith(api.FUNCTIONAL) and callee.endswith("_loss")
@@ -2544,7 +2571,8 @@ class Inference:
             return Value(Kind.TENSOR, loss=True,
                          scalar=plain and _reduces(call, api.LOSS_PARAMS[api.NATIVE_LOSSES[callee]], token_of))
         if callee.startswith(api.FUNCTIONAL):
-            return Value(Kind.TENSOR, cuda=self._inputs_on_cuda(call))
+            ndim = self._first_argument_ndim(call) if callee in api.SHAPE_KEEPING_FUNCTIONS else None
+            return Value(Kind.TENSOR, cuda=self._inputs_on_cuda(call), ndim=ndim)
         if callee in api.EXTREMUM_FUNCTIONS:
             # ``torch.max(x)`` is the 0-dim maximum; with a dim it is a (values, indices)
             # pair and with a second tensor the elementwise maximum.
@@ -2639,14 +2667,27 @@ class Inference:
         stored = self._resolver.file_outline().attribute_index().stored
         return "reduction" in stored or "reduce" in stored
 
-    def _module_call_value(self, module: Value, arguments: Optional[Arguments] = None) -> Value:
+    def _module_call_value(self, module: Value, arguments: Optional[Arguments] = None,
+                           call: Optional[cst.Call] = None) -> Value:
         if module.instance_of is not None:
             return self._member(module.instance_of, "__call__", called=True, arguments=arguments)
         if module.reduces:
             return Value(Kind.TENSOR, scalar=True, cuda=module.cuda, loss=True)
+        if module.module_class in CLASSIFIER_OUTPUTS_2D:
+            return Value(Kind.TENSOR, cuda=module.cuda, ndim=2)
         if module.module_class is not None and module.module_class not in api.TUPLE_RETURNING_MODULES:
-            return Value(Kind.TENSOR, cuda=module.cuda, loss=api.is_loss_class(module.module_class))
+            ndim = None
+            if call is not None and module.module_class.rsplit(".", 1)[1] in api.SHAPE_KEEPING_MODULES:
+                ndim = self._first_argument_ndim(call)  # ``self.fc(x)``: as many dimensions as ``x``
+            return Value(Kind.TENSOR, cuda=module.cuda, loss=api.is_loss_class(module.module_class), ndim=ndim)
         return UNKNOWN  # user modules may return tuples or dicts
+
+    def _first_argument_ndim(self, call: cst.Call) -> Optional[int]:
+        """How many dimensions the first argument of ``call`` has, where it is a tensor that shows it."""
+        if not call.args or call.args[0].keyword is not None or call.args[0].star:
+            return None
+        first = self.value(call.args[0].value)
+        return first.ndim if first.kind is Kind.TENSOR else None
 
     def _dtype_of(self, expr: cst.BaseExpression) -> Optional[str]:
         """``torch.uint8`` -> "uint8"; tensor types (``torch.ByteTensor``, 'torch.ByteTensor') too."""
@@ -2910,6 +2951,18 @@ def constant_key(subscript: cst.Subscript) -> Optional[str]:
         return None
     index = subscript.slice[0].slice.value
     return index.evaluated_value if isinstance(index, cst.SimpleString) else None
+
+
+# The Python number types an ``isinstance`` test may name.
+_NUMBER_TYPES = frozenset({"builtins.int", "builtins.float", "builtins.bool", "numbers.Number", "numbers.Real",
+                           "numbers.Integral"})
+
+
+def _type_names(kinds: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The types an ``isinstance`` test names: one, or each of a tuple of them."""
+    if isinstance(kinds, cst.Tuple):
+        return [e.value for e in kinds.elements] if kinds.elements else [kinds]
+    return [kinds]
 
 
 def _element(value: Value, path: Tuple[int, ...]) -> Value:

@@ -357,6 +357,34 @@ CONFIGURATION_SOURCES: FrozenSet[str] = frozenset({
 ITERATION_WRAPPERS: FrozenSet[str] = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm"})
 
 # Built-in modules whose forward returns a tuple, not one tensor.
+# nn modules whose output has as many dimensions as their (first) input: layers that
+# map features, convolutions and average pools, normalisations, activations, dropout,
+# padding and resampling (max pools may return indices too, so they are not here).
+# ``tests/test_torch_api_tables.py`` runs each under torch to check it.
+SHAPE_KEEPING_MODULES: FrozenSet[str] = frozenset({
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
+    "LPPool1d", "LPPool2d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "LayerNorm", "GroupNorm", "LocalResponseNorm", "Dropout", "Dropout1d", "Dropout2d",
+    "Dropout3d", "AlphaDropout", "ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU", "CELU", "GELU",
+    "SiLU", "Mish", "Sigmoid", "Tanh", "Hardtanh", "Hardsigmoid", "Hardswish", "Softplus", "Softsign",
+    "Softshrink", "Hardshrink", "Tanhshrink", "Threshold", "LogSigmoid", "Softmax", "LogSoftmax", "Softmin",
+    "Softmax2d", "GLU", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "ZeroPad2d", "ConstantPad1d",
+    "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
+    "ReplicationPad2d", "ReplicationPad3d", "PixelShuffle", "Identity",
+})
+
+# torch.nn.functional's counterparts: the result has as many dimensions as the first argument.
+SHAPE_KEEPING_FUNCTIONS: FrozenSet[str] = frozenset(FUNCTIONAL + name for name in (
+    "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+    "batch_norm", "instance_norm", "layer_norm", "group_norm", "local_response_norm", "normalize", "dropout",
+    "dropout2d", "dropout3d", "alpha_dropout", "relu", "relu6", "leaky_relu", "prelu", "rrelu", "elu", "selu",
+    "celu", "gelu", "silu", "mish", "sigmoid", "tanh", "hardtanh", "hardsigmoid", "hardswish", "softplus",
+    "softsign", "softshrink", "hardshrink", "tanhshrink", "threshold", "logsigmoid", "softmax", "log_softmax",
+    "softmin", "glu", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
+))
+
 TUPLE_RETURNING_MODULES: FrozenSet[str] = frozenset(
     NN + name for name in ("RNN", "LSTM", "GRU", "MultiheadAttention", "RNNBase")
 )

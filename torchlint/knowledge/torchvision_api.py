@@ -119,6 +119,12 @@ CLASSIFICATION: Tuple[Builder, ...] = (
     }),
 )
 
+# The classifiers whose output is always one tensor of logits, ``(N, num_classes)``:
+# GoogLeNet and Inception v3 give a tuple with their auxiliary logits when training.
+CLASSIFIER_OUTPUTS_2D = frozenset(
+    name for builder in CLASSIFICATION if builder.name not in ("googlenet", "inception_v3")
+    for name in builder.qualified_names)
+
 DETECTION = MODELS + ".detection"
 _RESNET50_BACKBONE = ("ResNet50_Weights", _V1)
 _MOBILENET_BACKBONE = ("MobileNet_V3_Large_Weights", _V1)
