@@ -23,8 +23,12 @@ from torchlint.knowledge.torch_api import (  # noqa: E402
     LOSS_FUNCTION_PARAMS,
     LOSS_MODULE_PARAMS,
     LOSS_PARAMS,
+    ALWAYS_SCALAR_FUNCTIONS,
+    BROADCASTING_FUNCTIONS,
+    SCALAR_FUNCTIONS,
     SHAPE_KEEPING_FUNCTIONS,
     SHAPE_KEEPING_MODULES,
+    UNARY_ELEMENTWISE_FUNCTIONS,
     RENAMES,
     legacy_reduction,
 )
@@ -368,3 +372,31 @@ def test_a_shape_keeping_function_gives_its_inputs_number_of_dimensions(qualifie
     name = qualified.rsplit(".", 1)[1]
     shape, rest = _FUNCTION_CASES.get(name, ((2, 3, 4), ()))
     assert lookup(qualified)(torch.randn(*shape), *rest).dim() == len(shape)
+
+
+@pytest.mark.parametrize("qualified", sorted(UNARY_ELEMENTWISE_FUNCTIONS))
+def test_an_elementwise_function_keeps_its_inputs_shape(qualified: str) -> None:
+    function = lookup(qualified)
+    for shape in ((), (2, 3)):
+        assert function(torch.rand(shape) * 0.5 + 0.2).shape == shape
+
+
+@pytest.mark.parametrize("qualified", sorted(BROADCASTING_FUNCTIONS))
+def test_a_broadcasting_function_has_as_many_dimensions_as_its_largest_operand(qualified: str) -> None:
+    function = lookup(qualified)
+    operands = {"torch.where": lambda big: (torch.rand(()) > 0.5, big, 1.0),
+                "torch.lerp": lambda big: (big, torch.rand(()), 0.5),
+                "torch.clamp": lambda big: (big, 0.1, 0.9), "torch.clip": lambda big: (big, 0.1, 0.9)}
+    make = operands.get(qualified, lambda big: (big, torch.rand(()) + 0.5))
+    for shape in ((), (2, 3)):
+        assert function(*make(torch.rand(shape) + 0.5)).dim() == len(shape)
+
+
+@pytest.mark.parametrize("qualified", sorted(ALWAYS_SCALAR_FUNCTIONS | SCALAR_FUNCTIONS))
+def test_a_scalar_function_gives_a_0_dim_tensor(qualified: str) -> None:
+    function = lookup(qualified)
+    if qualified in ALWAYS_SCALAR_FUNCTIONS:
+        arguments = (torch.rand(3, 3),) if qualified == "torch.trace" else (torch.rand(3), torch.rand(3))
+    else:
+        arguments = (torch.rand(2, 3),)
+    assert function(*arguments).dim() == 0

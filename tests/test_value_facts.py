@@ -2416,3 +2416,20 @@ def test_a_torchvision_classifier_gives_one_row_of_logits_per_input():
     assert _lines(source) == [8]
     assert _lines(source.replace("models.alexnet", "models.googlenet")) == []
     assert _lines(source.replace("models.alexnet", "models.segmentation.fcn_resnet50")) == []
+
+
+def test_torch_functions_of_a_0_dim_loss_stay_0_dim():
+    source = """\
+    import torch
+    import torch.nn as nn
+
+    criterion = nn.CrossEntropyLoss()
+
+
+    def step(o, t, a, b):
+        loss = criterion(o, t)
+        print(torch.pow(loss, 2).data[0], torch.clamp(loss, 0, 1).data[0], torch.round(loss).data[0])
+        print(torch.dist(a, b).data[0], torch.norm(a - b, 2).data[0], torch.all(a > b).data[0])
+        print(torch.where(loss > 0, loss, 0.0).data[0], torch.add(loss, a).data[0], torch.norm(a, 2, 1).data[0])
+    """
+    assert _lines(source) == [9, 9, 9, 10, 10, 10, 11]

@@ -2496,6 +2496,8 @@ class Inference:
                 return self._sizes(call) if all(a.keyword is None for a in call.args) else None
             return literal_rank(data) if data is not None else None
         first = self.value(positional[0]) if positional else UNKNOWN
+        if callee in api.BROADCASTING_FUNCTIONS:
+            return self._broadcast_ndim(callee, call)
         if (callee in api.UNARY_ELEMENTWISE_FUNCTIONS and len(call.args) == 1) or callee == "torch.multinomial":
             return first.ndim if first.kind is Kind.TENSOR else None
         if callee in ("torch.cat", "torch.stack") and positional and isinstance(positional[0], (cst.List, cst.Tuple)):
@@ -2594,7 +2596,7 @@ class Inference:
                 or (callee in api.UNARY_ELEMENTWISE_FUNCTIONS and self.is_scalar_tensor(positional[0].value)))
             ) or (callee in _DIM_SECOND and len(positional) == 2 == len(call.args)
                   and self.value(positional[1].value).kind is Kind.NONE  # ``torch.sum(x, None)``: all of x
-                  ) or (callee in api.SCALAR_PRODUCTS and len(positional) == 2 == len(call.args))
+                  ) or callee in api.ALWAYS_SCALAR_FUNCTIONS or self._norm_of_all(callee, call)
             dtype = api.TENSOR_TYPE_DTYPES.get(callee)
             keyword = _keyword(call, "dtype")
             if keyword is not None:
@@ -2605,6 +2607,29 @@ class Inference:
                 cuda = self._inputs_on_cuda(call)
             return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, dtype=dtype, ndim=ndim)
         return UNKNOWN
+
+    def _norm_of_all(self, callee: str, call: cst.Call) -> bool:
+        """``torch.norm(x, 2)``, ``torch.norm(x, p=1)``: the norm of every element, 0-dim
+        (a third argument, or ``dim=``, names dimensions to keep)."""
+        return callee == "torch.norm" and len(call.args) == 2 and not call.args[0].keyword and (
+            call.args[1].keyword is None or call.args[1].keyword.value == "p") and not any(a.star for a in call.args)
+
+    def _broadcast_ndim(self, callee: str, call: cst.Call) -> Optional[int]:
+        """How many dimensions an elementwise function of tensors and numbers gives: as
+        many as its largest operand (numbers and None count as none); unknown when
+        one operand's dimensions are."""
+        if any(arg.star for arg in call.args) or (callee == "torch.where" and len(call.args) != 3):
+            return None  # ``torch.where(mask)`` gives the indices, a tuple
+        dims = []
+        for arg in call.args:
+            value = self.value(arg.value)
+            if value.kind is Kind.TENSOR and value.ndim is not None:
+                dims.append(value.ndim)
+            elif value.kind in (Kind.NUMBER, Kind.OPTIONS, Kind.NONE):
+                dims.append(0)
+            else:
+                return None
+        return max(dims) if dims else None
 
     def _builtin_sum(self, call: cst.Call) -> Value:
         """``sum([p.norm() ** 2 for p in params])``: ``0 + a + b + ...`` of what the list

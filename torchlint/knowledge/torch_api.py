@@ -218,7 +218,39 @@ FULL_REDUCTIONS: FrozenSet[str] = frozenset({
 # Attributes of a tensor that are tensors like it.
 TENSOR_ATTRIBUTES: FrozenSet[str] = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag"})
 
-TENSOR_FACTORIES: FrozenSet[str] = frozenset(
+# torch functions of one tensor, element by element: the result has the input's shape
+# (``torch.abs(x)`` of a 0-dim tensor is 0-dim).
+UNARY_ELEMENTWISE_FUNCTIONS: FrozenSet[str] = frozenset(
+    "torch." + name for name in (
+        "abs", "exp", "log", "sqrt", "sigmoid", "tanh", "relu", "neg", "sign", "floor", "ceil", "log1p",
+        "expm1", "sin", "cos", "rsqrt", "reciprocal", "square", "round", "trunc", "frac", "log2", "log10",
+        "exp2", "erf", "erfc", "erfinv", "lgamma", "digamma", "tan", "asin", "acos", "atan", "sinh", "cosh",
+        "asinh", "acosh", "atanh", "logit", "nan_to_num", "logical_not", "isnan", "isinf", "isfinite",
+    )
+)
+
+# torch functions elementwise over tensors and numbers that broadcast: as many dimensions
+# as the largest operand (a number counts as 0-dim).
+BROADCASTING_FUNCTIONS: FrozenSet[str] = frozenset(
+    "torch." + name for name in (
+        "add", "sub", "mul", "div", "true_divide", "floor_divide", "pow", "fmod", "remainder", "atan2",
+        "maximum", "minimum", "fmax", "fmin", "hypot", "clamp", "clip", "where", "lerp", "eq", "ne", "gt", "lt",
+        "ge", "le", "logical_and", "logical_or", "logical_xor",
+    )
+)
+
+# torch functions whose result is 0-dim whatever they are given (they accept 1-D
+# vectors, or 2-D matrices for the trace, and give one number).
+ALWAYS_SCALAR_FUNCTIONS: FrozenSet[str] = frozenset("torch." + name for name in ("dot", "vdot", "dist", "trace"))
+
+# torch functions that reduce to 0-dim when given only the input.
+SCALAR_FUNCTIONS: FrozenSet[str] = frozenset(
+    "torch." + name for name in ("sum", "mean", "prod", "std", "var", "norm", "dot", "vdot", "trace", "all", "any",
+                                 "count_nonzero", "nansum", "nanmean", "amax", "amin")
+)
+
+TENSOR_FACTORIES: FrozenSet[str] = (
+    UNARY_ELEMENTWISE_FUNCTIONS | BROADCASTING_FUNCTIONS | ALWAYS_SCALAR_FUNCTIONS | SCALAR_FUNCTIONS) | frozenset(
     "torch." + name
     for name in (
         "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand", "randn",
@@ -251,13 +283,6 @@ DEVICE_PRESERVING: FrozenSet[str] = frozenset(
 # dimensions as the probabilities (one row of samples per row).
 INDEX_SAMPLERS: FrozenSet[str] = frozenset({"torch.multinomial"})
 
-# torch functions that reduce to 0-dim when given only the input.
-SCALAR_FUNCTIONS: FrozenSet[str] = frozenset(
-    "torch." + name for name in ("sum", "mean", "prod", "std", "var", "norm", "dot", "vdot", "trace")
-)
-# ... and the products of two vectors, 0-dim whatever their inputs (they accept 1-D ones only).
-SCALAR_PRODUCTS: FrozenSet[str] = frozenset({"torch.dot", "torch.vdot"})
-
 # Functions that read a checkpoint (a state dict, or a dict holding one) from a file or URL.
 CHECKPOINT_LOADERS: FrozenSet[str] = frozenset({
     "torch.load", "torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url",
@@ -268,14 +293,6 @@ CHECKPOINT_LOADERS: FrozenSet[str] = frozenset({
 # things with more arguments (a (values, indices) pair, an elementwise result).
 EXTREMUM_FUNCTIONS: FrozenSet[str] = frozenset("torch." + name for name in ("max", "min", "median"))
 
-# torch functions of one tensor, element by element: the result has the input's shape
-# (``torch.abs(x)`` of a 0-dim tensor is 0-dim).
-UNARY_ELEMENTWISE_FUNCTIONS: FrozenSet[str] = frozenset(
-    "torch." + name for name in (
-        "abs", "exp", "log", "sqrt", "sigmoid", "tanh", "relu", "neg", "sign", "floor", "ceil", "log1p",
-        "expm1", "sin", "cos", "rsqrt", "reciprocal", "square",
-    )
-)
 
 CUDA_TENSOR_TYPES: FrozenSet[str] = frozenset(
     "torch.cuda." + name
