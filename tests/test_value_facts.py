@@ -2433,3 +2433,34 @@ def test_torch_functions_of_a_0_dim_loss_stay_0_dim():
         print(torch.where(loss > 0, loss, 0.0).data[0], torch.add(loss, a).data[0], torch.norm(a, 2, 1).data[0])
     """
     assert _lines(source) == [9, 9, 9, 10, 10, 10, 11]
+
+
+def test_an_attribute_called_was_not_the_none_it_started_as():
+    source = """\
+    import torch.nn as nn
+
+
+    class Solver(object):
+        def __init__(self):
+            self.criterion = None
+
+        def build_model(self):
+            self.criterion = nn.MSELoss()
+
+        def test(self, prediction, target):
+            mse = self.criterion(prediction, target)
+            print(mse.data[0])
+    """
+    assert _lines(source) == [13]
+    assert _lines(source.replace("self.criterion = nn.MSELoss()", "self.criterion = make_loss()")) == []
+
+
+def test_a_full_reduction_bound_to_a_name_is_read_where_that_binding_reaches():
+    source = """\
+    def accuracy(y, y_hat):
+        acc = y.eq(y_hat).sum()
+        acc = acc.data[0] / y_hat.size(0)
+        return acc
+    """
+    assert _lines(source) == [3]
+    assert _lines(source.replace("y.eq(y_hat).sum()", "y.eq(y_hat).sum(1)")) == []

@@ -302,7 +302,7 @@ class ProjectLink:
         calling its method ``member`` returns (``called``, with ``arguments`` when
         the call's constants are asked about); "__call__" is the instance called
         (``forward`` for an nn.Module). Without ``numbers``, the attribute's
-        assignments of Python numbers are left out."""
+        assignments of Python numbers and None are left out."""
         return UNKNOWN
 
     def star_exports(self, spelled: str) -> Optional[Dict[str, str]]:
@@ -595,8 +595,8 @@ class Inference:
         there (``total = 0`` before ``total += loss`` in a loop), so they are
         left out of the agreement."""
         value = self.value(expr)
-        if value.kind is not Kind.UNKNOWN:
-            return value
+        if value.kind is not Kind.UNKNOWN or value.if_tensor is not None:
+            return value  # known, or a tensor wherever it is one: what the read's binding gave
         if value.unless_number is not None:
             return value.unless_number
         if isinstance(expr, cst.Name):
@@ -817,8 +817,8 @@ class Inference:
                      arguments: Optional[Arguments] = None) -> Value:
         """An instance of ``classdef``: attribute ``member``, or what calling
         method ``member`` returns (``called``; "__call__" is the instance called).
-        Without ``numbers``, assignments of Python numbers to the attribute are
-        left out (see ``used_as_tensor``)."""
+        Without ``numbers``, assignments of Python numbers and None to the attribute
+        are left out (see ``used_as_tensor``)."""
         if called and member == "__call__" and self.is_module_class(classdef):
             member = "forward"
         elif called and member == "__call__" and self.is_autograd_function_class(classdef):
@@ -836,7 +836,7 @@ class Inference:
             passed = self._passed_to_base(classdef, member)
             return passed if passed is not None else self._inherited(classdef, member, called, numbers)
         values = [self._filled(binding, (classdef, member)) or self._binding_value(binding) for binding in bindings]
-        known = [v for v in values if numbers or v.kind is not Kind.NUMBER]
+        known = [v for v in values if numbers or v.kind not in (Kind.NUMBER, Kind.NONE)]
         return meet(known) if known else UNKNOWN
 
     def _function_instance_call(self, classdef: cst.ClassDef) -> Value:
@@ -2183,6 +2183,12 @@ class Inference:
         if fields is not None:
             return self._namedtuple_value(call, fields)
         callee = self.value(func)
+        if callee.kind is Kind.UNKNOWN and isinstance(func, cst.Attribute):
+            # ``self.criterion = None`` in ``__init__``, a loss module later: a call that runs
+            # did not call None (or a number).
+            owners = self._attribute_owners(func.value, func.attr.value)
+            if owners is not None:
+                callee = self._member(owners, func.attr.value, called=False, numbers=False)
         if callee.kind is Kind.MODULE:
             return self._module_call_value(callee, self._call_arguments(call), call)
         if callee.kind is Kind.OBJECT and callee.instance_of is not None:
