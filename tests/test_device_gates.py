@@ -112,13 +112,33 @@ CASES = {
     "after a .cuda() call of the same block": """
         import torch
         def evaluate(path, gpu):
-            early = torch.load(path, weights_only=True)  # flagged
             net = Net().cuda()
             state = torch.load(path, weights_only=True)
             return net, state
         def maybe(path, gpu):
             net = Net().cuda() if gpu else Net()
             return torch.load(path, weights_only=True)  # flagged
+        """,
+    "before a .cuda() call of the same block that every run reaches": """
+        import torch
+        def resume(path):
+            state = torch.load(path, weights_only=True)
+            model.load_state_dict(state)
+            model.cuda()
+        def resume_or_stop(path, only_check):
+            state = torch.load(path, weights_only=True)  # flagged
+            if only_check:
+                return state
+            model.cuda()
+        def later(path):
+            state = torch.load(path, weights_only=True)  # flagged
+            def move():
+                model.cuda()
+            return state
+        state = torch.load("a.pt", weights_only=True)  # flagged
+        def gpu():
+            model.cuda()
+        model.cuda()
         """,
     "under the test that switches .cuda() on": """
         import torch

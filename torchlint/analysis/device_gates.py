@@ -25,7 +25,9 @@ gate by itself, since ``--cuda`` may be passed on a machine without one.
 
 What the code does is evidence, though. The statements of a block after one
 that calls ``.cuda()`` itself (``model = Net().cuda()``, not behind a
-condition) run only once that call worked: on a GPU. And a test that
+condition) run only once that call worked: on a GPU. Those before it, back to
+one that may leave the block, lead to it: a machine without CUDA stops there
+whatever they did (``state = torch.load(path)``, then ``model.cuda()``). And a test that
 switches such calls on (``if args.cuda: model.cuda()``) is the program's GPU
 mode: the code under the same test (``if args.cuda:``, the ``else`` of ``if
 not args.cuda:``) runs in that mode, where a machine without CUDA stops at
@@ -80,6 +82,9 @@ def _find(outline: Outline, wanted: Optional[FrozenSet[int]]) -> Iterator[LineRa
                 after = _after_cuda_call(block)
                 if after:
                     found_in.append(_span(after))
+                before = _before_cuda_call(block)
+                if before:
+                    found_in.append(_span(before))
                 for found in found_in:
                     if wanted is None or any(found[0] <= line <= found[1] for line in wanted):
                         yield found
@@ -97,6 +102,30 @@ def _after_cuda_call(block: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
         if _is_cuda_statement(statement):
             return block[index + 1:]
     return ()
+
+
+def _before_cuda_call(block: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
+    """The statements of ``block`` before its last one that calls ``.cuda()`` itself,
+    back to the nearest that may leave the block (a ``return``, ``raise``, ``break`` or
+    ``continue`` in it): a run that executes them goes on to that call, so on a machine
+    without CUDA it fails there whatever they did (``state = torch.load(path)``, then
+    ``model.load_state_dict(state)``, then ``model.cuda()``)."""
+    last = max((index for index, statement in enumerate(block) if _is_cuda_statement(statement)), default=None)
+    if last is None:
+        return ()
+    first = last
+    while first > 0 and not _may_leave(block[first - 1]):
+        first -= 1
+    return block[first:last]
+
+
+def _may_leave(statement: ast.stmt) -> bool:
+    """May a run leave the block during ``statement`` (without an exception of its own)?
+    A def or class is a boundary too: its body runs when called, not here."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return True
+    return any(isinstance(node, (ast.Return, ast.Raise, ast.Break, ast.Continue))
+               for node in ast.walk(statement))
 
 
 def _is_cuda_statement(statement: ast.stmt) -> bool:
