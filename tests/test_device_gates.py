@@ -171,6 +171,33 @@ CASES = {
                 state = torch.load(path, weights_only=True)  # flagged
             return state
         """,
+    "a script with no CPU mode at all": """
+        import torch
+        def train(model, loader):
+            for data, target in loader:
+                data, target = data.cuda(), target.cuda()
+        if __name__ == "__main__":
+            state = torch.load("best.pt", weights_only=True)
+            train(model, loader)
+        """,
+    "a script with a CPU mode": """
+        import torch
+        def train(model, loader):
+            for data, target in loader:
+                data, target = data.cuda(), target.cuda()
+        if __name__ == "__main__":
+            state = torch.load("best.pt", weights_only=True)  # flagged
+            if not args.cpu:
+                model.cuda()
+        """,
+    "a module that is not run as a program": """
+        import torch
+        def to_gpu(x):
+            x = x.cuda()
+            return x
+        def restore(path):
+            return torch.load(path, weights_only=True)  # flagged
+        """,
     "a name that only says cuda": """
         import torch
         def restore(path, args):

@@ -33,7 +33,9 @@ mode: the code under the same test (``if args.cuda:``, the ``else`` of ``if
 not args.cuda:``) runs in that mode, where a machine without CUDA stops at
 those calls anyway. So is the branch of an ``if``/``else`` that loads without
 ``map_location=`` where the other branch loads with it: the author wrote that
-one for machines without CUDA.
+one for machines without CUDA. And a script with no CPU mode at all (run as a
+program, calling ``.cuda()`` in statements of its own, never behind a test,
+with no ``'cpu'`` device or ``map_location`` anywhere) runs on a GPU or not at all.
 """
 
 from __future__ import annotations
@@ -72,6 +74,9 @@ def _find(outline: Outline, wanted: Optional[FrozenSet[int]]) -> Iterator[LineRa
     asks = bool(calls_resolving_to(outline, _IS_AVAILABLE))
     if not asks and not outline.calls("cuda") and not outline.calls("load"):
         return  # no test of the file can ask, and nothing needs a GPU (most files)
+    if not asks and _gpu_only_script(outline):
+        yield 1, max(getattr(node, "end_lineno", None) or node.lineno for node in outline.tree.body)
+        return
     flags = _availability_flags(outline) if asks else frozenset()
     modes = _cuda_mode_tests(outline)
     for kind, fields in _BLOCKS.items():
@@ -88,6 +93,40 @@ def _find(outline: Outline, wanted: Optional[FrozenSet[int]]) -> Iterator[LineRa
                 for found in found_in:
                     if wanted is None or any(found[0] <= line <= found[1] for line in wanted):
                         yield found
+
+
+def _gpu_only_script(outline: Outline) -> bool:
+    """A script written for a GPU and nothing else: run as a program (``if __name__ ==
+    "__main__":``), it calls ``.cuda()`` in statements of its own (in a def's body or the
+    module's, or a loop of them), and has no CPU mode at all: no ``.cuda()`` behind a test or a
+    conditional expression, no ``'cpu'`` device, no ``map_location``. A machine without
+    CUDA stops at those calls whatever a load did."""
+    def run_as_program() -> bool:
+        return any(isinstance(node.test, ast.Compare) and isinstance(node.test.left, ast.Name)
+                   and node.test.left.id == "__name__" for node in outline.nodes(ast.If))
+
+    def unconditional_cuda() -> bool:
+        bodies = [outline.tree.body] + [node.body for node in outline.nodes(ast.FunctionDef)]
+        while bodies:
+            body = bodies.pop()
+            if _needs_cuda(body):
+                return True
+            # A loop's or a ``with``'s body is the def's main work, not a branch of it.
+            bodies.extend(statement.body for statement in body
+                          if isinstance(statement, (ast.For, ast.While, ast.With)))
+        return False
+
+    def cpu_mode() -> bool:
+        if any(_needs_cuda(node.body) or _needs_cuda(node.orelse) for node in outline.nodes(ast.If)):
+            return True  # ``if args.cuda: model.cuda()``: a switch, so a mode without it
+        if any(any(isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+                   and inner.func.attr == "cuda" for inner in ast.walk(node)) for node in outline.nodes(ast.IfExp)):
+            return True
+        if any(keyword.arg == "map_location" for keyword in outline.nodes(ast.keyword)):
+            return True
+        return any(isinstance(node.value, str) and node.value.startswith("cpu") for node in outline.nodes(ast.Constant))
+
+    return outline.memo("gpu-only script", lambda: run_as_program() and unconditional_cuda() and not cpu_mode())
 
 
 def _needs_cuda(block: Sequence[ast.stmt]) -> bool:
