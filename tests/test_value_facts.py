@@ -2464,3 +2464,65 @@ def test_a_full_reduction_bound_to_a_name_is_read_where_that_binding_reaches():
     """
     assert _lines(source) == [3]
     assert _lines(source.replace("y.eq(y_hat).sum()", "y.eq(y_hat).sum(1)")) == []
+
+
+# -- a base class's method, called through the class by an override ------------------------
+
+OPTIONS_THROUGH_BASE = {
+    "options.py": """\
+    import argparse
+
+
+    class TrainOptions:
+        def parse(self):
+            self.opt = argparse.ArgumentParser().parse_args()
+            return self.opt
+    """,
+    "models/__init__.py": "",
+    "models/base_model.py": """\
+    import torch
+
+
+    class BaseModel():
+        def initialize(self, opt):
+            self.opt = opt
+            self.criterionL1 = torch.nn.L1Loss()
+    """,
+    "models/gan_model.py": """\
+    from .base_model import BaseModel
+
+
+    class GANModel(BaseModel):
+        def initialize(self, opt):
+            BaseModel.initialize(self, opt)
+
+        def losses(self, fake, real):
+            self.loss_G_L1 = self.criterionL1(fake, real) * self.opt.lambda_L1
+            return self.loss_G_L1.data[0]
+    """,
+    "models/models.py": """\
+    def create_model(opt):
+        model = None
+        if opt.model == "gan":
+            from .gan_model import GANModel
+            model = GANModel()
+        else:
+            raise ValueError(opt.model)
+        model.initialize(opt)
+        return model
+    """,
+    "train.py": """\
+    from options import TrainOptions
+    from models.models import create_model
+
+    opt = TrainOptions().parse()
+    model = create_model(opt)
+    """,
+}
+
+
+def test_a_base_method_called_through_the_class_takes_what_the_override_was_given(tmp_path):
+    assert _folder_lines(tmp_path / "through", OPTIONS_THROUGH_BASE) == [("gan_model.py", 10)]
+    unknown = dict(OPTIONS_THROUGH_BASE, **{"train.py": OPTIONS_THROUGH_BASE["train.py"].replace(
+        "create_model(opt)", "create_model(load_settings())")})
+    assert _folder_lines(tmp_path / "unknown", unknown) == []

@@ -111,11 +111,11 @@ def calls_passing(inference: Inference, module: cst.Module, calls: List[cst.Call
              else _method_references(inference, references, target))
     if found is None:
         return None
-    for reference in found:
+    for reference, shift in found:
         call = callees.get(id(reference))
         if call is None:
             return None  # handed on, stored, decorated: its calls are not all here
-        value = _passed_value(inference, call, target)
+        value = _passed_value(inference, call, target, shift)
         if value is None:
             return None
         values.append(value)
@@ -124,7 +124,7 @@ def calls_passing(inference: Inference, module: cst.Module, calls: List[cst.Call
 
 def _function_references(inference: Inference, references: "_Spelled", target: CallTarget):
     """The references to the function ``target.key``."""
-    return [node for node in (*references.names, *references.attributes)
+    return [(node, 0) for node in (*references.names, *references.attributes)
             if _names_function(inference, node, target.key)]
 
 
@@ -138,36 +138,44 @@ def _names_function(inference: Inference, node: cst.BaseExpression, key: str) ->
 
 def _method_references(inference: Inference, references: "_Spelled", target: CallTarget):
     """The references to the method ``target.method`` of class ``target.key`` on
-    its instances (a bound call: ``target.position`` counts after ``self``).
-    None at the first receiver that may be an instance of another class, or of
-    no class inference knows: that call may be one of the method's."""
+    its instances (a bound call: ``target.position`` counts after ``self``), and
+    called through the class with the instance first (``BaseModel.initialize(self,
+    opt)`` in a subclass's override: one more argument before it), each with how
+    many arguments the call passes before ``self``'s. None at the first receiver
+    that may be an instance of another class inheriting the method, or of no class
+    inference knows: that call may be one of the method's."""
     found = []
     for node in references.attributes:
         qualified = inference.resolver.resolve(node)
         if qualified is not None:
             owner = inference.project.absolute(qualified.rpartition(".")[0])
             if owner == target.key:
-                return None  # ``Logger.log`` itself: called unbound or handed on
+                found.append((node, 1))  # ``Logger.log(logger, ...)``: if not a call, seen below
+                continue
             continue  # ``np.log``, ``torch.log``: a module's function
-        receiver = inference.value(node.value)
+        receiver = inference.receiver_value(node.value)  # a call on None raises: not a run's
         classes = instance_classes(receiver)
         if target.key in classes:
             if len(classes) > 1:
                 return None  # maybe an instance of another class with its own method
-            found.append(node)
+            found.append((node, 0))
         elif receiver.kind in _NOT_AN_INSTANCE or (receiver.kind is Kind.MODULE and receiver.instance_of is None):
             continue  # a tensor's ``.log()``, a torch module's method
+        elif classes and all(inference.project.defines_method(key, target.method) for key in classes):
+            continue  # an instance of a class with a method of its own of that name
         else:
             return None
     return found
 
 
-def _passed_value(inference: Inference, call: cst.Call, target: CallTarget) -> Optional[Value]:
-    """What ``call`` passes for the parameter (its default when left out); None when unknown."""
+def _passed_value(inference: Inference, call: cst.Call, target: CallTarget, shift: int = 0) -> Optional[Value]:
+    """What ``call`` passes for the parameter (its default when left out); None when unknown.
+    ``shift``: arguments the call passes before the parameters ``target.position`` counts
+    (the instance, in a call through the class)."""
     if any(arg.star for arg in call.args):
         return None
     positional = [arg for arg in call.args if arg.keyword is None]
-    position = target.position
+    position = target.position + shift if target.position is not None else None
     if position is not None and position < len(positional):
         return inference.value(positional[position].value)
     for arg in call.args:

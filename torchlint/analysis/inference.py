@@ -370,6 +370,10 @@ class ProjectLink:
         configuration (``configs.py``): options, never a tensor?"""
         return False
 
+    def defines_method(self, owner: str, method: str) -> bool:
+        """Does the project class ``owner`` define ``method`` in its own body (an override)?"""
+        return False
+
     def callable_key(self, qualified: str) -> Optional[str]:
         """The key of the project def or class that ``qualified`` names, where one top-level
         ``def``/``class`` of its module alone binds it; None for anything else."""
@@ -683,6 +687,15 @@ class Inference:
                 continue
             values.append(self._assignment_value(assignment))
         return meet(values) if values else UNKNOWN
+
+    def defines_method(self, classdef: cst.ClassDef, method: str) -> bool:
+        """Does ``classdef`` define ``method`` in its own body?"""
+        return _method(classdef, method) is not None
+
+    def receiver_value(self, receiver: cst.BaseExpression) -> Value:
+        """The value of ``receiver`` in ``receiver.attr`` or ``receiver.method()``: a run
+        that gets there did not hold None (``_receiver_value``)."""
+        return self._receiver_value(receiver)
 
     def is_module_class(self, classdef: cst.ClassDef) -> bool:
         """Does this class derive from torch.nn.Module (directly or via the file)?"""
@@ -1286,7 +1299,10 @@ class Inference:
         value = self.value(receiver)
         if (value == UNKNOWN or value.kind is Kind.NONE) and isinstance(receiver, cst.Name):
             assignments = self._resolver.assignments(receiver)
-            if len(assignments) > 1 and (value.kind is Kind.NONE or self._dominating_end(receiver, assignments) is None):
+            if len(assignments) > 1:
+                # ``model = None``, then ``model = Net()`` under an ``if`` whose ``else``
+                # raises: whichever binding reaches, the run that reads an attribute of
+                # it did not hold None.
                 values = [self._assignment_value(a) for a in assignments]
                 kept = [v for v in values if v.kind is not Kind.NONE]
                 if kept and len(kept) < len(values):
@@ -2338,7 +2354,7 @@ class Inference:
                            receiver: Optional[Value] = None) -> Optional[Value]:
         """The value of ``receiver.method(...)``; None when the method says nothing."""
         method = func.attr.value
-        receiver = receiver if receiver is not None else self.value(func.value)
+        receiver = receiver if receiver is not None else self._receiver_value(func.value)
         if receiver.unless_number is not None and method not in _NUMBER_METHODS:
             # Python numbers (and None) have no such method: a run that gets past it had the tensor.
             return self._method_call_value(call, func, receiver.unless_number)

@@ -1123,6 +1123,10 @@ class Project:
         return self._answer(key, method + "/forwards", cst.ClassDef, {},
                             lambda inference, classdef: inference.method_forwards(classdef, method))
 
+    def defines_method(self, key: str, method: str) -> bool:
+        return self._answer(key, method + "/defined", cst.ClassDef, False,
+                            lambda inference, classdef: inference.defines_method(classdef, method))
+
     def autograd_function(self, key: str) -> bool:
         return self._answer(key, "autograd Function", cst.ClassDef, False,
                             lambda inference, classdef: inference.is_autograd_function_class(classdef))
@@ -1454,6 +1458,9 @@ class ModuleLink(ProjectLink):
 
     def member_parameter(self, owner: str, member: str) -> Optional[Tuple[int, str]]:
         return self._project.member_parameter(owner, member)
+
+    def defines_method(self, owner: str, method: str) -> bool:
+        return self._project.defines_method(owner, method)
 
     def autograd_function(self, key: str) -> bool:
         return self._project.autograd_function(key)
