@@ -425,6 +425,8 @@ _FLOAT_TENSOR_TYPES = {
 FUNC = "torch.func."
 DIST = "torch.distributed."
 QUANT = "torch.ao.quantization."
+# The torch release from which torchao, the replacement of torch.ao.quantization, can be counted on.
+TORCHAO_FLOOR = "2.13"
 TO_COMPILE = "`torch.compile` (TorchScript is deprecated)"
 
 
@@ -613,12 +615,15 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
                    "QuantizedRNNCellBase")),
     *(Deprecation(f"torch.jit.quantized.{name}", Kind.FUNCTION, R, f"`{QUANT}quantize_dynamic`")
       for name in ("quantize_linear_modules", "quantize_rnn_cell_modules", "quantize_rnn_modules")),
-    # quantization: torch.ao.quantization is deprecated in favour of torchao
+    # quantization: torch.ao.quantization is deprecated in favour of torchao. torchao is a
+    # package of its own that supports recent torch releases only: the advice holds for a
+    # project whose floor is at least the first torch known to deprecate these (the mined
+    # table's 2.13), where torchao is there; below it, moving means dropping older torch.
     *(Deprecation(f"torch.quantization.{name}", Kind.FUNCTION, D, "`torchao` (torch.ao.quantization is deprecated)",
-                  aliases=(QUANT + name, f"{QUANT}quantize.{name}"))
+                  since=TORCHAO_FLOOR, aliases=(QUANT + name, f"{QUANT}quantize.{name}"))
       for name in ("convert", "prepare", "prepare_qat", "quantize", "quantize_dynamic", "quantize_qat")),
     *(Deprecation(f"{QUANT}quantize_fx.{name}", Kind.FUNCTION, D, "`torchao` (torch.ao.quantization is deprecated)",
-                  aliases=(f"torch.quantization.quantize_fx.{name}",))
+                  since=TORCHAO_FLOOR, aliases=(f"torch.quantization.quantize_fx.{name}",))
       for name in ("prepare_fx", "prepare_qat_fx", "convert_fx")),
     Deprecation(QUANT + "quantize_fx.fuse_fx", Kind.KEYWORD, D, "`FuseCustomConfig` objects for `fuse_custom_config=`",
                 keyword="fuse_custom_config"),
