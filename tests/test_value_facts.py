@@ -2526,3 +2526,45 @@ def test_a_base_method_called_through_the_class_takes_what_the_override_was_give
     unknown = dict(OPTIONS_THROUGH_BASE, **{"train.py": OPTIONS_THROUGH_BASE["train.py"].replace(
         "create_model(opt)", "create_model(load_settings())")})
     assert _folder_lines(tmp_path / "unknown", unknown) == []
+
+
+def test_a_module_class_that_defines_call_itself_is_called_through_it():
+    source = """\
+    import torch.nn as nn
+
+
+    class GANLoss(nn.Module):
+        def __init__(self):
+            super(GANLoss, self).__init__()
+            self.loss = nn.MSELoss()
+
+        def __call__(self, inputs, target):
+            loss = 0.0
+            for x in inputs:
+                loss = loss + self.loss(x, target)
+            return loss, inputs
+
+        def forward(self, inputs, target):
+            return inputs
+
+
+    def step(criterion_inputs, target):
+        loss, _ = GANLoss()(criterion_inputs, target)
+        print(loss.data[0])
+    """
+    assert _lines(source) == [21]
+    assert _lines(source.replace("    def __call__(self, inputs, target):", "    def unused(self, inputs, target):")) == []
+
+
+def test_nonzero_gives_one_row_of_indices_per_element():
+    source = """\
+    import torch
+
+
+    def pick(mask):
+        m = torch.zeros(3, 4) > mask
+        idx = m.nonzero()[:, 0]
+        for i in range(len(idx)):
+            print(idx[i].data[0], m.nonzero().data[0])
+    """
+    assert _lines(source) == [8]

@@ -832,8 +832,8 @@ class Inference:
         method ``member`` returns (``called``; "__call__" is the instance called).
         Without ``numbers``, assignments of Python numbers and None to the attribute
         are left out (see ``used_as_tensor``)."""
-        if called and member == "__call__" and self.is_module_class(classdef):
-            member = "forward"
+        if called and member == "__call__" and self.is_module_class(classdef) and _method(classdef, "__call__") is None:
+            member = "forward"  # nn.Module.__call__ runs forward, unless the class overrides __call__ itself
         elif called and member == "__call__" and self.is_autograd_function_class(classdef):
             return self._function_instance_call(classdef)
         method = _method(classdef, member)
@@ -2436,6 +2436,8 @@ class Inference:
         """How many dimensions ``<tensor of ndim>.method(...)`` has; None: unknown."""
         if method in api.RESHAPE_METHODS:
             return self._sizes(call)
+        if method == "nonzero" and not call.args:
+            return 2  # one row of indices per nonzero element, whatever the input's shape
         if ndim is None:
             return None
         if method in api.DIM_REDUCTIONS:
