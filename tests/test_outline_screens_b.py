@@ -135,7 +135,7 @@ FLAGGED = [
     ("TL203", """
         import torch.serialization as ser
         state = ser.load("model.pt", weights_only=True)
-        model.cuda()
+        model = model.cuda() if gpu else model
     """),
     # TL204: an aliased functional softmax, dim=None, a Softmax module by a module alias
     ("TL204", """
