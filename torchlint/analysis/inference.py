@@ -2236,15 +2236,15 @@ class Inference:
         scope = self._resolver.scope_of(load)
         if source is None or scope is None or scope is scope.globals:
             return None
-        key, saved, first = path_key(source), [], False
+        key, saved, past_load = path_key(source), [], False
         for call in self._facts.calls:
-            first = first or call is load
+            past_load = past_load or call is load
             path = path_argument(call, 1, "f")
             if path is None or self._resolver.resolve(call.func) not in api.TORCH_SAVE or \
                     self._resolver.scope_of(call) is not scope or path_key(path) != key:
                 continue
             obj = path_argument(call, 0, "obj")
-            if obj is None or not (saved or not first):
+            if obj is None or (past_load and not saved):
                 return None  # the first save comes after the load: a file of an earlier run
             saved.append(self.value(obj))
         if not saved:
