@@ -286,3 +286,8 @@ def test_flake8_drops_a_kept_answer_whose_import_is_shadowed(tmp_path):
     (root / "losses.py").write_text(SHADOWING_LOSSES)
     again = _flake8(root)
     assert "TL101" not in again.stdout, again.stdout + again.stderr
+
+
+def test_a_kept_value_naming_its_callables_with_something_else_is_refused():
+    with pytest.raises(ValueError):
+        decode({"value": {"kind": {"kind": "function"}, "calls": 3}})

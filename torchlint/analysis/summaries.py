@@ -83,7 +83,7 @@ def _value(content: Dict[str, Any]) -> Value:
             raise ValueError(f"{name} is not a truth value")
     if decoded.get("cuda") not in (None, True, False):
         raise ValueError("cuda is not a truth value")
-    for name in ("module_class", "dtype", "instance_of"):
+    for name in ("module_class", "dtype", "instance_of", "calls"):
         if not isinstance(decoded.get(name), (str, type(None))):
             raise ValueError(f"{name} is not a name")
     items = decoded.get("items", ())
