@@ -132,8 +132,10 @@ def _names_function(inference: Inference, node: cst.BaseExpression, key: str) ->
     local = inference.local_definition(node)
     if isinstance(local, (cst.FunctionDef, cst.ClassDef)):
         return inference.definition_key(local) == key
-    qualified = inference.resolver.resolve(node)
-    return qualified is not None and inference.project.absolute(qualified) == key
+    # ``exp.train(args)`` where an ``if`` imported ``exp`` as one of two modules: a call
+    # that may be the def's passes what it passes (one more value to meet, never fewer).
+    return any(inference.project.absolute(name) == key
+               for name in inference.resolver.qualified_names(node) if not name.startswith("<local>."))
 
 
 def _method_references(inference: Inference, references: "_Spelled", target: CallTarget):

@@ -95,6 +95,11 @@ class Value:
     # ``loss_fn=F.cross_entropy`` passed on): project keys or torch names, joined like
     # ``instance_of`` where it may be one of several.
     calls: Optional[str] = None
+    # TENSOR: exactly one element on every run (0-dim, or ``torch.zeros(1)``), and 0-dim
+    # on some of them: a loss attribute first set to ``Variable(torch.zeros(1))`` and
+    # then to a criterion's 0-dim value. ``.item()`` reads both; ``[0]`` fails on the second.
+    one_element: bool = False
+    partly_scalar: bool = False
 
     def __post_init__(self) -> None:
         # One fact, two spellings: 0-dim and ``scalar`` say the same.
@@ -102,6 +107,15 @@ class Value:
             object.__setattr__(self, "ndim", 0)
         elif self.ndim == 0 and not self.scalar:
             object.__setattr__(self, "scalar", True)
+        if self.scalar:
+            object.__setattr__(self, "one_element", True)
+        if not self.one_element:
+            object.__setattr__(self, "partly_scalar", False)
+
+    @property
+    def zero_dim_on_some_run(self) -> bool:
+        """A 0-dim tensor on every run, or one element on every run and 0-dim on some."""
+        return self.kind is Kind.TENSOR and (self.scalar or self.partly_scalar)
 
 
 UNKNOWN = Value(Kind.UNKNOWN)
@@ -210,6 +224,8 @@ def meet(values: Iterable[Value]) -> Value:
             returns=(meet((result.returns, value.returns))
                      if result.returns is not None and value.returns is not None else None),
             calls=_either(result.calls, value.calls),
+            one_element=result.one_element and value.one_element,
+            partly_scalar=result.scalar or result.partly_scalar or value.scalar or value.partly_scalar,
         )
     return result if result is not None else UNKNOWN
 
@@ -253,6 +269,13 @@ _NUMBER_METHODS = frozenset(name for kind in (int, float) for name in dir(kind) 
 
 # Calls that make an empty dict.
 _EMPTY_MAPPINGS = frozenset({"builtins.dict", "collections.OrderedDict"})
+# Constructors taking sizes (``torch.FloatTensor(2, 3)``) or data (``torch.Tensor([0])``), and those taking data only.
+_LEGACY_CONSTRUCTORS = frozenset(name.rpartition(".")[2] for name in api.ARRAY_TO_TENSOR if name.endswith("Tensor"))
+_DATA_CONSTRUCTORS = _LEGACY_CONSTRUCTORS | {"tensor", "as_tensor"}
+# Tensor methods whose result has as many elements as the receiver, whatever their
+# arguments: conversions, copies and elementwise functions of the tensor alone.
+_ELEMENT_KEEPING_METHODS = api.NDIM_KEEPING_METHODS - {
+    "add", "sub", "mul", "div", "pow", "eq", "ne", "lt", "le", "gt", "ge", "narrow", "index_select", "gather"}
 
 # What a value of these kinds can never be, or hold: a tensor.
 _HOLDS_NO_TENSOR = frozenset({Kind.UNKNOWN, Kind.MODULE, Kind.OBJECT, Kind.NUMBER, Kind.NONE, Kind.OPTIONS,
@@ -1290,7 +1313,11 @@ class Inference:
         dims = [0 if v.kind in (Kind.NUMBER, Kind.OPTIONS) or (v.kind is Kind.UNKNOWN and _full_reduction(op))
                 else (v.ndim if v.kind is Kind.TENSOR else None) for v, op in zip(values, operands)]
         ndim = max(dims) if None not in dims else None  # type: ignore[type-var]
-        return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, loss=any(v.loss for v in tensors), ndim=ndim)
+        # One element beside numbers and 0-dim values stays one: ``torch.zeros(1) + loss``.
+        one_element = all(v.kind in (Kind.NUMBER, Kind.OPTIONS) or (v.kind is Kind.TENSOR and v.one_element)
+                          or (v.kind is Kind.UNKNOWN and _full_reduction(op)) for v, op in zip(values, operands))
+        return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, loss=any(v.loss for v in tensors), ndim=ndim,
+                     one_element=one_element)
 
     def _receiver_value(self, receiver: cst.BaseExpression) -> Value:
         """The value of ``receiver`` in ``receiver.attr``: a run that reads an attribute of
@@ -2261,7 +2288,9 @@ class Inference:
             return UNKNOWN
         if qualified.startswith(api.TORCH_PACKAGES):
             known = (qualified in api.LOSS_FUNCTION_PARAMS or qualified.startswith(api.FUNCTIONAL)
-                     or api.is_nn_class(qualified) or qualified in _DIM_SECOND)
+                     or api.is_nn_class(qualified) or qualified in _DIM_SECOND
+                     # ``self._Tensor = torch.cuda.FloatTensor if gpu else torch.Tensor``
+                     or qualified in api.CUDA_TENSOR_TYPES or qualified in api.ARRAY_TO_TENSOR)
             return Value(Kind.FUNCTION, calls=qualified) if known else UNKNOWN
         key = self.project.callable_key(qualified)
         return Value(Kind.FUNCTION, calls=key) if key is not None else UNKNOWN
@@ -2397,10 +2426,12 @@ class Inference:
                 (receiver.scalar and method not in api.SHAPE_CHANGING_METHODS)
                 or (method in api.FULL_REDUCTIONS and not call.args))
             ndim = self._ndim_after(method, call, receiver.ndim) if receiver.kind is Kind.TENSOR else None
+            kept = receiver.kind is Kind.TENSOR and method in _ELEMENT_KEEPING_METHODS
             return Value(receiver.kind, scalar=scalar, cuda=_device_after(method, call, receiver.cuda),
                          dtype=self._dtype_after(method, call, receiver.dtype),
                          loss=receiver.loss and method not in api.NON_DIFFERENTIABLE_METHODS,
-                         ndim=ndim if not scalar else None)
+                         ndim=ndim if not scalar else None,
+                         one_element=kept and receiver.one_element, partly_scalar=kept and receiver.partly_scalar)
         if receiver.kind is Kind.UNKNOWN and (method in api.TENSOR_ONLY_METHODS or (
                 method == "view" and call.args and all(_integer_literal(a.value) for a in call.args))):
             # ``x.view(-1)``: NumPy's ``view`` takes a dtype, never a size; only a tensor takes sizes.
@@ -2542,7 +2573,9 @@ class Inference:
 
     def _known_callee_value(self, call: cst.Call, callee: str) -> Value:
         if callee in api.CUDA_TENSOR_TYPES:
-            return Value(Kind.TENSOR, cuda=True, dtype=api.TENSOR_TYPE_DTYPES.get(callee))
+            made = self._factory_ndim("torch." + callee.rpartition(".")[2], call)
+            return Value(Kind.TENSOR, cuda=True, dtype=api.TENSOR_TYPE_DTYPES.get(callee), ndim=made,
+                         one_element=bool(made) and _made_of_one_element(callee, call))
         if callee in ("builtins.len", "builtins.int", "builtins.float"):
             return NUMBER
         if callee == "argparse.ArgumentParser" or callee in api.CONFIGURATION_SOURCES:
@@ -2563,7 +2596,8 @@ class Inference:
             return Value(Kind.TUPLE, element=TENSOR)  # one gradient tensor per input
         if callee in api.VARIABLE or callee in api.PARAMETER_CLASSES:
             wrapped = self.value(call.args[0].value) if call.args and call.args[0].keyword is None else UNKNOWN
-            return Value(Kind.TENSOR, scalar=wrapped.scalar, cuda=wrapped.cuda, ndim=wrapped.ndim)
+            return Value(Kind.TENSOR, scalar=wrapped.scalar, cuda=wrapped.cuda, ndim=wrapped.ndim,
+                         one_element=wrapped.one_element, partly_scalar=wrapped.partly_scalar)
         if callee in api.DATALOADERS:
             return Value(Kind.LOADER)
         if callee in api.TORCH_LOAD:
@@ -2629,7 +2663,8 @@ class Inference:
             cuda = _device_keyword(call)
             if callee in api.DEVICE_PRESERVING and _keyword(call, "device") is None:
                 cuda = self._inputs_on_cuda(call)
-            return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, dtype=dtype, ndim=ndim)
+            return Value(Kind.TENSOR, scalar=scalar, cuda=cuda, dtype=dtype, ndim=ndim,
+                         one_element=bool(ndim) and _made_of_one_element(callee, call))
         return UNKNOWN
 
     def _norm_of_all(self, callee: str, call: cst.Call) -> bool:
@@ -2887,6 +2922,27 @@ def _integer_literal(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
         expr = expr.expression
     return isinstance(expr, cst.Integer)
+
+
+def _made_of_one_element(callee: str, call: cst.Call) -> bool:
+    """Does a factory call make one element: sizes all 1 (``torch.zeros(1)``,
+    ``torch.FloatTensor(1, 1)``) or data of one number (``torch.Tensor([0])``)?"""
+    args = list(call.args)
+    if not args or any(a.star for a in args) or args[0].keyword is not None:
+        return False
+    first = args[0].value
+    if callee.rpartition(".")[2] in _DATA_CONSTRUCTORS and isinstance(first, (cst.List, cst.Tuple)):
+        while isinstance(first, (cst.List, cst.Tuple)):
+            if len(first.elements) != 1 or not isinstance(first.elements[0], cst.Element):
+                return False
+            first = first.elements[0].value
+        return literal_rank(first) == 0
+    if callee not in api.SIZE_FACTORIES and callee.rpartition(".")[2] not in _LEGACY_CONSTRUCTORS:
+        return False
+    sizes = [a.value for a in args if a.keyword is None]
+    if len(sizes) == 1 and isinstance(sizes[0], (cst.List, cst.Tuple)):
+        sizes = [e.value for e in sizes[0].elements if isinstance(e, cst.Element)]
+    return bool(sizes) and all(isinstance(s, cst.Integer) and s.evaluated_value == 1 for s in sizes)
 
 
 def literal_rank(expr: cst.BaseExpression) -> Optional[int]:

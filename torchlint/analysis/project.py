@@ -882,7 +882,8 @@ class Project:
         imports = self._imports_of(importer)
         if imports is None:
             return True
-        return any(self._reaches(alias, importer, ref) if spelled is None else self._reaches(spelled, importer, ref)
+        return any(self._reaches(alias, importer, ref) if spelled is None
+                   else self._reaches(spelled, importer, ref) or self._reaches(_submodule(spelled, alias), importer, ref)
                    for spelled, aliases in imports for alias in aliases)
 
     def _reaches(self, spelled: str, importer: ModuleRef, ref: ModuleRef) -> bool:
@@ -1524,6 +1525,12 @@ def _imports_in(source: Optional[SourceFile]) -> Optional[Tuple[Tuple[Optional[s
         elif isinstance(node, ast.Import):
             found.append((None, tuple(alias.name for alias in node.names)))
     return tuple(found)
+
+
+def _submodule(spelled: str, name: str) -> str:
+    """The module ``from spelled import name`` imports where ``name`` is one
+    (``from net import msg_net_v1``; ``from . import utils``)."""
+    return spelled + name if spelled.endswith(".") else f"{spelled}.{name}"
 
 
 def _packages_of(name: str) -> List[str]:

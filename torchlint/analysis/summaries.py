@@ -78,7 +78,7 @@ def _value(content: Dict[str, Any]) -> Value:
     decoded = {name: decode(item) for name, item in content.items()}
     if not isinstance(decoded["kind"], Kind):
         raise ValueError("a value without a kind")
-    for name in ("scalar", "reduces", "loss"):
+    for name in ("scalar", "reduces", "loss", "one_element", "partly_scalar"):
         if not isinstance(decoded.get(name, False), bool):
             raise ValueError(f"{name} is not a truth value")
     if decoded.get("cuda") not in (None, True, False):

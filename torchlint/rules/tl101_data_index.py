@@ -163,6 +163,54 @@ class DataIndexZero(Rule):
         ),
         Example(
             """
+            import torch
+            import torch.nn as nn
+
+
+            class Trainer:
+                def __init__(self):
+                    self.criterion = nn.MSELoss()
+                    self.loss = torch.zeros(1)  # shown before the first step
+
+                def step(self, out, y):
+                    self.loss = self.criterion(out, y)
+
+                def report(self):
+                    return self.loss.data[0]
+
+
+            trainer = Trainer()
+            before = trainer.report()
+            trainer.step(torch.ones(3), torch.zeros(3))
+            after = trainer.report()
+            """,
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Trainer:
+                def __init__(self):
+                    self.criterion = nn.MSELoss()
+                    self.loss = torch.zeros(1)  # shown before the first step
+
+                def step(self, out, y):
+                    self.loss = self.criterion(out, y)
+
+                def report(self):
+                    return self.loss.item()
+
+
+            trainer = Trainer()
+            before = trainer.report()
+            trainer.step(torch.ones(3), torch.zeros(3))
+            after = trainer.report()
+            """,
+            runnable=True,
+            raises="IndexError",
+        ),
+        Example(
+            """
             def mean_reward(rewards):
                 return rewards.mean().data[0]
             """,
@@ -200,6 +248,18 @@ class DataIndexZero(Rule):
         def report(loss):
             return loss.data[0]  # unknown kind: not flagged
         """,
+        """
+        import torch
+        import torch.nn as nn
+        class Meter:
+            def __init__(self):
+                self.criterion = nn.MSELoss()
+                self.total = torch.zeros(1)
+            def add(self, out, y):
+                self.total = self.total + self.criterion(out, y)  # stays one 1-D element
+            def report(self):
+                return self.total.data[0]
+        """,
     )
 
     @classmethod
@@ -229,12 +289,13 @@ class DataIndexZero(Rule):
             # today, a NumPy scalar's ``.data`` refuses any index, and pandas dropped
             # ``Series.data``; ``[0]`` of it works on none of them (``.item()`` on the first two).
             receiver = receiver.if_tensor
-        if not (receiver.kind is Kind.TENSOR and receiver.scalar):
-            return
+        if not receiver.zero_dim_on_some_run:
+            return  # a one-element tensor on every run keeps ``[0]``; 0-dim on one, ``.item()`` reads both
+        shape = "a 0-dim tensor" if receiver.scalar else "a tensor that is 0-dim on some runs"
         if numpy_data is not None:
-            message = "`.numpy()[0]` of a 0-dim tensor raises `IndexError`; use `.item()` to read the number"
+            message = f"`.numpy()[0]` of {shape} raises `IndexError`; use `.item()` to read the number"
         else:
-            message = "`.data[0]` on a 0-dim tensor; use `.item()` to read the number"
+            message = f"`.data[0]` on {shape}; use `.item()` to read the number"
         yield Finding(node, message, Fix([Edit(node, _to_item)]))
 
 
