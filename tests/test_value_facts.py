@@ -2678,3 +2678,110 @@ def test_the_placeholders_read_with_item_run_under_torch():
     with pytest.raises(IndexError):
         torch.nn.functional.mse_loss(torch.ones(3), torch.zeros(3)).data[0]
     assert placeholder.item() == 0.0
+
+
+# -- a Python 2 helper module, a factory handing on *args, a base class storing the options ------
+
+PY2_LOSSES = """\
+import torch
+
+
+def l2(a, b):
+    print 'l2 of', a.size()
+    return ((a - b) ** 2).mean()
+
+
+def report(losses):
+    for name, value in losses.items():
+        print name, value
+"""
+
+PY2_USER = """\
+import torch
+from losses import l2
+
+x, y = torch.randn(4, 2), torch.randn(4, 2)
+loss = l2(x, y)
+print(loss.data[0])
+"""
+
+
+def test_a_python_2_module_is_read_for_what_it_defines_and_still_reported_unparsable(tmp_path):
+    files = {"losses.py": PY2_LOSSES, "train.py": PY2_USER}
+    assert _folder_lines(tmp_path, files, paths=("train.py",)) == [("train.py", 6)]
+    result = subprocess.run([sys.executable, "-m", "torchlint.frontends.cli", "--isolated", "--no-cache", "."],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "losses.py:5:" in result.stderr and "Python 2 code" in result.stderr
+
+
+def test_the_python_3_reading_keeps_every_line_and_parses():
+    import ast
+
+    from torchlint.core.legacy_syntax import may_be_python2, python3_reading
+
+    source = ("try:\n    print >>sys.stderr, 'a', x\nexcept (IOError, OSError), e:\n"
+              "    raise ValueError, 'bad %s' % e\nif x: print x,; print\nexec 'y = 1' in ns\nprint(x)\n")
+    reading = python3_reading(source)
+    assert may_be_python2(source) and reading.count("\n") == source.count("\n")
+    ast.parse(reading)
+    assert "except (IOError, OSError) as e:" in reading and "raise ValueError( 'bad %s' % e)" in reading
+    assert not may_be_python2("print(x)\nprint (a, b)\nprint = log\n")
+
+
+FACTORY_MODELS = {
+    "models/__init__.py": "",
+    "models/base.py": """\
+        class BaseModel(object):
+            def __init__(self, opt):
+                self._opt = opt
+                print 'created'
+
+
+        class ModelsFactory:
+            @staticmethod
+            def get_by_name(model_name, *args, **kwargs):
+                from .gan import Gan
+                return Gan(*args, **kwargs)
+        """,
+    "models/gan.py": """\
+        import torch
+        from torch.autograd import Variable
+        from .base import BaseModel
+
+
+        class Gan(BaseModel):
+            def __init__(self, opt):
+                super(Gan, self).__init__(opt)
+                self._crit = torch.nn.MSELoss()
+                self._loss = Variable(torch.zeros(1))
+
+            def step(self, x):
+                self._loss = self._crit(x, x) * self._opt.weight
+
+            def errors(self):
+                return self._loss.data[0]
+        """,
+    "train.py": """\
+        import argparse
+        from models.base import ModelsFactory
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--weight", type=float, default=1.0)
+        opt = parser.parse_args()
+        model = ModelsFactory.get_by_name("gan", opt)
+        """,
+}
+
+
+_PYTHON3 = ("models/gan.py", "train.py")  # models/base.py is Python 2: reported unparsable
+
+
+def test_options_handed_through_a_factory_s_star_args_reach_the_model_s_base_class(tmp_path):
+    # ``self._opt`` is the parsed options: train.py -> get_by_name's *args -> Gan -> BaseModel.
+    assert _folder_lines(tmp_path, FACTORY_MODELS, paths=_PYTHON3) == [("gan.py", 16)]
+
+
+def test_a_factory_caller_passing_something_unknown_leaves_the_options_unknown(tmp_path):
+    files = dict(FACTORY_MODELS, **{"replay.py": "from models.base import ModelsFactory\n"
+                                                  "from tools import load\nModelsFactory.get_by_name('gan', load())\n"})
+    assert _folder_lines(tmp_path, files, paths=_PYTHON3) == []

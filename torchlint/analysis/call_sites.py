@@ -18,12 +18,14 @@ to read and meets the answers.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
-from torchlint.analysis.inference import CallTarget, Inference, Kind, Value, instance_classes
+from torchlint.analysis.inference import UNKNOWN, CallTarget, Inference, Kind, Value, instance_classes
 
+_CLASS_TESTS = frozenset({"super", "isinstance", "issubclass"})
 # Receivers whose methods are never a project class's: a tensor, a number, None,
 # a torch data loader, a tuple or a dict.
 _NOT_AN_INSTANCE = frozenset({Kind.TENSOR, Kind.NUMBER, Kind.NONE, Kind.LOADER, Kind.TUPLE, Kind.MAPPING})
@@ -38,6 +40,9 @@ class _Index:
         module.visit(walk)
         self._names, self._attributes, self._aliases = walk.names, walk.attributes, walk.aliases
         self.callees = {id(call.func): call for call in calls}
+        # ``super(Net, self)``, ``isinstance(x, Net)``: uses of a class that never call it.
+        self.inert = {id(arg.value) for call in calls if isinstance(call.func, cst.Name)
+                      and call.func.value in _CLASS_TESTS for arg in call.args}
 
     def spelled(self, name: str) -> "_Spelled":
         """The names and attributes spelled ``name``, and the names of its import aliases
@@ -114,6 +119,8 @@ def calls_passing(inference: Inference, module: cst.Module, calls: List[cst.Call
     for reference, shift in found:
         call = callees.get(id(reference))
         if call is None:
+            if id(reference) in index.inert:
+                continue
             return None  # handed on, stored, decorated: its calls are not all here
         value = _passed_value(inference, call, target, shift)
         if value is None:
@@ -152,7 +159,8 @@ def _method_references(inference: Inference, references: "_Spelled", target: Cal
         if qualified is not None:
             owner = inference.project.absolute(qualified.rpartition(".")[0])
             if owner == target.key:
-                found.append((node, 1))  # ``Logger.log(logger, ...)``: if not a call, seen below
+                # ``Logger.log(logger, ...)``: if not a call, seen below; a static method takes no instance.
+                found.append((node, 0 if target.static else 1))
                 continue
             continue  # ``np.log``, ``torch.log``: a module's function
         receiver = inference.receiver_value(node.value)  # a call on None raises: not a run's
@@ -175,7 +183,7 @@ def _passed_value(inference: Inference, call: cst.Call, target: CallTarget, shif
     ``shift``: arguments the call passes before the parameters ``target.position`` counts
     (the instance, in a call through the class)."""
     if any(arg.star for arg in call.args):
-        return None
+        return _forwarded_value(inference, call, target, shift)
     positional = [arg for arg in call.args if arg.keyword is None]
     position = target.position + shift if target.position is not None else None
     if position is not None and position < len(positional):
@@ -184,3 +192,20 @@ def _passed_value(inference: Inference, call: cst.Call, target: CallTarget, shif
         if arg.keyword is not None and arg.keyword.value == target.parameter:
             return inference.value(arg.value)
     return target.default
+
+
+def _forwarded_value(inference: Inference, call: cst.Call, target: CallTarget, shift: int) -> Optional[Value]:
+    """What a call handing on its def's ``*args`` / ``**kwargs`` passes for the parameter:
+    what that def's own calls pass there (``GANimation(*args, **kwargs)`` in a factory
+    function); a keyword the call names itself wins. None when unknown."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == target.parameter:
+            return inference.value(arg.value)
+    shifted = replace(target, position=target.position + shift) if target.position is not None else target
+    outer = inference.forwarding_target(call, shifted)
+    if outer is None:
+        return None
+    if shifted.position is not None and outer.position is None:
+        return None  # handed on as a keyword only: a caller's positional argument cannot reach it
+    value = inference.project.parameter_from_project(outer)
+    return None if value == UNKNOWN else value

@@ -136,6 +136,7 @@ class CallTarget:
     parameter: str
     position: Optional[int]
     default: Optional[Value]
+    static: bool = False  # a ``@staticmethod``: a call through the class passes no instance first
 
 TENSOR = Value(Kind.TENSOR)
 # ``self.param_groups`` of an optimizer: dicts whose ``'params'`` list tensors.
@@ -1933,25 +1934,92 @@ class Inference:
         """``param`` of a top-level def, or of a method of a top-level class called on
         its instances, as the project's calls of it are asked about; None for a
         decorated def (a decorator may call it any way) or another parameter."""
-        if function.decorators or function.asynchronous is not None:
+        found = self._def_target(function)
+        if found is None:
+            return None
+        target, positional = found
+        if param not in positional and param not in function.params.kwonly_params:
+            return None  # ``self``, ``*args``
+        position = positional.index(param) if param in positional else None
+        default = self.value(param.default) if param.default is not None else None
+        return replace(target, parameter=param.name.value, position=position, default=default)
+
+    def _def_target(self, function: cst.FunctionDef) -> Optional[Tuple["CallTarget", List[cst.Param]]]:
+        """The def as its calls are asked about (``CallTarget`` with no parameter yet), and
+        the parameters a call passes positionally; None for a def no key names, or one a
+        decorator other than ``@staticmethod`` wraps (it may call it any way)."""
+        if function.asynchronous is not None:
+            return None
+        decorators = [cst.helpers.get_full_name_for_node(d.decorator) for d in function.decorators]
+        static = decorators == ["staticmethod"]
+        if decorators and not static:
             return None
         positional = [*function.params.posonly_params, *function.params.params]
         key, method = self._definition_name(function), None
         if key is None:
-            classdef = self._self_params.get(positional[0]) if positional else None
-            key = self._definition_name(classdef) if classdef is not None else None
-            if key is None or param is positional[0]:
+            if static:
+                scope = self._resolver.scope_of(function)
+                classdef = scope.node if isinstance(scope, ClassScope) else None
+            else:
+                classdef = self._self_params.get(positional[0]) if positional else None
+                positional = positional[1:]
+            key = self._definition_name(classdef) if isinstance(classdef, cst.ClassDef) else None
+            if key is None:
                 return None
-            positional, method = positional[1:], function.name.value
-        names = [p.name.value for p in positional]
-        position = names.index(param.name.value) if param in positional else None
-        default = self.value(param.default) if param.default is not None else None
-        if method == "__init__":
-            # ``Trainer(config, loader)`` passes ``__init__``'s parameters after ``self``: the
-            # class's calls are its constructor's (any other use of the class, a subclass
-            # or a handed-on reference, leaves the parameter unknown).
-            return CallTarget(key, None, classdef.name.value, param.name.value, position, default)
-        return CallTarget(key, method, function.name.value, param.name.value, position, default)
+            method = function.name.value
+            if method == "__init__" and not static:
+                # ``Trainer(config, loader)`` passes ``__init__``'s parameters after ``self``: the
+                # class's calls are its constructor's (any other use of the class, a subclass
+                # or a handed-on reference, leaves the parameter unknown).
+                return CallTarget(key, None, classdef.name.value, "", None, None), positional
+        return CallTarget(key, method, function.name.value, "", None, None, static), positional
+
+    def forwarding_target(self, call: cst.Call, target: "CallTarget") -> Optional["CallTarget"]:
+        """Where ``call`` hands on its def's own ``*args`` / ``**kwargs`` (``model =
+        GANimation(*args, **kwargs)`` in ``def get_by_name(model_name, *args, **kwargs)``)
+        and ``target``'s argument is among them: that def's parameter whose callers pass
+        it (what they give after ``model_name``). None where the call passes anything
+        else starred, or the argument is not handed on."""
+        scope = self._resolver.scope_of(call)
+        function = getattr(scope, "node", None)
+        if not isinstance(function, cst.FunctionDef):
+            return None
+        found = self._def_target(function)
+        if found is None:
+            return None
+        outer, positional = found
+        params = function.params
+        star = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
+        double = params.star_kwarg.name.value if params.star_kwarg is not None else None
+        leading, starred, keywords = 0, False, False
+        for arg in call.args:
+            if arg.star == "*":
+                if starred or star is None or not self._only_parameter(arg.value, star):
+                    return None
+                starred = True
+            elif arg.star == "**":
+                if double is None or not self._only_parameter(arg.value, double):
+                    return None
+                keywords = True
+            elif arg.keyword is None:
+                if starred:
+                    return None
+                leading += 1
+        if target.position is not None and target.position < leading:
+            return None  # passed here, not handed on
+        position = None
+        if target.position is not None and starred:
+            position = len(positional) + target.position - leading
+        elif not keywords:
+            return None
+        return replace(outer, parameter=target.parameter, position=position, default=target.default)
+
+    def _only_parameter(self, expr: cst.BaseExpression, name: str) -> bool:
+        """Is ``expr`` the name ``name`` bound only as its def's parameter?"""
+        if not isinstance(expr, cst.Name) or expr.value != name:
+            return False
+        assignments = self._resolver.assignments(expr)
+        return len(assignments) == 1 and isinstance(getattr(next(iter(assignments)), "node", None), cst.Param)
 
     def definition_key(self, definition: cst.CSTNode) -> Optional[str]:
         """The key by which the project knows a top-level def or class of this file."""

@@ -55,6 +55,7 @@ from torchlint.analysis.version_tests import oldest_release_told_apart
 from torchlint.analysis.specialise import Arguments, spelled as spelled_arguments
 from torchlint.core.dependencies import LISTING, PROBE, TREE, Resolution, content_digest
 from torchlint.core.diagnostic import ParseError, Unsupported
+from torchlint.core.legacy_syntax import may_be_python2, python3_reading
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceFile
 from torchlint.knowledge import torch_api as api
@@ -724,7 +725,7 @@ class Project:
         if registered is not None:
             return registered
         if ref.key not in self._modules:
-            source = self.finder.read(ref)
+            source = _readable(self.finder.read(ref))
             self._modules[ref.key] = (
                 _Module(ref, source, lambda: self.finder.digest(ref.key), self.store) if source is not None else None)
         module = self._modules[ref.key]
@@ -874,7 +875,7 @@ class Project:
         """``module``'s imports, read once per run: (``from`` module as spelled, or None
         for ``import``; the names). None when it cannot be read as Python."""
         if module.key not in self._import_index:
-            self._import_index[module.key] = _imports_in(self.finder.read(module))
+            self._import_index[module.key] = _imports_in(_readable(self.finder.read(module)))
         return self._import_index[module.key]
 
     def _imports_module(self, importer: ModuleRef, ref: ModuleRef) -> bool:
@@ -1162,7 +1163,7 @@ class Project:
         module = self.known(ref_key)
         if module is None:
             return UNKNOWN
-        question = f"{name}.{target.method or ''}({target.parameter}) in the folder"
+        question = f"{name}.{target.method or ''}({target.parameter}@{target.position}) in the folder"
         return self._remembered(module, question, lambda: self._work_out_folder_calls(module, target, question))
 
     def _work_out_folder_calls(self, module: _Module, target: CallTarget, question: str) -> Value:
@@ -1505,6 +1506,28 @@ def _key(ref: ModuleRef, name: str) -> str:
 def _split_key(key: str) -> Tuple[str, str]:
     ref_key, _, name = key.rpartition("\x00")
     return ref_key, name
+
+
+def _readable(source: Optional[SourceFile]) -> Optional[SourceFile]:
+    """``source`` as the project model reads it: a Python 2 module (``print x``,
+    ``except E, e:``) read as the Python 3 text ``python3_reading`` makes of it, so
+    that what it defines is known to the modules importing it. The module itself is
+    still reported unparsable where it is checked, and never fixed."""
+    if source is None or not may_be_python2(source.text):
+        return source
+    reading = python3_reading(source.text)
+    if reading is None or reading == source.text:
+        return source
+    try:
+        ast.parse(source.text)
+        return source  # Python 3 after all (``print [x]`` is a subscript there)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    try:
+        ast.parse(reading)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return source
+    return SourceFile(reading, source.encoding)
 
 
 def _imports_in(source: Optional[SourceFile]) -> Optional[Tuple[Tuple[Optional[str], Tuple[str, ...]], ...]]:

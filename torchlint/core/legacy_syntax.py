@@ -17,7 +17,7 @@ import keyword
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 
 # The torch methods whose ``async=`` torch 0.4 renamed ``non_blocking=``
@@ -203,3 +203,95 @@ def python2_feature(message: str, source: str, line: int) -> Optional[str]:
         if pattern.search(code):
             return feature
     return None
+
+
+# --- Python 2 modules read as Python 3, for what other modules ask of them ------------
+
+# A statement Python 3 refuses that the reading below rewrites: ``print x``,
+# ``print >>f, x``, ``exec code``, ``except E, e:``, ``raise E, message``.
+_PYTHON2_STATEMENT = re.compile(
+    r"^[ \t]*(?:(?:print|exec)\b(?![ \t]*[(=.,)\]:]|[ \t]*$)|print[ \t]*$|except\b[^:#\n]*,|raise[ \t]+[\w.]+[ \t]*,)",
+    re.MULTILINE)
+_LINE_STARTS = frozenset({tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.NL, tokenize.ENCODING})
+
+
+def may_be_python2(source: str) -> bool:
+    """Does ``source`` hold a line that looks like a Python 2 statement the reading rewrites?"""
+    return _PYTHON2_STATEMENT.search(source) is not None
+
+
+def python3_reading(source: str) -> Optional[str]:
+    """``source``, a Python 2 module, with its ``print`` / ``exec`` statements made calls,
+    ``except E, e:`` made ``except E as e:`` and ``raise E, message`` made ``raise
+    E(message)``: a text Python 3 can parse, line for line, for the project model to
+    read what the module defines (a loss function the scripts beside it call). Its
+    code is never checked or fixed. None when the text does not tokenize."""
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type != tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    edits: List[Tuple[Tuple[int, int], Tuple[int, int], str]] = []  # (start, end, new text)
+    for index, token in enumerate(tokens):
+        if token.type != tokenize.NAME or (index and tokens[index - 1].type not in _LINE_STARTS
+                                           and tokens[index - 1].string not in (";", ":")):
+            continue
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        if following is None:
+            continue
+        end = _statement_end(tokens, index)
+        if token.string in ("print", "exec") and following.string not in ("(", "=", ".", ",", ")", "]", ":"):
+            if following.type in (tokenize.NEWLINE, tokenize.ENDMARKER) or following.string == ";":
+                edits.append((token.end, token.end, "()"))
+                continue
+            start = following.end if following.string == ">>" else token.end  # ``print >>f, x``: print(f, x)
+            edits.append((token.end, start, "("))
+            edits.append((end, end, ")"))
+        elif token.string == "except":
+            comma = _top_level(tokens, index + 1, ",", stop=":")
+            if comma is not None:
+                edits.append((comma.start, comma.end, " as"))
+        elif token.string == "raise":
+            comma = _top_level(tokens, index + 1, ",")
+            if comma is not None:
+                edits.append((comma.start, comma.end, "("))
+                edits.append((end, end, ")"))
+    return _applied(source, edits) if edits else source
+
+
+def _statement_end(tokens: List[tokenize.TokenInfo], index: int) -> Tuple[int, int]:
+    """Where the simple statement starting at ``index`` ends: before its NEWLINE or ``;``."""
+    depth = 0
+    for token in tokens[index + 1:]:
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+        elif depth <= 0 and (token.type in (tokenize.NEWLINE, tokenize.ENDMARKER) or token.string == ";"):
+            return token.start
+    return tokens[-1].start
+
+
+def _top_level(tokens: List[tokenize.TokenInfo], index: int, wanted: str, stop: str = "") -> Optional[tokenize.TokenInfo]:
+    """The first ``wanted`` operator outside brackets from ``index`` to the statement's end (or ``stop``)."""
+    depth = 0
+    for token in tokens[index:]:
+        if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER) or (depth == 0 and token.string in (";", stop)):
+            return None
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+        elif depth == 0 and token.type == tokenize.OP and token.string == wanted:
+            return token
+    return None
+
+
+def _applied(source: str, edits: List[Tuple[Tuple[int, int], Tuple[int, int], str]]) -> str:
+    """``source`` with each (start, end, text) edit made; positions are (1-based line, column)."""
+    lines = _lines(source)
+    for (line, column), (end_line, end_column), text in sorted(edits, reverse=True):
+        if end_line != line:
+            continue  # an edit spanning lines is never made (print >> at a line's end)
+        current = lines[line - 1]
+        lines[line - 1] = current[:column] + text + current[end_column:]
+    return "".join(lines)
