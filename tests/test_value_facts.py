@@ -2785,3 +2785,49 @@ def test_a_factory_caller_passing_something_unknown_leaves_the_options_unknown(t
     files = dict(FACTORY_MODELS, **{"replay.py": "from models.base import ModelsFactory\n"
                                                   "from tools import load\nModelsFactory.get_by_name('gan', load())\n"})
     assert _folder_lines(tmp_path, files, paths=_PYTHON3) == []
+
+
+# -- a file a module elsewhere in the project saves from a module it built (TL203) ---------------
+
+VGG_WRITER = """\
+import os
+import torch
+import torch.nn as nn
+
+
+class Vgg16(nn.Module):
+    def __init__(self):
+        super(Vgg16, self).__init__()
+        self.conv = nn.Conv2d(3, 64, 3)
+
+
+def init_vgg16(model_folder, weights):
+    vgg = Vgg16()
+    for src, dst in zip(weights, vgg.parameters()):
+        dst.data[:] = src
+    torch.save(vgg.state_dict(), os.path.join(model_folder, 'vgg16.weight'))
+"""
+
+VGG_LOADER = """\
+import os
+import torch
+from myutils.vgg import Vgg16, init_vgg16
+
+
+def main(folder, weights):
+    init_vgg16(folder, weights)
+    vgg = Vgg16()
+    vgg.load_state_dict(torch.load(os.path.join(folder, "vgg16.weight")))
+    return vgg.cuda()
+"""
+
+
+@pytest.mark.parametrize("saver_change, flagged", [
+    ("", []),
+    ("    vgg.cuda()\n", [("main.py", 9)]),  # moved to the GPU before the save
+    ("    register(vgg)\n", [("main.py", 9)]),  # handed to code that may move it
+])
+def test_weights_a_module_elsewhere_saves_from_a_module_it_built_hold_cpu_tensors(tmp_path, saver_change, flagged):
+    writer = VGG_WRITER.replace("    torch.save(", saver_change + "    torch.save(")
+    files = {"myutils/__init__.py": "", "myutils/vgg.py": writer, "main.py": VGG_LOADER}
+    assert _folder_lines(tmp_path, files, "TL203") == flagged

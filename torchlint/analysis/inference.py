@@ -1005,6 +1005,22 @@ class Inference:
             found.append((where[0], name))
         return tuple(found) if any(item is not None for item in found) else ()
 
+    def built_and_never_moved(self, name: cst.Name) -> bool:
+        """Is ``name`` a module this code builds (``vgg = Vgg16()``, its only binding) whose
+        every use is a method call that keeps it where it is (``vgg.parameters()``,
+        ``vgg.state_dict()``)? Its tensors are on the CPU, where a new module's are. Handed to
+        anything (``nn.DataParallel(vgg).cuda()``), stored, or moved: unknown."""
+        binding = self.only_binding(name)
+        if binding is None or binding.how != "assign" or binding.path or not isinstance(binding.value, cst.Call):
+            return False
+        built = self.value(binding.value)
+        if built.kind is not Kind.MODULE or built.cuda is not None:
+            return built.kind is Kind.MODULE and built.cuda is False
+        receivers = {id(call.func.value) for call in self._facts.calls
+                     if isinstance(call.func, cst.Attribute) and call.func.attr.value not in _DEVICE_CHANGING}
+        accesses = [access.node for assignment in self._resolver.assignments(name) for access in assignment.references]
+        return bool(accesses) and all(id(node) in receivers for node in accesses)
+
     def _changed_in_place(self, function: cst.FunctionDef) -> Set[str]:
         """The names ``function`` calls a method on that moves, converts or reshapes its
         receiver in place (a module's ``.cuda()``, a tensor's ``.squeeze_()``)."""
@@ -3096,6 +3112,8 @@ class _NameFinder(cst.CSTVisitor):
 
 # Methods that move, convert or reshape their receiver in place (a module's device and
 # dtype changes are in place; a tensor's are not, but a parameter may be either).
+# Methods that may move a module's tensors to another device (or hand it to code that does).
+_DEVICE_CHANGING = frozenset({"cuda", "to", "to_empty", "type", "apply", "_apply", "load_state_dict", "ipu", "xpu"})
 _IN_PLACE_MOVES = frozenset({
     "cuda", "cpu", "to", "half", "float", "double", "bfloat16", "type", "share_memory_", "resize_",
     "resize_as_", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapdims_", "swapaxes_", "set_",

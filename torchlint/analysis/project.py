@@ -1238,12 +1238,11 @@ class Project:
         self._busy.add(asked)
         self._answering.append(module.ref.key)
         try:
-            neighbours = self.finder.neighbours(module.ref)
-            if neighbours is None:
+            writers = self._possible_writers(module.ref)
+            if writers is None:
                 return None
-            self._note_use(LISTING + os.path.dirname(module.ref.key))
             found = []
-            for ref in neighbours:
+            for ref in writers:
                 other = self.module(ref) if ref.key != module.ref.key else None
                 # A module whose text never spells the name saves nothing there: not analysed.
                 if other is None or file_name not in other.source.text:
@@ -1261,6 +1260,20 @@ class Project:
         finally:
             self._busy.discard(asked)
             self._answering.pop()
+
+    def _possible_writers(self, ref: ModuleRef) -> Optional[List[ModuleRef]]:
+        """The modules that may save a file ``ref`` loads by name: every module of its scripts
+        project (``utils/vgg.py`` writing the weights ``main.py`` loads), or else the
+        scripts of its folder; None when they cannot all be listed."""
+        project = self.finder.scripts_project(ref)
+        if project is not None:
+            root, modules = project
+            self._note_use(LISTING + root + TREE)
+            return modules
+        neighbours = self.finder.neighbours(ref)
+        if neighbours is not None:
+            self._note_use(LISTING + os.path.dirname(ref.key))
+        return neighbours
 
     def result_may_be_differentiated(self, key: str) -> bool:
         """May a caller of the top-level def ``key`` (all in its module) differentiate its result?"""

@@ -226,7 +226,8 @@ def holds_cpu_values_only(obj: cst.BaseExpression, inference: "Inference", depth
             and obj.func.attr.value == "state_dict"):
         owner = obj.func.value
         moved = isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute) and owner.func.attr.value == "cpu"
-        return moved or inference.value(owner).cuda is False or _is_grad_scaler(owner, inference)
+        return (moved or inference.value(owner).cuda is False or _is_grad_scaler(owner, inference)
+                or (isinstance(owner, cst.Name) and inference.built_and_never_moved(owner)))
     if isinstance(obj, (cst.List, cst.Tuple, cst.Set)):
         return all(isinstance(e, cst.Element) and holds_cpu_values_only(e.value, inference, depth)
                    for e in obj.elements)
