@@ -619,3 +619,25 @@ def test_a_package_wins_over_a_module_of_the_same_name_in_one_folder(tmp_path):
     # Without the package's __init__.py, the folder is a namespace portion: the module wins.
     (tmp_path / "helpers" / "__init__.py").unlink()
     assert "train.py:5:11: TL101" in _cli(tmp_path, "--no-cache", "train.py").stdout
+
+
+@pytest.mark.parametrize("spelled", [
+    "'%s/../common' % os.path.dirname(os.path.realpath(__file__))",
+    "'{}/../common'.format(os.path.dirname(__file__))",
+    "f'{os.path.dirname(__file__)}/../common'",
+    "os.path.dirname(__file__) + '/../common'",
+])
+def test_a_folder_spelled_by_string_formatting_is_put_on_sys_path(tmp_path, spelled):
+    (tmp_path / "common").mkdir()
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "common" / "dnn.py").write_text(
+        "import torch.nn.functional as F\n\ndef total_loss(out, y):\n    return F.cross_entropy(out, y)\n")
+    (tmp_path / "scripts" / "train.py").write_text(
+        f"import os\nimport sys\nsys.path.append({spelled})\nfrom dnn import total_loss\n\n"
+        "def report(out, y):\n    print(total_loss(out, y).data[0])\n")
+    # Python finds it there:
+    probe = subprocess.run([sys.executable, "-c", f"import os, sys\n__file__ = {str(tmp_path / 'scripts' / 'train.py')!r}\n"
+                            f"sys.path.append({spelled})\nimport dnn\nprint(dnn.__file__)"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert os.path.basename(os.path.dirname(probe.stdout.strip())) == "common", probe.stderr
+    assert "train.py:7:11: TL101" in _cli(tmp_path / "scripts", "--isolated", "--no-cache", "train.py").stdout

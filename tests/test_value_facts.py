@@ -1479,7 +1479,17 @@ def test_a_class_deriving_from_a_project_module_of_another_file_is_a_module(tmp_
 def test_a_name_counted_to_by_range_is_no_tensor_only_when_range_reads_its_bindings(tmp_path):
     files = dict(RL_NMT)
     files["rl_nmt.py"] = files["rl_nmt.py"].replace("for _ in range(batch_size)", "for _ in range(3)")
+    # Without ``sample_size=5`` the options' ``sample_size`` goes into ``batch_size``.
+    files["rl_nmt.py"] = files["rl_nmt.py"].replace("get_rl_loss([], sample_size=5)", "get_rl_loss([])")
     assert _folder_lines(tmp_path, files) == [("rl_nmt.py", 19)]
+
+
+def test_a_constant_argument_decides_a_test_of_its_parameter_rebound_only_after_the_test(tmp_path):
+    # ``if sample_size is None: sample_size = ...``: with 5 passed the test is false and
+    # ``sample_size`` stays 5, so ``batch_size`` is a number and the quotient 0-dim.
+    files = dict(RL_NMT)
+    files["rl_nmt.py"] = files["rl_nmt.py"].replace("for _ in range(batch_size)", "for _ in range(3)")
+    assert _folder_lines(tmp_path, files) == [("rl_nmt.py", 19), ("rl_nmt.py", 19)]
 
 
 # -- what a call's constant arguments decide (``analysis/specialise.py``) --------------------
@@ -2831,3 +2841,100 @@ def test_weights_a_module_elsewhere_saves_from_a_module_it_built_hold_cpu_tensor
     writer = VGG_WRITER.replace("    torch.save(", saver_change + "    torch.save(")
     files = {"myutils/__init__.py": "", "myutils/vgg.py": writer, "main.py": VGG_LOADER}
     assert _folder_lines(tmp_path, files, "TL203") == flagged
+
+
+# -- flags objects, a tensor argument deciding ``if y is not None``, an unpacked differentiated result ---
+
+@pytest.mark.parametrize("flags", ["import gflags\nFLAGS = gflags.FLAGS", "from absl import flags\nFLAGS = flags.FLAGS",
+                                   "from absl.flags import FLAGS"])
+def test_command_line_flags_objects_hold_no_tensor(flags):
+    source = f"""\
+import torch
+{flags}
+criterion = torch.nn.MSELoss()
+
+
+def step(a, b):
+    loss = FLAGS.weight * criterion(a, b)
+    return loss.data[0]
+"""
+    assert _lines(source) == [len(flags.splitlines()) + 7]
+
+
+NOT_NONE_ARGUMENT = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.autograd import Variable
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super(MLP, self).__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x, y=None):
+        logits = F.log_softmax(self.fc(x), dim=1)
+        if y is not None:
+            y = Variable(y)
+            loss = F.nll_loss(logits, y)
+            return logits, loss
+        return logits
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super(Classifier, self).__init__()
+        self.mlp = MLP()
+
+    def forward(self, x):
+        labels = torch.LongTensor(len(x))
+        return self.mlp(x, labels)
+
+
+def run(x):
+    _, loss = Classifier()(x)
+    return loss.data[0]
+"""
+
+
+def test_a_tensor_argument_decides_an_is_not_none_test_of_a_parameter_rebound_after_it():
+    # ``labels`` is a tensor, never None: ``forward`` returns (logits, loss) to that call.
+    assert _lines(NOT_NONE_ARGUMENT) == [33]
+    assert _lines(NOT_NONE_ARGUMENT.replace("self.mlp(x, labels)", "self.mlp(x)")) == []
+
+
+def test_the_not_none_argument_runs_under_torch():
+    torch = pytest.importorskip("torch")
+    namespace = {}
+    exec(compile(NOT_NONE_ARGUMENT.replace("torch.LongTensor(len(x))", "torch.zeros(len(x), dtype=torch.long)"),
+                 "<snippet>", "exec"), namespace)
+    with pytest.raises(IndexError):
+        namespace["run"](torch.randn(2, 4))
+
+
+UNPACKED_LOSS = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def forward(self, x, y):
+        return x, self.score(x, y)
+
+
+def train(batches):
+    model = Net()
+    for x, y in batches:
+        _, loss = model(x, y)
+        loss.backward()
+    _, held_out = model(x, y)
+    _, first = model(x, y)[0], 1
+    return held_out.data[0], first.data[0]
+"""
+
+
+def test_an_unpacked_result_the_file_differentiates_is_one_loss_wherever_unpacked_alike():
+    # ``_, loss = model(x, y)`` then ``loss.backward()``: the second result of ``model``'s
+    # calls is what the file differentiates, in the held-out unpacking too; ``first`` is not it.
+    assert _lines(UNPACKED_LOSS) == [17]

@@ -44,7 +44,8 @@ from torchlint.analysis.checkpoint_paths import path_argument, path_key
 from torchlint.analysis.names import Resolver
 from torchlint.analysis.outline import differentiated_callees, parameters_from_calls
 from torchlint.analysis.scopes import Assignment, ClassScope, ImportAssignment
-from torchlint.analysis.specialise import Arguments, branch_runs, call_arguments, decided, given_constants
+from torchlint.analysis.specialise import (
+    NOT_NONE, UNKNOWN_ARGUMENT, Arguments, branch_runs, call_arguments, decided, given_constants)
 from torchlint.knowledge import torch_api as api
 from torchlint.knowledge.torchvision_api import CLASSIFIER_OUTPUTS_2D
 
@@ -270,6 +271,8 @@ _NUMBER_METHODS = frozenset(name for kind in (int, float) for name in dir(kind) 
 
 # Calls that make an empty dict.
 _EMPTY_MAPPINGS = frozenset({"builtins.dict", "collections.OrderedDict"})
+# Kinds of values that are never None (and whose truth may be unknown).
+_NEVER_NONE = frozenset({Kind.TENSOR, Kind.MODULE, Kind.OBJECT, Kind.LOADER})
 # Constructors taking sizes (``torch.FloatTensor(2, 3)``) or data (``torch.Tensor([0])``), and those taking data only.
 _LEGACY_CONSTRUCTORS = frozenset(name.rpartition(".")[2] for name in api.ARRAY_TO_TENSOR if name.endswith("Tensor"))
 _DATA_CONSTRUCTORS = _LEGACY_CONSTRUCTORS | {"tensor", "as_tensor"}
@@ -1092,26 +1095,38 @@ class Inference:
         token_of = self._token_reader(given)
         return any(decided(statement.test, token_of) is not None
                    for statement in self._facts.function_tests.get(function, ())) or any(
-            token_of(name) is not None for name in self._facts.passed_names.get(function, ()))
+            token_of(name) not in (None, NOT_NONE) for name in self._facts.passed_names.get(function, ()))
 
     def _token_reader(self, given: Mapping[cst.Param, str]):
         """The constant a name reads, where its only binding is a parameter ``given`` holds."""
         def token_of(name: cst.Name) -> Optional[str]:
             assignments = self._resolver.assignments(name)
-            if len(assignments) != 1:
+            if len(assignments) == 1:
+                return given.get(getattr(next(iter(assignments)), "node", None))  # type: ignore[arg-type]
+            # Rebound only after the read (``if y is not None: y = Variable(y)``): the
+            # parameter's binding is the one every run brings to it.
+            dominated = self._dominating_end(name, assignments) if assignments else None
+            if dominated is None:
                 return None
-            return given.get(getattr(next(iter(assignments)), "node", None))  # type: ignore[arg-type]
+            ordered, end, _ = dominated
+            last = getattr(ordered[end - 1], "node", None) if end > 0 else None
+            return given.get(last) if isinstance(last, cst.Param) else None  # type: ignore[arg-type]
         return token_of
 
     def _call_arguments(self, call: cst.Call) -> Optional[Arguments]:
         """``call``'s constants (``specialise.call_arguments``); in a def specialised to
         a call's constants, a parameter passed on (``helper(x, average)``) passes its own."""
         arguments = call_arguments(call)
-        if arguments is None or self._origin is None:
+        if arguments is None:
             return arguments
-        token_of = self._token_reader(self._given)
-        return tuple((keyword, token_of(arg.value) or token if isinstance(arg.value, cst.Name) else token)
-                     for (keyword, token), arg in zip(arguments, call.args))
+        if self._origin is not None:
+            token_of = self._token_reader(self._given)
+            arguments = tuple((keyword, token_of(arg.value) or token if isinstance(arg.value, cst.Name) else token)
+                              for (keyword, token), arg in zip(arguments, call.args))
+        # A tensor, a module or an instance is never None: ``if y is not None:`` in the
+        # callee is decided for ``self.mlp(embed, labels)`` with ``labels`` a tensor.
+        return tuple((keyword, NOT_NONE if token == UNKNOWN_ARGUMENT and self.value(arg.value).kind in _NEVER_NONE
+                      else token) for (keyword, token), arg in zip(arguments, call.args))
 
     def _specialised_return(self, function: cst.FunctionDef, given: Mapping[cst.Param, str]) -> Value:
         """What ``function`` returns to a call giving its parameters the constants
@@ -1221,7 +1236,12 @@ class Inference:
             owners = self._attribute_owners(expr.value, expr.attr.value, base)
             if owners is not None:
                 return self._member(owners, expr.attr.value, called=False)
-            return self._callable_reference(self._resolver.resolve(expr)) if base.kind is Kind.UNKNOWN else UNKNOWN
+            if base.kind is not Kind.UNKNOWN:
+                return UNKNOWN
+            qualified = self._resolver.resolve(expr)
+            if qualified in api.CONFIGURATION_OBJECTS:
+                return OPTIONS  # ``FLAGS = gflags.FLAGS``: the command line's flags
+            return self._callable_reference(qualified)
         if isinstance(expr, (cst.Integer, cst.Float)):
             return NUMBER
         if isinstance(expr, cst.UnaryOperation):
@@ -1362,13 +1382,14 @@ class Inference:
             return UNKNOWN
         if all(isinstance(a, ImportAssignment) and isinstance(a.node, cst.ImportFrom) for a in assignments):
             qualified = self._resolver.resolve(name)
-            if qualified is not None and not qualified.startswith(api.TORCH_PACKAGES) and \
-                    self.project.is_configuration(qualified):
+            if qualified in api.CONFIGURATION_OBJECTS or (
+                    qualified is not None and not qualified.startswith(api.TORCH_PACKAGES)
+                    and self.project.is_configuration(qualified)):
                 return OPTIONS  # ``from config import cfg``: the run's settings
             return self._callable_reference(qualified)
         if self._origin is not None:
             token = self._token_reader(self._given)(name)
-            if token is not None:
+            if token is not None and token != NOT_NONE:
                 return _CONSTANT_VALUES.get(token, UNKNOWN)  # a parameter holding the call's constant
             assignments = self._live(assignments)
         dominated = self._dominating_end(name, assignments)
@@ -1743,8 +1764,19 @@ class Inference:
         proves one element, and ``loss = ctc(...) / n`` may be a 1-element 1-D tensor."""
         binding = self._dominating_binding(read, dominated)
         bound = self._bindings.get(binding.node) if binding is not None else None
-        return (bound is not None and not bound.path and isinstance(bound.value, cst.Call)
-                and self._differentiated_call(bound.value))
+        if bound is None or bound.how != "assign" or not isinstance(bound.value, cst.Call):
+            return False
+        return self._differentiated_result(bound)
+
+    def _differentiated_result(self, bound: Binding) -> bool:
+        """Is what ``bound`` (``x = f(...)``, or ``_, loss = f(...)``) takes from its call a
+        result of the callee the file differentiates with no gradient, at the same place?"""
+        if bound.path:
+            # ``_, loss, acc = classifier(batch)`` and ``loss.backward()``: that element of
+            # the callee's results is what the file differentiates.
+            return not self._opaque_callee(bound.value.func) and (
+                self._callee_key(bound.value.func), tuple(bound.path)) in self._differentiated_callees()
+        return self._differentiated_call(bound.value)
 
     def _backward_of_binding(self, read: cst.Name, dominated: "_Dominated") -> bool:
         """Does a ``.backward()`` call receive the value ``read`` has: a receiver of the
@@ -1786,9 +1818,9 @@ class Inference:
             return False
         node = getattr(next(iter(assignments)), "node", None)
         binding = self._bindings.get(node) if isinstance(node, cst.Name) else None
-        if binding is None or binding.how != "assign" or binding.path or not isinstance(binding.value, cst.Call):
+        if binding is None or binding.how != "assign" or not isinstance(binding.value, cst.Call):
             return False
-        return self._differentiated_call(binding.value)
+        return self._differentiated_result(binding)
 
     def _differentiated_call(self, call: cst.Call) -> bool:
         """Does the file differentiate, with no gradient, a result of ``call``'s callee,
@@ -1858,11 +1890,11 @@ class Inference:
                 if last is None and len(assignments) == 1:
                     last = next(iter(assignments))
                 binding = self._bindings.get(getattr(last, "node", None)) if last is not None else None
-                if binding is not None and binding.how == "assign" and not binding.path and isinstance(
-                        binding.value, cst.Call):
+                if binding is not None and binding.how == "assign" and isinstance(binding.value, cst.Call):
                     key = self._callee_key(binding.value.func)
                     if key is not None:
-                        self._differentiated.add(key)
+                        # An element of what the callee returns (``_, loss = f(x)``) by its place.
+                        self._differentiated.add((key, tuple(binding.path)) if binding.path else key)
         return self._differentiated
 
     def _callee_key(self, func: cst.BaseExpression) -> Optional[object]:

@@ -26,6 +26,7 @@ import libcst as cst
 # positional argument; the constant passed, or UNKNOWN_ARGUMENT), in order.
 Arguments = Tuple[Tuple[str, str], ...]
 UNKNOWN_ARGUMENT = "?"
+NOT_NONE = "object"  # something that is not None, of unknown truth (a tensor, a module)
 # The truth of each constant a test can read.
 TRUTH: Mapping[str, bool] = {"True": True, "False": False, "None": False, "0": False, "number": True}
 

@@ -62,6 +62,46 @@ def added_folders(tree: ast.Module, path: str) -> AddedFolders:
     return found
 
 
+def _formatted(expr: Optional[ast.AST], known: Dict[str, str]) -> Optional[str]:
+    """A path spelled by string formatting of known paths: ``'%s/../common' % here``,
+    ``'{}/lib'.format(here)``, ``f'{here}/lib'``, ``here + '/lib'``."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        left, right = _path(expr.left, known), _path(expr.right, known)
+        return left + right if left is not None and right is not None else None
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod) and isinstance(expr.left, ast.Constant) \
+            and isinstance(expr.left.value, str):
+        values = expr.right.elts if isinstance(expr.right, ast.Tuple) else [expr.right]
+        parts = [_path(value, known) for value in values]
+        template = expr.left.value
+        if any(part is None for part in parts) or template.count("%") != len(parts) or \
+                template.count("%s") != len(parts):
+            return None
+        return template % tuple(parts)
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "format" \
+            and isinstance(expr.func.value, ast.Constant) and isinstance(expr.func.value.value, str) \
+            and not expr.keywords:
+        parts = [_path(argument, known) for argument in expr.args]
+        template = expr.func.value.value
+        if any(part is None for part in parts) or template.count("{}") != len(parts) or \
+                template.count("{") != len(parts):
+            return None
+        return template.format(*parts)
+    if isinstance(expr, ast.JoinedStr):
+        pieces = []
+        for value in expr.values:
+            if isinstance(value, ast.FormattedValue):
+                if value.format_spec is not None or value.conversion != -1:
+                    return None
+                piece = _path(value.value, known)
+            else:
+                piece = _path(value, known)
+            if piece is None:
+                return None
+            pieces.append(piece)
+        return "".join(pieces)
+    return None
+
+
 def _added(call: ast.Call, adders: Dict[str, bool], known: Dict[str, str]) -> Optional[Tuple[str, bool]]:
     """The folder a top-level call puts on ``sys.path``, and whether in front."""
     argument, in_front = None, False
@@ -105,6 +145,9 @@ def _path(expr: Optional[ast.AST], known: Dict[str, str]) -> Optional[str]:
         return expr.value
     if isinstance(expr, ast.Name):
         return known.get(expr.id)
+    spelled = _formatted(expr, known)
+    if spelled is not None:
+        return spelled
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _PATH_FUNCTIONS:
         parts = [_path(argument, known) for argument in expr.args]
         if not parts or any(part is None for part in parts) or expr.keywords:

@@ -370,6 +370,13 @@ CONFIGURATION_SOURCES: FrozenSet[str] = frozenset({
     "tensorflow.contrib.training.HParams", "tensorflow.contrib.training.python.training.hparam.HParams",
 })
 
+# Objects holding a run's command-line flags (never a tensor): Google's flags libraries,
+# which 2017-2018 research code (SPINN, TensorFlow ports) parsed its options with.
+CONFIGURATION_OBJECTS: FrozenSet[str] = frozenset({
+    "gflags.FLAGS", "absl.flags.FLAGS", "tensorflow.flags.FLAGS", "tensorflow.app.flags.FLAGS",
+    "tensorflow.compat.v1.flags.FLAGS", "tensorflow.compat.v1.app.flags.FLAGS",
+})
+
 # Wrappers that iterate what they wrap, item by item.
 ITERATION_WRAPPERS: FrozenSet[str] = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm"})
 
