@@ -7,10 +7,14 @@ in ``cyclegan.py`` tells what ``Logger.log``'s ``losses`` holds in
 neighbour that imports it) and returns what each of its calls of the def
 passes for the parameter, or None when some use of the def there is no call
 it can read: the def handed on as a value (``f = log``), a call with
-``*args``, or a method call on a receiver inference cannot tell apart from
-an instance of the def's class (``x.log(...)`` with ``x`` unknown). Then the
-calls seen are maybe not all the calls there are, and the parameter stays
-unknown: a fact is evidence or nothing.
+``*args`` of anything but the calling def's own ``*args`` (a factory's
+``Gan(*args, **kwargs)`` passes what the factory's callers pass), or a method
+call on a receiver inference cannot tell apart from an instance of the def's
+class (``x.log(...)`` with ``x`` unknown). Then the calls seen are maybe not
+all the calls there are, and the parameter stays unknown: a fact is evidence
+or nothing. A call through a name one of several imports binds (``exp.train(
+args)``, ``exp`` one of two modules an ``if`` imports) may be the def's, so it
+counts; ``super(Net, self)`` and ``isinstance(x, Net)`` never call ``Net``.
 
 The project model (``Project.parameter_from_project``) decides which modules
 to read and meets the answers.

@@ -1123,10 +1123,26 @@ class Inference:
             token_of = self._token_reader(self._given)
             arguments = tuple((keyword, token_of(arg.value) or token if isinstance(arg.value, cst.Name) else token)
                               for (keyword, token), arg in zip(arguments, call.args))
-        # A tensor, a module or an instance is never None: ``if y is not None:`` in the
-        # callee is decided for ``self.mlp(embed, labels)`` with ``labels`` a tensor.
-        return tuple((keyword, NOT_NONE if token == UNKNOWN_ARGUMENT and self.value(arg.value).kind in _NEVER_NONE
-                      else token) for (keyword, token), arg in zip(arguments, call.args))
+        return arguments
+
+    def _asked_with_arguments(self, call: cst.Call, ask: Callable[[Optional[Arguments]], Optional[Value]]
+                              ) -> Optional[Value]:
+        """``ask(arguments)`` of a project callee with ``call``'s constants; where that says
+        nothing, again with the names it passes that hold a tensor, a module or an instance
+        marked not None: ``if y is not None:`` in the callee is then decided for
+        ``self.mlp(embed, labels)``. Second, because reading the arguments asks questions of
+        its own, which may come back round to the one being answered."""
+        arguments = self._call_arguments(call)
+        value = ask(arguments)
+        if arguments is None or (value is not None and value != UNKNOWN):
+            return value
+        marked = tuple((keyword, NOT_NONE if token == UNKNOWN_ARGUMENT and isinstance(arg.value, cst.Name)
+                        and self.value(arg.value).kind in _NEVER_NONE else token)
+                       for (keyword, token), arg in zip(arguments, call.args))
+        if marked == arguments:
+            return value
+        again = ask(marked)
+        return again if again is not None and again != UNKNOWN else value
 
     def _specialised_return(self, function: cst.FunctionDef, given: Mapping[cst.Param, str]) -> Value:
         """What ``function`` returns to a call giving its parameters the constants
@@ -2349,9 +2365,10 @@ class Inference:
             if owners is not None:
                 callee = self._member(owners, func.attr.value, called=False, numbers=False)
         if callee.kind is Kind.MODULE:
-            return self._module_call_value(callee, self._call_arguments(call), call)
+            return self._asked_with_arguments(call, lambda arguments: self._module_call_value(callee, arguments, call))
         if callee.kind is Kind.OBJECT and callee.instance_of is not None:
-            return self._member(callee.instance_of, "__call__", called=True, arguments=self._call_arguments(call))
+            return self._asked_with_arguments(call, lambda arguments: self._member(
+                callee.instance_of, "__call__", called=True, arguments=arguments))
         if callee.kind is Kind.FUNCTION and callee.returns is not None:
             return callee.returns
         local = self.local_definition(func)
@@ -2682,7 +2699,8 @@ class Inference:
         attribute holds, and call that) when no method of its class says."""
         if receiver.instance_of is None:
             return None
-        value = self._member(receiver.instance_of, method, called=True, arguments=self._call_arguments(call))
+        value = self._asked_with_arguments(call, lambda arguments: self._member(
+            receiver.instance_of, method, called=True, arguments=arguments))
         # An unknown kind may still carry a fact (``loss = 0`` then ``loss += criterion(...)``
         # returned: a tensor unless a number); only a value that says nothing asks further.
         return None if value == UNKNOWN else value

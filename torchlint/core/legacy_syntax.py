@@ -5,8 +5,11 @@ keyword ``async=`` (``x.cuda(async=True)``, renamed ``non_blocking=`` in torch
 0.4) became a syntax error when ``async`` turned into a keyword in Python 3.7:
 ``async_keyword_sites`` finds each such keyword argument so that the file can
 be read as Python 3 with it renamed. Python 2 files (``print x``,
-``except E, e``, backticks, ...) cannot be helped: ``python2_feature`` names the
-Python 2 construct behind a syntax error, so the user is told in one line.
+``except E, e``, backticks, ...) are not checked: ``python2_feature`` names the
+Python 2 construct behind a syntax error, so the user is told in one line. What
+such a module defines still matters to the Python 3 scripts importing it (a loss
+function, a base model class): ``python3_reading`` rewrites its statements,
+line for line, into a text the project model can read.
 Kept in ``core`` because Python's own parse (``source.python_tree``) names it.
 """
 
