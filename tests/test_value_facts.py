@@ -2938,3 +2938,41 @@ def test_an_unpacked_result_the_file_differentiates_is_one_loss_wherever_unpacke
     # ``_, loss = model(x, y)`` then ``loss.backward()``: the second result of ``model``'s
     # calls is what the file differentiates, in the held-out unpacking too; ``first`` is not it.
     assert _lines(UNPACKED_LOSS) == [17]
+
+
+# -- a helper folder other scripts put on sys.path: their calls count too ------------------------
+
+PATH_HELPER = {
+    "common/helpers.py": """\
+        import torch
+
+
+        def report(loss):
+            return loss.data[0]
+        """,
+    "common/train.py": """\
+        import torch
+        from helpers import report
+
+        criterion = torch.nn.MSELoss()
+        report(criterion(torch.ones(3), torch.zeros(3)))
+        """,
+}
+
+
+@pytest.mark.parametrize("other_call, flagged", [
+    ("report(criterion(torch.ones(3), torch.zeros(3)))", [("helpers.py", 5)]),
+    ("report(torch.zeros(2, 3))", []),  # a batch: report's parameter is not always 0-dim
+])
+def test_scripts_elsewhere_that_put_a_helper_folder_on_sys_path_are_its_callers_too(tmp_path, other_call, flagged):
+    files = dict(PATH_HELPER, **{"attack/run.py": f"""\
+        import os
+        import sys
+        import torch
+        sys.path.append('%s/../common' % os.path.dirname(os.path.realpath(__file__)))
+        from helpers import report
+
+        criterion = torch.nn.MSELoss()
+        {other_call}
+        """})
+    assert _folder_lines(tmp_path, files) == flagged

@@ -1000,6 +1000,27 @@ def self_names(outline: Outline) -> FrozenSet[str]:
     return outline.memo("self_names", compute)
 
 
+def project_parameter_names(outline: Outline) -> FrozenSet[str]:
+    """The parameters of the file's top-level defs and of its top-level classes' methods
+    (``self`` left out): the project model may know what the calls in the modules
+    beside the file pass them (``Project.parameter_from_project``)."""
+    def compute() -> FrozenSet[str]:
+        whole = outline.whole_file
+        found = set()
+        for statement in whole.tree.body:
+            functions = [statement] if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) else (
+                [s for s in statement.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                if isinstance(statement, ast.ClassDef) else [])
+            for function in functions:
+                params = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+                if function is not statement and params:
+                    params = params[1:]
+                found.update(param.arg for param in params)
+        return frozenset(found)
+
+    return outline.whole_file.memo("project parameter names", compute)
+
+
 def attributes_stored(outline: Outline) -> FrozenSet[str]:
     """Attributes the file assigns (``x.attr = ...``) or defines as methods."""
     def compute() -> FrozenSet[str]:

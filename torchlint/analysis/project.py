@@ -893,9 +893,22 @@ class Project:
         imports = self._imports_of(importer)
         if imports is None:
             return True
-        return any(self._reaches(alias, importer, ref) if spelled is None
-                   else self._reaches(spelled, importer, ref) or self._reaches(_submodule(spelled, alias), importer, ref)
-                   for spelled, aliases in imports for alias in aliases)
+        if any(self._reaches(alias, importer, ref) if spelled is None
+               else self._reaches(spelled, importer, ref) or self._reaches(_submodule(spelled, alias), importer, ref)
+               for spelled, aliases in imports for alias in aliases):
+            return True
+        source = self.finder.read(importer)
+        if source is None or "sys.path" not in source.text:
+            return False
+        # ``sys.path.append('%s/../common' % here)`` then ``from helpers import report``.
+        added = self._added_folders(importer)
+        for spelled, aliases in imports:
+            for name in ([spelled] if spelled is not None else list(aliases)):
+                absolute = absolute_module(name, importer)
+                found = self._resolve(absolute, importer, added) if absolute is not None else None
+                if found is not None and found.key == ref.key:
+                    return True
+        return False
 
     def _reaches(self, spelled: str, importer: ModuleRef, ref: ModuleRef) -> bool:
         """Does an import spelled ``spelled`` in ``importer`` reach ``ref``? Asked of the
@@ -1209,6 +1222,7 @@ class Project:
             neighbours = self.finder.neighbours(ref)
             if neighbours is not None:
                 self._note_use(LISTING + os.path.dirname(ref.key))
+                return neighbours + self._path_importers(ref)
             return neighbours
         project = self.finder.scripts_project(ref)
         if project is None:
@@ -1216,6 +1230,28 @@ class Project:
         root, modules = project
         self._note_use(LISTING + root + TREE)
         return modules
+
+    def _path_importers(self, ref: ModuleRef) -> List[ModuleRef]:
+        """The modules of ``ref``'s scripts project outside its folder that put the folder on
+        ``sys.path`` (``sys.path.append('%s/../common' % here)``): they import its helpers
+        by their plain names, and call them, like the scripts beside them."""
+        project = self.finder.scripts_project(ref)
+        if project is None:
+            return []
+        root, modules = project
+        self._note_use(LISTING + root + TREE)
+        folder = os.path.normpath(os.path.dirname(ref.key))
+        found = []
+        for other in modules:
+            if os.path.normpath(os.path.dirname(other.key)) == folder:
+                continue
+            source = self.finder.read(other)
+            if source is None or "sys.path" not in source.text:
+                continue
+            first, last = self._added_folders(other)
+            if any(os.path.normpath(added) == folder for added in (*first, *last)):
+                found.append(other)
+        return found
 
     def _calls_in(self, ref: ModuleRef, defining: ModuleRef, target: CallTarget) -> Optional[List[Value]]:
         """What the calls of ``target`` in module ``ref`` pass (none where it does not

@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.inference import Kind
-from torchlint.analysis.outline import Outline, may_be_member
+from torchlint.analysis.outline import Outline, may_be_member, project_parameter_names
 from torchlint.core.diagnostic import Edit, Fix
 from torchlint.knowledge.torch_api import DTYPE_METHODS
 from torchlint.rules.rule import Example, Finding, FixSafety, Rule
@@ -270,7 +270,8 @@ class DataIndexZero(Rule):
             if not _is_zero(node.slice):
                 continue
             data = _numpy_data_ast(node.value) or node.value
-            if isinstance(data, ast.Attribute) and data.attr == "data" and may_be_member(outline, data.value, "data"):
+            if isinstance(data, ast.Attribute) and data.attr == "data" and (
+                    may_be_member(outline, data.value, "data") or _a_parameter(outline, data.value)):
                 return True
         return False
 
@@ -304,6 +305,12 @@ class DataIndexZero(Rule):
 _VALUE_KEEPING = frozenset({"cpu", "detach", "clone"})
 _CONVERSIONS = frozenset(DTYPE_METHODS)
 _BETWEEN = _VALUE_KEEPING | _CONVERSIONS
+
+
+def _a_parameter(outline: Outline, receiver: ast.AST) -> bool:
+    """``loss.data[0]`` with ``loss`` a parameter of a def the scripts beside the file
+    may call (``def report(loss)`` in a helper module): the project model may know it."""
+    return isinstance(receiver, ast.Name) and receiver.id in project_parameter_names(outline)
 
 
 def _numpy_data(expr: cst.BaseExpression) -> "cst.Attribute | None":
