@@ -3076,7 +3076,9 @@ def _made_of_one_element(callee: str, call: cst.Call) -> bool:
     sizes = [a.value for a in args if a.keyword is None]
     if len(sizes) == 1 and isinstance(sizes[0], (cst.List, cst.Tuple)):
         sizes = [e.value for e in sizes[0].elements if isinstance(e, cst.Element)]
-    return bool(sizes) and all(isinstance(s, cst.Integer) and s.evaluated_value == 1 for s in sizes)
+    # ``Integer.value`` is its spelling: ``evaluated_value`` runs ``literal_eval``, whose
+    # closures are left to the cycle collector.
+    return bool(sizes) and all(isinstance(s, cst.Integer) and s.value == "1" for s in sizes)
 
 
 def literal_rank(expr: cst.BaseExpression) -> Optional[int]:
