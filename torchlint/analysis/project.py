@@ -666,6 +666,8 @@ class Project:
         self._depends: Dict[str, Dict[str, None]] = {}
         # key -> its imports (``_imports_of``), for the questions of who imports a module
         self._import_index: Dict[str, Optional[Tuple[Tuple[Optional[str], Tuple[str, ...]], ...]]] = {}
+        # module key -> whether its text touches ``sys.path`` (``_path_importers``), read once per run
+        self._touches_sys_path: Dict[str, bool] = {}
         # key -> what ``from it import *`` binds: torch's name for it, or None for the project's own
         self._exported: Dict[str, Optional[Dict[str, Optional[str]]]] = {}
 
@@ -897,8 +899,7 @@ class Project:
                else self._reaches(spelled, importer, ref) or self._reaches(_submodule(spelled, alias), importer, ref)
                for spelled, aliases in imports for alias in aliases):
             return True
-        source = self.finder.read(importer)
-        if source is None or "sys.path" not in source.text:
+        if not self._puts_on_sys_path(importer):
             return False
         # ``sys.path.append('%s/../common' % here)`` then ``from helpers import report``.
         added = self._added_folders(importer)
@@ -1245,13 +1246,20 @@ class Project:
         for other in modules:
             if os.path.normpath(os.path.dirname(other.key)) == folder:
                 continue
-            source = self.finder.read(other)
-            if source is None or "sys.path" not in source.text:
+            if not self._puts_on_sys_path(other):
                 continue
             first, last = self._added_folders(other)
             if any(os.path.normpath(added) == folder for added in (*first, *last)):
                 found.append(other)
         return found
+
+    def _puts_on_sys_path(self, ref: ModuleRef) -> bool:
+        """Does ``ref``'s text mention ``sys.path`` (its file read once per run)?"""
+        known = self._touches_sys_path.get(ref.key)
+        if known is None:
+            source = self.finder.read(ref)
+            known = self._touches_sys_path[ref.key] = source is not None and "sys.path" in source.text
+        return known
 
     def _calls_in(self, ref: ModuleRef, defining: ModuleRef, target: CallTarget) -> Optional[List[Value]]:
         """What the calls of ``target`` in module ``ref`` pass (none where it does not
