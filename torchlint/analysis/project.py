@@ -865,8 +865,8 @@ class Project:
                     taken |= self._star_taken(importer, names)
                 taken.update(names & set(aliases))
             else:
-                joined = spelled if spelled.endswith(".") else spelled + "."
-                as_module = as_module or any(self._reaches(joined + alias, importer, ref) for alias in aliases)
+                as_module = as_module or any(self._reaches(_submodule(spelled, alias), importer, ref)
+                                             for alias in aliases)
         if as_module:
             source = self.finder.read(importer)
             text = source.text if source is not None else ""
