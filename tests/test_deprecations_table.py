@@ -23,6 +23,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
@@ -32,6 +33,7 @@ torch = pytest.importorskip("torch")
 from torchlint.analysis.outline import Outline  # noqa: E402
 from torchlint.core.settings import Settings, parse_version  # noqa: E402
 from torchlint.engine.linter import Engine  # noqa: E402
+from torchlint.knowledge import deprecations  # noqa: E402
 from torchlint.knowledge.deprecations import (  # noqa: E402
     DropArgument,
     ReplaceCall,
@@ -243,6 +245,37 @@ def _uses(entry: Deprecation) -> List[str]:
 @pytest.mark.parametrize("qualified", ALL_TARGETS)
 def test_replacement_exists(qualified: str) -> None:
     assert lookup(qualified) is not _MISSING, f"{qualified} does not exist in torch {torch.__version__}"
+
+
+def test_mined_replacement_releases_cover_the_table() -> None:
+    """``data/replacement_since.json`` (``scripts/mine_replacement_since.py``) answers for every
+    name a replacement needs as the table spells it now: an entry added or reworded without
+    mining again would be taken for as old as torch."""
+    data = json.loads((Path(deprecations.__file__).parent / "data" / deprecations.REPLACEMENT_SINCE_DATA)
+                      .read_text(encoding="utf-8"))
+    asked = {name for entry in deprecations.ENTRIES for name in deprecations.replacement_names(entry)}
+    answered = set(data["names"]) | set(data["unknown"])
+    assert asked - answered == set(), "run scripts/mine_replacement_since.py"
+    releases = [parse_version(v) for v in data["releases"]]
+    assert releases == sorted(releases) and releases[-1] >= parse_version("2.13")
+    for name, first in data["names"].items():
+        assert first is None or parse_version(first) in releases[1:], name
+        installed = parse_version(torch.__version__.split("+")[0])
+        if not name.endswith("=)") and (first is None or parse_version(first) <= installed):
+            assert lookup(name) is not _MISSING, f"{name} is mined but missing from torch {torch.__version__}"
+
+
+def test_an_entry_is_no_older_than_its_mined_replacement() -> None:
+    # TreeSpec.is_leaf() came in torch 2.2: a project on 2.1 is not told to use it
+    leaf = next(e for e in deprecations.ENTRIES if e.old == "torch.utils._pytree.LeafSpec")
+    assert leaf.since == "2.2"
+    mined = json.loads((Path(deprecations.__file__).parent / "data" / deprecations.REPLACEMENT_SINCE_DATA)
+                       .read_text(encoding="utf-8"))["names"]
+    for entry in deprecations.ENTRIES:
+        names = deprecations.replacement_names(entry)
+        if entry.status is Status.DEPRECATED and names and all(mined.get(n, "x") not in (None, "x") for n in names):
+            first = min(parse_version(mined[n]) for n in names)
+            assert entry.since is not None and parse_version(entry.since) >= first, entry.key
 
 
 def test_replacements_are_reachable_after_import_torch() -> None:

@@ -14,6 +14,7 @@ from conftest import run_flake8, run_torchlint
 from torchlint.analysis.outline import Outline
 from torchlint.analysis.version_gates import gated_ranges, names_that_may_gate, project_spellings, version_flags
 from torchlint.engine.linter import Engine
+from torchlint.knowledge.torch_api import ADDED_KEYWORDS
 from torchlint.rules import all_rules
 
 ENGINE = Engine(all_rules())
@@ -145,6 +146,13 @@ UNGATED = {
         except:
             scaler = None
         """, "TL109"),
+    "a bare except repeating the call with the same keywords": ("""
+        import torch
+        try:
+            scaler = torch.cuda.amp.GradScaler(enabled=True)
+        except:
+            scaler = torch.cuda.amp.GradScaler(enabled=True)
+        """, "TL109"),
     "an unrelated handler": ("""
         import torch
         try:
@@ -165,6 +173,41 @@ UNGATED = {
 def test_the_same_code_without_a_gate_is_reported(name):
     source, code = UNGATED[name]
     assert code in [c for _, c in codes(source)]
+
+
+KEYWORD_FALLBACK = """
+    import torch
+    def restore(path):
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=False)
+        except{caught}:
+            state = torch.load(path, map_location="cpu")
+        return state
+    """
+
+
+@pytest.mark.parametrize("caught", ["", " Exception", " (RuntimeError, Exception)"])
+def test_a_handler_catching_everything_that_drops_the_new_keyword_is_a_fallback(caught):
+    # s3prl: the handler is the spelling for a torch before ``weights_only=`` (< 1.13)
+    assert codes(KEYWORD_FALLBACK.format(caught=caught)) == []
+
+
+def test_a_handler_catching_everything_is_no_fallback_without_a_dropped_new_keyword():
+    kept = KEYWORD_FALLBACK.replace('map_location="cpu")\n', 'map_location="cpu", weights_only=False)\n')
+    assert ("TL214" not in [c for _, c in codes(kept.format(caught=""))])  # nothing to report: both pass it
+    older = KEYWORD_FALLBACK.replace(", weights_only=False", "").replace('torch.load(path, map_location="cpu")\n',
+                                                                     "torch.load(path)\n")
+    # ``map_location=`` is as old as torch.load: dropping it is no version fallback
+    assert [c for _, c in codes(older.format(caught=""))].count("TL214") == 2
+
+
+def test_the_keywords_torch_added_exist_in_its_signatures():
+    import inspect
+
+    import torch
+    for name, keywords in ADDED_KEYWORDS.items():
+        function = torch.load if name == "torch.load" else torch.serialization.load
+        assert keywords <= set(inspect.signature(function).parameters), name
 
 
 def test_a_flag_another_module_assigns_gates_the_module_that_imports_it():

@@ -44,7 +44,11 @@ deprecated asks the user to break the old torch they support. A *gate* is
 - a ``try`` with a handler for ``ImportError``, ``ModuleNotFoundError``,
   ``AttributeError`` or ``TypeError`` that falls back on torch: the handler
   uses torch, or the body imports from torch and the handler catches an
-  import error.
+  import error;
+- a ``try`` whose handler catches everything (``except:``, ``except
+  Exception:``) and repeats a torch call of the body without a keyword the
+  body passes (``torch.load(f, weights_only=False)``, then ``torch.load(f)``):
+  the fallback for a torch without that keyword.
 
 Everything is read from Python's tree of the whole file, so checking a cut
 file (``engine/narrowing.py``) sees the same gates.
@@ -58,12 +62,15 @@ from bisect import bisect_left
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 from torchlint.analysis.outline import Names, Outline, attributes_named, calls_to, dotted, qualified_names
-from torchlint.knowledge.torch_api import is_torch_name
+from torchlint.knowledge.torch_api import ADDED_KEYWORDS, is_torch_name
 
 LineRange = Tuple[int, int]
 
 _FALLBACK_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError"}
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
+# Handlers that catch everything: a fallback only where the handler repeats a torch
+# call of the body without a keyword the body passes (``_drops_a_keyword``).
+_ANY_ERROR = {"Exception", "BaseException"}
 _PROBES = {"hasattr", "getattr"}
 # Library functions that answer which version of a named distribution is
 # installed; a call whose first argument names torch asks about torch.
@@ -364,6 +371,8 @@ def _is_torch(outline: Outline, expr: ast.AST) -> bool:
 def _is_torch_fallback(outline: Outline, node: ast.Try) -> bool:
     for handler in node.handlers:
         caught = _caught(handler.type)
+        if (handler.type is None or caught & _ANY_ERROR) and _drops_a_keyword(outline, node.body, handler.body):
+            return True
         if not caught & _FALLBACK_ERRORS:
             continue
         if any(_uses_torch(outline, statement) for statement in handler.body):
@@ -371,6 +380,28 @@ def _is_torch_fallback(outline: Outline, node: ast.Try) -> bool:
         if caught & _IMPORT_ERRORS and any(_imports_torch(statement) for statement in node.body):
             return True
     return False
+
+
+def _drops_a_keyword(outline: Outline, body: List[ast.stmt], handler: List[ast.stmt]) -> bool:
+    """Does the handler call a torch function the ``try`` body calls, without a keyword
+    the body passes and torch added later (``torch.load(f, weights_only=False)``, then
+    ``torch.load(f)``)? Even under a bare ``except:`` that is the spelling for a torch
+    before the keyword (``ADDED_KEYWORDS``)."""
+    passed: Dict[str, Set[str]] = {}
+    for call in _torch_calls(outline, body):
+        passed.setdefault(call[0], set()).update(call[1])
+    return any(ADDED_KEYWORDS.get(name, frozenset()) & (passed.get(name, set()) - keywords)
+               for name, keywords in _torch_calls(outline, handler))
+
+
+def _torch_calls(outline: Outline, statements: List[ast.stmt]) -> Iterator[Tuple[str, Set[str]]]:
+    """(qualified torch name, keywords passed) of each torch call in ``statements``."""
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call) and not any(k.arg is None for k in node.keywords):
+                for name in qualified_names(outline, node.func):
+                    if is_torch_name(name):
+                        yield name, {k.arg for k in node.keywords if k.arg is not None}
 
 
 def _caught(expr: Optional[ast.AST]) -> Set[str]:

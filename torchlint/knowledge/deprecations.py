@@ -31,8 +31,11 @@ the old API computed.
 from __future__ import annotations
 
 import enum
+import json
+import pkgutil
 import re
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Dict, Mapping, Optional, Tuple, Union
 
 from torchlint.core.settings import Version, VersionRange, parse_version, versions
@@ -562,7 +565,8 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
     Deprecation("torch.utils._pytree.str_to_pytree", Kind.FUNCTION, D, "`torch.utils._pytree.treespec_loads`", "2.2",
                 rewrite=CallRewrite("torch.utils._pytree.treespec_loads", params=("json",), args=("json",)),
                 new=("torch.utils._pytree.treespec_loads",)),
-    Deprecation("torch.utils._pytree.LeafSpec", Kind.CLASS, D, "`TreeSpec.is_leaf()`"),
+    Deprecation("torch.utils._pytree.LeafSpec", Kind.CLASS, D, "`TreeSpec.is_leaf()`",
+                new=("torch.utils._pytree.TreeSpec.is_leaf",)),
     Deprecation("torch.utils.data.DataLoader", Kind.KEYWORD, D, "nothing (the current accelerator is used)",
                 keyword="pin_memory_device"),
     Deprecation("torch.utils.data.graph.traverse", Kind.FUNCTION, D, "`torch.utils.data.graph.traverse_dps`",
@@ -935,6 +939,55 @@ ENTRIES: Tuple[Deprecation, ...] = (
     *ENTRIES_2_14,
     *ENTRIES_2_15,
 )
+
+
+# --- from which torch each replacement exists, mined from the releases' sources ----
+
+REPLACEMENT_SINCE_DATA = "replacement_since.json"
+REPLACEMENT_SINCE_FILE = Path(__file__).resolve().parent / "data" / REPLACEMENT_SINCE_DATA
+# A name spelled in backticks in a replacement's text: ``torch.nn.Upsample(...)``, ``Tensor.reshape``.
+_SPELLED_NAME = re.compile(r"`((?:torch|Tensor)(?:\.\w+)+)")
+_SPELLED_KEYWORD = re.compile(r"`(\w+)=`")
+
+
+def replacement_names(entry: Deprecation) -> Tuple[str, ...]:
+    """The names the replacement of ``entry`` needs, as ``scripts/mine_replacement_since.py``
+    looks them up: ``new``, the names its text spells in backticks, and for a keyword entry
+    the keyword it spells (``torch.nn.Hardtanh(min_val=)``). Names only a rewrite needs are
+    the fix's (``fix_versions``), not the message's."""
+    names = list(entry.new)
+    for spelled in _SPELLED_NAME.findall(entry.replacement):
+        names.append(TENSOR + spelled[len("Tensor"):] if spelled.startswith("Tensor.") else spelled)
+    if entry.kind is Kind.KEYWORD:
+        names += [f"{entry.old}({keyword}=)" for keyword in _SPELLED_KEYWORD.findall(entry.replacement)]
+    fix_only = getattr(entry.rewrite, "new", None) if getattr(entry.rewrite, "since", None) else None
+    return tuple(dict.fromkeys(n for n in names if n != fix_only))
+
+
+def _mined_since() -> Mapping[str, Optional[str]]:
+    """Each replacement name -> the first torch release that has it (None: the oldest one mined)."""
+    data = pkgutil.get_data("torchlint.knowledge", "data/" + REPLACEMENT_SINCE_DATA)
+    return json.loads(data.decode("utf-8"))["names"] if data else {}
+
+
+def _with_mined_since(entry: Deprecation, mined: Mapping[str, Optional[str]]) -> Deprecation:
+    """A deprecated entry whose replacement the sources show to be newer than its ``since``
+    (or than any torch, without one) takes that release: the replacement exists once any of
+    the names it offers does. A removed entry fails on new torch whatever the replacement."""
+    names = replacement_names(entry)
+    if entry.status is not Status.DEPRECATED or not names or any(name not in mined for name in names):
+        return entry
+    firsts = [mined[name] for name in names]
+    if any(first is None for first in firsts):
+        return entry  # one of them exists in the oldest release mined
+    first = min(firsts, key=lambda v: parse_version(v))  # type: ignore[arg-type,return-value]
+    if entry.since is not None and parse_version(entry.since) >= parse_version(first):  # type: ignore[arg-type]
+        return entry
+    return replace(entry, since=first)
+
+
+_MINED = _mined_since()
+ENTRIES = tuple(_with_mined_since(entry, _MINED) for entry in ENTRIES)
 
 
 def entries(status: Status) -> Tuple[Deprecation, ...]:

@@ -504,6 +504,13 @@ TORCH_SAVE: FrozenSet[str] = frozenset({"torch.save", "torch.serialization.save"
 TORCH_LOAD_POSITIONAL: Tuple[str, ...] = ("f", "map_location", "pickle_module")
 WEIGHTS_ONLY_SINCE: Tuple[int, ...] = (1, 13)
 WEIGHTS_ONLY_DEFAULT_SINCE: Tuple[int, ...] = (2, 6)
+# Keywords torch added to a function projects call on older torch too: a handler
+# that repeats the call without one is the spelling for a torch before it
+# (``analysis/version_gates.py``). Checked against the installed torch's signatures.
+ADDED_KEYWORDS: Mapping[str, FrozenSet[str]] = {
+    "torch.load": frozenset({"weights_only", "mmap"}),
+    "torch.serialization.load": frozenset({"weights_only", "mmap"}),
+}
 
 # Callables whose ``dim`` defaults to None, meaning torch's legacy implicit
 # choice (``_get_softmax_dim``: 0 for 0-, 1- and 3-dim input, else 1) with a

@@ -78,8 +78,8 @@ class TorchLoadWeightsOnly(Rule):
     )
     fix_safety = FixSafety.UNSAFE
     # ``weights_only=`` arrived in torch 1.13: a load in a torch-version fallback
-    # (``except TypeError:`` after a load that passes it, ``if torch.__version__ < ...``)
-    # is the spelling the older torch needs.
+    # (``except TypeError:`` after a load that passes it, or any handler repeating
+    # that load without it; ``if torch.__version__ < ...``) is the spelling the older torch needs.
     version_gated = True
     fix_description = (
         "Adds `weights_only=True` when the file saves only state dicts, tensors and plain values at that "
@@ -236,6 +236,15 @@ class TorchLoadWeightsOnly(Rule):
                 if not weights_only:
                     return torch.load(path, map_location="cpu")
                 raise
+        """,
+        """
+        import torch
+
+        def restore(path):
+            try:
+                return torch.load(path, map_location="cpu", weights_only=False)
+            except Exception:  # the same load, for a torch before the keyword
+                return torch.load(path, map_location="cpu")
         """,
         """
         import torch
