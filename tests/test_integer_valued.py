@@ -76,6 +76,22 @@ WHOLE = [
             table = torch.stack(grid(torch.arange(n), torch.arange(n))).float()
             return torch.log(1 + table.abs())
         """, id="local-function-rearranging"),
+    pytest.param("""
+        import torch
+        def softplus_inverse_of_one():
+            return torch.log(torch.exp(torch.Tensor([1.0])) - 1)
+        """, id="legacy-constructor-of-a-list"),
+    pytest.param("""
+        import torch
+        class Aligner(torch.nn.Module):
+            def _durations(self, path):
+                counts = torch.sum(path, -1).int()
+                return counts, path
+            def forward(self, path):
+                counts, _ = self._durations(path)
+                steps = counts
+                return torch.log(steps + 1)
+        """, id="tuple-item-of-an-own-method"),
 ]
 
 
@@ -166,6 +182,20 @@ NOT_WHOLE = [
         x = torch.arange(4)
         y = torch.log(1 + x)  # module level: names are not followed
         """, id="module-level"),
+    pytest.param("""
+        import torch
+        def f():
+            return torch.exp(torch.Tensor(3)) - 1  # uninitialised memory
+        """, id="legacy-constructor-of-sizes"),
+    pytest.param("""
+        import torch
+        class Aligner(torch.nn.Module):
+            def _durations(self, path):
+                return torch.sum(path, -1).int(), path / 2
+            def forward(self, path):
+                _, halves = self._durations(path)
+                return torch.log(halves + 1)
+        """, id="tuple-item-of-an-own-method-not-whole"),
 ]
 
 

@@ -2976,3 +2976,65 @@ def test_scripts_elsewhere_that_put_a_helper_folder_on_sys_path_are_its_callers_
         {other_call}
         """})
     assert _folder_lines(tmp_path, files) == flagged
+
+
+# -- lengths: ``x.size()`` and ``x.shape`` hold numbers ------------------------------
+
+PARSER_LOSS = """\
+import torch
+import torch.nn.functional as F
+
+
+class Parser(torch.nn.Module):
+    def loss(self, scores, heads, mask=None):
+        batch, max_len, _ = scores.size()
+        log_probs = F.log_softmax(scores, dim=1)
+        if mask is not None:
+            log_probs = log_probs * mask.unsqueeze(2)
+            num = mask.sum() - batch  # a 0-dim tensor, or a number
+        else:
+            num = float(max_len - 1) * batch
+        return -log_probs.sum() / num, heads
+
+
+def evaluate(scores, heads, mask):
+    parser = Parser()
+    loss, _ = parser.loss(scores, heads, mask=mask)
+    return loss.data[0]
+
+
+def flat(scores, target):
+    size = scores.size()
+    size = (size[0] * size[1], size[2])
+    num = size[0] * size[1]
+    return (F.nll_loss(scores.view(size), target, reduction="none").sum() / num).data[0]
+"""
+
+
+def test_lengths_unpacked_from_a_size_are_numbers_and_keep_a_quotient_0_dim():
+    assert _lines(PARSER_LOSS) == [20, 27]
+
+
+def test_a_quotient_by_something_unknown_is_not_known_0_dim():
+    source = PARSER_LOSS.replace("batch, max_len, _ = scores.size()", "batch, max_len, _ = scores.lengths()")
+    source = source.replace("num = size[0] * size[1]", "num = weights(size)")
+    assert _lines(source) == []
+
+
+def test_the_flagged_lengths_raise_index_error_on_torch():
+    script = PARSER_LOSS + textwrap.dedent("""
+        import json
+        found = []
+        scores = torch.randn(2, 3, 3, requires_grad=True)
+        for call in (lambda: evaluate(scores, None, torch.ones(2, 3)),
+                     lambda: flat(torch.randn(2, 3, 4).log_softmax(2), torch.zeros(6, dtype=torch.long))):
+            try:
+                call()
+                found.append("read")
+            except IndexError:
+                found.append("IndexError")
+        print(json.dumps(found))
+        """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == ["IndexError", "IndexError"]

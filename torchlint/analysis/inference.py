@@ -145,6 +145,8 @@ PARAM_GROUPS = Value(Kind.TUPLE, element=Value(Kind.MAPPING, keys=(
     (api.PARAMS_KEY, Value(Kind.TUPLE, element=TENSOR)),)))
 MODULE = Value(Kind.MODULE)
 NUMBER = Value(Kind.NUMBER)
+# ``x.size()``, ``x.shape``: a tuple of lengths, however many dimensions ``x`` has.
+SIZES = Value(Kind.TUPLE, element=NUMBER)
 NONE = Value(Kind.NONE)
 OPTIONS = Value(Kind.OPTIONS)
 # A binding whose value depends on itself (``x = x.cuda()``): no information.
@@ -1252,9 +1254,11 @@ class Inference:
             owners = self._attribute_owners(expr.value, expr.attr.value, base)
             if owners is not None:
                 return self._member(owners, expr.attr.value, called=False)
+            qualified = self._resolver.resolve(expr)
+            if expr.attr.value == "shape" and qualified is None and base.kind in (Kind.TENSOR, Kind.UNKNOWN):
+                return SIZES  # a tensor's (or an array's) lengths
             if base.kind is not Kind.UNKNOWN:
                 return UNKNOWN
-            qualified = self._resolver.resolve(expr)
             if qualified in api.CONFIGURATION_OBJECTS:
                 return OPTIONS  # ``FLAGS = gflags.FLAGS``: the command line's flags
             return self._callable_reference(qualified)
@@ -2545,6 +2549,8 @@ class Inference:
             # or visibly given a tensor dtype.
             if receiver.kind is Kind.TENSOR and method in api.SIZE_METHODS and (method != "size" or call.args):
                 return NUMBER
+            if receiver.kind is Kind.TENSOR and method == "size":
+                return SIZES
             if receiver.kind is Kind.TENSOR and (method in api.SORTING_METHODS or (
                     method in ("max", "min") and self._dimension_only(call))):
                 # (values, indices): sorted as large as the input, or reduced along the dimension.
@@ -2572,6 +2578,8 @@ class Inference:
             return self._method_call_value(call, func, TENSOR)
         if method == "size" and len(call.args) == 1 and isinstance(call.args[0].value, cst.Integer):
             return NUMBER  # ``x.size(0)``: a tensor's length along a dimension
+        if method == "size" and not call.args and receiver.kind is Kind.UNKNOWN:
+            return SIZES  # ``x.size()``: a tensor's lengths (``x.size()[0]``, ``b, n, _ = x.size()``)
         if method in ("cuda", "to", "type") and receiver.kind is Kind.UNKNOWN:
             cuda = _device_after(method, call, None) if method != "type" else None
             dtype = self._dtype_after(method, call, None) if method != "cuda" else None
@@ -2948,6 +2956,17 @@ class Inference:
                 return node
         return None
 
+    def own_method(self, func: cst.BaseExpression) -> Optional[cst.FunctionDef]:
+        """The def ``self.name`` calls inside a method: the method of that name in the
+        class's own body (None when the class does not define it there)."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+            return None
+        classdef = self._self_class(func.value)
+        if classdef is None:
+            return None
+        found = [s for s in classdef.body.body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value]
+        return found[0] if len(found) == 1 and not found[0].decorators else None
+
     def _definition_name(self, definition: cst.CSTNode) -> Optional[str]:
         """The key by which the project knows a top-level def or class of this file."""
         scope = self._resolver.scope_of(definition)
@@ -3213,6 +3232,9 @@ def _element(value: Value, path: Tuple[int, ...]) -> Value:
     if value is _PENDING:
         return _PENDING  # ``model, loss = train(model)`` in a loop: the part depends on itself too
     for index in path:
+        if value.kind is Kind.TUPLE and not value.items and value.element is not None:
+            value = value.element  # a sequence of values all alike: ``batch, length, _ = x.size()``
+            continue
         if value.kind is not Kind.TUPLE or index >= len(value.items):
             return UNKNOWN
         value = value.items[index]

@@ -18,7 +18,7 @@ statements are (``ProjectLink.returns_integer_valued``).
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -48,6 +48,9 @@ _SAME_NUMBERS = frozenset(
         "prod", "diff", "clamp", "clip", "relu",
     )
 )
+# Legacy constructors: given one list or tuple, a tensor of its numbers; given sizes, uninitialised memory.
+_DATA_CONSTRUCTORS = frozenset("torch." + name for name in ("Tensor", "FloatTensor", "DoubleTensor", "LongTensor",
+                                                            "IntTensor", "HalfTensor"))
 # Tensor methods whose result is whole whatever the receiver.
 _WHOLE_METHODS = frozenset((
     "floor", "ceil", "trunc", "sign", "sgn", "long", "int", "short", "byte", "char", "bool", "argmax", "argmin",
@@ -178,6 +181,10 @@ class IntegerValues:
             return fill is not None and self._whole(fill, function, depth)
         if callee in _SAME_NUMBERS:
             return bool(call.args) and self._arguments_whole(call, function, depth)
+        if callee in _DATA_CONSTRUCTORS:
+            # ``torch.Tensor([1.0])`` holds the numbers of its list; ``torch.Tensor(3)`` is uninitialised
+            data = call.args[0].value if len(call.args) == 1 and call.args[0].keyword is None else None
+            return isinstance(data, (cst.List, cst.Tuple)) and self._whole(data, function, depth)
         if callee.startswith(api.TORCH_PACKAGES) or callee.startswith(("builtins.", "math.", "numpy.")):
             return False
         key = self._inference.project.absolute(callee)
@@ -263,6 +270,27 @@ class IntegerValues:
         found = _Walk(self, function, name, depth).run() is True
         self._names[name] = found
         return found
+
+    def item_whole(self, value: cst.BaseExpression, index: int, function: cst.FunctionDef, depth: int) -> bool:
+        """Item ``index`` of what ``a, b = value`` unpacks: of a tuple display, or of the
+        tuples every ``return`` of a def of this file gives (``self._align(...)`` in a method
+        of the same class; parameters are not assumed whole there)."""
+        if isinstance(value, (cst.Tuple, cst.List)):
+            items = _plain_items(value)
+            return items is not None and index < len(items) and self._whole(items[index], function, depth)
+        if not isinstance(value, cst.Call):
+            return False
+        callee = self._local_function(value.func) or self._inference.own_method(value.func)
+        if callee is None or _yields(callee):
+            return False
+        returns = list(_returns(callee))
+        if not returns:
+            return False
+        for returned in returns:
+            items = _plain_items(returned) if isinstance(returned, (cst.Tuple, cst.List)) else None
+            if items is None or index >= len(items) or not self._whole(items[index], callee, depth):
+                return False
+        return True
 
     def parameter_whole(self, function: cst.FunctionDef, param: cst.Param) -> bool:
         """A parameter's numbers at the start of ``function``: annotated ``int`` (or a
@@ -381,7 +409,10 @@ class _Walk:
                 if isinstance(target.target, cst.Name) and target.target.value == name:
                     value_whole = self._whole(small.value)
                 elif _binds(target.target, name):
-                    return False
+                    index = _plain_index(target.target, name)
+                    if index is None:
+                        return False
+                    value_whole = self._values.item_whole(small.value, index, self._function, self._depth + 1)
                 elif _subscript_of(target.target, name):
                     state = state and self._whole(small.value)
             return state if value_whole is None else value_whole
@@ -454,6 +485,23 @@ def _receiver_is(expr: cst.BaseExpression, name: str) -> bool:
 
 def _subscript_of(target: cst.BaseExpression, name: str) -> bool:
     return isinstance(target, cst.Subscript) and _receiver_is(target, name)
+
+
+def _plain_items(display: cst.BaseExpression) -> Optional[List[cst.BaseExpression]]:
+    """The items of a tuple or list display without ``*``; None otherwise."""
+    if not isinstance(display, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement)
+                                                              for e in display.elements):
+        return None
+    return [e.value for e in display.elements]
+
+
+def _plain_index(target: cst.BaseExpression, name: str) -> Optional[int]:
+    """Where ``name`` sits in a flat tuple target (``a, name, _ = ...``); None when nested or starred."""
+    items = _plain_items(target)
+    if items is None:
+        return None
+    found = [i for i, item in enumerate(items) if isinstance(item, cst.Name) and item.value == name]
+    return found[0] if len(found) == 1 else None
 
 
 def _binds(target: cst.BaseExpression, name: str) -> bool:

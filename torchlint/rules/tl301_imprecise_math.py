@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterator, Optional, Set, Tuple
+from typing import Callable, Iterator, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -39,7 +39,9 @@ class ImpreciseMath(Rule):
         "`torch.logsumexp` requires one (a sum over all elements is reported without a fix). Where the code "
         "shows `x` holds whole numbers only (`torch.arange(n)`, differences and absolute values of such, sizes, "
         "`torch.floor(...)`, parameters annotated `int`), `1 + x` is exact and `x` is 0 or at least 1 in size, "
-        "so nothing is lost and the rule stays silent."
+        "so nothing is lost and the rule stays silent. So it does where `exp(x) - 1`, maybe scaled, is assigned "
+        "to a name that its block only rounds (`torch.round`, `torch.ceil`, ...) or compares with numbers before "
+        "binding it again: the precision `expm1` adds, far below 1, is rounded away before any use."
     )
     fix_safety = FixSafety.UNSAFE
     fix_description = (
@@ -140,6 +142,26 @@ class ImpreciseMath(Rule):
             """,
             count=2,
         ),
+        Example(
+            """
+            import torch
+
+
+            def durations(log_durations, mask):
+                frames = (torch.exp(log_durations) - 1) * mask
+                frames[frames < 1] = 1.0
+                return frames / frames.sum()  # used as they are: small values keep their error
+            """,
+            """
+            import torch
+
+
+            def durations(log_durations, mask):
+                frames = (torch.expm1(log_durations)) * mask
+                frames[frames < 1] = 1.0
+                return frames / frames.sum()  # used as they are: small values keep their error
+            """,
+        ),
     )
     accepted = (
         """
@@ -192,6 +214,36 @@ class ImpreciseMath(Rule):
             distance = steps[:, None] - steps[None, :]
             buckets = torch.log(1 + torch.floor(positions / n))
             return torch.log(1 + distance.abs()), torch.exp(distance) - 1, buckets
+        """,
+        """
+        import torch
+
+
+        def durations(log_durations, mask, scale):
+            # rounded to whole frames before any use: what expm1 adds below 1 is rounded away
+            frames = (torch.exp(log_durations) - 1) * mask * scale
+            frames[frames < 1] = 1.0
+            frames = torch.round(frames)
+            return frames.sum(1)
+
+
+        def lengths(log_durations):
+            w = torch.exp(log_durations) - 1
+            w_ceil = torch.clamp_min(torch.ceil(w), 1)
+            return w_ceil.sum()
+        """,
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class Aligner(nn.Module):
+            def _durations(self, path):
+                return torch.sum(path, -1).int(), path
+
+            def forward(self, path):
+                durations, _ = self._durations(path)  # integer counts: 1 + x is exact
+                return torch.log(durations + 1)
         """,
     )
 
@@ -248,7 +300,8 @@ class ImpreciseMath(Rule):
         left = node.left
         if not isinstance(left, cst.Call) or not _single_positional(left) or left.args[0].keyword is not None:
             return
-        if ctx.resolver.resolve(left.func) != EXP or _whole(left.args[0].value, ctx) or _rounded_right_away(node, ctx):
+        if ctx.resolver.resolve(left.func) != EXP or _whole(left.args[0].value, ctx) or _rounded_right_away(node, ctx) \
+                or _rounded_before_use(node, ctx):
             return
         spelled = _spelled(left, "expm1", ctx)
         fix = None
@@ -317,6 +370,147 @@ def _rounded_operands(ctx: NodeContext) -> Set[cst.CSTNode]:
                 ctx.resolver.resolve(func) in _ROUNDING:
             rounded.add(call.args[0].value)
     return rounded
+
+
+def _rounded_before_use(node: cst.BaseExpression, ctx: NodeContext) -> bool:
+    """Is ``node`` (scaled, maybe: ``(exp(d) - 1) * mask * scale``) assigned to a name that the
+    rest of its block only rounds or compares with numbers before binding it again?
+
+        durations = (torch.exp(log_durations) - 1) * mask
+        durations[durations < 1] = 1
+        durations = torch.round(durations)
+
+    What ``expm1`` adds, precision for results far below 1, is rounded away before any use."""
+    function = ctx.enclosing(cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    found = _assigning_block(function.body, node)
+    if found is None:
+        return False
+    block, position, name = found
+    rounded = ctx.file.memo(("TL301", "rounded"), lambda: _rounded_operands(ctx))
+    before_rebinding = []  # the reads of this value: up to the statement that binds the name again
+    after_rebinding = []  # the reads of the next value
+    rebound = False
+    for statement in block[position + 1:]:
+        (after_rebinding if rebound else before_rebinding).extend(_name_reads(statement, name))
+        rebound = rebound or _rebinds(statement, name)
+    if not before_rebinding or not all(read in rounded or _compared_with_a_number(read, statement)
+                                       for read, statement in _with_statements(block[position + 1:],
+                                                                               before_rebinding)):
+        return False
+    # No other read anywhere in the function (before it, in a loop's next round, after the block).
+    return len(list(_name_reads(function.body, name))) == len(before_rebinding) + len(after_rebinding)
+
+
+def _with_statements(statements: Sequence[cst.BaseStatement], reads: Sequence[cst.Name]
+                     ) -> Iterator[Tuple[cst.Name, cst.BaseStatement]]:
+    """Each of ``reads`` with the statement of ``statements`` holding it."""
+    wanted = set(reads)
+    for statement in statements:
+        for read in _all_names(statement):
+            if read in wanted:
+                yield read, statement
+
+
+def _all_names(node: cst.CSTNode) -> Iterator[cst.Name]:
+    class Names(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.found: list = []
+
+        def visit_Name(self, name: cst.Name) -> None:
+            self.found.append(name)
+
+    names = Names()
+    node.visit(names)
+    return iter(names.found)
+
+
+def _assigning_block(body: cst.BaseSuite, node: cst.BaseExpression
+                     ) -> Optional[Tuple[Sequence[cst.BaseStatement], int, str]]:
+    """(the statements of the block, the index of the one, the name) where ``name = <node, scaled>``."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
+    for index, statement in enumerate(statements):
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                        isinstance(small.targets[0].target, cst.Name) and _scaled(small.value, node):
+                    return statements, index, small.targets[0].target.value
+            continue
+        for child in statement.children:
+            if isinstance(child, cst.BaseSuite):
+                found = _assigning_block(child, node)
+                if found is not None:
+                    return found
+        orelse = getattr(statement, "orelse", None)
+        while orelse is not None:
+            found = _assigning_block(orelse.body, node)
+            if found is not None:
+                return found
+            orelse = getattr(orelse, "orelse", None)
+    return None
+
+
+def _scaled(value: cst.BaseExpression, node: cst.BaseExpression) -> bool:
+    """``value`` is ``node``, or a product or quotient with ``node`` as a factor (not a divisor)."""
+    if value is node:
+        return True
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Multiply, cst.Divide)):
+        return _scaled(value.left, node) or (isinstance(value.operator, cst.Multiply) and _scaled(value.right, node))
+    return False
+
+
+def _rebinds(statement: cst.BaseStatement, name: str) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and any(
+            isinstance(t, cst.Name) and t.value == name
+            for t in ([x.target for x in small.targets] if isinstance(small, cst.Assign) else [small.target]))
+        for small in statement.body)
+
+
+def _name_reads(statement: cst.CSTNode, name: str) -> Iterator[cst.Name]:
+    """The reads of ``name`` in ``statement`` (a store in a subscript target counts as a read)."""
+    class Reads(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.found: list = []
+            self.stored: Set[cst.CSTNode] = set()
+
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            if isinstance(target.target, cst.Name):
+                self.stored.add(target.target)
+
+        def visit_Name(self, read: cst.Name) -> None:
+            if read.value == name and read not in self.stored:
+                self.found.append(read)
+
+    reads = Reads()
+    statement.visit(reads)
+    return iter(reads.found)
+
+
+def _compared_with_a_number(read: cst.Name, statement: cst.CSTNode) -> bool:
+    """``read < 1``, or the receiver of a store into it at such a mask (``d[d < 1] = 1``):
+    a comparison with a constant, which the lost precision cannot change."""
+    class Find(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.ok = False
+
+        def visit_Comparison(self, comparison: cst.Comparison) -> None:
+            operands = [comparison.left] + [c.comparator for c in comparison.comparisons]
+            if read in operands and all(o is read or _is_number(o) for o in operands):
+                self.ok = True
+
+        def visit_Assign(self, assign: cst.Assign) -> None:
+            for target in assign.targets:
+                t = target.target
+                if isinstance(t, cst.Subscript) and t.value is read and _is_number(assign.value) and all(
+                        isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Comparison)
+                        for e in t.slice):
+                    self.ok = True
+
+    finder = Find()
+    statement.visit(finder)
+    return finder.ok
 
 
 def _whole(operand: cst.BaseExpression, ctx: NodeContext) -> bool:
