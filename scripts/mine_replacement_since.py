@@ -26,6 +26,9 @@ reads the file and makes an entry's ``since`` no earlier than that). Names the
 sources cannot show (bound in C with no stub) are listed as unknown, and an
 entry with one of those keeps its hand-given ``since``.
 
+The public names of ``PUBLIC_TWINS`` (TL114) are mined too: their hand-given
+``since`` must be no earlier than the release the sources show.
+
 Run: ``python scripts/mine_replacement_since.py DIR`` (``--stdout`` prints).
 ``tests/test_deprecations_table.py`` checks that the committed file covers
 every entry's names as the table spells them now, and that each name it lists
@@ -47,6 +50,7 @@ sys.path.insert(0, str(REPO))
 
 from torchlint.core.settings import parse_version  # noqa: E402
 from torchlint.knowledge.deprecations import ENTRIES, REPLACEMENT_SINCE_FILE, replacement_names  # noqa: E402
+from torchlint.knowledge.torch_api import PUBLIC_TWINS  # noqa: E402
 
 FORMAT = 1
 # Where torch binds the Tensor methods: the Python class, and the stub of its C base.
@@ -231,12 +235,20 @@ def first_release(releases: List[Tuple[str, Release]], name: str) -> Tuple[Optio
     return (None if first == 0 else releases[first][0]), ""
 
 
+def asked_names() -> List[str]:
+    """Every name the tables need a first release for: the replacements of the deprecations,
+    and the public twins of private paths (TL114)."""
+    names = {name for entry in ENTRIES for name in replacement_names(entry)}
+    names.update(twin.public for twin in PUBLIC_TWINS)
+    return sorted(names)
+
+
 def mine(root: Path) -> Dict[str, object]:
     versions = sorted((p.name for p in root.iterdir() if (p / "torch").is_dir()), key=parse_version)
     releases = [(".".join(v.split(".")[:2]), Release(root / v)) for v in versions]
     found: Dict[str, Optional[str]] = {}
     unknown: Dict[str, str] = {}
-    for name in sorted({name for entry in ENTRIES for name in replacement_names(entry)}):
+    for name in sorted(asked_names()):
         first, why = first_release(releases, name)
         if why:
             unknown[name] = why

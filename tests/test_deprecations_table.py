@@ -278,6 +278,18 @@ def test_an_entry_is_no_older_than_its_mined_replacement() -> None:
             assert entry.since is not None and parse_version(entry.since) >= first, entry.key
 
 
+def test_public_twins_are_no_older_than_their_mined_release() -> None:
+    # TL114 tells a project to use the public name only where its floor has it
+    from torchlint.knowledge.torch_api import PUBLIC_TWINS
+    mined = json.loads((Path(deprecations.__file__).parent / "data" / deprecations.REPLACEMENT_SINCE_DATA)
+                       .read_text(encoding="utf-8"))["names"]
+    for twin in PUBLIC_TWINS:
+        assert twin.public in mined, f"{twin.public}: run scripts/mine_replacement_since.py"
+        first = mined[twin.public]
+        if first is not None:
+            assert twin.since is not None and parse_version(twin.since) >= parse_version(first), twin.public
+
+
 def test_replacements_are_reachable_after_import_torch() -> None:
     """Fixes spell ``torch.linalg.qr`` after a plain ``import torch``: torch must import those submodules."""
     script = textwrap.dedent(
