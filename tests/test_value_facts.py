@@ -3038,3 +3038,41 @@ def test_the_flagged_lengths_raise_index_error_on_torch():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.strip().splitlines()[-1]) == ["IndexError", "IndexError"]
+
+
+# -- torch's private module bases (``_Loss``) make modules too -----------------------
+
+DICE = """\
+import torch
+from torch.nn.modules.loss import _Loss
+
+
+class DiceLoss(_Loss):
+    def forward(self, input, target):
+        s = torch.FloatTensor(1).zero_()  # a one-element vector, not a 0-dim tensor
+        for i, c in enumerate(zip(input, target)):
+            s = s + torch.dot(c[0], c[1])
+        return 1 - s / (i + 1)
+
+
+def train(x, y):
+    criterion = DiceLoss()
+    loss = criterion(x, y)
+    loss.backward()
+    return loss.data[0]
+"""
+
+
+def test_a_loss_class_on_a_private_torch_base_returns_what_its_forward_returns():
+    # calling it runs forward: a (1,) tensor, whose .data[0] works, though it is differentiated
+    assert _lines(DICE) == []
+    assert _lines(DICE.replace("return 1 - s / (i + 1)", "return (1 - s / (i + 1)).sum()")) == [17]
+
+
+def test_the_one_element_dice_loss_reads_fine_on_torch():
+    script = DICE + textwrap.dedent("""
+        value = train(torch.rand(3, 4, requires_grad=True), torch.rand(3, 4))  # no IndexError
+        assert isinstance(value.item(), float)
+        """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr

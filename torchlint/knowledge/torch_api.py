@@ -418,10 +418,12 @@ MODEL_FACTORY_PREFIXES: Tuple[str, ...] = ("torchvision.models.", "timm.create_m
 
 
 def is_nn_class(qualified: str) -> bool:
-    """``torch.nn.Linear``, ``torch.nn.modules.conv.Conv2d``: a class in torch.nn."""
+    """``torch.nn.Linear``, ``torch.nn.modules.conv.Conv2d``, ``torch.nn.modules.loss._Loss``: a class in torch.nn."""
     if not qualified.startswith(NN):
         return False
     tail = qualified.rsplit(".", 1)[1]
+    if tail.startswith("_") and qualified.startswith(NN + "modules."):
+        tail = tail.lstrip("_")  # the modules' private bases: ``_Loss``, ``_WeightedLoss``, ``_ConvNd``, ``_BatchNorm``
     return tail[:1].isupper() and not qualified.startswith((FUNCTIONAL, INIT, NN + "utils."))
 
 
