@@ -134,7 +134,12 @@ def test_the_two_questions_of_torch_load_are_silenced_apart(tmp_path) -> None:
     ("out_dir + '/best.pth'", "'%s/best.pth' % ckpt_dir", "False"),
     ("Path(out_dir) / 'best.pth'", "f'{ckpt_dir}/best.pth'", "False"),
     ("os.path.join(out_dir, 'best.pth')", "os.path.join(ckpt_dir, 'other.pth')", None),  # another file
-    ("'model_%d.pth' % epoch", "'model_%d.pth' % last", None),  # a name formatted per epoch
+    # one naming scheme, written and read alike: a file of the family the save writes
+    ("'model_%d.pth' % epoch", "'model_%d.pth' % last", "False"),
+    ("os.path.join(out_dir, '{}_net_{}.pth'.format('pose', epoch))",
+     "os.path.join(ckpt_dir, '{}_net_{}.pth'.format('pose', last))", "False"),
+    ("'model_%d.pth' % epoch", "'optim_%d.pth' % last", None),  # another scheme
+    ("'model_%d.pth' % epoch", "'model_%d.pt' % last", None),
     ("os.path.join(out_dir, 'best.pth')", "open(os.path.join(ckpt_dir, 'best.pth'), 'rb')", None),
 ])
 def test_a_path_ending_in_the_same_file_name_is_evidence(save: str, load: str, value) -> None:
@@ -153,6 +158,23 @@ def test_a_path_ending_in_the_same_file_name_is_evidence(save: str, load: str, v
         assert found.fix is None
     else:
         assert f"weights_only={value})" in fixed(source)
+
+
+def test_a_path_named_by_a_template_is_followed_through_its_names() -> None:
+    # cmr: save_filename = '{}_net_{}.pth'.format(...); save_path = os.path.join(d, save_filename)
+    source = """
+    import os
+    import torch
+    def save_network(net, label, epoch, save_dir):
+        save_filename = '{}_net_{}.pth'.format(label, epoch)
+        save_path = os.path.join(save_dir, save_filename)
+        torch.save(net.cpu().state_dict(), save_path)
+    def load_network(net, label, epoch, save_dir):
+        save_filename = '{}_net_{}.pth'.format(label, epoch)
+        save_path = os.path.join(save_dir, save_filename)
+        net.load_state_dict(torch.load(save_path, map_location="cpu"))
+    """
+    assert "weights_only=True)" in fixed(source)
 
 
 def test_an_old_floor_still_reports_the_load_without_a_fix():
@@ -213,3 +235,28 @@ def test_a_project_that_rebinds_torch_load_is_left_to_its_wrapper(tmp_path, patc
     found = {(item["filename"].replace("\\", "/").rsplit("/", 1)[-1], item["location"]["row"])
              for item in json.loads(result.stdout)}
     assert found == reported, result.stderr
+
+
+def test_a_template_saved_from_cpu_in_another_module_needs_no_map_location(tmp_path) -> None:
+    # cmr: train_utils.py saves network.cpu().state_dict() under '{}_net_{}.pth'; predictor.py,
+    # beside it, loads the same scheme on a GPU-using model: the file holds CPU tensors only.
+    from conftest import run_torchlint
+
+    (tmp_path / "train_utils.py").write_text(
+        "import os\nimport torch\n\n\n"
+        "def save_network(network, label, epoch, save_dir):\n"
+        "    save_filename = '{}_net_{}.pth'.format(label, epoch)\n"
+        "    torch.save(network.cpu().state_dict(), os.path.join(save_dir, save_filename))\n"
+        "    network.cuda()\n")
+    (tmp_path / "predictor.py").write_text(
+        "import os\nimport torch\n\n\n"
+        "def load_network(network, label, epoch, save_dir):\n"
+        "    save_filename = '{}_net_{}.pth'.format(label, epoch)\n"
+        "    network.load_state_dict(torch.load(os.path.join(save_dir, save_filename), weights_only=True))\n"
+        "    return network.cuda()\n")
+    result = run_torchlint([str(tmp_path), "--no-cache", "--select", "TL203", "--output-format", "json"])
+    assert json.loads(result.stdout) == [], result.stdout
+    other = (tmp_path / "predictor.py").read_text().replace("'{}_net_{}.pth'", "'{}_opt_{}.pth'")
+    (tmp_path / "predictor.py").write_text(other)
+    result = run_torchlint([str(tmp_path), "--no-cache", "--select", "TL203", "--output-format", "json"])
+    assert [d["code"] for d in json.loads(result.stdout)] == ["TL203"], result.stdout

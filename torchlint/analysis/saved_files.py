@@ -54,7 +54,7 @@ def saves_read_by(load: cst.Call, file: "FileContext") -> List[Tuple[cst.BaseExp
     if source is None:
         return []
     by_path, by_name = file.memo(("saved files", "saves"), lambda: _saves_by_path(file))
-    return by_path.get(_key(source)) or by_name.get(_file_name(source) or "", [])
+    return by_path.get(_key(source)) or by_name.get(_file_name(source, file.inference) or "", [])
 
 
 def written_by_the_loading_code(load: cst.Call, file: "FileContext") -> bool:
@@ -95,18 +95,29 @@ def _saves_by_path(file: "FileContext") -> Tuple[_Saves, _Saves]:
         obj, path = path_argument(node, 0, "obj"), path_argument(node, 1, "f")  # type: ignore[arg-type]
         if obj is not None and path is not None:
             by_path.setdefault(_key(path), []).append((obj, node))
-            name = _file_name(path)
+            name = _file_name(path, file.inference)
             if name is not None:
                 by_name.setdefault(name, []).append((obj, node))
     return by_path, by_name
 
 
-def _file_name(path: cst.BaseExpression) -> Optional[str]:
+def _file_name(path: cst.BaseExpression, inference: Optional["Inference"] = None, depth: int = 0) -> Optional[str]:
     """The file name a path expression ends in, when a string literal spells it whole:
     ``best.pth`` of ``os.path.join(out_dir, 'best.pth')``, ``out_dir + '/best.pth'``,
     ``'%s/best.pth' % out_dir`` or ``f'{out_dir}/best.pth'``; a name with an extension
-    and nothing formatted into it (``'model_%d.pth' % epoch`` names many files)."""
+    and nothing formatted into it (``'model_%d.pth' % epoch`` names many files). With
+    ``inference``, a name is followed to the value every run reaches it with
+    (``save_path = os.path.join(d, name)``), and a file name that is all a formatting
+    template (``'{}_net_{}.pth'.format(label, epoch)``) is that template: the naming
+    scheme of a family of files, which the code that writes them and the code that
+    reads them spell alike."""
     leaf = _last_leaf(path)
+    if isinstance(leaf, cst.Name) and inference is not None and depth < 4:
+        value = inference.dominating_value(leaf)
+        return _file_name(value, inference, depth + 1) if value is not None else None
+    template = _template(leaf) if inference is not None else None
+    if template is not None:
+        return template
     whole = True  # the literal is the whole path, or follows a separate directory part
     if isinstance(leaf, cst.BinaryOperation) and isinstance(leaf.operator, cst.Modulo):
         leaf, whole = leaf.left, False
@@ -122,6 +133,23 @@ def _file_name(path: cst.BaseExpression) -> Optional[str]:
     if "." not in name.strip(".") or any(mark in name for mark in "%{}*"):
         return None
     return name
+
+
+def _template(leaf: cst.BaseExpression) -> Optional[str]:
+    """``'{}_net_{}.pth'.format(...)`` or ``'net_%d.pth' % n`` with no folder in the literal:
+    the template, as the key of the files it names (marked as one: ``{}_net_{}.pth``)."""
+    if isinstance(leaf, cst.Call) and isinstance(leaf.func, cst.Attribute) and leaf.func.attr.value == "format" \
+            and isinstance(leaf.func.value, cst.SimpleString):
+        text = leaf.func.value.evaluated_value
+    elif isinstance(leaf, cst.BinaryOperation) and isinstance(leaf.operator, cst.Modulo) \
+            and isinstance(leaf.left, cst.SimpleString):
+        text = leaf.left.evaluated_value
+    else:
+        return None
+    if not isinstance(text, str) or "/" in text or "\\" in text or not any(mark in text for mark in "%{"):
+        return None
+    extension = text.rsplit(".", 1)[-1] if "." in text else ""
+    return text if extension and not any(mark in extension for mark in "%{}") else None
 
 
 def _last_leaf(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -145,10 +173,10 @@ def _called_name(func: cst.BaseExpression) -> Optional[str]:
 
 
 
-def loaded_file_name(load: cst.Call) -> Optional[str]:
-    """The file name a string literal spells whole in the path ``load`` reads."""
+def loaded_file_name(load: cst.Call, inference: Optional["Inference"] = None) -> Optional[str]:
+    """The file name a string literal spells whole in the path ``load`` reads (``_file_name``)."""
     source = path_argument(load, 0, "f")
-    return _file_name(source) if source is not None else None
+    return _file_name(source, inference) if source is not None else None
 
 
 def folder_saves(inference: "Inference", file_name: str) -> List[Tuple[Saved, bool, str]]:
@@ -160,7 +188,7 @@ def folder_saves(inference: "Inference", file_name: str) -> List[Tuple[Saved, bo
         if resolve(call.func) not in TORCH_SAVE:
             continue
         obj, path = path_argument(call, 0, "obj"), path_argument(call, 1, "f")
-        if obj is not None and path is not None and _file_name(path) == file_name:
+        if obj is not None and path is not None and _file_name(path, inference) == file_name:
             found.append((what_is_saved(obj, inference), holds_cpu_values_only(obj, inference), _key(call)))
     return found
 

@@ -56,7 +56,8 @@ class TorchLoadMapLocation(Rule):
         "on (`if args.cuda: model.cuda()`, then `if args.cuda:` / the `else` of `if not args.cuda:` around "
         "the load). Nor is a load of a file the program saved CPU values only into (a state dict after "
         "`.cpu()`, numbers, strings, the parsed command line, a dict of word indices), in the same file or, "
-        "to a path ending in the same file name, in another module of its folder. Whether the file may be "
+        "to a path ending in the same file name (or named by the same template, `'{}_net_{}.pth'.format(...)`), "
+        "in another module of its folder. Whether the file may be "
         "unpickled in full (`weights_only=`) is TL214's question."
     )
     fix_safety = FixSafety.NONE
@@ -224,7 +225,7 @@ class TorchLoadMapLocation(Rule):
         saves = saves_read_by(load, ctx.file)
         if saves:
             return all(holds_cpu_values_only(obj, ctx.inference) for obj, _ in saves)
-        name = loaded_file_name(load)
+        name = loaded_file_name(load, ctx.inference)
         elsewhere = ctx.inference.project.saves_in_folder(name) if name is not None else None
         return elsewhere is not None and elsewhere.cpu_only
 

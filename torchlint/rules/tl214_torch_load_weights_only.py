@@ -323,7 +323,7 @@ def _evidence(load: cst.Call, ctx: NodeContext) -> Tuple[Saved, str]:
         saved = combine([kind for kind, _ in kinds])
         call = next((call for kind, call in kinds if kind == saved or kind.kind == PICKLED), None)
         return saved, _short(edits.expression_code(call)) if call is not None else ""
-    name = loaded_file_name(load)
+    name = loaded_file_name(load, ctx.inference)
     elsewhere = ctx.inference.project.saves_in_folder(name) if name is not None else None
     if elsewhere is None:
         return Saved(UNKNOWN), ""
