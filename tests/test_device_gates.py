@@ -135,7 +135,7 @@ CASES = {
             def move():
                 model.cuda()
             return state
-        state = torch.load("a.pt", weights_only=True)  # flagged
+        state = torch.load("a.pt", weights_only=True)  # a def in between runs nothing
         def gpu():
             model.cuda()
         model.cuda()
@@ -203,6 +203,35 @@ CASES = {
         def restore(path, args):
             if args.cuda:
                 return torch.load(path, weights_only=True)  # flagged
+        """,
+    # LinearStyleTransfer: a switch for the models, but the training loop moves every
+    # loss to the GPU whatever it says: no run gets past a machine without CUDA
+    "before a training loop that moves each batch to the GPU": """
+        import torch
+        if args.cuda:
+            net.cuda()
+        if args.finetune:
+            net.load_state_dict(torch.load(args.finetune, weights_only=True))
+        def adjust_learning_rate(optimizer, step):
+            return 0.1 ** step
+        for step in range(args.steps):
+            try:
+                batch = next(loader)
+            except StopIteration:
+                continue
+            loss = net(batch).cuda()
+            loss.backward()
+        """,
+    "before a loop that may end before its GPU call": """
+        import torch
+        if args.cuda:
+            net.cuda()
+        if args.finetune:
+            net.load_state_dict(torch.load(args.finetune, weights_only=True))  # flagged
+        for step in range(args.steps):
+            if step > args.limit:
+                break
+            loss = net(next(loader)).cuda()
         """,
 }
 

@@ -27,7 +27,8 @@ What the code does is evidence, though. The statements of a block after one
 that calls ``.cuda()`` itself (``model = Net().cuda()``, not behind a
 condition) run only once that call worked: on a GPU. Those before it, back to
 one that may leave the block, lead to it: a machine without CUDA stops there
-whatever they did (``state = torch.load(path)``, then ``model.cuda()``). And a test that
+whatever they did (``state = torch.load(path)``, then ``model.cuda()``, or a training
+loop whose body moves each batch with ``.cuda()``: the loop is taken to run). And a test that
 switches such calls on (``if args.cuda: model.cuda()``) is the program's GPU
 mode: the code under the same test (``if args.cuda:``, the ``else`` of ``if
 not args.cuda:``) runs in that mode, where a machine without CUDA stops at
@@ -149,7 +150,7 @@ def _before_cuda_call(block: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
     ``continue`` in it): a run that executes them goes on to that call, so on a machine
     without CUDA it fails there whatever they did (``state = torch.load(path)``, then
     ``model.load_state_dict(state)``, then ``model.cuda()``)."""
-    last = max((index for index, statement in enumerate(block) if _is_cuda_statement(statement)), default=None)
+    last = max((index for index, statement in enumerate(block) if _reaches_cuda(statement)), default=None)
     if last is None:
         return ()
     first = last
@@ -158,13 +159,42 @@ def _before_cuda_call(block: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
     return block[first:last]
 
 
-def _may_leave(statement: ast.stmt) -> bool:
-    """May a run leave the block during ``statement`` (without an exception of its own)?
-    A def or class is a boundary too: its body runs when called, not here."""
-    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+def _reaches_cuda(statement: ast.stmt) -> bool:
+    """Does a run of ``statement`` call ``.cuda()``: itself, or a loop or ``with`` whose body
+    does before anything in it may leave (a training loop moving each batch to the GPU; the
+    loop is taken to run, as the program's main work)?"""
+    if _is_cuda_statement(statement):
         return True
-    return any(isinstance(node, (ast.Return, ast.Raise, ast.Break, ast.Continue))
-               for node in ast.walk(statement))
+    if isinstance(statement, (ast.For, ast.While, ast.With)):
+        loop = not isinstance(statement, ast.With)
+        for inner in statement.body:
+            if _reaches_cuda(inner):
+                return True
+            # a ``continue`` skips one round (``except: continue`` around a bad batch), not the loop
+            if _may_leave(inner, rounds_go_on=loop):
+                return False
+    return False
+
+
+def _may_leave(statement: ast.stmt, rounds_go_on: bool = False) -> bool:
+    """May a run leave the block during ``statement`` (without an exception of its own)?
+    A def or class never does: its body runs when called, not here. With ``rounds_go_on``
+    (a loop's body), a ``continue`` only ends the round."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return False
+    leaving = (ast.Return, ast.Raise, ast.Break) if rounds_go_on else (ast.Return, ast.Raise, ast.Break, ast.Continue)
+    return any(isinstance(node, leaving) for node in _walk_here(statement))
+
+
+def _walk_here(statement: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of ``statement`` that run with it: not the bodies of the defs, classes and
+    lambdas in it (their ``return`` leaves them, not this block)."""
+    pending = [statement]
+    while pending:
+        node = pending.pop()
+        yield node
+        pending.extend(child for child in ast.iter_child_nodes(node)
+                       if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
 
 
 def _is_cuda_statement(statement: ast.stmt) -> bool:
