@@ -88,9 +88,7 @@ def _find(outline: Outline, wanted: Optional[FrozenSet[int]]) -> Iterator[LineRa
                 after = _after_cuda_call(block)
                 if after:
                     found_in.append(_span(after))
-                before = _before_cuda_call(block)
-                if before:
-                    found_in.append(_span(before))
+                found_in.extend(_span([statement]) for statement in _before_cuda_call(block))
                 for found in found_in:
                     if wanted is None or any(found[0] <= line <= found[1] for line in wanted):
                         yield found
@@ -145,7 +143,7 @@ def _after_cuda_call(block: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
 
 
 def _before_cuda_call(block: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
-    """The statements of ``block`` before its last one that calls ``.cuda()`` itself,
+    """The statements of ``block`` (defs and classes aside) before its last one that reaches ``.cuda()``,
     back to the nearest that may leave the block (a ``return``, ``raise``, ``break`` or
     ``continue`` in it): a run that executes them goes on to that call, so on a machine
     without CUDA it fails there whatever they did (``state = torch.load(path)``, then
@@ -156,7 +154,8 @@ def _before_cuda_call(block: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
     first = last
     while first > 0 and not _may_leave(block[first - 1]):
         first -= 1
-    return block[first:last]
+    # a def or class between runs nothing here: its body is not on the way to the call
+    return [s for s in block[first:last] if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
 
 
 def _reaches_cuda(statement: ast.stmt) -> bool:
