@@ -222,6 +222,28 @@ CASES = {
             loss = net(batch).cuda()
             loss.backward()
         """,
+    # facenet: main() resumes, then runs train() every epoch, which moves each batch to the GPU
+    "before a call of a def of the file that moves each batch to the GPU": """
+        import torch
+        def train(loader, model):
+            model.train()
+            for data, label in loader:
+                output = model(data.cuda())
+        def evaluate(loader, model):
+            for data, label in loader:
+                if args.cuda:
+                    data = data.cuda()
+        def main():
+            if args.resume:
+                checkpoint = torch.load(args.resume, weights_only=True)
+            for epoch in range(args.epochs):
+                train(loader, model)
+        def check():
+            if args.resume:
+                checkpoint = torch.load(args.resume, weights_only=True)  # flagged
+            for epoch in range(args.epochs):
+                evaluate(loader, model)
+        """,
     "before a loop that may end before its GPU call": """
         import torch
         if args.cuda:

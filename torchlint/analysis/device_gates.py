@@ -28,7 +28,8 @@ that calls ``.cuda()`` itself (``model = Net().cuda()``, not behind a
 condition) run only once that call worked: on a GPU. Those before it, back to
 one that may leave the block, lead to it: a machine without CUDA stops there
 whatever they did (``state = torch.load(path)``, then ``model.cuda()``, or a training
-loop whose body moves each batch with ``.cuda()``: the loop is taken to run). And a test that
+loop whose body moves each batch with ``.cuda()``, itself or through a def of the file it
+calls: the loop is taken to run). And a test that
 switches such calls on (``if args.cuda: model.cuda()``) is the program's GPU
 mode: the code under the same test (``if args.cuda:``, the ``else`` of ``if
 not args.cuda:``) runs in that mode, where a machine without CUDA stops at
@@ -80,6 +81,7 @@ def _find(outline: Outline, wanted: Optional[FrozenSet[int]]) -> Iterator[LineRa
         return
     flags = _availability_flags(outline) if asks else frozenset()
     modes = _cuda_mode_tests(outline)
+    defs = {node.name: node for node in outline.tree.body if isinstance(node, ast.FunctionDef)}
     for kind, fields in _BLOCKS.items():
         for node in outline.nodes(kind):
             for field in fields:
@@ -88,7 +90,7 @@ def _find(outline: Outline, wanted: Optional[FrozenSet[int]]) -> Iterator[LineRa
                 after = _after_cuda_call(block)
                 if after:
                     found_in.append(_span(after))
-                found_in.extend(_span([statement]) for statement in _before_cuda_call(block))
+                found_in.extend(_span([statement]) for statement in _before_cuda_call(block, defs))
                 for found in found_in:
                     if wanted is None or any(found[0] <= line <= found[1] for line in wanted):
                         yield found
@@ -142,13 +144,15 @@ def _after_cuda_call(block: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
     return ()
 
 
-def _before_cuda_call(block: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
+def _before_cuda_call(block: Sequence[ast.stmt], defs: Optional[Dict[str, ast.FunctionDef]] = None
+                      ) -> Sequence[ast.stmt]:
     """The statements of ``block`` (defs and classes aside) before its last one that reaches ``.cuda()``,
     back to the nearest that may leave the block (a ``return``, ``raise``, ``break`` or
     ``continue`` in it): a run that executes them goes on to that call, so on a machine
     without CUDA it fails there whatever they did (``state = torch.load(path)``, then
     ``model.load_state_dict(state)``, then ``model.cuda()``)."""
-    last = max((index for index, statement in enumerate(block) if _reaches_cuda(statement)), default=None)
+    last = max((index for index, statement in enumerate(block) if _reaches_cuda(statement, defs or {})),
+               default=None)
     if last is None:
         return ()
     first = last
@@ -158,21 +162,37 @@ def _before_cuda_call(block: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
     return [s for s in block[first:last] if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
 
 
-def _reaches_cuda(statement: ast.stmt) -> bool:
-    """Does a run of ``statement`` call ``.cuda()``: itself, or a loop or ``with`` whose body
+def _reaches_cuda(statement: ast.stmt, defs: Dict[str, ast.FunctionDef], depth: int = 0) -> bool:
+    """Does a run of ``statement`` call ``.cuda()``: itself, a loop or ``with`` whose body
     does before anything in it may leave (a training loop moving each batch to the GPU; the
-    loop is taken to run, as the program's main work)?"""
+    loop is taken to run, as the program's main work), or a call of a def of the file whose
+    body does (``for epoch in ...: train(loader, model)``, ``train`` moving each batch)?"""
     if _is_cuda_statement(statement):
         return True
     if isinstance(statement, (ast.For, ast.While, ast.With)):
-        loop = not isinstance(statement, ast.With)
-        for inner in statement.body:
-            if _reaches_cuda(inner):
-                return True
-            # a ``continue`` skips one round (``except: continue`` around a bad batch), not the loop
-            if _may_leave(inner, rounds_go_on=loop):
-                return False
+        return _body_reaches_cuda(statement.body, defs, depth, rounds_go_on=not isinstance(statement, ast.With))
+    called = _called_def(statement, defs)
+    return called is not None and depth < 3 and _body_reaches_cuda(called.body, defs, depth + 1)
+
+
+def _body_reaches_cuda(body: Sequence[ast.stmt], defs: Dict[str, ast.FunctionDef], depth: int,
+                       rounds_go_on: bool = False) -> bool:
+    for inner in body:
+        if _reaches_cuda(inner, defs, depth):
+            return True
+        # a ``continue`` skips one round (``except: continue`` around a bad batch), not the loop
+        if _may_leave(inner, rounds_go_on=rounds_go_on):
+            return False
     return False
+
+
+def _called_def(statement: ast.stmt, defs: Dict[str, ast.FunctionDef]) -> Optional[ast.FunctionDef]:
+    """The def of the file that ``statement`` calls as the whole of it (``train(...)``,
+    ``loss = train(...)``)."""
+    value = statement.value if isinstance(statement, (ast.Expr, ast.Assign)) else None
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        return defs.get(value.func.id)
+    return None
 
 
 def _may_leave(statement: ast.stmt, rounds_go_on: bool = False) -> bool:
