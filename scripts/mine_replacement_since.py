@@ -27,7 +27,10 @@ sources cannot show (bound in C with no stub) are listed as unknown, and an
 entry with one of those keeps its hand-given ``since``.
 
 The public names of ``PUBLIC_TWINS`` (TL114) are mined too: their hand-given
-``since`` must be no earlier than the release the sources show.
+``since`` must be no earlier than the release the sources show. And so is the
+first release of every torch module newer than the oldest release read
+(``modules``): a file that imports one unconditionally cannot run on an older
+torch, which bounds its floor from below (``analysis/import_floor.py``).
 
 Run: ``python scripts/mine_replacement_since.py DIR`` (``--stdout`` prints).
 ``tests/test_deprecations_table.py`` checks that the committed file covers
@@ -254,7 +257,33 @@ def mine(root: Path) -> Dict[str, object]:
             unknown[name] = why
         else:
             found[name] = first
-    return {"format": FORMAT, "releases": [v for v, _ in releases], "names": found, "unknown": unknown}
+    return {"format": FORMAT, "releases": [v for v, _ in releases], "names": found, "unknown": unknown,
+            "modules": _module_releases(releases)}
+
+
+def _module_releases(releases: List[Tuple[str, Release]]) -> Dict[str, str]:
+    """Each torch module newer than the oldest release read -> the first release from which
+    it exists in every later one: a file importing it unconditionally cannot run before."""
+    present = [_modules_of(release.root) for _, release in releases]
+    first: Dict[str, str] = {}
+    for module in present[-1]:
+        index = len(present) - 1
+        while index > 0 and module in present[index - 1]:
+            index -= 1
+        if index > 0:
+            first[module] = releases[index][0]
+    return dict(sorted(first.items()))
+
+
+def _modules_of(root: Path) -> set:
+    modules = set()
+    for path in (root / "torch").rglob("*.py"):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if all(part.isidentifier() for part in parts):
+            modules.add(".".join(parts))
+    return modules
 
 
 def main(argv: Optional[List[str]] = None) -> int:

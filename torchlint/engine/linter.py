@@ -24,6 +24,7 @@ from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.fix_policy import DEFAULT_FIX_POLICY, FixPolicy
 from torchlint.core.noqa import UNUSED_NOQA, file_is_exempt, noqa_index, unused_noqa
 from torchlint.core.settings import Settings
+from torchlint.analysis.import_floor import with_import_floor
 from torchlint.core.source import MODULE, SourceFile, libcst_parsing
 from torchlint.engine.fixer import apply_fixes, keep_lost_text
 from torchlint.engine.tidy import ImportedElsewhere
@@ -249,7 +250,9 @@ class Engine:
         wanted = [t for t, handlers in self._handlers.items() if any(id(r) in active_ids for r, _ in handlers)]
         gathered = [t for t, rules in self._gathered.items()
                     if t not in wanted and any(id(r) in active_ids for r in rules)]
-        file_context, collected = analyse(module, [*wanted, *gathered], self.settings, tree, outline,
+        # the file's own torch imports may show it cannot run on the declared floor
+        settings = with_import_floor(self.settings, tree if tree is not None else source.tree)
+        file_context, collected = analyse(module, [*wanted, *gathered], settings, tree, outline,
                                           self.project.link(ref))
         found: List[Tuple[Rule, object]] = []
         errors: List[str] = []

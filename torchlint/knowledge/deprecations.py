@@ -31,14 +31,12 @@ the old API computed.
 from __future__ import annotations
 
 import enum
-import json
-import pkgutil
 import re
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Dict, Mapping, Optional, Tuple, Union
 
 from torchlint.core.settings import Version, VersionRange, parse_version, versions
+from torchlint.knowledge.releases import REPLACEMENT_SINCE_DATA, REPLACEMENT_SINCE_FILE, name_releases  # noqa: F401
 
 # The torch releases the table was mined from (scripts/mine_torch_deprecations.py);
 # the newest is the version a project moves to unless it says otherwise
@@ -947,8 +945,6 @@ ENTRIES: Tuple[Deprecation, ...] = (
 
 # --- from which torch each replacement exists, mined from the releases' sources ----
 
-REPLACEMENT_SINCE_DATA = "replacement_since.json"
-REPLACEMENT_SINCE_FILE = Path(__file__).resolve().parent / "data" / REPLACEMENT_SINCE_DATA
 # A name spelled in backticks in a replacement's text: ``torch.nn.Upsample(...)``, ``Tensor.reshape``.
 _SPELLED_NAME = re.compile(r"`((?:torch|Tensor)(?:\.\w+)+)")
 _SPELLED_KEYWORD = re.compile(r"`(\w+)=`")
@@ -968,12 +964,6 @@ def replacement_names(entry: Deprecation) -> Tuple[str, ...]:
     return tuple(dict.fromkeys(n for n in names if n != fix_only))
 
 
-def _mined_since() -> Mapping[str, Optional[str]]:
-    """Each replacement name -> the first torch release that has it (None: the oldest one mined)."""
-    data = pkgutil.get_data("torchlint.knowledge", "data/" + REPLACEMENT_SINCE_DATA)
-    return json.loads(data.decode("utf-8"))["names"] if data else {}
-
-
 def _with_mined_since(entry: Deprecation, mined: Mapping[str, Optional[str]]) -> Deprecation:
     """A deprecated entry whose replacement the sources show to be newer than its ``since``
     (or than any torch, without one) takes that release: the replacement exists once any of
@@ -990,7 +980,7 @@ def _with_mined_since(entry: Deprecation, mined: Mapping[str, Optional[str]]) ->
     return replace(entry, since=first)
 
 
-_MINED = _mined_since()
+_MINED = name_releases()
 ENTRIES = tuple(_with_mined_since(entry, _MINED) for entry in ENTRIES)
 
 
