@@ -3078,3 +3078,64 @@ def test_the_one_element_dice_loss_reads_fine_on_torch():
         """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
+
+
+# -- a base class's constructor, called through a subclass of its own -----------------
+
+TRAINER_BASE = """\
+class Trainer(object):
+    def __init__(self, opts):
+        self.opts = opts
+"""
+
+SHAPE_TRAINER = """\
+import argparse
+
+import torch.nn.functional as F
+
+from trainer import Trainer
+
+
+class ShapeTrainer(Trainer):
+    def step(self, out, target):
+        opts = self.opts
+        self.total_loss = opts.kp_loss_wt * F.mse_loss(out, target)
+        return self.total_loss.data[0]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kp_loss_wt", type=float, default=1.0)
+    ShapeTrainer(parser.parse_args()).step(None, None)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _trainer_lines(tmp_path, shape=SHAPE_TRAINER):
+    (tmp_path / "trainer.py").write_text(TRAINER_BASE)
+    (tmp_path / "train.py").write_text(shape)
+    result = subprocess.run(
+        [sys.executable, "-m", "torchlint.frontends.cli", "--isolated", "--no-cache", "--output-format", "json",
+         "--exit-zero", "--select", "TL101", "."], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return sorted((item["filename"].rsplit("/", 1)[-1], item["location"]["row"]) for item in json.loads(result.stdout))
+
+
+def test_an_inherited_constructor_takes_what_the_subclass_calls_pass(tmp_path):
+    # the options a base class keeps (self.opts) scale a 0-dim loss: still 0-dim
+    assert _trainer_lines(tmp_path) == [("train.py", 12)]
+
+
+def test_a_subclass_with_a_constructor_of_its_own_leaves_the_parameter_unknown(tmp_path):
+    own = SHAPE_TRAINER.replace("class ShapeTrainer(Trainer):\n",
+                                "class ShapeTrainer(Trainer):\n    def __init__(self, opts):\n"
+                                "        super().__init__(weights_of(opts))\n\n")
+    assert _trainer_lines(tmp_path, own) == []
+
+
+def test_a_subclass_called_with_something_unknown_leaves_it_unknown(tmp_path):
+    unknown = SHAPE_TRAINER.replace("ShapeTrainer(parser.parse_args())", "ShapeTrainer(load_options())")
+    assert _trainer_lines(tmp_path, unknown) == []

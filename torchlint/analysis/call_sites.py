@@ -14,7 +14,10 @@ class (``x.log(...)`` with ``x`` unknown). Then the calls seen are maybe not
 all the calls there are, and the parameter stays unknown: a fact is evidence
 or nothing. A call through a name one of several imports binds (``exp.train(
 args)``, ``exp`` one of two modules an ``if`` imports) may be the def's, so it
-counts; ``super(Net, self)`` and ``isinstance(x, Net)`` never call ``Net``.
+counts; ``super(Net, self)`` and ``isinstance(x, Net)`` never call ``Net``. A class
+whose first base is the def's class and that defines no ``__init__`` of its own
+(``class ShapeTrainer(Trainer)``) is built by that class's constructor: its own
+calls pass the constructor's parameters, and are asked about in turn.
 
 The project model (``Project.parameter_from_project``) decides which modules
 to read and meets the answers.
@@ -23,7 +26,7 @@ to read and meets the answers.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -43,6 +46,7 @@ class _Index:
         walk = _References()
         module.visit(walk)
         self._names, self._attributes, self._aliases = walk.names, walk.attributes, walk.aliases
+        self.bases = walk.bases
         self.callees = {id(call.func): call for call in calls}
         # ``super(Net, self)``, ``isinstance(x, Net)``: uses of a class that never call it.
         self.inert = {id(arg.value) for call in calls if isinstance(call.func, cst.Name)
@@ -71,6 +75,7 @@ class _References(cst.CSTVisitor):
         self.names: Dict[str, List[cst.Name]] = {}
         self.attributes: Dict[str, List[cst.Attribute]] = {}
         self.aliases: Dict[str, Set[str]] = {}  # imported name -> the names it is bound as
+        self.bases: Dict[int, Tuple[cst.ClassDef, int]] = {}  # a class statement's base -> it, its position
         self._skipped: Set[int] = set()
 
     def visit_Import(self, node: cst.Import) -> bool:
@@ -89,6 +94,8 @@ class _References(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._skipped.add(id(node.name))
+        for position, base in enumerate(node.bases):
+            self.bases[id(base.value)] = (node, position)
 
     def visit_Param(self, node: cst.Param) -> None:
         self._skipped.add(id(node.name))
@@ -107,9 +114,12 @@ class _References(cst.CSTVisitor):
 
 
 def calls_passing(inference: Inference, module: cst.Module, calls: List[cst.Call],
-                  target: CallTarget) -> Optional[List[Value]]:
+                  target: CallTarget, subclasses: Optional[List[str]] = None) -> Optional[List[Value]]:
     """What each call of ``target`` in ``module`` passes for its parameter
-    (``calls``: every call of the module); None when a use of it is not a call read here."""
+    (``calls``: every call of the module); None when a use of it is not a call read here.
+    With ``subclasses``, ``target`` a class's constructor: a class of the module whose
+    first base it is, and that defines no ``__init__`` of its own, is constructed by it
+    too; its key goes into ``subclasses`` (its own calls are asked about apart)."""
     index = inference.memo.get("call sites")
     if index is None:
         index = inference.memo["call sites"] = _Index(module, calls)
@@ -125,12 +135,29 @@ def calls_passing(inference: Inference, module: cst.Module, calls: List[cst.Call
         if call is None:
             if id(reference) in index.inert:
                 continue
+            subclass = _inheriting_constructor(inference, index, reference) if subclasses is not None else None
+            if subclass is not None:
+                subclasses.append(subclass)
+                continue
             return None  # handed on, stored, decorated: its calls are not all here
         value = _passed_value(inference, call, target, shift)
         if value is None:
             return None
         values.append(value)
     return values
+
+
+def _inheriting_constructor(inference: Inference, index: _Index, reference: cst.CSTNode) -> Optional[str]:
+    """The key of the class whose first base ``reference`` is, when that class defines no
+    ``__init__`` (nor ``__new__``): calling it runs the base's. None otherwise."""
+    found = index.bases.get(id(reference))
+    if found is None:
+        return None
+    classdef, position = found
+    if position != 0 or any(isinstance(s, cst.FunctionDef) and s.name.value in ("__init__", "__new__")
+                            for s in classdef.body.body):
+        return None
+    return inference.definition_key(classdef)
 
 
 def _function_references(inference: Inference, references: "_Spelled", target: CallTarget):

@@ -26,7 +26,7 @@ import ast
 import os
 import re
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar
 
 import libcst as cst
@@ -1203,11 +1203,15 @@ class Project:
             if callers is None:
                 return UNKNOWN
             values: List[Value] = []
+            subclasses: List[str] = []  # classes built by ``target``'s constructor (no __init__ of theirs)
             for ref in callers:
-                found = self._calls_in(ref, module.ref, target)
+                found = self._calls_in(ref, module.ref, target, subclasses if target.method is None else None)
                 if found is None:
                     return UNKNOWN
                 values.extend(found)
+            for key in dict.fromkeys(subclasses):
+                # ``ShapeTrainer(opts)`` passes ``Trainer.__init__``'s parameters: ask its calls too
+                values.append(self.parameter_from_project(replace(target, key=key, name=_split_key(key)[1])))
             return meet(values) if values else UNKNOWN
         finally:
             self._passed_on -= 1
@@ -1261,7 +1265,8 @@ class Project:
             known = self._touches_sys_path[ref.key] = source is not None and "sys.path" in source.text
         return known
 
-    def _calls_in(self, ref: ModuleRef, defining: ModuleRef, target: CallTarget) -> Optional[List[Value]]:
+    def _calls_in(self, ref: ModuleRef, defining: ModuleRef, target: CallTarget,
+                  subclasses: Optional[List[str]] = None) -> Optional[List[Value]]:
         """What the calls of ``target`` in module ``ref`` pass (none where it does not
         import ``defining``); None when a use of it there is not a call read."""
         if ref.key != defining.key and not self._imports_module(ref, defining):
@@ -1272,7 +1277,7 @@ class Project:
         if whole is None:
             return None
         inference, tree = whole
-        return calls_passing(inference, tree, inference.file_calls, target)
+        return calls_passing(inference, tree, inference.file_calls, target, subclasses)
 
     def saves_in_folder(self, ref: ModuleRef, file_name: str) -> Optional[SavedInFolder]:
         """``ProjectLink.saves_in_folder`` for the module ``ref``; the answer depends
