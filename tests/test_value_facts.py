@@ -3139,3 +3139,9 @@ def test_a_subclass_with_a_constructor_of_its_own_leaves_the_parameter_unknown(t
 def test_a_subclass_called_with_something_unknown_leaves_it_unknown(tmp_path):
     unknown = SHAPE_TRAINER.replace("ShapeTrainer(parser.parse_args())", "ShapeTrainer(load_options())")
     assert _trainer_lines(tmp_path, unknown) == []
+
+
+def test_a_decorated_subclass_may_have_a_constructor_of_its_own(tmp_path):
+    decorated = SHAPE_TRAINER.replace("class ShapeTrainer(Trainer):\n", "@dataclass\nclass ShapeTrainer(Trainer):\n")
+    decorated = decorated.replace("import argparse\n", "import argparse\nfrom dataclasses import dataclass\n")
+    assert _trainer_lines(tmp_path, decorated) == []

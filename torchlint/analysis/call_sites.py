@@ -149,13 +149,14 @@ def calls_passing(inference: Inference, module: cst.Module, calls: List[cst.Call
 
 def _inheriting_constructor(inference: Inference, index: _Index, reference: cst.CSTNode) -> Optional[str]:
     """The key of the class whose first base ``reference`` is, when that class defines no
-    ``__init__`` (nor ``__new__``): calling it runs the base's. None otherwise."""
+    ``__init__`` (nor ``__new__``) and no decorator may write one: calling it runs the
+    base's. None otherwise."""
     found = index.bases.get(id(reference))
     if found is None:
         return None
     classdef, position = found
-    if position != 0 or any(isinstance(s, cst.FunctionDef) and s.name.value in ("__init__", "__new__")
-                            for s in classdef.body.body):
+    if position != 0 or classdef.decorators or any(  # ``@dataclass`` writes an __init__ of its own
+            isinstance(s, cst.FunctionDef) and s.name.value in ("__init__", "__new__") for s in classdef.body.body):
         return None
     return inference.definition_key(classdef)
 
