@@ -5,6 +5,7 @@ without CUDA there, so it is not reported; the same load anywhere else is."""
 from __future__ import annotations
 
 import ast
+import json
 import textwrap
 
 import pytest
@@ -287,3 +288,53 @@ def test_the_command_and_flake8_agree(tmp_path):
     assert cli.returncode == 1 and flake8.returncode == 1
     assert [line.split(":")[1] for line in cli.stdout.splitlines() if "restore.py:" in line] == ["5"]
     assert [line.split(":")[1] for line in flake8.stdout.splitlines()] == ["5"]
+
+
+HELPER = """\
+import torch
+
+
+def restore(model, path):
+    model.load_state_dict(torch.load(path, weights_only=True))
+    return model
+
+
+def targets(labels):
+    return labels.cuda()
+"""
+
+GPU_SCRIPT = """\
+import torch
+from helper import restore
+
+
+def main(path):
+    model = restore(torch.nn.Linear(2, 2), path).cuda()
+    for batch in loader:
+        model(batch.cuda())
+
+
+if __name__ == "__main__":
+    main("ckpt.pt")
+"""
+
+
+def _helper_findings(tmp_path, scripts):
+    (tmp_path / "helper.py").write_text(HELPER)
+    for name, text in scripts.items():
+        (tmp_path / name).write_text(text)
+    result = run_torchlint([str(tmp_path), "--no-cache", "--select", "TL203", "--output-format", "json"])
+    return sorted((d["filename"].rsplit("/", 1)[-1], d["location"]["row"]) for d in json.loads(result.stdout))
+
+
+def test_a_helper_only_gpu_only_programs_import_is_not_reported(tmp_path):
+    # easy-faster-rcnn: model.py's load runs only under train.py, eval.py and infer.py, which all
+    # build Model().cuda() with no CPU mode: a machine without CUDA never gets to it
+    assert _helper_findings(tmp_path, {"train.py": GPU_SCRIPT, "eval.py": GPU_SCRIPT}) == []
+
+
+def test_a_helper_a_program_with_a_cpu_mode_imports_is_reported(tmp_path):
+    with_cpu_mode = GPU_SCRIPT.replace("model = restore(torch.nn.Linear(2, 2), path).cuda()",
+                                       "model = restore(torch.nn.Linear(2, 2), path)\n"
+                                       "    if torch.cuda.is_available():\n        model.cuda()")
+    assert _helper_findings(tmp_path, {"train.py": GPU_SCRIPT, "demo.py": with_cpu_mode}) == [("helper.py", 5)]

@@ -96,16 +96,40 @@ def _find(outline: Outline, wanted: Optional[FrozenSet[int]]) -> Iterator[LineRa
                         yield found
 
 
+def gpu_only_program(outline: Outline) -> bool:
+    """``_gpu_only_script``, for the project model: a module that runs as a program on a GPU only."""
+    return _gpu_only_script(outline)
+
+
+def has_cpu_mode(outline: Outline) -> bool:
+    """Does the module show a mode without CUDA: a ``.cuda()`` behind a test or a conditional
+    expression, a ``'cpu'`` device or a ``map_location``?"""
+    return outline.memo("cpu mode", lambda: _cpu_mode(outline))
+
+
+def _cpu_mode(outline: Outline) -> bool:
+    if any(_needs_cuda(node.body) or _needs_cuda(node.orelse) for node in outline.nodes(ast.If)):
+        return True  # ``if args.cuda: model.cuda()``: a switch, so a mode without it
+    if any(any(isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+               and inner.func.attr == "cuda" for inner in ast.walk(node)) for node in outline.nodes(ast.IfExp)):
+        return True
+    if any(keyword.arg == "map_location" for keyword in outline.nodes(ast.keyword)):
+        return True
+    return any(isinstance(node.value, str) and node.value.startswith("cpu") for node in outline.nodes(ast.Constant))
+
+
+def runs_as_program(outline: Outline) -> bool:
+    """Does the module run as a program (``if __name__ == "__main__":``)?"""
+    return any(isinstance(node.test, ast.Compare) and isinstance(node.test.left, ast.Name)
+               and node.test.left.id == "__name__" for node in outline.nodes(ast.If))
+
+
 def _gpu_only_script(outline: Outline) -> bool:
     """A script written for a GPU and nothing else: run as a program (``if __name__ ==
     "__main__":``), it calls ``.cuda()`` in statements of its own (in a def's body or the
     module's, or a loop of them), and has no CPU mode at all: no ``.cuda()`` behind a test or a
     conditional expression, no ``'cpu'`` device, no ``map_location``. A machine without
     CUDA stops at those calls whatever a load did."""
-    def run_as_program() -> bool:
-        return any(isinstance(node.test, ast.Compare) and isinstance(node.test.left, ast.Name)
-                   and node.test.left.id == "__name__" for node in outline.nodes(ast.If))
-
     def unconditional_cuda() -> bool:
         bodies = [outline.tree.body] + [node.body for node in outline.nodes(ast.FunctionDef)]
         while bodies:
@@ -117,17 +141,8 @@ def _gpu_only_script(outline: Outline) -> bool:
                           if isinstance(statement, (ast.For, ast.While, ast.With)))
         return False
 
-    def cpu_mode() -> bool:
-        if any(_needs_cuda(node.body) or _needs_cuda(node.orelse) for node in outline.nodes(ast.If)):
-            return True  # ``if args.cuda: model.cuda()``: a switch, so a mode without it
-        if any(any(isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
-                   and inner.func.attr == "cuda" for inner in ast.walk(node)) for node in outline.nodes(ast.IfExp)):
-            return True
-        if any(keyword.arg == "map_location" for keyword in outline.nodes(ast.keyword)):
-            return True
-        return any(isinstance(node.value, str) and node.value.startswith("cpu") for node in outline.nodes(ast.Constant))
-
-    return outline.memo("gpu-only script", lambda: run_as_program() and unconditional_cuda() and not cpu_mode())
+    return outline.memo("gpu-only script", lambda: runs_as_program(outline) and unconditional_cuda()
+                        and not has_cpu_mode(outline))
 
 
 def _needs_cuda(block: Sequence[ast.stmt]) -> bool:

@@ -420,6 +420,12 @@ class ProjectLink:
         cannot be read."""
         return None
 
+    def used_only_by_gpu_programs(self) -> bool:
+        """Is every module that may import this one (a helper, no program itself, with no
+        mode without CUDA) a program that runs on a GPU only (``device_gates.py``)? Then
+        its code never runs on a machine without CUDA."""
+        return False
+
     def patched_torch_names(self) -> FrozenSet[str]:
         """The torch names (``torch.load``) a module of the project rebinds before the
         checked file's code runs (``torch.load = project_load``): there they call the

@@ -44,6 +44,7 @@ from torchlint.analysis.cutting import (
 )
 from torchlint.analysis.integral import IntegerValues
 from torchlint.analysis.call_sites import calls_passing
+from torchlint.analysis.device_gates import gpu_only_program, has_cpu_mode, runs_as_program
 from torchlint.analysis.inference import UNKNOWN, CallTarget, Inference, Kind, ProjectLink, SavedInFolder, Value, meet
 from torchlint.analysis.outline import Outline, dotted
 from torchlint.analysis.saved_files import combine, folder_saves
@@ -385,6 +386,13 @@ class _Module:
             else:
                 self.remember("facts", self._facts.to_json())
         return self._facts
+
+    def program_facts(self) -> FrozenSet[str]:
+        """What ``device_gates.py`` says of this module: "program" (it runs as one), "cpu mode"
+        (it shows a mode without CUDA), "gpu-only program" (a program that runs on a GPU only)."""
+        return self._names("device", lambda outline: frozenset(name for name, holds in (
+            ("program", runs_as_program), ("cpu mode", has_cpu_mode), ("gpu-only program", gpu_only_program))
+            if holds(outline)))
 
     def version_flags(self) -> FrozenSet[str]:
         """The names this module assigns from the torch version (``version_gates.py``)."""
@@ -1289,6 +1297,47 @@ class Project:
         found = self._remembered(module, question, lambda: self._work_out_folder_saves(module, file_name, question))
         return SavedInFolder(*found) if found is not None else None  # a kept answer comes back a plain tuple
 
+    def used_only_by_gpu_programs(self, ref: ModuleRef) -> bool:
+        """``ProjectLink.used_only_by_gpu_programs`` for the module ``ref``; the answer depends
+        on every module that may import it and on their listing."""
+        module = self.known(ref.key) or self.module(ref)
+        if module is None:
+            return False
+        question = "used only by GPU programs"
+        return bool(self._remembered(module, question, lambda: self._work_out_gpu_users(module, question)))
+
+    def _work_out_gpu_users(self, module: _Module, question: str) -> bool:
+        asked = (module.ref.key, question)
+        if asked in self._busy:
+            self._cut_short += 1
+            return False
+        self._busy.add(asked)
+        self._answering.append(module.ref.key)
+        try:
+            facts = module.program_facts()
+            if "program" in facts or "cpu mode" in facts:
+                return False  # a program itself (device_gates.py asks it), or one with a CPU mode
+            callers = self._possible_callers(module.ref)
+            if callers is None:
+                return False
+            users = [ref for ref in callers if ref.key != module.ref.key and self._imports_module(ref, module.ref)]
+            if not users:
+                return False
+            for ref in users:
+                other = self.module(ref)
+                if other is None:
+                    return False
+                facts = other.program_facts()
+                if "gpu-only program" in facts:
+                    continue
+                # another helper (``evaluator.py``) counts when only such programs use it in turn
+                if "program" in facts or not self.used_only_by_gpu_programs(ref):
+                    return False
+            return True
+        finally:
+            self._busy.discard(asked)
+            self._answering.pop()
+
     def _work_out_folder_saves(self, module: _Module, file_name: str, question: str) -> Optional[SavedInFolder]:
         asked = (module.ref.key, question)
         if asked in self._busy:
@@ -1560,6 +1609,9 @@ class ModuleLink(ProjectLink):
 
     def saves_in_folder(self, file_name: str) -> Optional[SavedInFolder]:
         return self._project.saves_in_folder(self.ref, file_name)
+
+    def used_only_by_gpu_programs(self) -> bool:
+        return self._project.used_only_by_gpu_programs(self.ref)
 
     def patched_torch_names(self) -> FrozenSet[str]:
         return self._project.patched_torch_names(self.ref)

@@ -53,7 +53,8 @@ class TorchLoadMapLocation(Rule):
         "block reaches (a machine without CUDA stops there anyway; a training loop whose body moves each batch "
         "with `.cuda()`, itself or through a def of the file, counts), in a script with no CPU mode at all "
         "(run as a program, calling `.cuda()` in statements of its own and never behind a test, with no "
-        "`'cpu'` device or `map_location` anywhere), or under the test that switches such calls "
+        "`'cpu'` device or `map_location` anywhere) or in a helper module that only such scripts of the project import "
+        "(directly or through other such helpers), or under the test that switches such calls "
         "on (`if args.cuda: model.cuda()`, then `if args.cuda:` / the `else` of `if not args.cuda:` around "
         "the load). Nor is a load of a file the program saved CPU values only into (a state dict after "
         "`.cpu()`, numbers, strings, the parsed command line, a dict of word indices), in the same file or, "
@@ -257,6 +258,8 @@ class TorchLoadMapLocation(Rule):
             return  # nothing in the file puts tensors on a GPU
         if self._holds_no_gpu_tensor(node, ctx):
             return
+        if ctx.inference.project.used_only_by_gpu_programs():
+            return  # a helper only GPU-only programs import: its loads run where CUDA is
         if not edits.passes_argument(node, "map_location", TORCH_LOAD_POSITIONAL):
             spelled = edits.expression_code(node.func)
             yield Finding(node, fitting(f"`{spelled}()` without `map_location=`: a GPU checkpoint fails without a GPU",
