@@ -489,8 +489,9 @@ def _subscript_of(target: cst.BaseExpression, name: str) -> bool:
 
 def _plain_items(display: cst.BaseExpression) -> Optional[List[cst.BaseExpression]]:
     """The items of a tuple or list display without ``*``; None otherwise."""
-    if not isinstance(display, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement)
-                                                              for e in display.elements):
+    if not isinstance(display, (cst.Tuple, cst.List)):
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in display.elements):
         return None
     return [e.value for e in display.elements]
 

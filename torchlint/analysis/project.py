@@ -1307,67 +1307,68 @@ class Project:
         return bool(self._remembered(module, question, lambda: self._work_out_gpu_users(module, question)))
 
     def _work_out_gpu_users(self, module: _Module, question: str) -> bool:
+        return self._guarded(module, question, False, lambda: self._gpu_users(module))
+
+    def _gpu_users(self, module: _Module) -> bool:
+        facts = module.program_facts()
+        if "program" in facts or "cpu mode" in facts:
+            return False  # a program itself (device_gates.py asks it), or one with a CPU mode
+        callers = self._possible_callers(module.ref)
+        if callers is None:
+            return False
+        users = [ref for ref in callers if ref.key != module.ref.key and self._imports_module(ref, module.ref)]
+        if not users:
+            return False
+        for ref in users:
+            other = self.module(ref)
+            if other is None:
+                return False
+            facts = other.program_facts()
+            if "gpu-only program" in facts:
+                continue
+            # another helper (``evaluator.py``) counts when only such programs use it in turn
+            if "program" in facts or not self.used_only_by_gpu_programs(ref):
+                return False
+        return True
+
+    def _work_out_folder_saves(self, module: _Module, file_name: str, question: str) -> Optional[SavedInFolder]:
+        return self._guarded(module, question, None, lambda: self._folder_saves(module, file_name))
+
+    def _guarded(self, module: _Module, question: str, default: T, compute: Callable[[], T]) -> T:
+        """``compute()``, the answer to ``question`` about ``module``, with the modules read noted
+        for it; ``default`` (and not kept) when it is asked again while being worked out."""
         asked = (module.ref.key, question)
         if asked in self._busy:
             self._cut_short += 1
-            return False
+            return default
         self._busy.add(asked)
         self._answering.append(module.ref.key)
         try:
-            facts = module.program_facts()
-            if "program" in facts or "cpu mode" in facts:
-                return False  # a program itself (device_gates.py asks it), or one with a CPU mode
-            callers = self._possible_callers(module.ref)
-            if callers is None:
-                return False
-            users = [ref for ref in callers if ref.key != module.ref.key and self._imports_module(ref, module.ref)]
-            if not users:
-                return False
-            for ref in users:
-                other = self.module(ref)
-                if other is None:
-                    return False
-                facts = other.program_facts()
-                if "gpu-only program" in facts:
-                    continue
-                # another helper (``evaluator.py``) counts when only such programs use it in turn
-                if "program" in facts or not self.used_only_by_gpu_programs(ref):
-                    return False
-            return True
+            return compute()
         finally:
             self._busy.discard(asked)
             self._answering.pop()
 
-    def _work_out_folder_saves(self, module: _Module, file_name: str, question: str) -> Optional[SavedInFolder]:
-        asked = (module.ref.key, question)
-        if asked in self._busy:
-            self._cut_short += 1
+    def _folder_saves(self, module: _Module, file_name: str) -> Optional[SavedInFolder]:
+        writers = self._possible_writers(module.ref)
+        if writers is None:
             return None
-        self._busy.add(asked)
-        self._answering.append(module.ref.key)
-        try:
-            writers = self._possible_writers(module.ref)
-            if writers is None:
-                return None
-            found = []
-            for ref in writers:
-                other = self.module(ref) if ref.key != module.ref.key else None
-                # A module whose text never spells the name saves nothing there: not analysed.
-                if other is None or file_name not in other.source.text:
-                    continue
-                whole = other.whole(self)
-                if whole is None:
-                    return None  # a module that cannot be read may save anything there
-                found.extend((saved, cpu, code, os.path.basename(ref.key))
-                             for saved, cpu, code in folder_saves(whole[0], file_name))
-            if not found:
-                return None
-            saved = combine([saved for saved, _, _, _ in found])
-            _, _, code, where = next(f for f in found if f[0].kind == saved.kind)
-            return SavedInFolder(saved.kind, saved.what, code, where, all(cpu for _, cpu, _, _ in found))
-        finally:
-            self._busy.discard(asked)
-            self._answering.pop()
+        found = []
+        for ref in writers:
+            other = self.module(ref) if ref.key != module.ref.key else None
+            # A module whose text never spells the name saves nothing there: not analysed.
+            if other is None or file_name not in other.source.text:
+                continue
+            whole = other.whole(self)
+            if whole is None:
+                return None  # a module that cannot be read may save anything there
+            found.extend((saved, cpu, code, os.path.basename(ref.key))
+                         for saved, cpu, code in folder_saves(whole[0], file_name))
+        if not found:
+            return None
+        saved = combine([saved for saved, _, _, _ in found])
+        _, _, code, where = next(f for f in found if f[0].kind == saved.kind)
+        return SavedInFolder(saved.kind, saved.what, code, where, all(cpu for _, cpu, _, _ in found))
 
     def _possible_writers(self, ref: ModuleRef) -> Optional[List[ModuleRef]]:
         """The modules that may save a file ``ref`` loads by name: every module of its scripts

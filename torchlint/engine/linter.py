@@ -251,7 +251,9 @@ class Engine:
         gathered = [t for t, rules in self._gathered.items()
                     if t not in wanted and any(id(r) in active_ids for r in rules)]
         # the file's own torch imports may show it cannot run on the declared floor
-        settings = with_import_floor(self.settings, tree if tree is not None else source.tree)
+        settings = self.settings
+        if settings.torch_version is not None:  # only a declared floor is raised: no parse for the others
+            settings = with_import_floor(settings, tree if tree is not None else source.tree)
         file_context, collected = analyse(module, [*wanted, *gathered], settings, tree, outline,
                                           self.project.link(ref))
         found: List[Tuple[Rule, object]] = []
