@@ -628,11 +628,12 @@ WARNS_ONCE_PER_PROCESS = {"torch.nn.attention.flex_attention.flex_attention(retu
 
 def test_opt_in_entries_follow_the_policy() -> None:
     """Default findings need a signal from torch (it raises or warns) or an exact fix; a
-    deprecation torch only documents, without an exact fix, is opt-in (TL117), and every
-    opt-in entry says why in the table."""
+    deprecation torch only documents, without an exact fix, is opt-in (TL117), as is one whose
+    replacement lacks what the old API is for; every opt-in entry says why in the table."""
     for entry in ENTRIES:
         silent = entry.status is Status.DEPRECATED and not entry.warns and entry.key not in WARNS_ONCE_PER_PROCESS
-        assert bool(entry.opt_in) is (silent and not entry.exact_fix), (entry.key, entry.reporting)
+        assert bool(entry.opt_in) is ((silent and not entry.exact_fix) or not entry.working_replacement), (
+            entry.key, entry.reporting)
         assert entry.reporting.startswith("opt-in: " if entry.opt_in else "default: ")
     assert {e.key for e in ENTRIES if e.opt_in} >= {"torch.norm", "torch.svd"}
 
@@ -749,3 +750,25 @@ def test_set_default_tensor_type_rewrite_sets_the_same_defaults() -> None:
     states = json.loads(result.stdout)
     for index in range(0, len(states), 2):
         assert states[index] == states[index + 1], (codes[index], states[index], states[index + 1])
+
+
+_COLLECTIVES = ("import torch.distributed.nn as dist_nn\n"
+                "def reduce(x):\n    return dist_nn.all_reduce(x)\n"
+                "def share(x):\n    return dist_nn.broadcast(x, 0)\n")
+
+
+@pytest.mark.parametrize("floor, reported", [
+    # deepinv (torch >= 2.2) differentiates through dist_nn.all_reduce: the functional
+    # all_reduce got a backward only in torch 2.11, so it is no replacement before that
+    ("2.2", set()),
+    ("2.11", {3}),
+])
+def test_the_autograd_collectives_are_reported_only_where_the_replacement_has_a_backward(floor, reported):
+    engine = Engine([rule_by_code("TL109")], Settings(torch_version=parse_version(floor)))
+    assert {d.line for d in engine.check(_COLLECTIVES).diagnostics} == reported
+
+
+def test_broadcast_whose_replacement_has_no_backward_is_opt_in():
+    assert not Engine([rule_by_code("TL109")]).check(_COLLECTIVES.replace("all_reduce", "sum")).diagnostics
+    opted = Engine([rule_by_code("TL117")]).check(_COLLECTIVES).diagnostics
+    assert [(d.line, d.code) for d in opted] == [(5, "TL117")], opted

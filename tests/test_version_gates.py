@@ -361,8 +361,10 @@ def test_a_flag_read_through_the_module_that_assigns_it_gates_like_an_imported_o
     }
     for name, (imports, flag) in {**gated, **ungated}.items():
         (tmp_path / "pkg" / name).write_text(imports + body.format(flag=flag))
-    for run in (run_torchlint(["--isolated", "--no-cache", "pkg"], cwd=tmp_path),
-                run_flake8(["--select", "TL", "pkg"], cwd=tmp_path)):
+    # A declared floor that has ``register_pytree_node``: without one, the flags' tests (torch
+    # 1.11 told apart from 1.12) would stand for the floor, and no file would be told to move.
+    for run in (run_torchlint(["--isolated", "--no-cache", "--torch-version", "2.5", "pkg"], cwd=tmp_path),
+                run_flake8(["--select", "TL", "--torch-version", "2.5", "pkg"], cwd=tmp_path)):
         reported = {line.split(":")[0].rsplit("/", 1)[-1] for line in run.stdout.splitlines() if "TL109" in line}
         assert reported == set(ungated), run.stdout
 
@@ -525,3 +527,116 @@ def test_a_project_without_a_floor_is_judged_by_the_torch_its_version_tests_show
     for run in (run_torchlint(["--no-cache", "--select", "TL112", "pkg"], cwd=tmp_path),
                 run_flake8(["--select", "TL112", "pkg"], cwd=tmp_path)):
         assert ("TL112" in run.stdout) is reported, run.stdout + run.stderr
+
+
+_AT_LEAST = ("import torch\nfrom packaging.version import parse as parse_version\n\n"
+             "def is_fbcode():\n    return not hasattr(torch.version, 'git_version')\n\n"
+             "def torch_version_at_least(min_version):\n    if is_fbcode():\n        return True\n"
+             "    return parse_version(torch.__version__) >= parse_version(min_version)\n")
+
+
+@pytest.mark.parametrize("source, release", [
+    # a helper of the module, called with the version it asks about (torchao's)
+    (_AT_LEAST + "if torch_version_at_least('2.10.0'):\n    pass\n", (2, 9)),
+    (_AT_LEAST + "NEW = torch_version_at_least('2.7.0.dev')\n", (2, 6)),
+    # helpers comparing with an operator given as a string are not evaluated: unknown
+    ("import torch\nimport operator\n\ndef is_torch_version(op, v):\n"
+     "    return getattr(operator, op)(torch.__version__, v)\n\nif is_torch_version('ge', '1.11'):\n    pass\n", None),
+    # a def that is not a helper: its call tells nothing
+    (_AT_LEAST + "def newest():\n    return '2.4'\n\nif newest() >= '2.4':\n    pass\n", None),
+    # a helper defined but never called tells nothing either
+    (_AT_LEAST, None),
+])
+def test_the_project_version_helpers_a_module_calls_tell_releases_apart(source, release):
+    from torchlint.analysis.version_tests import oldest_release_told_apart
+    assert oldest_release_told_apart(Outline(ast.parse(source))) == release
+
+
+def test_a_version_helper_imported_from_another_module_is_evaluated_there():
+    from torchlint.analysis.version_tests import oldest_release_told_apart, version_helpers
+    helpers = version_helpers(Outline(ast.parse(_AT_LEAST)))
+    assert set(helpers) == {"torch_version_at_least"}
+    caller = Outline(ast.parse("import torch\nfrom pkg.utils import torch_version_at_least as at_least\n"
+                               "if at_least('2.10.0'):\n    pass\n"))
+    assert oldest_release_told_apart(caller) is None  # alone, the name is just a name
+    assert oldest_release_told_apart(caller, {"at_least": helpers["torch_version_at_least"]}) == (2, 9)
+
+
+def _write_project_with_helper(root, gate: str) -> None:
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "utils.py").write_text(_AT_LEAST)
+    (root / "pkg" / "ops.py").write_text(
+        "import torch\nfrom pkg.utils import torch_version_at_least\n"
+        f"if torch_version_at_least('{gate}'):\n    USE_NEW_KERNEL = True\n")
+    (root / "pkg" / "model.py").write_text(
+        "import torch\nimport torch.nn.functional as F\nfrom pkg import ops\n\n"
+        "def gate(x):\n    return F.sigmoid(x)\n\n"
+        "def restore(path):\n    return torch.load(path)\n")
+    (root / "pyproject.toml").write_text("[project]\nname = 'pkg'\ndependencies = ['numpy']\n")
+
+
+@pytest.mark.parametrize("gate, reported", [
+    # torchao declares no torch floor; its helper's gates tell 2.9 from 2.10: the code runs on
+    # 2.9, where F.sigmoid no longer warns (TL104 ended in 2.0) and torch.load already defaults
+    # to weights_only=True (TL214's risk ended in 2.6)
+    ("2.10.0", set()),
+    # gates that tell 1.11 from 1.12 show a torch that still has both problems
+    ("1.12", {"TL104", "TL214"}),
+])
+def test_a_project_without_a_floor_takes_the_oldest_torch_its_version_helpers_tell_apart(tmp_path, gate, reported):
+    _write_project_with_helper(tmp_path, gate)
+    for run in (run_torchlint(["--no-cache", "--select", "TL104,TL214", "pkg"], cwd=tmp_path),
+                run_flake8(["--select", "TL104,TL214", "pkg"], cwd=tmp_path)):
+        found = {code for code in ("TL104", "TL214") if code in run.stdout}
+        assert found == reported, run.stdout + run.stderr
+    # a declared floor wins over what the code shows
+    declared = run_torchlint(["--no-cache", "--torch-version", "1.10", "--select", "TL104,TL214", "pkg"], cwd=tmp_path)
+    assert {code for code in ("TL104", "TL214") if code in declared.stdout} == {"TL104", "TL214"}, declared.stdout
+
+
+def test_the_floor_a_helper_shows_is_worked_out_again_when_the_helper_changes(tmp_path):
+    # model.py's findings depend on ops.py's gate and on utils.py's helper: the cache must
+    # know both (the helper edited to stop asking for the version shows no torch at all)
+    _write_project_with_helper(tmp_path, "2.10.0")
+    first = run_torchlint(["--select", "TL104,TL214", "pkg"], cwd=tmp_path)
+    assert "TL104" not in first.stdout and "TL214" not in first.stdout, first.stdout
+    utils = tmp_path / "pkg" / "utils.py"
+    utils.write_text(utils.read_text().replace(
+        "return parse_version(torch.__version__) >= parse_version(min_version)", "return True"))
+    again = run_torchlint(["--select", "TL104,TL214", "pkg"], cwd=tmp_path)
+    assert "TL104" in again.stdout and "TL214" in again.stdout, again.stdout
+
+
+def test_a_module_s_own_version_parser_compares_as_versions():
+    # torchao/__init__.py: whatever the parser does, comparing its results only means
+    # something if it keeps the order of versions: 2.10 is told apart from 2.11
+    from torchlint.analysis.version_tests import oldest_release_told_apart
+    source = ("import re\nimport torch\n\ndef _parse_version(text):\n"
+              "    major, minor, patch = map(int, re.match(r'(\\d+)\\.(\\d+)\\.(\\d+)', text).groups())\n"
+              "    return [major, minor, patch]\n\n"
+              "current = _parse_version(torch.__version__)\nminimum = _parse_version('2.11.0')\n"
+              "if current >= minimum:\n    load_extensions = True\n")
+    assert oldest_release_told_apart(Outline(ast.parse(source))) == (2, 10)
+    # a function of two parameters, or one imported from elsewhere, is not taken for a parser
+    assert oldest_release_told_apart(Outline(ast.parse(source.replace("(text)", "(text, strict=True)")))) is None
+    assert oldest_release_told_apart(Outline(ast.parse(
+        "import torch\nfrom x import parse_it\nif parse_it(torch.__version__) >= parse_it('2.11.0'):\n    pass\n"))) is None
+
+
+@pytest.mark.parametrize("helper", [
+    "from diffusers.utils import is_torch_version\nNEW = is_torch_version('>=', '1.11.0')\n",
+    "from accelerate.utils import is_torch_version\nNEW = is_torch_version('>=', '1.11.0')\n",
+    "from transformers.utils import is_torch_greater_or_equal\nNEW = is_torch_greater_or_equal('1.11')\n",
+])
+def test_a_library_s_torch_version_helper_gates_the_checkpoint_without_use_reentrant(helper):
+    # iopaint copies diffusers' blocks: the branch for torch < 1.11 cannot pass use_reentrant=
+    source = ("import torch\nimport torch.utils.checkpoint\n" + helper +
+              "def run(block, x):\n"
+              "    if NEW:\n"
+              "        return torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)\n"
+              "    return torch.utils.checkpoint.checkpoint(block, x)\n")
+    assert "TL212" not in {code for _, code in codes(source)}
+    # the same call with no gate around it is reported
+    ungated = source.replace("    if NEW:\n        return torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)\n", "")
+    assert "TL212" in {code for _, code in codes(ungated)}

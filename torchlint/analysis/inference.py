@@ -786,6 +786,22 @@ class Inference:
             values.append(binding.value)
         return tuple(values)
 
+    def bindings_of(self, name: cst.Name) -> Optional[List[Binding]]:
+        """Every binding of ``name`` in its scope (assignments, unpacking included, loop
+        targets, augmented assignments), when that is all it has; None when some other
+        binding (a parameter, an import, ``global``) gives it a value too."""
+        assignments = self._resolver.assignments(name)
+        if not assignments:
+            return None
+        found: List[Binding] = []
+        for assignment in assignments:
+            node = getattr(assignment, "node", None)
+            binding = self._bindings.get(node) if isinstance(node, cst.Name) else None
+            if binding is None:
+                return None
+            found.append(binding)
+        return found
+
     def dominating_value(self, read: cst.Name) -> Optional[cst.BaseExpression]:
         """The expression ``read`` holds on every run that reaches it: that of
         the last plain ``name = expr`` before it, in a block enclosing it

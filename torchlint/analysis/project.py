@@ -52,7 +52,7 @@ from torchlint.analysis.summaries import SummaryStore, decode, encode
 from torchlint.analysis.sys_path import added_folders
 from torchlint.analysis.configs import configuration_globals
 from torchlint.analysis.version_gates import version_flags
-from torchlint.analysis.version_tests import oldest_release_told_apart
+from torchlint.analysis.version_tests import VERSION_CALL, VersionHelper, oldest_release_told_apart, version_helpers
 from torchlint.analysis.specialise import Arguments, spelled as spelled_arguments
 from torchlint.core.dependencies import LISTING, PROBE, TREE, Resolution, content_digest
 from torchlint.core.diagnostic import ParseError, Unsupported
@@ -157,6 +157,7 @@ MAX_PASSED_ON = 8
 # The key of a module's analysis with every def and class cut (not a Python name).
 # How many modules ``run_first`` reads at most.
 RUN_FIRST_MODULES = 16
+TOLD_APART = "told apart, helpers too"  # the question: the oldest torch release a module's version tests tell apart
 _HEADERS = "<headers>"
 _WHOLE = "<whole>"  # an analysis of the module with nothing cut
 
@@ -341,6 +342,7 @@ class _Module:
         self._plan: Optional[_CutPlan] = None  # how to cut the text for one definition, once per module
         self._classes: Optional[FrozenSet[str]] = None  # the names of its top-level classes
         self._named_sets: Dict[str, FrozenSet[str]] = {}  # ``_names``: version flags, configurations
+        self._version_helpers: Optional[Dict[str, VersionHelper]] = None
         self.broken = False
 
     @property
@@ -419,9 +421,29 @@ class _Module:
             self.remember(kept_as, sorted(found))
         return found
 
-    def oldest_release_told_apart(self) -> Optional[Tuple[int, int]]:
+    def version_helpers(self) -> Dict[str, VersionHelper]:
+        """The defs of this module that ask for the torch version in terms of their
+        parameters (``version_tests.py``), worked out once per run."""
+        if self._version_helpers is None:
+            self._version_helpers = {}
+            if "__version__" in self.source.text:
+                try:
+                    self._version_helpers = version_helpers(Outline(self.source.tree))
+                except (ParseError, Unsupported, RecursionError, ValueError):
+                    pass
+        return self._version_helpers
+
+    def oldest_release_told_apart(self, imported: Optional[Dict[str, VersionHelper]] = None
+                                  ) -> Optional[Tuple[int, int]]:
         """The oldest torch release this module's version tests tell apart from the
-        next (``version_tests.py``): the module evidently runs on it, or older."""
+        next (``version_tests.py``): the module evidently runs on it, or older.
+        ``imported``: the version helpers it imports from other modules (not kept:
+        the answer then depends on them, ``Project.oldest_release_told_apart``)."""
+        if imported:
+            try:
+                return oldest_release_told_apart(Outline(self.source.tree), imported)
+            except (ParseError, Unsupported, RecursionError, ValueError):
+                return None
         if "__version__" not in self.source.text:
             return None  # no test of the torch version: the common case, known without a parse
         kept = self.summary.get("told apart", False) if not self.source.parsed else False
@@ -937,14 +959,33 @@ class Project:
         return frozenset(name for _, facts in self.run_first(ref) for name in facts.patched)
 
     def oldest_release_told_apart(self, ref: ModuleRef) -> Optional[Tuple[int, int]]:
-        """The oldest torch release the version tests of ``ref``, or of the first of the
-        modules run before it (``run_first``) that has such tests, tell apart from the
-        next: the project evidently runs on it, or on an older one
-        (``version_tests.py``). None: no such test."""
-        # The first module found to tell releases apart is evidence enough (an upper bound
-        # on the floor); going on for an older one would read the rest for every such file.
-        return next((release for module, _ in self.run_first(ref)
-                     if (release := module.oldest_release_told_apart()) is not None), None)
+        """The oldest torch release the version tests of ``ref`` and of the modules run
+        before it (``run_first``) tell apart from the next: the project evidently runs
+        on it (``version_tests.py``). None: no such test."""
+        found = [release for module, facts in self.run_first(ref)
+                 if (release := self._told_apart(module, facts)) is not None]
+        return min(found) if found else None
+
+    def _told_apart(self, module: _Module, facts: _Facts) -> Optional[Tuple[int, int]]:
+        """``module``'s oldest release told apart, its calls of version helpers that
+        other modules of the project define included (``torch_version_at_least("2.10")``)."""
+        called = [name for name in dict.fromkeys(m.group(1) for m in VERSION_CALL.finditer(module.source.text))
+                  if len(facts.imports.get(name, ())) == 1 and facts.imports[name][0][1]]
+        if not called:
+            return module.oldest_release_told_apart()
+        return self._guarded(module, TOLD_APART, None, lambda: self._remembered(
+            module, TOLD_APART, lambda: self._work_out_told_apart(module, facts, called)))
+
+    def _work_out_told_apart(self, module: _Module, facts: _Facts, called: List[str]) -> Optional[Tuple[int, int]]:
+        imported: Dict[str, VersionHelper] = {}
+        for name in called:
+            spelled, attribute = facts.imports[name][0]
+            found = self.definition(f"{spelled}.{attribute}", module.ref)
+            defining = self.module(found[0]) if found is not None else None
+            helper = defining.version_helpers().get(found[1]) if defining is not None and found is not None else None
+            if helper is not None:
+                imported[name] = helper
+        return module.oldest_release_told_apart(imported)
 
     def run_first(self, ref: ModuleRef) -> Iterator[Tuple[_Module, _Facts]]:
         """``ref`` and the modules certainly run before its code, with their facts: the

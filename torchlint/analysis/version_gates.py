@@ -22,7 +22,9 @@ deprecated asks the user to break the old torch they support. A *gate* is
   about the installed "torch" distribution
   (``compare_version("torch", operator.ge, "2.4.0")`` and
   ``RequirementCache("torch>=2.2")`` of lightning_utilities,
-  ``importlib.metadata.version("torch")``), or reads a flag this file
+  ``importlib.metadata.version("torch")``), calls a library's torch version
+  helper (``is_torch_version(">=", "1.11.0")`` of diffusers and accelerate,
+  ``is_torch_greater_or_equal`` of transformers), or reads a flag this file
   assigns from such a test (``_TORCH_2 = torch.__version__ >= "2"``), or
   calls a function of the project whose ``return`` asks such a test
   (``is_torch_version("<", "2.2")``); a name alone is never taken as
@@ -84,6 +86,18 @@ _DISTRIBUTION_QUERIES = frozenset({
     "pkg_resources.get_distribution",
 })
 _DISTRIBUTION_QUERY_NAMES = Names(_DISTRIBUTION_QUERIES)
+# Library functions that compare the installed torch's version with their arguments
+# (``is_torch_version(">=", "1.11.0")`` of diffusers and accelerate, transformers'
+# ``is_torch_greater_or_equal("2.3")``): code that imports them asks as its own helpers do.
+_TORCH_VERSION_QUERIES = frozenset({
+    "diffusers.utils.is_torch_version",
+    "diffusers.utils.import_utils.is_torch_version",
+    "accelerate.utils.is_torch_version",
+    "accelerate.utils.versions.is_torch_version",
+    "transformers.utils.is_torch_greater_or_equal",
+    "transformers.utils.import_utils.is_torch_greater_or_equal",
+})
+_TORCH_VERSION_QUERY_NAMES = Names(_TORCH_VERSION_QUERIES)
 # "torch", or a requirement on it ("torch>=2.2"); not "torchvision", "torch_xla".
 _TORCH_REQUIREMENT = re.compile(r"\s*torch\s*(?:$|[<>=!~;\[])")
 
@@ -220,7 +234,8 @@ def _find_tests(outline: Outline, imported_flags: FrozenSet[str]) -> bool:
     return bool(imported_flags) or outline.memo("may test the torch version", lambda: bool(
         any(True for _ in attributes_named(outline, ("__version__", "version")))
         or outline.calls(*_PROBES)
-        or any(True for _ in calls_to(outline, _DISTRIBUTION_QUERY_NAMES))))
+        or any(True for _ in calls_to(outline, _DISTRIBUTION_QUERY_NAMES))
+        or any(True for _ in calls_to(outline, _TORCH_VERSION_QUERY_NAMES))))
 
 
 def _version_flags(outline: Outline, imported_flags: FrozenSet[str] = frozenset()) -> Set[str]:
@@ -352,6 +367,9 @@ def _asks_for_torch_version(outline: Outline, test: ast.AST, flags: Set[str]) ->
                 and node.args and _is_torch(outline, node.args[0]):
             return True
         if isinstance(node, ast.Call) and _queries_torch_distribution(outline, node):
+            return True
+        if isinstance(node, ast.Call) and any(name in _TORCH_VERSION_QUERIES
+                                              for name in qualified_names(outline, node.func)):
             return True
     return False
 

@@ -5,26 +5,37 @@ runs on old releases: ``WITH_PT112 = WITH_PT20 or int(torch.__version__.split('.
 >= 12`` (torch_geometric) only makes sense if some supported torch is older
 than 1.12. Each test of the torch version is evaluated here at every release
 of ``RELEASES``; where its answer changes between two neighbours, the module
-evidently runs on the older one (or on something older still). The oldest
-such release is an upper bound on the project's true floor: advice that needs
-a newer torch than that (TL112's ``weights=`` needs torch 1.12) does not fit
-the project.
+evidently runs on the older one. Without a declared floor, the oldest such
+release stands for the floor (``Engine._settings_for``): the code shows it
+runs there, and nothing in it shows an older torch. Advice that needs a newer
+torch (TL112's ``weights=`` needs torch 1.12), or about a problem gone by
+then (``F.sigmoid`` warns only before 2.0), does not fit the project.
 
 Evaluated, never executed: a small interpreter over Python's tree knows
 constants, the names this module assigns once, ``torch.__version__``,
 ``int``/``str``, ``.split``, indexing, comparisons, ``and``/``or``/``not``,
 tuples and the packaging spellings of a version (``version.parse``,
-``Version``, ``LooseVersion``, ``parse_version``). Anything else makes the
-test unknown, and an unknown test tells nothing apart. A guard whose body only
-raises (``if torch.__version__ < "1.9": raise ImportError(...)``) tells the
-release it refuses apart from the rest: it is left out.
+``Version``, ``LooseVersion``, ``parse_version``), and the project's version
+helpers: a top-level def whose one ``return`` that reads the torch version
+compares it with its parameters (torchao's ``def torch_version_at_least(v):
+return parse_version(torch.__version__) >= parse_version(v)``), called with
+the arguments of the test (``torch_version_at_least("2.10.0")`` tells 2.9
+apart), whether this module defines it or imports it from another module of
+the project (``version_helpers`` reads a module's; the project model finds
+the imported ones), and a one-parameter def of the module applied to the
+torch version and to a version string on the two sides of a comparison (a
+parser of the project's own, which must keep the order of versions for the
+comparison to mean anything). Anything else makes the test unknown, and an unknown test
+tells nothing apart. A guard whose body only raises (``if torch.__version__ <
+"1.9": raise ImportError(...)``) tells the release it refuses apart from the
+rest: it is left out.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Set, Tuple
 
 from torchlint.analysis.outline import Outline, qualified_names
 
@@ -71,19 +82,55 @@ class _TorchVersion(str):
     """``torch.__version__`` at one release: a string that compares as a version."""
 
 
-def oldest_release_told_apart(outline: Outline) -> Optional[Release]:
-    """The oldest release of ``RELEASES`` that a test of the torch version in this
-    module answers differently from the next one (None: no such test evaluates)."""
+# A call whose first argument is a version string (``torch_version_at_least("2.10.0")``,
+# ``is_torch_version(">=", "1.11")``): the name called, where a module may ask a version
+# helper of another module of the project.
+VERSION_CALL = re.compile(r"""([A-Za-z_][A-Za-z_0-9]*)\(\s*(?:["'][<>=!]{1,2}["']\s*,\s*)?["']v?\d+\.\d+""")
+
+
+class VersionHelper(NamedTuple):
+    """A def asking for the torch version in terms of its parameters."""
+    parameters: Tuple[str, ...]
+    test: ast.AST  # the one value it returns that reads the torch version
+    outline: Outline  # the module it is written in: what its names mean
+    assigned: Dict[str, ast.AST]  # the names that module assigns once
+
+
+def version_helpers(outline: Outline) -> Dict[str, VersionHelper]:
+    """The top-level defs of this module whose returns include exactly one value that
+    reads the torch version (other returns, ``if is_fbcode(): return True``, are
+    special cases that do not depend on it), with plain positional parameters."""
     assigned = _assigned_once(outline)
+    reading = _names_reading_the_version(outline, assigned)
+    found: Dict[str, VersionHelper] = {}
+    for statement in outline.tree.body:
+        if not isinstance(statement, ast.FunctionDef):
+            continue
+        arguments = statement.args
+        if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs:
+            continue
+        tests = [value for value in _own_returns(statement) if _reads_torch_version(outline, value, reading)]
+        if len(tests) == 1:
+            found[statement.name] = VersionHelper(tuple(a.arg for a in arguments.args), tests[0], outline, assigned)
+    return found
+
+
+def oldest_release_told_apart(outline: Outline, imported: Mapping[str, VersionHelper] = {}) -> Optional[Release]:
+    """The oldest release of ``RELEASES`` that a test of the torch version in this
+    module answers differently from the next one (None: no such test evaluates).
+    ``imported``: the version helpers of other modules this one imports, by the
+    name it calls them."""
+    assigned = _assigned_once(outline)
+    helpers = {**imported, **version_helpers(outline)}
     tests = [node.value for node in outline.nodes(ast.Assign) if len(node.targets) == 1]
     tests += [node.test for kind in (ast.If, ast.IfExp, ast.While) for node in outline.nodes(kind)
               if not _only_raises(node)]
-    reading = _names_reading_the_version(outline, assigned)
+    reading = _names_reading_the_version(outline, assigned, helpers)
     oldest: Optional[Release] = None
     for test in tests:
-        if not _reads_torch_version(outline, test, reading):
+        if not _reads_torch_version(outline, test, reading, helpers):
             continue
-        answers = [_answer(outline, test, assigned, release) for release in RELEASES]
+        answers = [_answer(outline, test, assigned, release, helpers) for release in RELEASES]
         for older, newer, release in zip(answers, answers[1:], RELEASES):
             if older is not None and newer is not None and older != newer:
                 oldest = release if oldest is None else min(oldest, release)
@@ -112,11 +159,26 @@ def _assigned_once(outline: Outline) -> Dict[str, ast.AST]:
     return {name: value for name, value in values.items() if counts[name] == 1}
 
 
-def _names_reading_the_version(outline: Outline, assigned: Dict[str, ast.AST]) -> Set[str]:
-    """The names in ``assigned`` whose value reads ``torch.__version__``, directly or
-    through another such name (to a fixed point, each value walked once per round)."""
-    reading = {name for name, value in assigned.items()
-               if any(_is_torch_version(outline, node) for node in ast.walk(value))}
+def _own_returns(function: ast.FunctionDef) -> List[ast.AST]:
+    """The values ``function``'s own ``return`` statements give (not those of defs nested in it)."""
+    found: List[ast.AST] = []
+    pending: List[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None:
+            found.append(node.value)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _names_reading_the_version(outline: Outline, assigned: Dict[str, ast.AST],
+                               helpers: Mapping[str, VersionHelper] = {}) -> Set[str]:
+    """The names in ``assigned`` whose value reads ``torch.__version__`` (or calls a
+    version helper), directly or through another such name (to a fixed point, each
+    value walked once per round)."""
+    reading = {name for name, value in assigned.items() if _reads_torch_version(outline, value, set(), helpers)}
     if not reading:
         return reading
     reads = {name: {node.id for node in ast.walk(value) if isinstance(node, ast.Name)}
@@ -131,8 +193,10 @@ def _names_reading_the_version(outline: Outline, assigned: Dict[str, ast.AST]) -
     return reading
 
 
-def _reads_torch_version(outline: Outline, expr: ast.AST, reading: Set[str]) -> bool:
+def _reads_torch_version(outline: Outline, expr: ast.AST, reading: Set[str],
+                         helpers: Mapping[str, VersionHelper] = {}) -> bool:
     return any(_is_torch_version(outline, node) or (isinstance(node, ast.Name) and node.id in reading)
+               or (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers)
                for node in ast.walk(expr))
 
 
@@ -141,28 +205,31 @@ def _is_torch_version(outline: Outline, node: ast.AST) -> bool:
         "torch" in qualified_names(outline, node.value)
 
 
-def _answer(outline: Outline, test: ast.AST, assigned: Dict[str, ast.AST], release: Release) -> Optional[bool]:
+def _answer(outline: Outline, test: ast.AST, assigned: Dict[str, ast.AST], release: Release,
+            helpers: Mapping[str, VersionHelper] = {}) -> Optional[bool]:
     try:
-        return bool(_evaluate(outline, test, assigned, _TorchVersion(f"{release[0]}.{release[1]}.0"), 0, {}))
+        return bool(_evaluate(outline, test, assigned, _TorchVersion(f"{release[0]}.{release[1]}.0"), 0, {}, helpers))
     except (_Unknown, TypeError, ValueError, IndexError, AttributeError, RecursionError):
         return None
 
 
 def _evaluate(outline: Outline, node: ast.AST, assigned: Dict[str, ast.AST], version: _TorchVersion,
-              depth: int, names: Dict[str, Any]) -> Any:
-    """``node``'s value at ``version``; ``names``: the names worked out so far."""
+              depth: int, names: Dict[str, Any], helpers: Mapping[str, VersionHelper] = {}) -> Any:
+    """``node``'s value at ``version``; ``names``: the names worked out so far (a
+    helper's parameters: the arguments it was called with)."""
     if depth > _DEPTH:
         raise _Unknown("too deep")
-    again = lambda child: _evaluate(outline, child, assigned, version, depth + 1, names)  # noqa: E731
+    again = lambda child: _evaluate(outline, child, assigned, version, depth + 1, names, helpers)  # noqa: E731
     if isinstance(node, ast.Constant):
         return node.value
     if _is_torch_version(outline, node):
         return version
     if isinstance(node, ast.Name):
+        if node.id in names:
+            return names[node.id]
         if node.id not in assigned:
             raise _Unknown(node.id)
-        if node.id not in names:
-            names[node.id] = again(assigned[node.id])
+        names[node.id] = again(assigned[node.id])
         return names[node.id]
     if isinstance(node, ast.Tuple):
         return tuple(again(element) for element in node.elts)
@@ -178,9 +245,23 @@ def _evaluate(outline: Outline, node: ast.AST, assigned: Dict[str, ast.AST], ver
         if not isinstance(index, int):
             raise _Unknown("slice")
         return again(node.value)[index]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
+        return _helper_call(node, helpers[node.func.id], version, depth, again)
     if isinstance(node, ast.Call):
         return _call(outline, node, again)
     raise _Unknown(type(node).__name__)
+
+
+def _helper_call(node: ast.Call, helper: VersionHelper, version: _TorchVersion, depth: int, again: Any) -> Any:
+    """A version helper's test, its parameters bound to the call's positional arguments
+    (each one given, none left to a default), in the module it is written in."""
+    if node.keywords or any(isinstance(arg, ast.Starred) for arg in node.args) or \
+            len(node.args) != len(helper.parameters):
+        raise _Unknown("arguments")
+    bound = {name: again(arg) for name, arg in zip(helper.parameters, node.args)}
+    # The helper's own names, not the caller's: a helper calling another of its module's
+    # helpers is not followed (its ``helpers`` are empty here).
+    return _evaluate(helper.outline, helper.test, helper.assigned, version, depth + 1, bound)
 
 
 def _call(outline: Outline, node: ast.Call, again: Any) -> Any:
@@ -195,7 +276,20 @@ def _call(outline: Outline, node: ast.Call, again: Any) -> Any:
         return int(value) if func.id == "int" else str(value)
     if names & _VERSION_PARSERS and len(node.args) == 1:
         return _ParsedVersion.of(str(again(node.args[0])))
+    if isinstance(func, ast.Name) and len(node.args) == 1 and _is_one_parameter_def(outline, func.id):
+        # The module's own version parser (torchao: ``_parse_version(torch.__version__) >=
+        # _parse_version("2.11.0")``, with a regular expression): only a parser that keeps the
+        # order of versions makes comparing its results mean anything, so they compare as versions.
+        value = again(node.args[0])
+        if isinstance(value, str):
+            return _ParsedVersion.of(value)
     raise _Unknown("call")
+
+
+def _is_one_parameter_def(outline: Outline, name: str) -> bool:
+    defs = [s for s in outline.tree.body if isinstance(s, ast.FunctionDef) and s.name == name]
+    return len(defs) == 1 and len(defs[0].args.args) == 1 and not (
+        defs[0].args.vararg or defs[0].args.kwarg or defs[0].args.kwonlyargs or defs[0].args.posonlyargs)
 
 
 _OPERATORS = {

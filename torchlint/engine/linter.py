@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
@@ -23,7 +23,7 @@ from torchlint.analysis.version_gates import gated_ranges, is_gated, names_that_
 from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.fix_policy import DEFAULT_FIX_POLICY, FixPolicy
 from torchlint.core.noqa import UNUSED_NOQA, file_is_exempt, noqa_index, unused_noqa
-from torchlint.core.settings import Settings
+from torchlint.core.settings import Settings, parse_version
 from torchlint.analysis.import_floor import with_import_floor
 from torchlint.core.source import MODULE, SourceFile, libcst_parsing
 from torchlint.engine.fixer import apply_fixes, keep_lost_text
@@ -246,14 +246,16 @@ class Engine:
     def _check_module(self, module: cst.Module, source: SourceFile, active: Sequence[Rule],
                       tree: Optional[ast.Module] = None, narrowed: Optional[Narrowed] = None,
                       outline: Optional[Outline] = None, ref: ModuleRef = STANDALONE) -> CheckResult:
+        settings = self._settings_for(ref)
+        if settings.torch_version is not None:
+            # the file's own torch imports may show it cannot run on that floor; only a
+            # floor is raised: no parse for the others
+            settings = with_import_floor(settings, tree if tree is not None else source.tree)
+            active = [rule for rule in active if rule.torch_versions.applies_to(settings.torch_version)]
         active_ids = {id(rule) for rule in active}
         wanted = [t for t, handlers in self._handlers.items() if any(id(r) in active_ids for r, _ in handlers)]
         gathered = [t for t, rules in self._gathered.items()
                     if t not in wanted and any(id(r) in active_ids for r in rules)]
-        # the file's own torch imports may show it cannot run on the declared floor
-        settings = self.settings
-        if settings.torch_version is not None:  # only a declared floor is raised: no parse for the others
-            settings = with_import_floor(settings, tree if tree is not None else source.tree)
         file_context, collected = analyse(module, [*wanted, *gathered], settings, tree, outline,
                                           self.project.link(ref))
         found: List[Tuple[Rule, object]] = []
@@ -275,7 +277,6 @@ class Engine:
             places = locator.ranges({id(f.node): f.node for _, f in found}.values())
             noqa = noqa_index(source) if self.honour_noqa else None  # flake8 applies `# noqa` itself
             lines = source.lines if "\x0c" in source.text else None
-            found = self._fitting_the_torch_shown(found, ref)
             gates = _version_gates(found, places, tree, outline, self.project, ref)
             moot = _moot_ranges(found, places, tree, outline)
             for rule, finding in found:
@@ -309,23 +310,24 @@ class Engine:
         project = self.project
         return lambda names: project.names_imported_elsewhere(module, names)
 
-    def _fitting_the_torch_shown(self, found: List[Tuple[Rule, object]], ref: ModuleRef) -> List[Tuple[Rule, object]]:
-        """Without a declared floor, the findings of rules that need a newer torch
-        than the project's own version tests show it runs on (TL112's ``weights=``
-        needs 1.12; ``if torch.__version__ >= "1.11"`` shows a torch 1.10 in use)
-        are dropped: the oldest release those tests tell apart bounds the floor
-        from above (``version_tests.py``). Only the rules' ``since`` is compared:
-        a bound from above cannot say a problem that ended in some release is
-        gone. Asked only when such a finding exists."""
-        if self.settings.torch_version is not None or not any(
-                rule.torch_versions.since is not None for rule, _ in found):
-            return found
+    def _settings_for(self, ref: ModuleRef) -> Settings:
+        """The settings a file is checked with. Without a declared floor, the oldest
+        torch release that the project's own version tests, in the file or in the
+        modules run before it, tell apart from the next stands for the floor
+        (``if torch.__version__ >= "1.11"`` shows a torch 1.10 in use;
+        ``version_tests.py``): the code shows it runs there, and nothing in it shows an
+        older torch. Advice whose replacement that torch lacks (TL112's ``weights=``
+        needs 1.12), or about a problem gone by then, does not fit the project."""
+        settings = self.settings
+        if settings.torch_version is not None:
+            return settings
         release = self.project.oldest_release_told_apart(ref)
         if release is None:
-            return found
-        shown = (*release, 0)
-        return [(rule, finding) for rule, finding in found
-                if rule.torch_versions.since is None or shown >= rule.torch_versions.since]
+            return settings
+        floor = parse_version(f"{release[0]}.{release[1]}")
+        if settings.target_torch_version is not None and settings.target_torch_version < floor:
+            return settings  # asked to check against an older target: leave the user's settings be
+        return replace(settings, torch_version=floor)
 
     def fix(self, source: Union[str, SourceFile], unsafe: bool = False, module: ModuleRef = STANDALONE) -> FixResult:
         original = SourceFile.of(source)

@@ -238,6 +238,9 @@ class Deprecation:
     # (``isinstance(s, torch.FloatStorage)``) or names something else too
     # (``torch.autograd.variable`` is also the module of ``Variable``).
     called: bool = False
+    # False where the replacement torch names lacks what the old API is used for (the
+    # functional ``broadcast`` has no backward): such an entry is opt-in, told why.
+    working_replacement: bool = True
 
     def member(self, name: str) -> "Deprecation":
         """The entry of one name a removed module held (``torch._six.string_classes``), with its own
@@ -252,7 +255,8 @@ class Deprecation:
 
         The policy: a default finding needs a signal from torch itself (the
         API raises, or warns on use) or an exact fix; a deprecation torch
-        only documents, with no exact rewrite, is opt-in.
+        only documents, with no exact rewrite, is opt-in, and so is one whose
+        replacement lacks what the old API is used for (``working_replacement``).
         """
         if self.opt_in:
             return f"opt-in: {self.opt_in}"
@@ -589,11 +593,22 @@ ENTRIES_2_13: Tuple[Deprecation, ...] = (
                 rewrite=Rename(DIST + "ReduceOp"), new=(DIST + "ReduceOp",)),
     Deprecation(DIST + "all_gather_coalesced", Kind.FUNCTION, D, f"`{DIST}all_gather` per tensor"),
     Deprecation(DIST + "all_reduce_coalesced", Kind.FUNCTION, D, f"`{DIST}all_reduce` per tensor"),
-    *(Deprecation(f"{DIST}nn.{name}", Kind.FUNCTION, D, f"`{DIST}_functional_collectives.{new}`",
+    # torch.distributed.nn's collectives exist for their backward; torch 2.12 deprecates them
+    # for the functional collectives, which torch gave a backward only in 2.11
+    # (``torch.library.register_autograd("_c10d_functional::all_reduce", ...)``): on an older
+    # floor the replacement would silently drop the gradient.
+    *(Deprecation(f"{DIST}nn.{name}", Kind.FUNCTION, D, f"`{DIST}_functional_collectives.{new}`", "2.11", "2.12",
                   aliases=(f"{DIST}nn.functional.{name}",))
       for name, new in (("all_gather", "all_gather_single"), ("all_reduce", "all_reduce"),
-                        ("all_to_all_single", "all_to_all_single"), ("broadcast", "broadcast"),
+                        ("all_to_all_single", "all_to_all_single"),
                         ("reduce_scatter", "reduce_scatter_single"))),
+    # The functional ``broadcast`` has no backward in any torch up to 2.14: code that
+    # differentiates through the collective has nothing to move to yet.
+    Deprecation(f"{DIST}nn.broadcast", Kind.FUNCTION, D, f"`{DIST}_functional_collectives.broadcast`", None, "2.12",
+                aliases=(f"{DIST}nn.functional.broadcast",), working_replacement=False,
+                opt_in="the replacement torch names has no backward (torch 2.14 registers none for "
+                       "`_c10d_functional::broadcast`), while `torch.distributed.nn.broadcast` exists for its "
+                       "backward: moving drops the gradient"),
     Deprecation(DIST + "checkpoint.load_state_dict", Kind.FUNCTION, D, f"`{DIST}checkpoint.load`", "2.2",
                 new=(DIST + "checkpoint.load",)),
     Deprecation(DIST + "checkpoint.save_state_dict", Kind.FUNCTION, D, f"`{DIST}checkpoint.save`", "2.2",

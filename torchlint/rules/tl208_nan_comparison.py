@@ -37,7 +37,8 @@ class NanComparison(Rule):
         "`x is float('nan')` compares with a brand-new object and is always False, and `x is math.nan` is "
         "True only for that very object, never for a NaN computed by arithmetic, `.item()` or a tensor. "
         "Names bound only to NaN count too for `==` and `!=` (for `is`, such a name may be a deliberate "
-        "sentinel and is left alone)."
+        "sentinel and is left alone, as is `x is torch.nan` where the code itself sets `x` to that very "
+        "constant, directly or through the tuple a method of the class returns)."
     )
     fix_safety = FixSafety.UNSAFE
     fix_description = (
@@ -49,6 +50,9 @@ class NanComparison(Rule):
         "not a bool)."
     )
     triggers = (re.compile(r"\bnan\b", re.IGNORECASE),)
+    # ``x is torch.nan`` is a sentinel test where another method of the class sets x's value
+    # to that constant and returns it (``_holds_the_object``): that method's body is read.
+    whole_file = True
     references = ("https://pytorch.org/docs/stable/generated/torch.isnan.html",)
 
     flagged = (
@@ -118,6 +122,22 @@ class NanComparison(Rule):
         flag = 1.0 == nan(2.0)  # a local function named nan
         label = "nan" == "NaN"
         """,
+        """
+        import torch
+
+
+        class Pairs(torch.utils.data.Dataset):
+            def __init__(self, xs, ys):
+                self.xs, self.ys = xs, ys
+
+            def load(self, i):
+                x = torch.nan if self.xs is None else self.xs[i]  # no input: the sentinel itself
+                return x, self.ys[i]
+
+            def __getitem__(self, i):
+                x, y = self.load(i)
+                return {"y": y} if x is torch.nan else {"x": x, "y": y}
+        """,
     )
 
     @classmethod
@@ -155,6 +175,10 @@ class NanComparison(Rule):
                 left = right
                 continue
             left_nan, right_nan = _nan(left, ctx, by_name), _nan(right, ctx, by_name)
+            if not by_name and (left_nan == "constant") != (right_nan == "constant") and _holds_the_object(
+                    right if left_nan else left, left if left_nan else right, ctx):
+                left = right
+                continue  # ``x is not torch.nan`` where the code itself sets x to torch.nan: a sentinel
             if left_nan or right_nan:
                 yield self._finding(node, operator, left, right, left_nan, right_nan, ctx)
                 return
@@ -256,6 +280,48 @@ def _nan(expr: cst.BaseExpression, ctx: NodeContext, by_name: bool, depth: int =
                 if text.evaluated_value.strip().lstrip("+-").lower() == "nan":
                     return "fresh"
     return None
+
+
+def _holds_the_object(operand: cst.BaseExpression, constant: cst.BaseExpression, ctx: NodeContext,
+                      depth: int = 0) -> bool:
+    """May ``operand`` be the NaN constant object itself, so that ``is`` tests for it and works?
+    A binding of the name assigns that constant (the whole value, or a branch of a
+    conditional expression), or unpacks it from the tuple a method of the class returns,
+    whose item there is such a name (coqui-tts: ``cond_len = torch.nan`` in ``load_item``,
+    then ``..., cond_len, _ = self.load_item(sample)`` and ``cond_len is not torch.nan``)."""
+    if not isinstance(operand, cst.Name) or depth > 2:
+        return False
+    qualified = ctx.resolver.resolve(constant)
+    for binding in ctx.inference.bindings_of(operand) or ():
+        if binding.how != "assign":
+            continue
+        if not binding.path and _is_constant(binding.value, qualified, ctx):
+            return True
+        if len(binding.path) == 1 and isinstance(binding.value, cst.Call):
+            method = ctx.inference.own_method(binding.value.func)
+            for item in _returned_items(method, binding.path[0]) if method is not None else ():
+                if _is_constant(item, qualified, ctx) or _holds_the_object(item, constant, ctx, depth + 1):
+                    return True
+    return False
+
+
+def _is_constant(value: cst.BaseExpression, qualified: Optional[str], ctx: NodeContext) -> bool:
+    if isinstance(value, cst.IfExp):
+        return _is_constant(value.body, qualified, ctx) or _is_constant(value.orelse, qualified, ctx)
+    return qualified is not None and ctx.resolver.resolve(value) == qualified
+
+
+def _returned_items(function: cst.FunctionDef, index: int) -> Iterator[cst.BaseExpression]:
+    """The ``index``-th item of each tuple ``function``'s own ``return`` statements give."""
+    pending: list = [function.body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Return) and isinstance(node.value, cst.Tuple):
+            elements = node.value.elements
+            if index < len(elements) and isinstance(elements[index], cst.Element):
+                yield elements[index].value
+        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            pending.extend(node.children)
 
 
 def _operand_kind(expr: cst.BaseExpression, ctx: NodeContext) -> Optional[str]:

@@ -39,6 +39,10 @@ class CheckpointWithoutUseReentrant(Rule):
     triggers = (CallWithout("checkpoint|checkpoint_sequential", "use_reentrant"),)
     requires = ("utils",)  # torch.utils.checkpoint, however imported
     torch_versions = versions(since="1.11")
+    # ``use_reentrant=`` arrived in torch 1.11: a call without it in a branch a torch-version
+    # gate chooses (``if is_torch_version(">=", "1.11.0"): ... else: checkpoint(f, x)``) is
+    # the spelling the older torch needs.
+    version_gated = True
 
     references = (
         "https://pytorch.org/docs/stable/checkpoint.html",

@@ -28,19 +28,16 @@ extras wins: the package runs with it whatever extra is chosen. Extras of the
 project's own development (``test``, ``dev``, ``docs``...) do not count: a torch
 they pin is the one its tests run on, not what it supports.
 
-Not read here: a floor implied by the project's own code (the engine uses
-it, as a bound from above, when none is declared: ``version_tests.py``). A project that
-declares none but tests ``torch.__version__ >= "1.12"`` evidently runs on
-some torch older than 1.12, and advice whose fix needs 1.12 (TL112's
-``weights=``) does not fit it. That is an upper bound on the floor, not a
-floor: the floor is one version that both kinds of advice are judged
-against (``VersionRange.applies_to``: a fix that needs a newer torch, a
-problem that ended in an older one), and no single version stands for
-"older than 1.12" in both. Reading it would also mean reading the whole
-project before the first check, and interpreting tests written on the parts
-of the version string (``int(torch.__version__.split('.')[1]) >= 12``). The
-code a project's version tests guard is already left alone
-(``analysis/version_gates.py``); ``torch-version`` says the rest.
+Not read here: a floor implied by the project's own code. The engine
+uses it where none is declared, file by file (``Engine._settings_for``):
+the oldest release the version tests of the file, or of the modules run
+before it, tell apart from the next (``analysis/version_tests.py``). A
+project that declares none but tests ``torch.__version__ >= "1.12"``
+evidently runs on torch 1.11, and nothing in its code shows an older
+one. It is worked out per file because only the project model knows
+which modules run first; the code a project's version tests guard is
+left alone as well (``analysis/version_gates.py``); ``torch-version``
+says otherwise.
 """
 
 from __future__ import annotations

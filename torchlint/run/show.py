@@ -43,7 +43,8 @@ def _torch_version(options: Options) -> str:
     file, the project's metadata, or nowhere (the default)."""
     if options.torch_version is None:
         return ("(no constraint) (default: no --torch-version, torch-version setting or torch requirement in "
-                "the project's metadata)")
+                "the project's metadata; a file whose project's version tests tell an older torch apart "
+                "is checked for the oldest they tell apart)")
     return f"{'.'.join(map(str, options.torch_version))} ({options.torch_version_source})"
 
 
