@@ -260,3 +260,25 @@ def test_a_template_saved_from_cpu_in_another_module_needs_no_map_location(tmp_p
     (tmp_path / "predictor.py").write_text(other)
     result = run_torchlint([str(tmp_path), "--no-cache", "--select", "TL203", "--output-format", "json"])
     assert [d["code"] for d in json.loads(result.stdout)] == ["TL203"], result.stdout
+
+
+_SCRIPT = """
+import torch
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = torch.nn.Linear(2, 2).to(device)
+{save}
+model.load_state_dict(torch.load("model.pth", weights_only=True))
+"""
+
+
+@pytest.mark.parametrize("save, reported", [
+    # a tutorial that saves at its top level and reads back: the same run wrote the file
+    ('torch.save(model.state_dict(), "model.pth")', False),
+    # a save only some runs make: a run that only loads may read a GPU machine's file
+    ('if device == "cuda":\n    torch.save(model.state_dict(), "model.pth")', True),
+    ('for epoch in range(2):\n    torch.save(model.state_dict(), "model.pth")', True),
+])
+def test_a_script_reading_back_what_its_top_level_saved_needs_no_map_location(save, reported) -> None:
+    engine = Engine([r for r in all_rules() if r.code == "TL203"])
+    codes = [d.code for d in engine.check(dedent(_SCRIPT.format(save=save))).diagnostics]
+    assert ("TL203" in codes) is reported, codes

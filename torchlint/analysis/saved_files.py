@@ -74,12 +74,22 @@ def written_by_the_loading_code(load: cst.Call, file: "FileContext") -> bool:
     order = file.memo(("saved files", "order"), lambda: {id(n): i for i, n in enumerate(file.nodes(cst.Call))})
     for _, save in by_path.get(key, ()):
         there = scope_of(save)
-        if there is here and here is not here.globals and order.get(id(save), 0) < order.get(id(load), 0):
+        earlier = order.get(id(save), 0) < order.get(id(load), 0)
+        if there is here and here is not here.globals and earlier:
             return True
+        if there is here and earlier and _runs_unconditionally(save, file):
+            return True  # a script that saves at its top level, then reads the file back (a tutorial)
         if (key.startswith("self.") and there is not None and isinstance(here.parent, ClassScope)
                 and there.parent is here.parent):
             return True
     return False
+
+
+def _runs_unconditionally(call: cst.Call, file: "FileContext") -> bool:
+    """Is ``call`` in a statement of the module's own body (no ``if``, loop, ``try`` or
+    ``with`` around it)? Every run of the script then runs it before what follows."""
+    line = file.line_of_call(call)
+    return line is not None and file.module is not None and any(line is statement for statement in file.module.body)
 
 
 def _saves_by_path(file: "FileContext") -> Tuple[_Saves, _Saves]:

@@ -180,6 +180,14 @@ class TorchLoadMapLocation(Rule):
         """,
         """
         import torch
+        # A tutorial script that saves at its top level, then reads the file back: the same run.
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        model = torch.nn.Linear(2, 2).to(device)
+        torch.save(model.state_dict(), "model.pth")
+        model.load_state_dict(torch.load("model.pth", weights_only=True))
+        """,
+        """
+        import torch
         # A cache the class writes and reads back itself.
         class FeatureCache:
             def __init__(self, path):

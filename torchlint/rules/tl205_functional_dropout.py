@@ -1,6 +1,6 @@
 """TL205: `F.dropout(...)` in a module's `forward` without `training=`."""
 
-
+import re
 from typing import Iterator, Optional
 
 import libcst as cst
@@ -30,7 +30,10 @@ class FunctionalDropoutTraining(Rule):
         "module's `forward` they keep dropping activations after `model.eval()` and evaluation results "
         "are noisy and wrong. `F.alpha_dropout` and `F.feature_alpha_dropout` default to `training=False` "
         "and so never drop anything, not even while training. Only calls directly inside `forward` of a "
-        "class deriving from `nn.Module` are reported; `training` passed by position counts as given."
+        "class deriving from `nn.Module` are reported; `training` passed by position counts as given. Dropout "
+        "the author keeps on in evaluation on purpose is left alone where the code says so: the class's or "
+        "`forward`'s docstring, or a comment at the call (Tacotron 2's prenet \"always applies dropout even in "
+        "evaluation\"; Monte Carlo dropout)."
     )
     fix_safety = FixSafety.UNSAFE
     fix_description = (
@@ -138,6 +141,35 @@ class FunctionalDropoutTraining(Rule):
         import torch.nn.functional as F
 
 
+        class Prenet(nn.Module):
+            \"\"\"Tacotron 2's prenet: it always applies dropout, even in evaluation, as the paper does.\"\"\"
+
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(80, 256)
+
+            def forward(self, x):
+                return F.dropout(F.relu(self.fc(x)), 0.5)
+        """,
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Sampler(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+
+            def forward(self, x):
+                # Monte Carlo dropout: sampled at inference too, for the uncertainty estimate
+                return F.dropout(self.fc(x), 0.1)
+        """,
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
         class Net(nn.Module):
             def forward(self, x):
                 x = F.dropout(x, 0.5, self.training)
@@ -216,6 +248,8 @@ class FunctionalDropoutTraining(Rule):
         this = _self_name(method)
         if this is None or _under_training_test(method, node, this):
             return
+        if _documented_as_always_on(classdef, method, ctx.file.line_of_call(node)):
+            return
         spelled = edits.expression_code(node.func)
         if DROPOUT_FUNCTIONS[callee]:
             consequence = "still drops after `model.eval()`"
@@ -232,6 +266,34 @@ class FunctionalDropoutTraining(Rule):
             fix,
             detail=detail,
         )
+
+
+# What authors write where dropout stays on in evaluation by design (Tacotron 2's prenet: "This
+# module always applies dropout even in evaluation"; Monte Carlo dropout for uncertainty).
+_ALWAYS_ON = re.compile(
+    r"dropout\b[^.\n]{0,40}\b(?:even|also|always)\b[^.\n]{0,30}\b(?:eval\w*|inference|test\w*)"
+    r"|\balways?\s+appl\w*\s+dropout|\b(?:monte[- ]carlo|mc)[- ]dropout", re.IGNORECASE)
+# A comment at the call saying the randomness is wanted ("we make this part non deterministic").
+_RANDOM_ON_PURPOSE = re.compile(r"non[- ]?deterministic|stochastic (?:at|in|during) (?:eval|inference|test)",
+                                re.IGNORECASE)
+
+
+def _documented_as_always_on(classdef: cst.ClassDef, method: cst.FunctionDef,
+                             line: Optional[cst.SimpleStatementLine]) -> bool:
+    """Does the author say the dropout stays on in evaluation on purpose: the class's or
+    ``forward``'s docstring, or a comment directly above the call's line or at its end?"""
+    docstrings = [text for text in (classdef.get_docstring(), method.get_docstring()) if text]
+    if any(_ALWAYS_ON.search(text) for text in docstrings):
+        return True
+    comments = []
+    if line is not None:
+        if line.trailing_whitespace.comment is not None:
+            comments.append(line.trailing_whitespace.comment.value)
+        for leading in reversed(line.leading_lines):
+            if leading.comment is None:
+                break
+            comments.append(leading.comment.value)
+    return any(_ALWAYS_ON.search(text) or _RANDOM_ON_PURPOSE.search(text) for text in comments)
 
 
 def _passes_training(call: cst.Call) -> bool:
