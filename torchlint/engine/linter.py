@@ -245,8 +245,9 @@ class Engine:
 
     def _check_module(self, module: cst.Module, source: SourceFile, active: Sequence[Rule],
                       tree: Optional[ast.Module] = None, narrowed: Optional[Narrowed] = None,
-                      outline: Optional[Outline] = None, ref: ModuleRef = STANDALONE) -> CheckResult:
-        settings = self._settings_for(ref)
+                      outline: Optional[Outline] = None, ref: ModuleRef = STANDALONE,
+                      settings: Optional[Settings] = None) -> CheckResult:
+        settings = settings if settings is not None else self.settings
         if settings.torch_version is not None:
             # the file's own torch imports may show it cannot run on that floor; only a
             # floor is raised: no parse for the others
@@ -269,6 +270,15 @@ class Engine:
                         found.extend((rule, finding) for finding in handler(node, context))
                     except Exception as exc:  # a rule bug must not stop the run
                         errors.append(f"{rule.code} raised {type(exc).__name__}: {exc}")
+        if found and settings.torch_version is None:
+            # Without a declared floor, the torch the project's version tests show is the
+            # floor (``_shown_floor``). A floor only takes findings away, so it is asked
+            # only where there are some: most files have none, and the question reads
+            # the modules run before the file.
+            shown = self._shown_floor(ref)
+            if shown is not None:
+                file_context.release()
+                return self._check_module(module, source, active, tree, narrowed, outline, ref, shown)
         diagnostics: List[Diagnostic] = []
         suppressed: List[Tuple[int, str]] = []
         if found:
@@ -310,23 +320,22 @@ class Engine:
         project = self.project
         return lambda names: project.names_imported_elsewhere(module, names)
 
-    def _settings_for(self, ref: ModuleRef) -> Settings:
-        """The settings a file is checked with. Without a declared floor, the oldest
-        torch release that the project's own version tests, in the file or in the
-        modules run before it, tell apart from the next stands for the floor
+    def _shown_floor(self, ref: ModuleRef) -> Optional[Settings]:
+        """The settings of a file whose project declares no floor, where its code shows
+        one: the oldest torch release that the project's own version tests, in the
+        file or in the modules run before it, tell apart from the next
         (``if torch.__version__ >= "1.11"`` shows a torch 1.10 in use;
-        ``version_tests.py``): the code shows it runs there, and nothing in it shows an
-        older torch. Advice whose replacement that torch lacks (TL112's ``weights=``
-        needs 1.12), or about a problem gone by then, does not fit the project."""
+        ``version_tests.py``). The code shows it runs there, and nothing in it shows
+        an older torch: advice whose replacement that torch lacks (TL112's
+        ``weights=`` needs 1.12), or about a problem gone by then, does not fit the
+        project. None: no such test."""
         settings = self.settings
-        if settings.torch_version is not None:
-            return settings
         release = self.project.oldest_release_told_apart(ref)
         if release is None:
-            return settings
+            return None
         floor = parse_version(f"{release[0]}.{release[1]}")
         if settings.target_torch_version is not None and settings.target_torch_version < floor:
-            return settings  # asked to check against an older target: leave the user's settings be
+            return None  # asked to check against an older target: leave the user's settings be
         return replace(settings, torch_version=floor)
 
     def fix(self, source: Union[str, SourceFile], unsafe: bool = False, module: ModuleRef = STANDALONE) -> FixResult:
