@@ -700,6 +700,8 @@ class Project:
         self._touches_sys_path: Dict[str, bool] = {}
         # key -> what ``from it import *`` binds: torch's name for it, or None for the project's own
         self._exported: Dict[str, Optional[Dict[str, Optional[str]]]] = {}
+        # package key -> (the oldest release its modules run first tell apart, the keys read for it)
+        self._package_floors: Dict[str, Tuple[Optional[Tuple[int, int]], Tuple[str, ...]]] = {}
 
     # -- the modules ---------------------------------------------------------
 
@@ -959,12 +961,51 @@ class Project:
         return frozenset(name for _, facts in self.run_first(ref) for name in facts.patched)
 
     def oldest_release_told_apart(self, ref: ModuleRef) -> Optional[Tuple[int, int]]:
-        """The oldest torch release the version tests of ``ref`` and of the modules run
-        before it (``run_first``) tell apart from the next: the project evidently runs
-        on it (``version_tests.py``). None: no such test."""
-        found = [release for module, facts in self.run_first(ref)
-                 if (release := self._told_apart(module, facts)) is not None]
-        return min(found) if found else None
+        """The oldest torch release that the version tests of ``ref``, of the modules its
+        top-level imports name (and the packages holding them), of the packages holding
+        ``ref``, and of what runs first for its top package (``run_first``, worked out
+        once per run) tell apart from the next: the project evidently runs on it
+        (``version_tests.py``). None: no such test."""
+        module = self.known(ref.key) or self.module(ref)
+        facts = module.facts() if module is not None else None
+        if module is None or facts is None:
+            return None
+        found = [self._told_apart(module, facts)]
+        holding = _packages_of(ref.name)
+        holding = holding if ref.is_package else holding[:-1]
+        names: List[str] = list(holding[1:])
+        for spelled in facts.modules_imported:
+            absolute = absolute_module(spelled, ref)
+            if absolute is not None:
+                names.extend(_packages_of(absolute))
+        for name in dict.fromkeys(names):
+            other = self.find(name, ref)
+            imported = (self.known(other.key) or self.module(other)) if other is not None and other.key != ref.key else None
+            imported_facts = imported.facts() if imported is not None else None
+            if imported is not None and imported_facts is not None:
+                found.append(self._told_apart(imported, imported_facts))
+        top = self.find(holding[0], ref) if holding else None
+        if top is not None:
+            found.append(self._package_told_apart(top))
+        releases = [release for release in found if release is not None]
+        return min(releases) if releases else None
+
+    def _package_told_apart(self, top: ModuleRef) -> Optional[Tuple[int, int]]:
+        """The oldest release the modules run first for the package ``top`` tell apart,
+        worked out once per run for all its modules; what was read for it is noted
+        as read by every check that asks (its dependencies)."""
+        kept = self._package_floors.get(top.key)
+        if kept is None:
+            outer, self.consulted = self.consulted, {}
+            try:
+                releases = [release for module, facts in self.run_first(top)
+                            if (release := self._told_apart(module, facts)) is not None]
+            finally:
+                read, self.consulted = self.consulted, outer
+            kept = self._package_floors[top.key] = (min(releases) if releases else None, tuple(read))
+        for key in kept[1]:
+            self._note_use(key)
+        return kept[0]
 
     def _told_apart(self, module: _Module, facts: _Facts) -> Optional[Tuple[int, int]]:
         """``module``'s oldest release told apart, its calls of version helpers that
