@@ -981,9 +981,8 @@ class Project:
         for name in dict.fromkeys(names):
             other = self.find(name, ref)
             imported = (self.known(other.key) or self.module(other)) if other is not None and other.key != ref.key else None
-            imported_facts = imported.facts() if imported is not None else None
-            if imported is not None and imported_facts is not None:
-                found.append(self._told_apart(imported, imported_facts))
+            if imported is not None:
+                found.append(self._told_apart(imported))
         top = self.find(holding[0], ref) if holding else None
         if top is not None:
             found.append(self._package_told_apart(top))
@@ -1007,10 +1006,19 @@ class Project:
             self._note_use(key)
         return kept[0]
 
-    def _told_apart(self, module: _Module, facts: _Facts) -> Optional[Tuple[int, int]]:
+    def _told_apart(self, module: _Module, facts: Optional[_Facts] = None) -> Optional[Tuple[int, int]]:
         """``module``'s oldest release told apart, its calls of version helpers that
-        other modules of the project define included (``torch_version_at_least("2.10")``)."""
-        called = [name for name in dict.fromkeys(m.group(1) for m in VERSION_CALL.finditer(module.source.text))
+        other modules of the project define included (``torch_version_at_least("2.10")``).
+        A text with neither ``__version__`` nor such a call tells nothing: known
+        without a parse (most modules)."""
+        text = module.source.text
+        calls = [m.group(1) for m in VERSION_CALL.finditer(text)]
+        if not calls:
+            return module.oldest_release_told_apart()
+        facts = facts if facts is not None else module.facts()
+        if facts is None:
+            return None
+        called = [name for name in dict.fromkeys(calls)
                   if len(facts.imports.get(name, ())) == 1 and facts.imports[name][0][1]]
         if not called:
             return module.oldest_release_told_apart()
