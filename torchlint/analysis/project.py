@@ -52,7 +52,7 @@ from torchlint.analysis.summaries import SummaryStore, decode, encode
 from torchlint.analysis.sys_path import added_folders
 from torchlint.analysis.configs import configuration_globals
 from torchlint.analysis.version_gates import version_flags
-from torchlint.analysis.version_tests import VERSION_CALL, VersionHelper, oldest_release_told_apart, version_helpers
+from torchlint.analysis.version_tests import VersionHelper, called_with_versions, oldest_release_told_apart, version_helpers
 from torchlint.analysis.specialise import Arguments, spelled as spelled_arguments
 from torchlint.core.dependencies import LISTING, PROBE, TREE, Resolution, content_digest
 from torchlint.core.diagnostic import ParseError, Unsupported
@@ -343,6 +343,7 @@ class _Module:
         self._classes: Optional[FrozenSet[str]] = None  # the names of its top-level classes
         self._named_sets: Dict[str, FrozenSet[str]] = {}  # ``_names``: version flags, configurations
         self._version_helpers: Optional[Dict[str, VersionHelper]] = None
+        self._version_calls: Optional[List[str]] = None
         self.broken = False
 
     @property
@@ -420,6 +421,12 @@ class _Module:
             self._named_sets[kept_as] = found
             self.remember(kept_as, sorted(found))
         return found
+
+    def called_with_versions(self) -> List[str]:
+        """The names this module calls with a version string first, read once."""
+        if self._version_calls is None:
+            self._version_calls = called_with_versions(self.source.text)
+        return self._version_calls
 
     def version_helpers(self) -> Dict[str, VersionHelper]:
         """The defs of this module that ask for the torch version in terms of their
@@ -1011,15 +1018,13 @@ class Project:
         other modules of the project define included (``torch_version_at_least("2.10")``).
         A text with neither ``__version__`` nor such a call tells nothing: known
         without a parse (most modules)."""
-        text = module.source.text
-        calls = [m.group(1) for m in VERSION_CALL.finditer(text)]
+        calls = module.called_with_versions()
         if not calls:
             return module.oldest_release_told_apart()
         facts = facts if facts is not None else module.facts()
         if facts is None:
             return None
-        called = [name for name in dict.fromkeys(calls)
-                  if len(facts.imports.get(name, ())) == 1 and facts.imports[name][0][1]]
+        called = [name for name in calls if len(facts.imports.get(name, ())) == 1 and facts.imports[name][0][1]]
         if not called:
             return module.oldest_release_told_apart()
         return self._guarded(module, TOLD_APART, None, lambda: self._remembered(

@@ -85,7 +85,21 @@ class _TorchVersion(str):
 # A call whose first argument is a version string (``torch_version_at_least("2.10.0")``,
 # ``is_torch_version(">=", "1.11")``): the name called, where a module may ask a version
 # helper of another module of the project.
-VERSION_CALL = re.compile(r"""([A-Za-z_][A-Za-z_0-9]*)\(\s*(?:["'][<>=!]{1,2}["']\s*,\s*)?["']v?\d+\.\d+""")
+# The pattern starts at the parenthesis (a literal the search skips to quickly); the
+# name before it is read backwards (``called_with_versions``).
+_VERSION_ARGUMENT = re.compile(r"""\(\s*(?:["'][<>=!]{1,2}["']\s*,\s*)?["']v?\d+\.\d+""")
+_NAME_BEFORE = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)$")
+
+
+def called_with_versions(text: str) -> List[str]:
+    """The names ``text`` calls with a version string first (``torch_version_at_least("2.10.0")``,
+    ``is_torch_version(">=", "1.11")``), in order, each once."""
+    names: Dict[str, None] = {}
+    for match in _VERSION_ARGUMENT.finditer(text):
+        before = _NAME_BEFORE.search(text, max(0, match.start() - 64), match.start())
+        if before is not None:
+            names[before.group(1)] = None
+    return list(names)
 
 
 class VersionHelper(NamedTuple):

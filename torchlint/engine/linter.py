@@ -11,11 +11,11 @@ import ast
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple, Type, Union
 
 import libcst as cst
 
-from torchlint.analysis.context import NodeContext, analyse
+from torchlint.analysis.context import FileContext, NodeContext, analyse
 from torchlint.analysis.outline import Outline
 from torchlint.core.census import Census, child_nodes
 from torchlint.analysis.project import STANDALONE, ModuleRef, Project
@@ -245,9 +245,8 @@ class Engine:
 
     def _check_module(self, module: cst.Module, source: SourceFile, active: Sequence[Rule],
                       tree: Optional[ast.Module] = None, narrowed: Optional[Narrowed] = None,
-                      outline: Optional[Outline] = None, ref: ModuleRef = STANDALONE,
-                      settings: Optional[Settings] = None) -> CheckResult:
-        settings = settings if settings is not None else self.settings
+                      outline: Optional[Outline] = None, ref: ModuleRef = STANDALONE) -> CheckResult:
+        settings = self.settings
         if settings.torch_version is not None:
             # the file's own torch imports may show it cannot run on that floor; only a
             # floor is raised: no parse for the others
@@ -259,26 +258,19 @@ class Engine:
                     if t not in wanted and any(id(r) in active_ids for r in rules)]
         file_context, collected = analyse(module, [*wanted, *gathered], settings, tree, outline,
                                           self.project.link(ref))
-        found: List[Tuple[Rule, object]] = []
-        errors: List[str] = []
-        for node_type in wanted:
-            handlers = [(r, h) for r, h in self._handlers[node_type] if id(r) in active_ids]
-            for node, frame in collected.get(node_type, ()):
-                context = NodeContext(file_context, frame)
-                for rule, handler in handlers:
-                    try:
-                        found.extend((rule, finding) for finding in handler(node, context))
-                    except Exception as exc:  # a rule bug must not stop the run
-                        errors.append(f"{rule.code} raised {type(exc).__name__}: {exc}")
+        found, errors = self._run_rules(wanted, collected, file_context, active_ids)
         if found and settings.torch_version is None:
             # Without a declared floor, the torch the project's version tests show is the
             # floor (``_shown_floor``). A floor only takes findings away, so it is asked
-            # only where there are some: most files have none, and the question reads
-            # the modules run before the file.
+            # only where there are some (most files have none, and the question reads
+            # the modules run before the file); the rules then run again on the same
+            # analysis, which no setting shapes.
             shown = self._shown_floor(ref)
             if shown is not None:
-                file_context.release()
-                return self._check_module(module, source, active, tree, narrowed, outline, ref, shown)
+                settings = with_import_floor(shown, tree if tree is not None else source.tree)
+                active_ids = {id(rule) for rule in active if rule.torch_versions.applies_to(settings.torch_version)}
+                file_context.settings = settings
+                found, errors = self._run_rules(wanted, collected, file_context, active_ids)
         diagnostics: List[Diagnostic] = []
         suppressed: List[Tuple[int, str]] = []
         if found:
@@ -319,6 +311,22 @@ class Engine:
             return None
         project = self.project
         return lambda names: project.names_imported_elsewhere(module, names)
+
+    def _run_rules(self, wanted: List[Type[cst.CSTNode]], collected: Mapping, file_context: "FileContext",
+                   active_ids: Set[int]) -> Tuple[List[Tuple[Rule, object]], List[str]]:
+        """The findings of the rules ``active_ids`` names on the nodes the traversal collected."""
+        found: List[Tuple[Rule, object]] = []
+        errors: List[str] = []
+        for node_type in wanted:
+            handlers = [(r, h) for r, h in self._handlers[node_type] if id(r) in active_ids]
+            for node, frame in collected.get(node_type, ()):
+                context = NodeContext(file_context, frame)
+                for rule, handler in handlers:
+                    try:
+                        found.extend((rule, finding) for finding in handler(node, context))
+                    except Exception as exc:  # a rule bug must not stop the run
+                        errors.append(f"{rule.code} raised {type(exc).__name__}: {exc}")
+        return found, errors
 
     def _shown_floor(self, ref: ModuleRef) -> Optional[Settings]:
         """The settings of a file whose project declares no floor, where its code shows
