@@ -420,6 +420,11 @@ class ProjectLink:
         cannot be read."""
         return None
 
+    def shipped_checkpoint_on_cpu(self, relative: str) -> bool:
+        """Is ``relative`` (a path from this module's folder) a checkpoint file shipped with
+        the project whose tensors were all saved from the CPU (``checkpoint_files.py``)?"""
+        return False
+
     def used_only_by_gpu_programs(self) -> bool:
         """Is every module that may import this one (a helper, no program itself, with no
         mode without CUDA) a program that runs on a GPU only (``device_gates.py``)? Then

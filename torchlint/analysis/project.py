@@ -44,6 +44,7 @@ from torchlint.analysis.cutting import (
 )
 from torchlint.analysis.integral import IntegerValues
 from torchlint.analysis.call_sites import calls_passing
+from torchlint.analysis.checkpoint_files import holds_cpu_tensors_only
 from torchlint.analysis.device_gates import gpu_only_program, has_cpu_mode, runs_as_program
 from torchlint.analysis.inference import UNKNOWN, CallTarget, Inference, Kind, ProjectLink, SavedInFolder, Value, meet
 from torchlint.analysis.outline import Outline, dotted
@@ -1392,6 +1393,17 @@ class Project:
         found = self._remembered(module, question, lambda: self._work_out_folder_saves(module, file_name, question))
         return SavedInFolder(*found) if found is not None else None  # a kept answer comes back a plain tuple
 
+    def shipped_checkpoint_on_cpu(self, ref: ModuleRef, relative: str) -> bool:
+        """``ProjectLink.shipped_checkpoint_on_cpu`` for the module ``ref``: the file is read
+        (never unpickled), and the check depends on its bytes."""
+        if not os.path.isabs(ref.key):
+            return False  # a text without a place: no file beside it
+        path = os.path.normpath(os.path.join(os.path.dirname(ref.key), relative))
+        if not os.path.isfile(path):
+            return False
+        self._note_use(path)
+        return holds_cpu_tensors_only(path)
+
     def used_only_by_gpu_programs(self, ref: ModuleRef) -> bool:
         """``ProjectLink.used_only_by_gpu_programs`` for the module ``ref``; the answer depends
         on every module that may import it and on their listing."""
@@ -1708,6 +1720,9 @@ class ModuleLink(ProjectLink):
 
     def used_only_by_gpu_programs(self) -> bool:
         return self._project.used_only_by_gpu_programs(self.ref)
+
+    def shipped_checkpoint_on_cpu(self, relative: str) -> bool:
+        return self._project.shipped_checkpoint_on_cpu(self.ref, relative)
 
     def patched_torch_names(self) -> FrozenSet[str]:
         return self._project.patched_torch_names(self.ref)

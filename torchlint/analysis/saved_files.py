@@ -297,3 +297,105 @@ def _is_grad_scaler(expr: cst.BaseExpression, inference: "Inference") -> bool:
 
 def _shortened(code: str, limit: int) -> str:
     return code if len(code) <= limit else code[:limit - 3] + "..."
+
+
+# --- files shipped with the project -------------------------------------------------
+
+_SAME_PATH = frozenset({"os.path.abspath", "os.path.realpath", "os.path.normpath", "builtins.str", "os.fspath",
+                        "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"})
+_SAME_PATH_METHODS = frozenset({"resolve", "absolute"})
+_HERE = "__file__"
+
+
+def shipped_file(load: cst.Call, inference: "Inference", program: bool) -> Optional[str]:
+    """The path, from the loading module's folder, of the file ``load`` reads, where the
+    code builds it from the module's own place (``os.path.join(os.path.dirname(__file__),
+    'x.pt')``, ``Path(__file__).parent / 'x.pt'``, ``str(parent) + '/x.pt'``) or, in a
+    ``program``, spells it relative (``'./oracle.trc'``: a script is run from its folder)."""
+    source = path_argument(load, 0, "f")
+    place = _place(source, inference, 0) if source is not None else None
+    if place is None:
+        return None
+    anchored, path = place
+    if not (anchored or program) or path in ("", ".", _HERE) or path.endswith("/" + _HERE):
+        return None
+    return path
+
+
+def _place(expr: cst.BaseExpression, inference: "Inference", depth: int) -> Optional[Tuple[bool, str]]:
+    """(whether the path starts from ``__file__``, the path relative to the module's folder,
+    ``__file__`` standing for the module itself); None: not a path the code spells."""
+    if depth > 8:
+        return None
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+        text = expr.evaluated_value
+        if not isinstance(text, str) or not text or text.startswith(("/", "~", "\\")) or ":" in text:
+            return None
+        return False, text
+    if isinstance(expr, cst.Name):
+        if expr.value == _HERE:
+            return True, _HERE
+        value = inference.dominating_value(expr)
+        return _place(value, inference, depth + 1) if value is not None else None
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "parent":
+        inner = _place(expr.value, inference, depth + 1)
+        return (inner[0], _parent(inner[1])) if inner is not None else None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Divide, cst.Add)):
+        left = _place(expr.left, inference, depth + 1)
+        literal = expr.right.evaluated_value if isinstance(expr.right, cst.SimpleString) else None
+        if isinstance(expr.operator, cst.Add) and isinstance(literal, str):
+            right: Optional[Tuple[bool, str]] = (False, literal)  # '/x.pt' after a folder's text
+        else:
+            right = _place(expr.right, inference, depth + 1)
+        if left is None or right is None or right[0]:
+            return None
+        if isinstance(expr.operator, cst.Add):  # ``str(folder) + '/x.pt'``: text put together
+            if not left[0]:
+                return False, left[1] + right[1]
+            if not right[1].startswith("/"):
+                return None
+            return True, _join(left[1], right[1][1:])
+        return left[0], _join(left[1], right[1])
+    if isinstance(expr, cst.Call):
+        return _called_place(expr, inference, depth)
+    return None
+
+
+def _called_place(call: cst.Call, inference: "Inference", depth: int) -> Optional[Tuple[bool, str]]:
+    args = [a.value for a in call.args if a.keyword is None and not a.star]
+    if len(args) != len(call.args):
+        return None
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _SAME_PATH_METHODS and not args:
+        return _place(func.value, inference, depth + 1)
+    qualified = inference.resolver.resolve(func)
+    if qualified == "os.path.dirname" and len(args) == 1:
+        inner = _place(args[0], inference, depth + 1)
+        return (inner[0], _parent(inner[1])) if inner is not None else None
+    if qualified in _SAME_PATH and len(args) == 1:
+        return _place(args[0], inference, depth + 1)
+    if qualified == "os.path.join" and args:
+        parts = [_place(a, inference, depth + 1) for a in args]
+        if any(part is None for part in parts) or any(part[0] for part in parts[1:]):  # type: ignore[index]
+            return None
+        path = parts[0][1]  # type: ignore[index]
+        for part in parts[1:]:
+            path = _join(path, part[1])  # type: ignore[index]
+        return parts[0][0], path  # type: ignore[index]
+    return None
+
+
+def _parent(path: str) -> str:
+    """The folder holding ``path`` (``__file__``: the module's folder, "")."""
+    if path in ("", "."):
+        return ".."
+    if path == ".." or path.endswith("/.."):
+        return path + "/.."
+    head = path.rstrip("/").rpartition("/")[0]
+    return head
+
+
+def _join(folder: str, name: str) -> str:
+    if folder in ("", "."):
+        return name
+    return folder.rstrip("/") + "/" + name

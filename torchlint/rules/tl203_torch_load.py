@@ -6,7 +6,7 @@ from typing import Iterator, Sequence, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.device_gates import cuda_only_ranges
+from torchlint.analysis.device_gates import cuda_only_ranges, runs_as_program
 from torchlint.analysis.outline import (
     Outline,
     calls_resolving_to,
@@ -17,6 +17,7 @@ from torchlint.analysis.saved_files import (
     holds_cpu_values_only,
     loaded_file_name,
     saves_read_by,
+    shipped_file,
     written_by_the_loading_code,
 )
 from torchlint.analysis.screens import CallWithout
@@ -59,8 +60,12 @@ class TorchLoadMapLocation(Rule):
         "the load). Nor is a load of a file the program saved CPU values only into (a state dict after "
         "`.cpu()`, numbers, strings, the parsed command line, a dict of word indices), in the same file or, "
         "to a path ending in the same file name (or named by the same template, `'{}_net_{}.pth'.format(...)`), "
-        "in another module of its folder. Whether the file may be "
-        "unpickled in full (`weights_only=`) is TL214's question."
+        "in another module of its folder; nor a load the program runs right after its own top-level save of "
+        "the file; nor a checkpoint shipped with the project whose storages were all saved from the CPU: a "
+        "path built from the module's place (`Path(__file__).parent / 'x.pt'`, `os.path.join(os.path.dirname("
+        "__file__), 'x.pt')`) or, in a script, relative to it (`'./oracle.trc'`), to a file of up to 10 MB "
+        "whose pickled data names no GPU device (read with `pickletools`, never unpickled). Whether the file "
+        "may be unpickled in full (`weights_only=`) is TL214's question."
     )
     fix_safety = FixSafety.NONE
     triggers = (CallWithout("load", "map_location"),)
@@ -237,7 +242,11 @@ class TorchLoadMapLocation(Rule):
             return all(holds_cpu_values_only(obj, ctx.inference) for obj, _ in saves)
         name = loaded_file_name(load, ctx.inference)
         elsewhere = ctx.inference.project.saves_in_folder(name) if name is not None else None
-        return elsewhere is not None and elsewhere.cpu_only
+        if elsewhere is not None:
+            return elsewhere.cpu_only
+        # A checkpoint shipped with the project: what it holds is in the file itself.
+        shipped = shipped_file(load, ctx.inference, program=runs_as_program(ctx.resolver.file_outline()))
+        return shipped is not None and ctx.inference.project.shipped_checkpoint_on_cpu(shipped)
 
     @classmethod
     def may_match_tree(cls, outline: Outline) -> bool:
