@@ -356,3 +356,44 @@ def test_combining_methods_and_functions_whole_whatever_their_arguments(code, re
 ])
 def test_a_result_rounded_to_whole_numbers_right_away_is_not_reported(code, reported):
     assert tl301_lines(code) == reported
+
+
+_ALIGNER = '''import torch
+import torch.nn as nn
+
+
+class Acoustic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def _align(self, scores):
+        """The hard alignment of ``scores`` and the durations it gives.
+
+        A body long enough for the check to cut it where no rule asks for it:
+        the durations are counts of the frames each token is aligned to.
+        """
+        hard = (scores == scores.max(-1, keepdim=True).values).float()
+        return torch.sum(hard, -1).int(), hard
+
+    def forward(self, scores):
+        durations, _ = self._align(scores)
+        dr = durations
+        return torch.log(dr + 1)
+
+    def unrelated(self, x):
+        return self.proj(x) * 2
+'''
+
+
+def test_whole_items_of_an_own_method_are_seen_in_a_narrowed_file(tmp_path):
+    # coqui-tts: the durations another method returns are counts (``.int()``); the check
+    # must read that method's body even where it holds no candidate of its own
+    (tmp_path / "acoustic.py").write_text(_ALIGNER)
+    done = subprocess.run([sys.executable, "-m", "torchlint", "--isolated", "--no-cache", "--select", "TL301",
+                           "acoustic.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert "TL301" not in done.stdout and done.returncode == 0, done.stdout + done.stderr
+    (tmp_path / "acoustic.py").write_text(_ALIGNER.replace(".int(), hard", ", hard"))
+    done = subprocess.run([sys.executable, "-m", "torchlint", "--isolated", "--no-cache", "--select", "TL301",
+                           "acoustic.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert "acoustic.py:22:" in done.stdout, done.stdout + done.stderr

@@ -52,6 +52,9 @@ class ImpreciseMath(Rule):
     )
     # log(1 + x) / log(x + 1) / log(sum(exp(x))), or exp(x) - 1.
     triggers = (CallArgs("log", r"\+|exp"), CallThen("exp", r"\s*-"))
+    # Whole numbers may come as the items of a tuple another method of the class returns
+    # (``integral.py``'s ``item_whole``): that method's body is read.
+    whole_file = True
 
     references = (
         "https://pytorch.org/docs/stable/generated/torch.log1p.html",
