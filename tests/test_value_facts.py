@@ -3145,3 +3145,35 @@ def test_a_decorated_subclass_may_have_a_constructor_of_its_own(tmp_path):
     decorated = SHAPE_TRAINER.replace("class ShapeTrainer(Trainer):\n", "@dataclass\nclass ShapeTrainer(Trainer):\n")
     decorated = decorated.replace("import argparse\n", "import argparse\nfrom dataclasses import dataclass\n")
     assert _trainer_lines(tmp_path, decorated) == []
+
+
+def test_the_methods_taken_for_tensor_evidence_are_no_module_s_or_array_s():
+    # ``model.requires_grad_(False).to(torch.float16)`` is a module (stable-audio-tools'
+    # T5 encoder): a method modules or arrays have too proves nothing
+    torch = pytest.importorskip("torch")
+    import numpy
+
+    from torchlint.knowledge.torch_api import TENSOR_ONLY_METHODS
+    for method in TENSOR_ONLY_METHODS:
+        assert hasattr(torch.Tensor, method), method
+        assert not hasattr(torch.nn.Module, method), method
+        assert not hasattr(numpy.ndarray, method), method
+
+
+def test_a_module_moved_with_to_in_place_is_not_a_discarded_tensor():
+    code = textwrap.dedent('''
+        import torch
+        from transformers import T5EncoderModel
+        class Conditioner(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                model = T5EncoderModel.from_pretrained("t5-base").train(False).requires_grad_(False).to(torch.float16)
+                if self.training:
+                    self.model = model
+                else:
+                    self.__dict__["model"] = model
+            def forward(self, texts, device):
+                self.model.to(device)
+                return texts
+        ''')
+    assert not [d for d in Engine(all_rules()).check(code).diagnostics if d.code == "TL201"]

@@ -15,10 +15,11 @@ FUNCTIONAL = "torch.nn.functional."
 # Qualified names under these are torch's own: never a project definition.
 TORCH_PACKAGES = ("torch.", "torchvision.", "torchaudio.", "torchtext.", "builtins.")
 # Methods no common Python library's objects share with torch.Tensor (not
-# numpy's, pandas', Python's): calling one is evidence the receiver is a tensor.
+# numpy's, pandas', Python's, nor torch's own modules': ``requires_grad_`` is an
+# ``nn.Module`` method too): calling one is evidence the receiver is a tensor.
 TENSOR_ONLY_METHODS = frozenset({
     "masked_select", "masked_fill", "masked_fill_", "masked_scatter", "unsqueeze", "unsqueeze_", "contiguous",
-    "detach", "detach_", "requires_grad_", "index_select", "expand_as", "type_as", "view_as", "narrow",
+    "detach", "detach_", "index_select", "expand_as", "type_as", "view_as", "narrow",
     "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
 })
 # Tensor methods whose result may have more dimensions than the receiver
