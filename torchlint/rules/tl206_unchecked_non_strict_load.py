@@ -136,6 +136,24 @@ class UncheckedNonStrictLoad(Rule):
         model = nn.Module()
         model.load_state_dict(state, strict=False)
         """,
+        """
+        import torch
+        def restore(model, path):  # the keys are compared first: any mismatch but the buffers raises
+            state = torch.load(path, map_location="cpu", weights_only=True)
+            extra = {k for k in set(state.keys()) - set(model.state_dict().keys()) if not k.endswith(".bias")}
+            if extra:
+                raise ValueError(f"extra keys: {extra}")
+            model.load_state_dict(state, strict=False)
+        """,
+        """
+        import torch
+        def restore(model, path):  # only a checkpoint of the older layout, which the test recognises
+            state = torch.load(path, map_location="cpu", weights_only=True)
+            if any("postdecoder" in key for key in state.keys()):
+                model.load_state_dict(state, strict=False)
+            else:
+                model.load_state_dict(state)
+        """,
     )
 
     @classmethod
@@ -180,11 +198,71 @@ class UncheckedNonStrictLoad(Rule):
             return  # another module's state_dict(), a subset of the model's own, a dict built here: on purpose
         if all(_saved_as_a_subset(load, ctx) for load in loads):
             return  # the file only ever saves a chosen part of a state dict there
+        if isinstance(state, cst.Name) and _keys_examined(call, state.value, ctx):
+            return  # the code looked at which keys the state holds before loading it
         yield Finding(
             call,
             "`load_state_dict(..., strict=False)` result discarded: keys that did not load go unnoticed",
             detail="check the returned `missing_keys` and `unexpected_keys`",
         )
+
+
+def _keys_examined(call: cst.Call, name: str, ctx: NodeContext) -> bool:
+    """Does the code around the load look at the keys of the state ``name`` it loads: an
+    ``if`` around the load testing them (``if any("postdecoder" in k for k in
+    state.keys()):``, espnet), or a set difference of them computed before it in the
+    same def (``set(state.keys()) - set(model.state_dict().keys())``, then a raise on
+    what is extra or missing: bark)? The partial load is then what the author chose."""
+    scope = ctx.enclosing(cst.FunctionDef) or ctx.file.module
+    finder = _KeyChecks(call, name)
+    scope.visit(finder)
+    return finder.examined
+
+
+class _KeyChecks(cst.CSTVisitor):
+    def __init__(self, call: cst.Call, name: str) -> None:
+        self.call, self.name = call, name
+        self.tests: List[bool] = []  # for each enclosing ``if``: does its test read the keys?
+        self.differenced = False  # a set difference of the keys, before the load
+        self.examined = False
+        self.done = False
+
+    def visit_If(self, node: cst.If) -> None:
+        self.tests.append(_reads_keys(node.test, self.name))
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self.tests.pop()
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if not self.done and isinstance(node.operator, cst.Subtract) and (
+                _reads_keys(node.left, self.name) or _reads_keys(node.right, self.name)):
+            self.differenced = True
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if node is self.call and not self.done:
+            self.examined = any(self.tests) or self.differenced
+            self.done = True
+        return not self.done
+
+
+def _reads_keys(expr: cst.BaseExpression, name: str) -> bool:
+    """``name.keys()`` somewhere in ``expr``, or ``... in name``."""
+    for node in _walk(expr):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "keys" \
+                and isinstance(node.func.value, cst.Name) and node.func.value.value == name and not node.args:
+            return True
+        if isinstance(node, cst.ComparisonTarget) and isinstance(node.operator, (cst.In, cst.NotIn)) \
+                and isinstance(node.comparator, cst.Name) and node.comparator.value == name:
+            return True
+    return False
+
+
+def _walk(node: cst.CSTNode):
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        yield current
+        pending.extend(current.children)
 
 
 def _saved_as_a_subset(load: cst.Call, ctx: NodeContext) -> bool:
