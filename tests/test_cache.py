@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -96,9 +97,7 @@ def test_a_deleted_or_damaged_cache_only_costs_time(tmp_path, damage):
     cache = root / ".torchlint_cache"
     results = next(cache.glob("results-*.json"))
     if damage == "delete":
-        for path in cache.iterdir():
-            path.unlink()
-        cache.rmdir()
+        shutil.rmtree(cache)  # the results and the module summaries (``modules-v1/``) alike
     elif damage == "garbage":
         results.write_bytes(b"\x00not json")
     elif damage == "wrong-shape":

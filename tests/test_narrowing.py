@@ -330,7 +330,8 @@ CROSS_STATEMENT_CASES = [
                     + "        return self.criterion(inputs[0:1], targets[0])\n"),
     # the file's use of CUDA, which the rule asks the whole file about, is in a cut statement
     ("TL203", False, "import torch\ndef f(path):\n    return torch.load(path)\ndef g(model):\n    model.cuda()\n"),
-    ("TL208", True, "from math import nan\ndef f():\n    y = 2.0\n    return y == nan\ndef g():\n    math = None\n"),
+    ("TL208", False,  # whole file: a sentinel may come from another method
+     "from math import nan\ndef f():\n    y = 2.0\n    return y == nan\ndef g():\n    math = None\n"),
     ("TL209", False, "import torch\nimport torch.nn.functional as F\ntotal = 0.0\n"
                      "for x, y in [(torch.ones(2), torch.ones(2))]:\n    total += F.mse_loss(x, y)\n"
                      "def g():\n    total.backward()\n"),
@@ -341,7 +342,8 @@ CROSS_STATEMENT_CASES = [
                      "def g():\n    torch.my_helper = lambda x: x\n"),
     ("TL211", True, "import torch\ndef f(x):\n    x.require_grad = True\ndef g(x):\n    return x.require_grad\n"),
     ("TL211", True, "def f(x):\n    x.require_grad = True\ndef g():\n    import torch\n"),
-    ("TL301", True, "from torch import log\ndef f(x):\n    return log(1 + x)\ndef g():\n    torch = None\n"),
+    ("TL301", False,  # whole file: whole numbers may come from another method
+     "from torch import log\ndef f(x):\n    return log(1 + x)\ndef g():\n    torch = None\n"),
     ("TL302", False, "from torch.utils.data import DataLoader\nloader = DataLoader([1, 2, 3])\n"
                      "def train(model):\n    for x in loader:\n        x = x.cuda()\n"
                      "        model(x).sum().backward()\n"),
