@@ -640,3 +640,16 @@ def test_a_library_s_torch_version_helper_gates_the_checkpoint_without_use_reent
     # the same call with no gate around it is reported
     ungated = source.replace("    if NEW:\n        return torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)\n", "")
     assert "TL212" in {code for _, code in codes(ungated)}
+
+
+@pytest.mark.parametrize("source, release", [
+    ("from diffusers.utils import is_torch_version\nif is_torch_version('>=', '1.11.0'):\n    pass\n", (1, 10)),
+    ("from accelerate.utils import is_torch_version\nOLD = is_torch_version('<', '2.1')\n", (2, 0)),
+    ("from transformers.utils import is_torch_greater_or_equal\nNEW = is_torch_greater_or_equal('2.3')\n", (2, 2)),
+    # an operator the helper does not know, or a helper of the same name from elsewhere: unknown
+    ("from accelerate.utils import is_torch_version\nNEW = is_torch_version('~=', '2.3')\n", None),
+    ("from mylib import is_torch_version\nNEW = is_torch_version('>=', '2.3')\n", None),
+])
+def test_a_library_s_torch_version_helper_tells_releases_apart(source, release):
+    from torchlint.analysis.version_tests import oldest_release_told_apart
+    assert oldest_release_told_apart(Outline(ast.parse(source))) == release

@@ -64,7 +64,7 @@ from bisect import bisect_left
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 from torchlint.analysis.outline import Names, Outline, attributes_named, calls_to, dotted, qualified_names
-from torchlint.knowledge.torch_api import ADDED_KEYWORDS, is_torch_name
+from torchlint.knowledge.torch_api import ADDED_KEYWORDS, TORCH_VERSION_HELPERS, is_torch_name
 
 LineRange = Tuple[int, int]
 
@@ -86,18 +86,7 @@ _DISTRIBUTION_QUERIES = frozenset({
     "pkg_resources.get_distribution",
 })
 _DISTRIBUTION_QUERY_NAMES = Names(_DISTRIBUTION_QUERIES)
-# Library functions that compare the installed torch's version with their arguments
-# (``is_torch_version(">=", "1.11.0")`` of diffusers and accelerate, transformers'
-# ``is_torch_greater_or_equal("2.3")``): code that imports them asks as its own helpers do.
-_TORCH_VERSION_QUERIES = frozenset({
-    "diffusers.utils.is_torch_version",
-    "diffusers.utils.import_utils.is_torch_version",
-    "accelerate.utils.is_torch_version",
-    "accelerate.utils.versions.is_torch_version",
-    "transformers.utils.is_torch_greater_or_equal",
-    "transformers.utils.import_utils.is_torch_greater_or_equal",
-})
-_TORCH_VERSION_QUERY_NAMES = Names(_TORCH_VERSION_QUERIES)
+_TORCH_VERSION_QUERY_NAMES = Names(frozenset(TORCH_VERSION_HELPERS))
 # "torch", or a requirement on it ("torch>=2.2"); not "torchvision", "torch_xla".
 _TORCH_REQUIREMENT = re.compile(r"\s*torch\s*(?:$|[<>=!~;\[])")
 
@@ -368,7 +357,7 @@ def _asks_for_torch_version(outline: Outline, test: ast.AST, flags: Set[str]) ->
             return True
         if isinstance(node, ast.Call) and _queries_torch_distribution(outline, node):
             return True
-        if isinstance(node, ast.Call) and any(name in _TORCH_VERSION_QUERIES
+        if isinstance(node, ast.Call) and any(name in TORCH_VERSION_HELPERS
                                               for name in qualified_names(outline, node.func)):
             return True
     return False

@@ -38,6 +38,7 @@ import re
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Set, Tuple
 
 from torchlint.analysis.outline import Outline, qualified_names
+from torchlint.knowledge.torch_api import TORCH_VERSION_HELPERS
 
 Release = Tuple[int, int]
 
@@ -211,7 +212,14 @@ def _reads_torch_version(outline: Outline, expr: ast.AST, reading: Set[str],
                          helpers: Mapping[str, VersionHelper] = {}) -> bool:
     return any(_is_torch_version(outline, node) or (isinstance(node, ast.Name) and node.id in reading)
                or (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers)
+               or (isinstance(node, ast.Call) and _library_helper(outline, node) is not None)
                for node in ast.walk(expr))
+
+
+def _library_helper(outline: Outline, call: ast.Call) -> Optional[str]:
+    """How the library version helper ``call`` calls is called (``TORCH_VERSION_HELPERS``), if it is one."""
+    return next((TORCH_VERSION_HELPERS[name] for name in qualified_names(outline, call.func)
+                 if name in TORCH_VERSION_HELPERS), None)
 
 
 def _is_torch_version(outline: Outline, node: ast.AST) -> bool:
@@ -236,7 +244,7 @@ def _evaluate(outline: Outline, node: ast.AST, assigned: Dict[str, ast.AST], ver
     again = lambda child: _evaluate(outline, child, assigned, version, depth + 1, names, helpers)  # noqa: E731
     if isinstance(node, ast.Constant):
         return node.value
-    if _is_torch_version(outline, node):
+    if _is_torch_version(outline, node) or node is _TORCH_VERSION_NODE:
         return version
     if isinstance(node, ast.Name):
         if node.id in names:
@@ -282,6 +290,9 @@ def _call(outline: Outline, node: ast.Call, again: Any) -> Any:
     if node.keywords or any(isinstance(arg, ast.Starred) for arg in node.args):
         raise _Unknown("arguments")
     func = node.func
+    library = _library_helper(outline, node)
+    if library is not None:
+        return _library_answer(library, [again(arg) for arg in node.args], again(_TORCH_VERSION_NODE))
     if isinstance(func, ast.Attribute) and func.attr == "split":
         return str(again(func.value)).split(*[again(arg) for arg in node.args])
     names = set(qualified_names(outline, func))
@@ -298,6 +309,21 @@ def _call(outline: Outline, node: ast.Call, again: Any) -> Any:
         if isinstance(value, str):
             return _ParsedVersion.of(value)
     raise _Unknown("call")
+
+
+# Stands for ``torch.__version__`` where a library helper reads it itself.
+_TORCH_VERSION_NODE = ast.Name(id="__torch_version__")
+_OPERATOR_NAMES = {">=": ast.GtE, ">": ast.Gt, "<=": ast.LtE, "<": ast.Lt, "==": ast.Eq, "!=": ast.NotEq}
+
+
+def _library_answer(kind: str, arguments: List[Any], version: Any) -> bool:
+    """What a library version helper answers at ``version``: ``is_torch_version(op, v)``
+    compares with the operator it is given, ``is_torch_greater_or_equal(v)`` with ``>=``."""
+    if kind == "operator" and len(arguments) == 2 and arguments[0] in _OPERATOR_NAMES:
+        return _compare(version, [_OPERATOR_NAMES[arguments[0]]()], [arguments[1]])
+    if kind == "at least" and len(arguments) == 1:
+        return _compare(version, [ast.GtE()], [arguments[0]])
+    raise _Unknown("library helper")
 
 
 def _is_one_parameter_def(outline: Outline, name: str) -> bool:

@@ -22,6 +22,19 @@ TENSOR_ONLY_METHODS = frozenset({
     "detach", "detach_", "index_select", "expand_as", "type_as", "view_as", "narrow",
     "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
 })
+# Library functions that compare the installed torch's version with their arguments:
+# the qualified name -> how they are called. "operator": ``is_torch_version(">=",
+# "1.11.0")`` (diffusers, accelerate); "at least": ``is_torch_greater_or_equal("2.3")``
+# (transformers). Code that imports them asks which torch is installed, as with its own
+# version helpers (``analysis/version_gates.py``, ``analysis/version_tests.py``).
+TORCH_VERSION_HELPERS: Mapping[str, str] = {
+    "diffusers.utils.is_torch_version": "operator",
+    "diffusers.utils.import_utils.is_torch_version": "operator",
+    "accelerate.utils.is_torch_version": "operator",
+    "accelerate.utils.versions.is_torch_version": "operator",
+    "transformers.utils.is_torch_greater_or_equal": "at least",
+    "transformers.utils.import_utils.is_torch_greater_or_equal": "at least",
+}
 # Tensor methods whose result may have more dimensions than the receiver
 # (``x.view(1)`` of a 0-dim tensor has one).
 SHAPE_CHANGING_METHODS = frozenset({
