@@ -43,8 +43,8 @@ def _torch_version(options: Options) -> str:
     file, the project's metadata, or nowhere (the default)."""
     if options.torch_version is None:
         return ("(no constraint) (default: no --torch-version, torch-version setting or torch requirement in "
-                "the project's metadata; a file whose project's version tests tell an older torch apart "
-                "is checked for the oldest they tell apart)")
+                "the project's metadata; a file is checked against the oldest torch release its project's own "
+                "version tests tell apart, where they tell one apart)")
     return f"{'.'.join(map(str, options.torch_version))} ({options.torch_version_source})"
 
 
