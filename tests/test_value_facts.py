@@ -3177,3 +3177,44 @@ def test_a_module_moved_with_to_in_place_is_not_a_discarded_tensor():
                 return texts
         ''')
     assert not [d for d in Engine(all_rules()).check(code).diagnostics if d.code == "TL201"]
+
+
+_NEVER_BOUND = '''
+import argparse
+import torch.nn.functional as F
+{star}
+args = None
+
+
+def create_parser():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--weight", type=float, default=1.0)
+    return parser
+
+
+def parse_dict_args(**kwargs):
+    global args
+    args = parser.parse_args(["--{{}}={{}}".format(k, v) for k, v in kwargs.items()])
+
+
+def train(a, b):
+    loss = args.weight * F.mse_loss(a, b)
+    return loss.data[0]
+
+
+if __name__ == "__main__":
+    args = create_parser().parse_args()
+'''
+
+
+@pytest.mark.parametrize("star, reported", [
+    # mean-teacher: ``parser`` is bound nowhere, so that assignment never completes (NameError);
+    # ``args`` is the parsed command line, a number times a 0-dim loss is 0-dim
+    ("", True),
+    # a star import of a module nobody knows may bind ``parser``: nothing is concluded
+    ("from unknown_helpers import *", False),
+])
+def test_an_assignment_reading_a_name_nothing_binds_never_completes(star, reported):
+    code = _NEVER_BOUND.format(star=star)
+    lines = [d.line for d in Engine(all_rules()).check(code).diagnostics if d.code == "TL101"]
+    assert bool(lines) is reported, lines

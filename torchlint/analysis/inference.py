@@ -30,11 +30,13 @@ of a script's def takes what all the file's calls pass (``call_site_value``).
 from __future__ import annotations
 
 import bisect
+import builtins
 import copy
 import enum
+import re
 from dataclasses import dataclass, field, replace
 from typing import (
-    Callable, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, Union,
+    Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, Union,
 )
 
 import libcst as cst
@@ -151,6 +153,21 @@ NONE = Value(Kind.NONE)
 OPTIONS = Value(Kind.OPTIONS)
 # A binding whose value depends on itself (``x = x.cuda()``): no information.
 _PENDING = Value(Kind.UNKNOWN, cuda=None, module_class="<pending>")
+# What may bind a module's names without a statement spelling them.
+_UNSEEN_BINDINGS = re.compile(r"\bglobals\s*\(|\blocals\s*\(|\bvars\s*\(|\bexec\s*\(|__builtins__")
+
+
+def _star_imports(module: Optional[cst.Module]) -> Iterator[str]:
+    """The modules ``from M import *`` names anywhere in ``module``, as spelled (".utils")."""
+    pending: List[cst.CSTNode] = [module] if module is not None else []
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
+            dots = "." * len(node.relative)
+            name = get_full_name_for_node(node.module) if node.module is not None else ""
+            yield dots + (name or "")
+        elif isinstance(node, (cst.Module, cst.BaseSuite, cst.BaseCompoundStatement, cst.SimpleStatementLine)):
+            pending.extend(node.children)
 # Reductions whose second parameter is the dimension (None: every dimension).
 _DIM_SECOND = frozenset({"torch.sum", "torch.mean"})
 # What a parameter holding a call's constant (``specialise.py``) reads as.
@@ -565,6 +582,7 @@ class Inference:
         self._facts = facts if facts is not None else FileFacts()
         self.project = project
         self._cache: Dict[cst.CSTNode, Value] = {}
+        self._binds_unseen: Optional[bool] = None  # ``_may_bind_unseen``, worked out once
         self._module_classes: Dict[cst.ClassDef, bool] = {}
         self._function_classes: Dict[cst.ClassDef, bool] = {}
         self._optimizer_classes: Dict[cst.ClassDef, bool] = {}
@@ -1995,6 +2013,8 @@ class Inference:
             return Value(Kind.OBJECT, instance_of=owner) if owner is not None else UNKNOWN
         if isinstance(node, cst.Name):
             binding = self._bindings.get(node)
+            if binding is not None and binding.how == "assign" and self._raises_name_error(binding.value):
+                return _PENDING  # ``args = parser.parse_args()`` with no ``parser`` anywhere: never bound so
             if binding is not None:
                 return self._filled(binding, self._name_container(node)) or self._binding_value(binding)
         if isinstance(node, cst.FunctionDef) and self._definition_name(node) is None and self._nested(node):
@@ -2005,6 +2025,31 @@ class Inference:
             key = self._definition_name(node)
             return Value(Kind.FUNCTION, calls=key) if key is not None else UNKNOWN
         return UNKNOWN
+
+    def _raises_name_error(self, value: cst.BaseExpression) -> bool:
+        """Does evaluating ``value`` start with a name nothing binds (``parser.parse_args(...)``
+        in a module that never defines ``parser``, imports it, or may bind it unseen)? It
+        raises ``NameError`` then: the assignment never completes."""
+        head = value
+        while isinstance(head, (cst.Attribute, cst.Call, cst.Subscript)):
+            head = head.func if isinstance(head, cst.Call) else head.value
+        if not isinstance(head, cst.Name) or self._resolver.assignments(head):
+            return False
+        spelled = head.value
+        if hasattr(builtins, spelled) or (spelled.startswith("__") and spelled.endswith("__")):
+            return False
+        return not self._may_bind_unseen()
+
+    def _may_bind_unseen(self) -> bool:
+        """May the module bind names no statement spells: a star import of a module whose
+        names the project model does not know (those it knows are bindings, as spelled),
+        ``globals()``, ``locals()``, ``vars()``, ``exec``, ``__builtins__``?"""
+        if self._binds_unseen is None:
+            module = self._facts.module
+            text = module.code if module is not None else ""
+            self._binds_unseen = module is None or bool(_UNSEEN_BINDINGS.search(text)) or any(
+                self.project.star_exports(spelled) is None for spelled in _star_imports(module))
+        return self._binds_unseen
 
     def _nested(self, function: cst.FunctionDef) -> bool:
         scope = self._resolver.scope_of(function)
