@@ -1001,7 +1001,8 @@ def test_module_level_code_reads_the_binding_that_dominates_it(module_code, flag
     """Module-level code is a block like a def's (notebooks converted to scripts
     keep their training code there); ``losses.compute_loss`` is the callee the
     train function differentiates, though ``losses`` is never imported."""
-    source = ("import torch\nimport torch.nn.functional as F\n\n\n\n" + module_code
+    # The stand-ins are imported: a name nothing binds would make its assignment never complete.
+    source = ("import torch\nimport torch.nn.functional as F\nfrom nets import model, x, xs, a, b, c\n\n\n" + module_code
               + "\n\ndef train(model, x):\n    loss = losses.compute_loss(model(x))\n    loss.backward()\n")
     assert _lines(source) == flagged
 
@@ -3218,3 +3219,18 @@ def test_an_assignment_reading_a_name_nothing_binds_never_completes(star, report
     code = _NEVER_BOUND.format(star=star)
     lines = [d.line for d in Engine(all_rules()).check(code).diagnostics if d.code == "TL101"]
     assert bool(lines) is reported, lines
+
+
+def test_python_2_builtins_are_bound_names():
+    # 2017 code calls ``reduce`` and ``xrange`` as builtins: the assignment may well complete
+    code = textwrap.dedent('''
+        import torch.nn.functional as F
+        from nets import a, b, parts, summed
+        loss = F.mse_loss(a, b)
+        if summed:
+            loss = reduce(lambda p, q: p + q, parts)
+        print(loss.data[0])
+        ''')
+    assert not [d for d in Engine(all_rules()).check(code).diagnostics if d.code == "TL101"]
+    assert [d.line for d in Engine(all_rules()).check(code.replace("reduce(", "reducer(")).diagnostics
+            if d.code == "TL101"] == [7]

@@ -153,6 +153,11 @@ NONE = Value(Kind.NONE)
 OPTIONS = Value(Kind.OPTIONS)
 # A binding whose value depends on itself (``x = x.cuda()``): no information.
 _PENDING = Value(Kind.UNKNOWN, cuda=None, module_class="<pending>")
+# Python 2's builtins: 2017 code checked here still names them (it runs, or ran, where they exist).
+_PYTHON2_BUILTINS = frozenset({
+    "xrange", "unicode", "basestring", "long", "raw_input", "reduce", "unichr", "file", "execfile", "cmp",
+    "buffer", "apply", "intern", "coerce", "reload",
+})
 # What may bind a module's names without a statement spelling them.
 _UNSEEN_BINDINGS = re.compile(r"\bglobals\s*\(|\blocals\s*\(|\bvars\s*\(|\bexec\s*\(|__builtins__")
 
@@ -2036,7 +2041,8 @@ class Inference:
         if not isinstance(head, cst.Name) or self._resolver.assignments(head):
             return False
         spelled = head.value
-        if hasattr(builtins, spelled) or (spelled.startswith("__") and spelled.endswith("__")):
+        if hasattr(builtins, spelled) or spelled in _PYTHON2_BUILTINS or (
+                spelled.startswith("__") and spelled.endswith("__")):
             return False
         return not self._may_bind_unseen()
 
