@@ -185,6 +185,20 @@ def callee_name(func: ast.AST) -> Optional[str]:
     return None
 
 
+def returned_values(function: ast.AST) -> List[ast.AST]:
+    """The values ``function``'s own ``return`` statements give (not those of defs nested in it)."""
+    found: List[ast.AST] = []
+    pending = list(ast.iter_child_nodes(function))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None:
+            found.append(node.value)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
 def keyword_names(call: ast.Call) -> List[Optional[str]]:
     """The keywords a call spells (None for ``**kwargs``)."""
     return [k.arg for k in call.keywords]

@@ -63,7 +63,9 @@ import re
 from bisect import bisect_left
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
-from torchlint.analysis.outline import Names, Outline, attributes_named, calls_to, dotted, qualified_names
+from torchlint.analysis.outline import (
+    Names, Outline, attributes_named, calls_to, dotted, qualified_names, returned_values,
+)
 from torchlint.knowledge.torch_api import ADDED_KEYWORDS, TORCH_VERSION_HELPERS, is_torch_name
 
 LineRange = Tuple[int, int]
@@ -236,7 +238,7 @@ def _version_flags(outline: Outline, imported_flags: FrozenSet[str] = frozenset(
     assignments += [([node.target], node.value) for node in outline.nodes(ast.AnnAssign) if node.value is not None]
     functions = [node for node in getattr(outline.tree, "body", ())
                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    helpers = [(node.name, _returned(node)) for node in functions]
+    helpers = [(node.name, returned_values(node)) for node in functions]
     flags: Set[str] = set(imported_flags)
     readers = _distribution_readers(outline, functions)
     for targets, value in assignments if readers else ():
@@ -300,7 +302,7 @@ def _version_values(outline: Outline, function: ast.AST, parameter: str) -> Opti
                for target in node.targets if isinstance(target, ast.Name)}
     positions: Set[int] = set()
     whole = False
-    for value in _returned(function):
+    for value in returned_values(function):
         if isinstance(value, ast.Tuple):
             positions.update(index for index, item in enumerate(value.elts) if holds(item))
         elif holds(value):
@@ -327,20 +329,6 @@ def _torch_versions_read(targets: List[ast.AST], value: ast.AST, readers: Dict[s
         elif isinstance(target, (ast.Tuple, ast.List)) and items:
             found.update(item.id for index, item in enumerate(target.elts)
                          if index in items and isinstance(item, ast.Name))
-    return found
-
-
-def _returned(function: ast.AST) -> List[ast.AST]:
-    """The values ``function``'s own ``return`` statements give (not those of defs nested in it)."""
-    found: List[ast.AST] = []
-    pending = list(ast.iter_child_nodes(function))
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Return) and node.value is not None:
-            found.append(node.value)
-        pending.extend(ast.iter_child_nodes(node))
     return found
 
 

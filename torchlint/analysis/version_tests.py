@@ -37,7 +37,7 @@ import ast
 import re
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Set, Tuple
 
-from torchlint.analysis.outline import Outline, qualified_names
+from torchlint.analysis.outline import Outline, qualified_names, returned_values
 from torchlint.knowledge.torch_api import TORCH_VERSION_HELPERS
 
 Release = Tuple[int, int]
@@ -124,7 +124,7 @@ def version_helpers(outline: Outline) -> Dict[str, VersionHelper]:
         arguments = statement.args
         if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs:
             continue
-        tests = [value for value in _own_returns(statement) if _reads_torch_version(outline, value, reading)]
+        tests = [value for value in returned_values(statement) if _reads_torch_version(outline, value, reading)]
         if len(tests) == 1:
             found[statement.name] = VersionHelper(tuple(a.arg for a in arguments.args), tests[0], outline, assigned)
     return found
@@ -172,20 +172,6 @@ def _assigned_once(outline: Outline) -> Dict[str, ast.AST]:
         if isinstance(node.target, ast.Name):
             counts[node.target.id] = counts.get(node.target.id, 0) + 2
     return {name: value for name, value in values.items() if counts[name] == 1}
-
-
-def _own_returns(function: ast.FunctionDef) -> List[ast.AST]:
-    """The values ``function``'s own ``return`` statements give (not those of defs nested in it)."""
-    found: List[ast.AST] = []
-    pending: List[ast.AST] = list(function.body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Return) and node.value is not None:
-            found.append(node.value)
-        pending.extend(ast.iter_child_nodes(node))
-    return found
 
 
 def _names_reading_the_version(outline: Outline, assigned: Dict[str, ast.AST],

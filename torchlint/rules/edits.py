@@ -340,3 +340,16 @@ def passes_argument(call: cst.Call, name: str, positional: Sequence[str]) -> boo
 
 def has_star_args(call: cst.Call) -> bool:
     return any(arg.star in ("*", "**") for arg in call.args)
+
+
+def comments_at(line: cst.SimpleStatementLine) -> List[str]:
+    """The comments at the end of ``line`` and in the lines directly above it (no blank line
+    between): what its author wrote about it."""
+    comments = []
+    if line.trailing_whitespace.comment is not None:
+        comments.append(line.trailing_whitespace.comment.value)
+    for leading in reversed(line.leading_lines):
+        if leading.comment is None:
+            break
+        comments.append(leading.comment.value)
+    return comments

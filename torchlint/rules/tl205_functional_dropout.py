@@ -285,14 +285,7 @@ def _documented_as_always_on(classdef: cst.ClassDef, method: cst.FunctionDef,
     docstrings = [text for text in (classdef.get_docstring(), method.get_docstring()) if text]
     if any(_ALWAYS_ON.search(text) for text in docstrings):
         return True
-    comments = []
-    if line is not None:
-        if line.trailing_whitespace.comment is not None:
-            comments.append(line.trailing_whitespace.comment.value)
-        for leading in reversed(line.leading_lines):
-            if leading.comment is None:
-                break
-            comments.append(leading.comment.value)
+    comments = edits.comments_at(line) if line is not None else []
     return any(_ALWAYS_ON.search(text) or _RANDOM_ON_PURPOSE.search(text) for text in comments)
 
 

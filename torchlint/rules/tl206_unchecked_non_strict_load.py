@@ -328,11 +328,4 @@ _STRICTNESS = re.compile(r"strict", re.IGNORECASE)
 def _explains_strictness(line: cst.SimpleStatementLine) -> bool:
     """Does a comment directly above ``line`` (no blank line between) or at
     its end mention strictness? That is the author recording the decision."""
-    comments = []
-    if line.trailing_whitespace.comment is not None:
-        comments.append(line.trailing_whitespace.comment.value)
-    for leading in reversed(line.leading_lines):
-        if leading.comment is None:
-            break
-        comments.append(leading.comment.value)
-    return any(_STRICTNESS.search(comment) for comment in comments)
+    return any(_STRICTNESS.search(comment) for comment in edits.comments_at(line))
