@@ -981,11 +981,7 @@ class Project:
         found = [self._told_apart(module, facts)]
         holding = _packages_of(ref.name)
         holding = holding if ref.is_package else holding[:-1]
-        names: List[str] = list(holding[1:])
-        for spelled in facts.modules_imported:
-            absolute = absolute_module(spelled, ref)
-            if absolute is not None:
-                names.extend(_packages_of(absolute))
+        names = list(holding[1:]) + _imported_packages(facts, ref)
         for name in dict.fromkeys(names):
             other = self.find(name, ref)
             imported = (self.known(other.key) or self.module(other)) if other is not None and other.key != ref.key else None
@@ -1058,11 +1054,7 @@ class Project:
             if module is None or facts is None:
                 continue
             yield module, facts
-            names = list(holding) if current is ref else []
-            for spelled in facts.modules_imported:
-                absolute = absolute_module(spelled, current)
-                if absolute is not None:
-                    names.extend(_packages_of(absolute))
+            names = (list(holding) if current is ref else []) + _imported_packages(facts, current)
             for name in dict.fromkeys(names):
                 found = self.find(name, current)
                 if found is not None and found.key not in seen:
@@ -1795,6 +1787,17 @@ def _packages_of(name: str) -> List[str]:
     """``a.b.c`` and the packages importing it runs first: ``a``, ``a.b``, ``a.b.c``."""
     parts = name.split(".")
     return [".".join(parts[:end]) for end in range(1, len(parts) + 1)]
+
+
+def _imported_packages(facts: "_Facts", importer: ModuleRef) -> List[str]:
+    """The modules ``importer``'s top-level imports name, each with the packages
+    holding it (importing them runs those first)."""
+    names: List[str] = []
+    for spelled in facts.modules_imported:
+        absolute = absolute_module(spelled, importer)
+        if absolute is not None:
+            names.extend(_packages_of(absolute))
+    return names
 
 
 def absolute_module(spelled: str, importer: ModuleRef) -> Optional[str]:
