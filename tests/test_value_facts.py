@@ -2725,6 +2725,38 @@ def test_a_python_2_module_is_read_for_what_it_defines_and_still_reported_unpars
     assert "losses.py:5:" in result.stderr and "Python 2 code" in result.stderr
 
 
+ASYNC_UTILS = """\
+import torch
+
+
+def to_gpu(t):
+    return t.cuda(async=True)
+
+
+def accuracy(out, truth):
+    _, best = torch.max(out, 1)
+    right = torch.sum(torch.eq(best, truth).float())
+    return right, right / truth.size(0) * 100
+"""
+
+ASYNC_USER = """\
+import torch
+from utils import *
+
+out, truth = torch.randn(8, 3), torch.randint(0, 3, (8,))
+hits, percent = accuracy(out, truth)
+print(percent.data[0])
+"""
+
+
+def test_a_module_using_async_as_a_keyword_is_read_for_what_it_defines(tmp_path):
+    # ``t.cuda(async=True)`` makes utils.py a syntax error on Python 3.7+; the
+    # script star-importing its ``accuracy`` still learns what that returns.
+    files = {"utils.py": ASYNC_UTILS, "train.py": ASYNC_USER}
+    assert _folder_lines(tmp_path, files, paths=("train.py",)) == [("train.py", 6)]
+    assert _folder_lines(tmp_path, files, paths=("utils.py",), code="TL115") == [("utils.py", 5)]
+
+
 def test_the_python_3_reading_keeps_every_line_and_parses():
     import ast
 

@@ -57,7 +57,7 @@ from torchlint.analysis.version_tests import VersionHelper, called_with_versions
 from torchlint.analysis.specialise import Arguments, spelled as spelled_arguments
 from torchlint.core.dependencies import LISTING, PROBE, TREE, Resolution, content_digest
 from torchlint.core.diagnostic import ParseError, Unsupported
-from torchlint.core.legacy_syntax import may_be_python2, python3_reading
+from torchlint.core.legacy_syntax import async_keyword_sites, may_be_python2, python3_reading, rename_async_keywords
 from torchlint.core.settings import Settings
 from torchlint.core.source import SourceFile
 from torchlint.knowledge import torch_api as api
@@ -1736,11 +1736,18 @@ def _split_key(key: str) -> Tuple[str, str]:
 
 
 def _readable(source: Optional[SourceFile]) -> Optional[SourceFile]:
-    """``source`` as the project model reads it: a Python 2 module (``print x``,
-    ``except E, e:``) read as the Python 3 text ``python3_reading`` makes of it, so
-    that what it defines is known to the modules importing it. The module itself is
-    still reported unparsable where it is checked, and never fixed."""
-    if source is None or not may_be_python2(source.text):
+    """``source`` as the project model reads it, so that what it defines is known
+    to the modules importing it: with ``async`` used as a name (``x.cuda(async=True)``,
+    a syntax error since Python 3.7) renamed ``non_blocking``, and a Python 2 module
+    (``print x``, ``except E, e:``) read as the Python 3 text ``python3_reading``
+    makes of it. The module itself is still reported where it is checked (TL115,
+    or unparsable), and a Python 2 one is never fixed."""
+    if source is None:
+        return None
+    sites = async_keyword_sites(source.text)
+    if sites:
+        source = SourceFile(rename_async_keywords(source.text, sites), source.encoding)
+    if not may_be_python2(source.text):
         return source
     reading = python3_reading(source.text)
     if reading is None or reading == source.text:
