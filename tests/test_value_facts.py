@@ -2757,6 +2757,54 @@ def test_a_module_using_async_as_a_keyword_is_read_for_what_it_defines(tmp_path)
     assert _folder_lines(tmp_path, files, paths=("utils.py",), code="TL115") == [("utils.py", 5)]
 
 
+CRITERIA = """\
+import torch
+import torch.nn as nn
+
+
+class GridLoss(nn.Module):
+    def forward(self, theta, target):
+        return torch.mean((theta - target) ** 2)
+
+
+class Losses(object):
+    @staticmethod
+    def dice(output, target, eps=1e-6):
+        return 1 - (2 * (output * target).sum(1) / (output + target + eps).sum(1)).mean()
+
+
+def epoch(kind, theta, target):
+    if kind == "mse":
+        loss_fn = nn.MSELoss()
+    else:
+        loss_fn = GridLoss()
+    print(loss_fn(theta, target).data[0])
+    if kind == "dice":
+        criterion = Losses.dice
+    else:
+        criterion = nn.BCEWithLogitsLoss()
+    print(criterion(theta, target).data[0])
+    print(Losses.dice(theta, target).data[0])
+"""
+
+
+def test_a_name_holding_one_of_several_loss_modules_calls_what_they_all_give():
+    # Line 21: nn.MSELoss() or the project's GridLoss(); line 26: a static method of a
+    # project class or nn.BCEWithLogitsLoss(); line 27: the static method called through its class.
+    assert _lines(CRITERIA) == [21, 26, 27]
+
+
+def test_one_callable_of_several_that_gives_a_batch_leaves_the_call_unknown():
+    source = CRITERIA.replace("nn.MSELoss()", "nn.MSELoss(reduction='none')").replace(
+        "criterion = nn.BCEWithLogitsLoss()", "criterion = nn.Linear(4, 4)")
+    assert _lines(source) == [27]
+
+
+def test_a_method_reached_through_its_class_without_staticmethod_is_not_followed():
+    # (one line fewer: the loss-module read is now line 20)
+    assert _lines(CRITERIA.replace("    @staticmethod\n", "")) == [20]
+
+
 def test_the_python_3_reading_keeps_every_line_and_parses():
     import ast
 

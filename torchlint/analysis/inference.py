@@ -80,7 +80,7 @@ class Value:
     # MODULE/OBJECT: the project class it is an instance of, as "package.module.Class"
     # (``ProjectLink`` answers what its calls, methods and attributes give).
     instance_of: Optional[str] = None
-    items: Tuple["Value", ...] = ()  # TUPLE: the elements
+    items: Tuple["Value", ...] = ()  # TUPLE: the elements; MODULE, FUNCTION: what it may be (``_callable_alternatives``)
     element: Optional["Value"] = None  # MAPPING: what every value is
     # UNKNOWN: a Python number on some runs, else this tensor (``total = 0`` and then
     # ``total += loss`` in a loop that may run no pass). Only where the code uses
@@ -216,6 +216,10 @@ def meet(values: Iterable[Value]) -> Value:
             if tensor is not None:
                 return Value(Kind.UNKNOWN, unless_number=tensor)
             either = _if_tensor(result, value)
+            if either is None and result.kind in _CALLABLE and value.kind in _CALLABLE:
+                # ``criterion = losses.dice`` on one branch, ``nn.BCELoss()`` on the other.
+                alternatives = _callable_alternatives(result, value)
+                either = Value(Kind.FUNCTION, items=alternatives) if alternatives else None
             if either is None:
                 return UNKNOWN
             result = either
@@ -252,8 +256,24 @@ def meet(values: Iterable[Value]) -> Value:
             calls=_either(result.calls, value.calls),
             one_element=result.one_element and value.one_element,
             partly_scalar=result.scalar or result.partly_scalar or value.scalar or value.partly_scalar,
+            items=_callable_alternatives(result, value),
         )
     return result if result is not None else UNKNOWN
+
+
+_CALLABLE = frozenset({Kind.MODULE, Kind.FUNCTION})
+_ALTERNATIVES = 4  # more, and a call of the value is not followed
+
+
+def _callable_alternatives(one: Value, other: Value) -> Tuple[Value, ...]:
+    """The modules and functions a name may hold (``loss = nn.MSELoss()`` on one branch,
+    the project's ``GridLoss()`` or ``losses.dice`` on the other), each whole, so that a
+    call of it gives what every one of them gives; () when they are one, too many, or
+    functions alone (``calls`` joins those)."""
+    if one.kind not in _CALLABLE or (one.kind is other.kind is Kind.FUNCTION and not one.items and not other.items):
+        return ()
+    alternatives = tuple(dict.fromkeys((one.items or (one,)) + (other.items or (other,))))
+    return alternatives if 1 < len(alternatives) <= _ALTERNATIVES else ()
 
 
 def _unless_number(one: Value, other: Value) -> Optional[Value]:
@@ -423,6 +443,10 @@ class ProjectLink:
 
     def defines_method(self, owner: str, method: str) -> bool:
         """Does the project class ``owner`` define ``method`` in its own body (an override)?"""
+        return False
+
+    def static_method(self, owner: str, method: str) -> bool:
+        """Is ``method`` a ``@staticmethod`` the project class ``owner`` defines in its body?"""
         return False
 
     def callable_key(self, qualified: str) -> Optional[str]:
@@ -754,6 +778,12 @@ class Inference:
     def defines_method(self, classdef: cst.ClassDef, method: str) -> bool:
         """Does ``classdef`` define ``method`` in its own body?"""
         return _method(classdef, method) is not None
+
+    def is_static_method(self, classdef: cst.ClassDef, method: str) -> bool:
+        """Is ``method`` a ``@staticmethod`` of ``classdef``'s own body (called through the
+        class, it takes no instance first)?"""
+        found = _method(classdef, method)
+        return found is not None and [get_full_name_for_node(d.decorator) for d in found.decorators] == ["staticmethod"]
 
     def receiver_value(self, receiver: cst.BaseExpression) -> Value:
         """The value of ``receiver`` in ``receiver.attr`` or ``receiver.method()``: a run
@@ -1307,6 +1337,10 @@ class Inference:
             qualified = self._resolver.resolve(expr)
             if expr.attr.value == "shape" and qualified is None and base.kind in (Kind.TENSOR, Kind.UNKNOWN):
                 return SIZES  # a tensor's (or an array's) lengths
+            if (base.kind is Kind.FUNCTION and base.calls is not None and _OWNERS not in base.calls
+                    and self.project.static_method(base.calls, expr.attr.value)):
+                # ``Utils.dice``: a static method of a project class, reached through the class.
+                return Value(Kind.FUNCTION, returns=self.project.member_value(base.calls, expr.attr.value, called=True))
             if base.kind is not Kind.UNKNOWN:
                 return UNKNOWN
             if qualified in api.CONFIGURATION_OBJECTS:
@@ -2446,6 +2480,8 @@ class Inference:
             owners = self._attribute_owners(func.value, func.attr.value)
             if owners is not None:
                 callee = self._member(owners, func.attr.value, called=False, numbers=False)
+        if callee.kind is Kind.FUNCTION and callee.items:
+            return meet(self._alternative_call_value(call, alternative) for alternative in callee.items)
         if callee.kind is Kind.MODULE:
             return self._asked_with_arguments(call, lambda arguments: self._module_call_value(callee, arguments, call))
         if callee.kind is Kind.OBJECT and callee.instance_of is not None:
@@ -2468,6 +2504,15 @@ class Inference:
         elif callee.kind is Kind.FUNCTION and callee.calls is not None:
             return self._referenced_call(call, callee.calls)  # ``criterion = losses.mse``, then ``criterion(a, b)``
         return UNKNOWN
+
+    def _alternative_call_value(self, call: cst.Call, callee: Value) -> Value:
+        """What ``call`` gives where its callee is ``callee``, one of the modules and
+        functions the called name may hold."""
+        if callee.kind is Kind.MODULE:
+            return self._asked_with_arguments(call, lambda arguments: self._module_call_value(callee, arguments, call))
+        if callee.returns is not None:
+            return callee.returns
+        return self._referenced_call(call, callee.calls) if callee.calls is not None else UNKNOWN
 
     def _reloaded(self, load: cst.Call) -> Optional[Value]:
         """``torch.load(path)`` of what its own def saved to the same path expression
@@ -2617,6 +2662,11 @@ class Inference:
             return known
         if receiver.kind is Kind.OBJECT:
             return self._project_method_value(receiver, method, call)
+        if (receiver.kind is Kind.FUNCTION and receiver.calls is not None and _OWNERS not in receiver.calls
+                and self.project.static_method(receiver.calls, method)):
+            # ``Utils.dice(a, b)``: a static method called through its project class.
+            return self._asked_with_arguments(call, lambda arguments: self.project.member_value(
+                receiver.calls, method, called=True, arguments=arguments))
         if receiver.kind is Kind.OPTIONS:
             if method == "parse_known_args":
                 return Value(Kind.TUPLE, items=(OPTIONS, OPTIONS))  # (options, the strings left over)
@@ -2973,6 +3023,10 @@ class Inference:
 
     def _module_call_value(self, module: Value, arguments: Optional[Arguments] = None,
                            call: Optional[cst.Call] = None) -> Value:
+        if module.items:
+            # One of several modules: what all of their calls agree on (on the device it was sent to).
+            return meet(self._module_call_value(alternative if module.cuda is None else replace(
+                alternative, cuda=module.cuda), arguments, call) for alternative in module.items)
         if module.instance_of is not None:
             return self._member(module.instance_of, "__call__", called=True, arguments=arguments)
         if module.reduces:

@@ -1249,6 +1249,10 @@ class Project:
         return self._answer(key, method + "/defined", cst.ClassDef, False,
                             lambda inference, classdef: inference.defines_method(classdef, method))
 
+    def static_method(self, key: str, method: str) -> bool:
+        return self._answer(key, method + "/static", cst.ClassDef, False,
+                            lambda inference, classdef: inference.is_static_method(classdef, method))
+
     def autograd_function(self, key: str) -> bool:
         return self._answer(key, "autograd Function", cst.ClassDef, False,
                             lambda inference, classdef: inference.is_autograd_function_class(classdef))
@@ -1684,6 +1688,9 @@ class ModuleLink(ProjectLink):
 
     def defines_method(self, owner: str, method: str) -> bool:
         return self._project.defines_method(owner, method)
+
+    def static_method(self, owner: str, method: str) -> bool:
+        return self._project.static_method(owner, method)
 
     def autograd_function(self, key: str) -> bool:
         return self._project.autograd_function(key)
