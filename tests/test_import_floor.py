@@ -86,3 +86,23 @@ def test_the_flake8_plugin_reads_the_same_floor(tmp_path):
     result = run_flake8(["--select", "TL", "--torch-version", "1.13", str(path)])
     assert [line.split(":")[1] for line in result.stdout.splitlines() if " TL109 " in line] == ["7", "10"], \
         result.stdout + result.stderr
+
+
+# -- what a module's code needs (a project that declares no floor) ----------------------
+
+@pytest.mark.parametrize("code, needed", [
+    ("import torch\nx = torch.compile(model)\n", (2, 0, 0)),  # a mined name, anywhere
+    ("def f(m):\n    from torch.nn.attention import sdpa_kernel\n    return sdpa_kernel\n", (2, 3, 0)),
+    ("import torch as T\n\ndef load(p):\n    return T.load(p, weights_only=False)\n", (1, 13, 0)),
+    ("from torch import load\nstate = load('x.pt', weights_only=True)\n", (1, 13, 0)),
+    ("import torch\ntry:\n    y = torch.compile(m)\nexcept AttributeError:\n    y = m\n", None),
+    ("import torch\nif hasattr(torch, 'compile'):\n    y = torch.compile(m)\n", None),
+    ("import torch\nif torch.__version__ >= '2':\n    y = torch.compile(m)\n", None),
+    ("import torch\ndef f():\n    if IS_TORCH_2:\n        return torch.compile(m)\n", None),
+    ("import torch\nif torch.cuda.is_available():\n    y = torch.compile(m)\n", (2, 0, 0)),  # no version test
+    ("import torch\nx = torch.load('a.pt', map_location='cpu')\n", None),
+    ("compile = lambda m: m\ny = compile(m)\n", None),  # not torch's
+])
+def test_what_a_module_uses_outside_version_tests_bounds_its_torch(code, needed):
+    from torchlint.analysis.import_floor import needed_release
+    assert needed_release(ast.parse(code)) == needed

@@ -179,3 +179,94 @@ def test_a_torch_only_the_projects_development_extras_pin_is_no_floor(tmp_path, 
     (tmp_path / "setup.cfg").unlink()
     declared = declared_torch_floor(str(tmp_path))
     assert declared is not None and declared.version == (1, 8, 0)
+
+
+# -- a package that declares no torch floor --------------------------------------------
+
+# TL109: torch.cuda.amp.GradScaler's replacement torch.amp.GradScaler came in torch 2.3.
+SCALER = "import torch\nscaler = torch.cuda.amp.GradScaler()\n"
+# torch.load's weights_only= came in torch 1.13 (knowledge/torch_api.KEYWORD_SINCE).
+LOADER = "import torch\n\n\ndef restore(path):\n    return torch.load(path, weights_only=True)\n"
+
+
+def _package(tmp_path, python=None, torch=None, files=None):
+    project = ['[project]', 'name = "p"']
+    if python:
+        project.append(f'requires-python = "{python}"')
+    project.append(f'dependencies = [{", ".join(repr(r) for r in (["numpy"] + ([torch] if torch else [])))}]')
+    (tmp_path / "pyproject.toml").write_text("\n".join(project).replace("'", '"') + "\n")
+    for name, text in (files or {"pkg/__init__.py": "", "pkg/train.py": SCALER}).items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize("python, least", [(">=3.11", (1, 13, 0)), (">=3.12.1", (2, 2, 0)), ("~=3.10", (1, 10, 0)),
+                                           (">=3.7", None), (None, None), ("<3.13", None)])
+def test_a_package_without_a_torch_floor_meets_the_first_torch_for_its_python(tmp_path, python, least):
+    from torchlint.run.project_metadata import least_torch_release
+    found = least_torch_release(str(_package(tmp_path, python)))
+    assert (found.version if found else None) == least
+    if found:
+        assert "no torch requirement" in found.where and python.lstrip("~=>") .split(".")[1] in found.where
+
+
+def test_a_declared_floor_or_a_folder_of_scripts_has_no_least_release(tmp_path):
+    from torchlint.run.project_metadata import least_torch_release
+    assert least_torch_release(str(_package(tmp_path, ">=3.11", torch="torch>=2.0"))) is None
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "requirements.txt").write_text("numpy\n")
+    (scripts / ".git").mkdir()
+    assert least_torch_release(str(scripts)) is None
+
+
+def test_the_python_table_is_mined_and_fits_the_installed_torch():
+    import json
+    import sys
+    from pathlib import Path
+
+    from torchlint.knowledge.releases import first_release_for_python, oldest_release_on_pypi
+    data = json.loads((Path(__file__).resolve().parent.parent / "torchlint" / "knowledge" / "data" /
+                       "torch_python_support.json").read_text())
+    releases = [tuple(map(int, r.split("."))) for r in data["first_release_for_python"].values()]
+    assert releases == sorted(releases) and data["oldest"] == oldest_release_on_pypi()
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    torch = pytest.importorskip("torch")
+    installed = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+    # The torch installed here has a wheel for this Python: that Python's first release is no newer.
+    assert tuple(map(int, first_release_for_python(python).split("."))) <= installed
+
+
+def test_cli_and_flake8_judge_a_package_without_a_torch_floor_by_its_python(tmp_path):
+    project = _package(tmp_path, ">=3.12")  # torch 2.2 at the oldest: torch.amp.GradScaler (2.3) may be missing
+    assert "TL109" not in run_torchlint(["--no-cache", "pkg"], cwd=project).stdout
+    assert "TL109" not in run_flake8(["--select", "TL", "pkg"], cwd=project).stdout
+    shown = run_torchlint(["--show-settings", "pkg"], cwd=project).stdout
+    assert "at least 2.2.0" in shown and "Python 3.12" in shown
+    project = _package(tmp_path, ">=3.13")  # torch 2.5 at the oldest: it has the replacement
+    assert "TL109" in run_torchlint(["--no-cache", "pkg"], cwd=project).stdout
+    assert "TL109" in run_flake8(["--select", "TL", "pkg"], cwd=project).stdout
+
+
+def test_what_another_module_of_the_package_needs_is_the_packages_floor(tmp_path):
+    # Nothing declares a floor; pkg/io.py passes weights_only= (torch 1.13), so the
+    # package runs on 1.13: GradScaler's 2.3 replacement is not offered, and TL212's
+    # use_reentrant= (torch 1.11) is.
+    files = {"pkg/__init__.py": "", "pkg/io.py": LOADER,
+             "pkg/train.py": SCALER + "from torch.utils.checkpoint import checkpoint\ny = checkpoint(f, x)\n"}
+    project = _package(tmp_path, ">=3.7", files=files)
+    out = run_torchlint(["--no-cache", "pkg"], cwd=project).stdout
+    assert "TL109" not in out and "TL212" in out
+    assert "TL109" not in run_flake8(["--select", "TL", "pkg"], cwd=project).stdout
+    # Behind a test of the torch version (or in a try) it is how older torch is served: no evidence.
+    (project / "pkg" / "io.py").write_text(LOADER.replace(
+        "    return torch.load(path, weights_only=True)\n",
+        "    if TORCH_1_13:\n        return torch.load(path, weights_only=True)\n    return torch.load(path)\n"))
+    assert "TL109" in run_torchlint(["--no-cache", "pkg"], cwd=project).stdout
+
+
+def test_a_folder_of_old_scripts_is_still_advised_for_the_torch_it_moves_to(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text(SCALER)
+    assert "TL109" in run_torchlint(["--no-cache", "train.py"], cwd=tmp_path).stdout

@@ -15,11 +15,13 @@ def are left out: they are how code that supports older torch asks.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import replace
-from typing import Iterator, Optional
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from torchlint.core.settings import Settings, Version, parse_version
-from torchlint.knowledge.releases import module_release
+from torchlint.knowledge.releases import module_release, name_releases
+from torchlint.knowledge.torch_api import KEYWORD_SINCE
 
 
 def import_floor(tree: ast.Module) -> Optional[Version]:
@@ -56,3 +58,125 @@ def _needed_releases(tree: ast.Module) -> Iterator[str]:
                 release = module_release(module)
                 if release is not None:
                     yield release
+
+
+# --- what a module's code needs, for a project that declares no floor -----------------
+
+
+def needed_release(tree: ast.Module) -> Optional[Version]:
+    """The newest torch release that something ``tree`` uses outside a ``try`` and
+    outside a test of the torch version or of what torch has (``if hasattr(...)``)
+    arrived in: a torch module it imports (anywhere), a name or keyword whose first
+    release was mined (``knowledge/releases.py``; ``torch.compile``, 2.0), or a keyword
+    of ``KEYWORD_SINCE`` it passes (``torch.load(..., weights_only=False)``, 1.13).
+    The code was written for that torch or a newer one (``Engine._shown_floor``).
+    None: nothing newer than the oldest release mined."""
+    aliases = _aliases(tree)
+    releases: List[Version] = []
+    for node in _unguarded(tree.body):
+        for module in _modules_imported(node):
+            release = module_release(module)
+            if release is not None:
+                releases.append(parse_version(release))
+        if isinstance(node, (ast.Attribute, ast.Name)):
+            release = _NAMED.get(_dotted(node, aliases) or "")
+            if release is not None:
+                releases.append(release)
+        if isinstance(node, ast.Call):
+            called = _dotted(node.func, aliases)
+            for keyword in node.keywords if called else ():
+                release = _KEYWORDS.get((called, keyword.arg or ""))
+                if release is not None:
+                    releases.append(release)
+    return max(releases) if releases else None
+
+
+def _mined_names() -> Tuple[Dict[str, Version], Dict[Tuple[str, str], Version]]:
+    names: Dict[str, Version] = {}
+    keywords: Dict[Tuple[str, str], Version] = {
+        key: parse_version(".".join(map(str, since))) for key, since in KEYWORD_SINCE.items()}
+    for name, release in name_releases().items():
+        if release is None:
+            continue
+        if name.endswith("=)"):  # ``torch.nn.Hardtanh(max_val=)``: a keyword of a callable
+            callee, _, keyword = name[:-2].partition("(")
+            keywords[(callee, keyword)] = parse_version(release)
+        else:
+            names[name] = parse_version(release)
+    return names, keywords
+
+
+_NAMED, _KEYWORDS = _mined_names()
+
+
+def _unguarded(statements: List[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node of ``statements`` but those in a ``try`` statement or under an ``if``
+    that asks about the torch version or about what torch has: how code that supports
+    older torch asks."""
+    for statement in statements:
+        if isinstance(statement, ast.Try) or (isinstance(statement, ast.If) and _asks_about_torch(statement.test)):
+            continue
+        yield from _nodes(statement)
+
+
+def _nodes(statement: ast.stmt) -> Iterator[ast.AST]:
+    todo: List[ast.AST] = [statement]
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt) and (isinstance(child, ast.Try) or (
+                    isinstance(child, ast.If) and _asks_about_torch(child.test))):
+                continue
+            todo.append(child)
+
+
+def _asks_about_torch(test: ast.expr) -> bool:
+    """``torch.__version__ >= ...``, ``is_torch_version(...)``, ``TORCH_2``, ``hasattr(torch, ...)``."""
+    for node in ast.walk(test):
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        if "version" in name.lower() or _RELEASE_FLAG.search(name) or name in ("hasattr", "getattr"):
+            return True
+    return False
+
+
+_RELEASE_FLAG = re.compile(r"torch\w*\d", re.IGNORECASE)  # a flag of a release: ``TORCH_2``, ``is_torch_2_1``
+
+
+def _modules_imported(node: ast.AST) -> List[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names if alias.name.startswith("torch.")]
+    if isinstance(node, ast.ImportFrom) and not node.level and node.module and (
+            node.module == "torch" or node.module.startswith("torch.")):
+        return [node.module] + [f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*"]
+    return []
+
+
+def _aliases(tree: ast.Module) -> Dict[str, str]:
+    """The names the module's imports bind to torch: ``nn`` -> ``torch.nn``."""
+    bound: Dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "torch" or alias.name.startswith("torch."):
+                    if alias.asname:
+                        bound[alias.asname] = alias.name
+                    else:
+                        bound["torch"] = "torch"
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module and (
+                node.module == "torch" or node.module.startswith("torch.")):
+            for alias in node.names:
+                if alias.name != "*":
+                    bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return bound
+
+
+def _dotted(node: ast.AST, aliases: Dict[str, str]) -> Optional[str]:
+    """``nn.Hardtanh`` as ``torch.nn.Hardtanh``, where its first name is a torch import."""
+    parts: List[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in aliases:
+        return None
+    return ".".join([aliases[node.id], *reversed(parts)])

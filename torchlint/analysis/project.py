@@ -42,6 +42,7 @@ from torchlint.analysis.cutting import (
     first_line,
     last_line,
 )
+from torchlint.analysis.import_floor import needed_release
 from torchlint.analysis.integral import IntegerValues
 from torchlint.analysis.call_sites import calls_passing
 from torchlint.analysis.checkpoint_files import holds_cpu_tensors_only
@@ -129,6 +130,8 @@ class Finder:
 T = TypeVar("T")
 # The folders a module puts on ``sys.path``: in front of the others, and after them.
 _Added = Tuple[Tuple[str, ...], Tuple[str, ...]]
+# How many modules of a package ``Project.oldest_release_needed`` reads at most.
+PACKAGE_NEEDS_MODULES = 3000
 # How many of the project's modules ``names_imported_elsewhere`` reads at most;
 # beyond it every name is taken as imported (the tidy step then keeps the import).
 MAX_IMPORTER_SCAN = 5000
@@ -464,6 +467,22 @@ class _Module:
         self.remember("told apart", list(found) if found is not None else None)
         return found
 
+    def oldest_release_needed(self) -> Optional[Tuple[int, ...]]:
+        """The newest torch release something this module uses unconditionally arrived in
+        (``import_floor.needed_release``). Kept in the summary; a text without "torch"
+        needs nothing, known without a parse."""
+        if "torch" not in self.source.text:
+            return None
+        kept = self.summary.get("needs", False) if not self.source.parsed else False
+        if kept is None or (isinstance(kept, list) and all(type(n) is int for n in kept)):
+            return tuple(kept) if kept is not None else None
+        try:
+            found = needed_release(self.source.tree)
+        except (ParseError, Unsupported, RecursionError, ValueError):
+            found = None
+        self.remember("needs", list(found) if found is not None else None)
+        return found
+
     def defines_class(self, name: str) -> bool:
         """Is a top-level statement of this module ``class name``?"""
         if self._classes is None:
@@ -709,7 +728,7 @@ class Project:
         # key -> what ``from it import *`` binds: torch's name for it, or None for the project's own
         self._exported: Dict[str, Optional[Dict[str, Optional[str]]]] = {}
         # package key -> (the oldest release its modules run first tell apart, the keys read for it)
-        self._package_floors: Dict[str, Tuple[Optional[Tuple[int, int]], Tuple[str, ...]]] = {}
+        self._package_floors: Dict[Tuple[str, str], Tuple[Optional[Tuple[int, ...]], Tuple[str, ...]]] = {}
 
     # -- the modules ---------------------------------------------------------
 
@@ -974,11 +993,57 @@ class Project:
         ``ref``, and of what runs first for its top package (``run_first``, worked out
         once per run) tell apart from the next: the project evidently runs on it
         (``version_tests.py``). None: no such test."""
+        return self._around(ref, "told apart", self._told_apart, min)
+
+    def oldest_release_needed(self, ref: ModuleRef) -> Optional[Tuple[int, ...]]:
+        """The newest torch release that something the code of ``ref``, or of the modules
+        ``oldest_release_told_apart`` reads, uses unconditionally arrived in (a torch
+        module, a mined name, ``weights_only=``; ``import_floor.needed_release``): the
+        code was written for that torch or a newer one. None: nothing newer than the
+        oldest release mined."""
+        found = [self._around(ref, "needed", lambda module, facts=None: module.oldest_release_needed(), max)]
+        holding = _packages_of(ref.name)
+        top = self.find(holding[0], ref) if ref.is_package or len(holding) > 1 else None
+        if top is not None and top.is_package:
+            found.append(self._package_needs(top))
+        releases = [release for release in found if release is not None]
+        return max(releases) if releases else None
+
+    def _package_needs(self, top: ModuleRef) -> Optional[Tuple[int, ...]]:
+        """The newest release a module of the package ``top`` (any of them, up to
+        ``PACKAGE_NEEDS_MODULES``) needs: a package is released whole, and what one of
+        its modules needs, installing it needs. Worked out once per run."""
+        kept = self._package_floors.get((top.key, "needed by any"))
+        if kept is None:
+            folder = os.path.dirname(top.key) + os.sep
+            listed = self.finder.project_modules(top)
+            outer, self.consulted = self.consulted, {}
+            releases: List[Tuple[int, ...]] = []
+            try:
+                for count, ref in enumerate(ref for ref in listed or () if ref.key.startswith(folder)):
+                    if count >= PACKAGE_NEEDS_MODULES:
+                        break
+                    module = self.known(ref.key) or self.module(ref)
+                    release = module.oldest_release_needed() if module is not None else None
+                    if release is not None:
+                        releases.append(release)
+            finally:
+                read, self.consulted = self.consulted, outer
+            kept = self._package_floors[(top.key, "needed by any")] = (max(releases) if releases else None, tuple(read))
+        for key in kept[1]:
+            self._note_use(key)
+        return kept[0]
+
+    def _around(self, ref: ModuleRef, question: str, ask: Callable[..., Optional[Tuple[int, ...]]],
+                combine: Callable[[List[Tuple[int, ...]]], Tuple[int, ...]]) -> Optional[Tuple[int, ...]]:
+        """``ask`` of ``ref``, of the modules its top-level imports name with the packages
+        holding them, of the packages holding ``ref``, and of the modules run first for its
+        top package (``_package_answer``), combined."""
         module = self.known(ref.key) or self.module(ref)
         facts = module.facts() if module is not None else None
         if module is None or facts is None:
             return None
-        found = [self._told_apart(module, facts)]
+        found = [ask(module, facts)]
         holding = _packages_of(ref.name)
         holding = holding if ref.is_package else holding[:-1]
         names = list(holding[1:]) + _imported_packages(facts, ref)
@@ -986,26 +1051,27 @@ class Project:
             other = self.find(name, ref)
             imported = (self.known(other.key) or self.module(other)) if other is not None and other.key != ref.key else None
             if imported is not None:
-                found.append(self._told_apart(imported))
+                found.append(ask(imported))
         top = self.find(holding[0], ref) if holding else None
         if top is not None:
-            found.append(self._package_told_apart(top))
+            found.append(self._package_answer(top, question, ask, combine))
         releases = [release for release in found if release is not None]
-        return min(releases) if releases else None
+        return combine(releases) if releases else None
 
-    def _package_told_apart(self, top: ModuleRef) -> Optional[Tuple[int, int]]:
-        """The oldest release the modules run first for the package ``top`` tell apart,
-        worked out once per run for all its modules; what was read for it is noted
-        as read by every check that asks (its dependencies)."""
-        kept = self._package_floors.get(top.key)
+    def _package_answer(self, top: ModuleRef, question: str, ask: Callable[..., Optional[Tuple[int, ...]]],
+                        combine: Callable[[List[Tuple[int, ...]]], Tuple[int, ...]]) -> Optional[Tuple[int, ...]]:
+        """``ask`` of the modules run first for the package ``top``, combined, worked out
+        once per run for all its modules; what was read for it is noted as read by every
+        check that asks (its dependencies)."""
+        kept = self._package_floors.get((top.key, question))
         if kept is None:
             outer, self.consulted = self.consulted, {}
             try:
                 releases = [release for module, facts in self.run_first(top)
-                            if (release := self._told_apart(module, facts)) is not None]
+                            if (release := ask(module, facts)) is not None]
             finally:
                 read, self.consulted = self.consulted, outer
-            kept = self._package_floors[top.key] = (min(releases) if releases else None, tuple(read))
+            kept = self._package_floors[(top.key, question)] = (combine(releases) if releases else None, tuple(read))
         for key in kept[1]:
             self._note_use(key)
         return kept[0]

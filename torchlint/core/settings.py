@@ -110,6 +110,10 @@ def versions(since: Optional[str] = None, until: Optional[str] = None) -> Versio
 class Settings:
     torch_version: Optional[Version] = None
     target_torch_version: Optional[Version] = None
+    # A distribution that declares no torch floor but a Python one: the first torch
+    # release for that Python. Not a floor by itself: the engine takes the newest of it,
+    # what the code needs and what its version tests tell apart (``Engine._shown_floor``).
+    least_torch_version: Optional[Version] = None
 
     def __post_init__(self) -> None:
         if self.torch_version and self.target_torch_version and self.target_torch_version < self.torch_version:

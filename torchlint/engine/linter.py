@@ -23,7 +23,7 @@ from torchlint.analysis.version_gates import gated_ranges, is_gated, names_that_
 from torchlint.core.diagnostic import Diagnostic, Fix, ParseError, Unsupported
 from torchlint.core.fix_policy import DEFAULT_FIX_POLICY, FixPolicy
 from torchlint.core.noqa import UNUSED_NOQA, file_is_exempt, noqa_index, unused_noqa
-from torchlint.core.settings import Settings, parse_version
+from torchlint.core.settings import Settings
 from torchlint.analysis.import_floor import with_import_floor
 from torchlint.core.source import MODULE, SourceFile, libcst_parsing
 from torchlint.engine.fixer import apply_fixes, keep_lost_text
@@ -330,18 +330,24 @@ class Engine:
 
     def _shown_floor(self, ref: ModuleRef) -> Optional[Settings]:
         """The settings of a file whose project declares no floor, where its code shows
-        one: the oldest torch release that the project's own version tests, in the
-        file or in the modules run before it, tell apart from the next
+        one: the newest of the oldest torch release that the project's own version
+        tests, in the file or in the modules run before it, tell apart from the next
         (``if torch.__version__ >= "1.11"`` shows a torch 1.10 in use;
-        ``version_tests.py``). The code shows it runs there, and nothing in it shows
-        an older torch: advice whose replacement that torch lacks (TL112's
-        ``weights=`` needs 1.12), or about a problem gone by then, does not fit the
-        project. None: no such test."""
+        ``version_tests.py``), the newest release whose API that code uses
+        unconditionally (``torch.load(..., weights_only=False)`` needs 1.13;
+        ``import_floor.needed_release``) and, for a package declaring its Python but no
+        torch, the first torch for that Python (``least_torch_version``). The code runs
+        there, and nothing in it shows an older torch: advice whose replacement that
+        torch lacks (TL112's ``weights=`` needs 1.12, ``torch.amp.GradScaler`` 2.3), or
+        about a problem gone by then, does not fit the project. None: nothing shows one
+        (old code: advice is for the torch it moves to)."""
         settings = self.settings
-        release = self.project.oldest_release_told_apart(ref)
-        if release is None:
+        shown = [release for release in (self.project.oldest_release_told_apart(ref),
+                                         self.project.oldest_release_needed(ref), settings.least_torch_version)
+                 if release is not None]
+        if not shown:
             return None
-        floor = parse_version(f"{release[0]}.{release[1]}")
+        floor = max(tuple(release[:3]) + (0,) * (3 - len(release)) for release in shown)
         if settings.target_torch_version is not None and settings.target_torch_version < floor:
             return None  # asked to check against an older target: leave the user's settings be
         return replace(settings, torch_version=floor)

@@ -28,7 +28,7 @@ from torchlint.engine.linter import Engine
 from torchlint.rules import all_rules
 from torchlint.run.config import cache_directory, find_config, project_root
 from torchlint.run.project_files import FileFinder, project_roots
-from torchlint.run.project_metadata import declared_torch_floor
+from torchlint.run.project_metadata import declared_torch_floor, least_torch_release
 from torchlint.run.selection import (
     SelectionError,
     enabled_rules,
@@ -56,6 +56,13 @@ def _declared_floor() -> Optional[Version]:
     torch the metadata of the project flake8 runs in declares."""
     declared = declared_torch_floor(os.getcwd())
     return declared.version if declared else None
+
+
+def _least_release() -> Optional[Version]:
+    """As the command does: where no floor is declared, the first torch for the Python
+    the project's metadata declares (``least_torch_release``)."""
+    least = least_torch_release(os.getcwd())
+    return least.version if least else None
 
 
 def _project(settings: Settings, keep_summaries: bool) -> Project:
@@ -122,8 +129,9 @@ class TorchlintChecker:
         floor = _version_option(options, "torch_version")
         target = _version_option(options, "target_torch_version")
         try:
-            cls._settings = Settings(torch_version=floor if floor is not None else _declared_floor(),
-                                     target_torch_version=target)
+            floor = floor if floor is not None else _declared_floor()
+            cls._settings = Settings(torch_version=floor, target_torch_version=target,
+                                     least_torch_version=_least_release() if floor is None else None)
         except SettingsError as exc:  # a floor newer than the target: say so on stderr, like flake8 does
             sys.stderr.write(f"torchlint: error: --torch-version / --target-torch-version: {exc}\n")
             raise SystemExit(2) from None

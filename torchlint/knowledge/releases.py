@@ -35,3 +35,23 @@ def module_release(module: str) -> Optional[str]:
     """The first release from which the torch module ``module`` exists (and goes on existing);
     None when it is as old as the oldest release mined, or not known."""
     return _data().get("modules", {}).get(module)
+
+
+PYTHON_SUPPORT_DATA = "torch_python_support.json"
+
+
+@lru_cache(maxsize=1)
+def _python_support() -> Dict[str, Any]:
+    raw = pkgutil.get_data("torchlint.knowledge", "data/" + PYTHON_SUPPORT_DATA)
+    return json.loads(raw.decode("utf-8")) if raw else {}
+
+
+def oldest_release_on_pypi() -> str:
+    """The oldest torch release PyPI publishes (``scripts/mine_python_support.py``)."""
+    return _python_support().get("oldest", "1.0")
+
+
+def first_release_for_python(python: str) -> Optional[str]:
+    """The first torch release with a wheel for Python ``python`` ("3.11"); None for a
+    Python PyPI never served torch for (too old, or newer than the data)."""
+    return _python_support().get("first_release_for_python", {}).get(python)

@@ -519,6 +519,13 @@ TORCH_LOAD: FrozenSet[str] = frozenset({"torch.load", "torch.serialization.load"
 TORCH_SAVE: FrozenSet[str] = frozenset({"torch.save", "torch.serialization.save"})
 TORCH_LOAD_POSITIONAL: Tuple[str, ...] = ("f", "map_location", "pickle_module")
 WEIGHTS_ONLY_SINCE: Tuple[int, ...] = (1, 13)
+# Keywords whose first release a project's code shows it runs on or after, where none
+# is mined (``knowledge/releases.py`` mines replacements' names): torch.load's
+# ``weights_only`` (``analysis/import_floor.needed_release``).
+KEYWORD_SINCE: Dict[Tuple[str, str], Tuple[int, ...]] = {
+    ("torch.load", "weights_only"): WEIGHTS_ONLY_SINCE,
+    ("torch.serialization.load", "weights_only"): WEIGHTS_ONLY_SINCE,
+}
 WEIGHTS_ONLY_DEFAULT_SINCE: Tuple[int, ...] = (2, 6)
 # Keywords torch added to a function projects call on older torch too: a handler
 # that repeats the call without one is the spelling for a torch before it

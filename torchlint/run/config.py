@@ -35,7 +35,7 @@ from torchlint.core.settings import Settings, SettingsError, Version, parse_rele
 from torchlint.rules.rule import Rule
 from torchlint.run.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
 from torchlint.run.files import DEFAULT_EXCLUDE, GitIgnored
-from torchlint.run.project_metadata import declared_torch_floor
+from torchlint.run.project_metadata import declared_torch_floor, least_torch_release
 from torchlint.run.project_metadata import project_root as metadata_root
 from torchlint.run.selection import (
     SelectionError,
@@ -550,6 +550,9 @@ class Options:
     # The torch the code moves to; None: the newest release torchlint knows.
     target_torch_version: Optional[Version] = None
     target_torch_version_source: Optional[str] = None  # likewise; None: the default
+    # No floor declared: the first torch for the Python the package declares (``least_torch_release``).
+    least_torch_version: Optional[Version] = None
+    least_torch_version_source: Optional[str] = None
     exclude: List[PathPattern] = field(default_factory=list)
     force_exclude: bool = False
     respect_gitignore: bool = True  # directory searches skip what git ignores
@@ -689,6 +692,7 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
 
     fix_policy = _fix_policy(args, values, cli_codes, all_rules)
     torch_version, torch_version_source = _torch_floor(args, values, config, base)
+    least = least_torch_release(base) if torch_version is None and not args.isolated else None
     target = getattr(args, "target_torch_version", None)
     if target:
         target_torch_version, target_source = _cli_version(target, "--target-torch-version"), \
@@ -717,6 +721,8 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         torch_version_source=torch_version_source,
         target_torch_version=target_torch_version,
         target_torch_version_source=target_source,
+        least_torch_version=least.version if least is not None else None,
+        least_torch_version_source=f"project metadata: {least.where}" if least is not None else None,
         docs_base_url=values.get("docs-base-url"),
         exclude=exclude,
         force_exclude=force_exclude,

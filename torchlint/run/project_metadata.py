@@ -48,12 +48,13 @@ import glob
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, List, Optional
+from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple
 
 if TYPE_CHECKING:
     from packaging.version import Version
 
-from torchlint.core.settings import Version as TorchVersion
+from torchlint.core.settings import Version as TorchVersion, parse_version
+from torchlint.knowledge.releases import first_release_for_python, oldest_release_on_pypi
 
 try:  # pragma: no cover - depends on the Python version
     import tomllib
@@ -82,6 +83,105 @@ def declared_torch_floor(start: str) -> Optional[DeclaredFloor]:
             if version is not None:
                 return DeclaredFloor(version, f"{where}: {text.strip()}")
     return _floor_of_extras(root)
+
+
+def least_torch_release(start: str) -> Optional[DeclaredFloor]:
+    """For a distribution that declares no torch floor (no requirement on torch, or one
+    without a lower bound, extras included) but a Python one: the oldest torch pip can
+    install with it, the first release with wheels for that Python
+    (``knowledge/releases.py``): a package for Python 3.11 and newer never meets a
+    torch older than 1.13. None where that says nothing: no ``Requires-Python``, or a
+    Python the oldest torch on PyPI already served (a 2018 package declaring
+    Python 2.7). The engine takes it, with what the code shows it needs, as the
+    project's floor (``Engine._shown_floor``)."""
+    root = project_root(start)
+    if root is None or not _is_distribution(root) or declared_torch_floor(start) is not None:
+        return None
+    python, where = _python_floor(root)
+    release = first_release_for_python(python) if python is not None else None
+    if release is None or _as_release(release) <= _as_release(oldest_release_on_pypi()):
+        return None
+    return DeclaredFloor(_as_release(release), f"no torch requirement; {where} >={python}: torch {release} is the "
+                                               f"first release for Python {python}")
+
+
+def _is_distribution(root: str) -> bool:
+    """Does ``root`` describe a package (not only pin requirements for scripts)?"""
+    return any(os.path.isfile(os.path.join(root, name)) for name in _PROJECT_FILES) or bool(
+        _distribution_metadata(root))
+
+
+def _python_floor(root: str) -> Tuple[Optional[str], str]:
+    """The oldest Python minor ("3.11") the package declares, and where; (None, "") if none."""
+    for where, text in _python_declarations(root):
+        minor = _python_minor(text) if text else None
+        if minor is not None:
+            return minor, where
+    return None, ""
+
+
+def _python_declarations(root: str) -> Iterator[Tuple[str, Optional[str]]]:
+    pyproject = _read(os.path.join(root, "pyproject.toml"))
+    if pyproject is not None:
+        try:
+            value = tomllib.loads(pyproject).get("project", {}).get("requires-python")
+        except (tomllib.TOMLDecodeError, AttributeError, RecursionError):
+            value = None
+        yield "pyproject.toml requires-python", value if isinstance(value, str) else None
+    setup_cfg = _read(os.path.join(root, "setup.cfg"))
+    if setup_cfg is not None:
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(setup_cfg)
+            yield "setup.cfg python_requires", parser.get("options", "python_requires", fallback=None)
+        except configparser.Error:
+            pass
+    yield "setup.py python_requires", _setup_py_keyword(os.path.join(root, "setup.py"), "python_requires")
+    for path in _distribution_metadata(root):
+        text = _read(path) or ""
+        found = [line.split(":", 1)[1].strip() for line in text.split("\n\n", 1)[0].splitlines()
+                 if line.lower().startswith("requires-python:")]
+        yield f"{os.path.relpath(path, root)} Requires-Python", found[0] if found else None
+
+
+def _setup_py_keyword(path: str, keyword: str) -> Optional[str]:
+    """A literal string ``keyword=`` of ``setup.py``'s calls."""
+    text = _read(path)
+    try:
+        tree = ast.parse(text) if text is not None else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.keyword) and node.arg == keyword and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, str):
+            return node.value.value
+    return None
+
+
+def _python_minor(text: str) -> Optional[str]:
+    """The lowest Python minor a ``Requires-Python`` specifier admits ("3.11" for ">=3.11.0")."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        specifiers = SpecifierSet(text.strip())
+    except InvalidSpecifier:
+        return None
+    bounds = []
+    for specifier in specifiers:
+        if specifier.operator in _LOWER_BOUNDS:
+            try:
+                bounds.append(Version(specifier.version.replace(".*", "")))
+            except InvalidVersion:
+                continue
+    if not bounds:
+        return None
+    release = tuple(max(bounds).release) + (0,)
+    return f"{release[0]}.{release[1]}"
+
+
+def _as_release(text: str) -> TorchVersion:
+    return parse_version(text)
 
 
 def _floor_of_extras(root: str) -> Optional[DeclaredFloor]:

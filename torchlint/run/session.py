@@ -67,7 +67,8 @@ class Linter:
     def __init__(self, options: Options, keep_summaries: bool = True) -> None:
         self.options = options
         self.settings = Settings(torch_version=options.torch_version,
-                                 target_torch_version=options.target_torch_version)
+                                 target_torch_version=options.target_torch_version,
+                                 least_torch_version=options.least_torch_version)
         self._engines: Dict[Tuple[str, ...], "Engine"] = {}
         self._project = None
         # The project model's module summaries go to the cache directory

@@ -42,9 +42,11 @@ def _torch_version(options: Options) -> str:
     """The floor and where it came from: the command line, a configuration
     file, the project's metadata, or nowhere (the default)."""
     if options.torch_version is None:
+        least = (f"; at least {'.'.join(map(str, options.least_torch_version))} "
+                 f"({options.least_torch_version_source})" if options.least_torch_version is not None else "")
         return ("(no constraint) (default: no --torch-version, torch-version setting or torch requirement in "
-                "the project's metadata; a file is checked against the oldest torch release its project's own "
-                "version tests tell apart, where they tell one apart)")
+                "the project's metadata; a file is checked against the oldest torch release its code shows it "
+                f"runs on: the newest its project's version tests tell apart or its code needs{least})")
     return f"{'.'.join(map(str, options.torch_version))} ({options.torch_version_source})"
 
 
