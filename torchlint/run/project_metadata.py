@@ -28,6 +28,12 @@ extras wins: the package runs with it whatever extra is chosen. Extras of the
 project's own development (``test``, ``dev``, ``docs``...) do not count: a torch
 they pin is the one its tests run on, not what it supports.
 
+A package that declares no torch floor but a Python one (``requires-python``,
+``python_requires``, ``Requires-Python``) is installed with no torch older
+than the first release with wheels for that Python (``least_torch_release``;
+mined from PyPI by ``scripts/mine_python_support.py``): a bound from below,
+which the engine takes with what the code shows (below).
+
 Not read here: a floor implied by the project's own code. The engine
 uses it where none is declared, file by file (``Engine._settings_for``):
 the oldest release the version tests of the file, or of the modules run
