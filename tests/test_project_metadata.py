@@ -270,3 +270,20 @@ def test_a_folder_of_old_scripts_is_still_advised_for_the_torch_it_moves_to(tmp_
     (tmp_path / ".git").mkdir()
     (tmp_path / "train.py").write_text(SCALER)
     assert "TL109" in run_torchlint(["--no-cache", "train.py"], cwd=tmp_path).stdout
+
+
+def test_version_tests_outvote_what_the_code_needs(tmp_path):
+    # pkg/compat.py tests for torch 1.12, so the package serves 1.11; that pkg/io.py
+    # passes weights_only= (1.13) does not raise that floor: TL112-like advice for
+    # 1.12 stays away. Here: GradScaler (2.3) is not offered either way, and TL212
+    # (use_reentrant=, 1.11) is.
+    files = {"pkg/__init__.py": "from . import compat\n", "pkg/io.py": LOADER,
+             "pkg/compat.py": "import torch\nif torch.__version__ >= '1.12':\n    FAST = True\nelse:\n    FAST = False\n",
+             "pkg/train.py": SCALER + "from torch.utils.checkpoint import checkpoint\ny = checkpoint(f, x)\n"}
+    project = _package(tmp_path, ">=3.7", files=files)
+    out = run_torchlint(["--no-cache", "pkg"], cwd=project).stdout
+    assert "TL109" not in out and "TL212" in out
+    # A 1.10 test: TL212's keyword (1.11) is newer than the floor the test shows.
+    (project / "pkg" / "compat.py").write_text(files["pkg/compat.py"].replace("1.12", "1.11"))
+    out = run_torchlint(["--no-cache", "pkg"], cwd=project).stdout
+    assert "TL109" not in out and "TL212" not in out

@@ -140,7 +140,8 @@ def _asks_about_torch(test: ast.expr) -> bool:
     return False
 
 
-_RELEASE_FLAG = re.compile(r"torch\w*\d", re.IGNORECASE)  # a flag of a release: ``TORCH_2``, ``is_torch_2_1``
+# A flag of a release: ``TORCH_2``, ``is_torch_2_1``, ``WITH_PT23``, ``_PT_GE_2_0``.
+_RELEASE_FLAG = re.compile(r"(?:torch|pt)\w*\d", re.IGNORECASE)
 
 
 def _modules_imported(node: ast.AST) -> List[str]:

@@ -330,21 +330,23 @@ class Engine:
 
     def _shown_floor(self, ref: ModuleRef) -> Optional[Settings]:
         """The settings of a file whose project declares no floor, where its code shows
-        one: the newest of the oldest torch release that the project's own version
-        tests, in the file or in the modules run before it, tell apart from the next
-        (``if torch.__version__ >= "1.11"`` shows a torch 1.10 in use;
-        ``version_tests.py``), the newest release whose API that code uses
+        one: the oldest torch release that the project's own version tests, in the file
+        or in the modules run before it, tell apart from the next (``if
+        torch.__version__ >= "1.11"`` shows a torch 1.10 in use; ``version_tests.py``),
+        else the newest release whose API that code, or its package's, uses
         unconditionally (``torch.load(..., weights_only=False)`` needs 1.13;
-        ``import_floor.needed_release``) and, for a package declaring its Python but no
-        torch, the first torch for that Python (``least_torch_version``). The code runs
+        ``import_floor.needed_release``); and no older than, for a package declaring its
+        Python but no torch, the first torch for that Python (``least_torch_version``). The code runs
         there, and nothing in it shows an older torch: advice whose replacement that
         torch lacks (TL112's ``weights=`` needs 1.12, ``torch.amp.GradScaler`` 2.3), or
         about a problem gone by then, does not fit the project. None: nothing shows one
         (old code: advice is for the torch it moves to)."""
         settings = self.settings
-        shown = [release for release in (self.project.oldest_release_told_apart(ref),
-                                         self.project.oldest_release_needed(ref), settings.least_torch_version)
-                 if release is not None]
+        # Version tests say outright which torch the code serves: what else it uses
+        # unconditionally (a deprecated helper calling torch.compile) does not outvote them.
+        told_apart = self.project.oldest_release_told_apart(ref)
+        code = told_apart if told_apart is not None else self.project.oldest_release_needed(ref)
+        shown = [release for release in (code, settings.least_torch_version) if release is not None]
         if not shown:
             return None
         floor = max(tuple(release[:3]) + (0,) * (3 - len(release)) for release in shown)
