@@ -106,3 +106,22 @@ def test_the_flake8_plugin_reads_the_same_floor(tmp_path):
 def test_what_a_module_uses_outside_version_tests_bounds_its_torch(code, needed):
     from torchlint.analysis.import_floor import needed_release
     assert needed_release(ast.parse(code)) == needed
+
+
+@pytest.mark.parametrize("code", [
+    "from torch import amp as A\nA.GradScaler",
+    "from torch._C import X\nfrom torch.distributed.c10d_logger import (\n    _exception_logger,\n)\n",
+    "import torch.nn.attention as attention\n",
+    "import torch\ny = torch.compile(m)\n",
+    "import torch\ntorch.load(f, weights_only=True)\n",
+])
+def test_the_screen_lets_through_every_text_that_may_need_a_release(code):
+    from torchlint.analysis.import_floor import may_need_a_release, needed_release
+    assert may_need_a_release(code)
+    assert needed_release(ast.parse(code)) is not None or code.startswith("from torch import amp")
+
+
+def test_the_screen_stops_texts_that_need_nothing():
+    from torchlint.analysis.import_floor import may_need_a_release
+    assert not may_need_a_release("import torch\nx = torch.zeros(3) + 1\n")
+    assert not may_need_a_release("import numpy as np\nx = np.compile\n")

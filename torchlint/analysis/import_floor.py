@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from torchlint.core.settings import Settings, Version, parse_version
-from torchlint.knowledge.releases import module_release, name_releases
+from torchlint.knowledge.releases import module_release, name_releases, newer_modules
 from torchlint.knowledge.torch_api import KEYWORD_SINCE
 
 
@@ -107,6 +107,31 @@ def _mined_names() -> Tuple[Dict[str, Version], Dict[Tuple[str, str], Version]]:
 
 
 _NAMED, _KEYWORDS = _mined_names()
+# The words a text must hold for ``needed_release`` to find a name or keyword in it:
+# the last part of each mined name, and each keyword (most modules hold none, and
+# are known without a parse).
+_EVIDENCE_WORDS = frozenset([name.rpartition(".")[2] for name in _NAMED] + [keyword for _, keyword in _KEYWORDS])
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_TORCH_MODULE = re.compile(
+    r"\bfrom[ \t]+(torch(?:\.\w+)*)[ \t]+import[ \t]+(?:\(([\w\s,]*)\)|([\w \t,]+))|\btorch(?:\.\w+)+")
+
+
+def may_need_a_release(text: str) -> bool:
+    """Can ``needed_release`` find anything in a module of this text? A cheap screen:
+    a word of a mined name or keyword, or a torch module newer than the oldest
+    release mined, spelled dotted or imported from its package."""
+    if "torch" not in text:
+        return False
+    if not _EVIDENCE_WORDS.isdisjoint(_WORD.findall(text)):
+        return True
+    newer = newer_modules()
+    for match in _TORCH_MODULE.finditer(text):
+        names = match.group(2) or match.group(3)
+        spelled = [match.group(0)] if match.group(1) is None else [match.group(1)] + [
+            f"{match.group(1)}.{name.split()[0]}" for name in names.split(",") if name.split()]
+        if any(module_release(module) is not None or module in newer for module in spelled):
+            return True
+    return False
 
 
 def _unguarded(statements: List[ast.stmt]) -> Iterator[ast.AST]:

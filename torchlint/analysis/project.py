@@ -42,7 +42,7 @@ from torchlint.analysis.cutting import (
     first_line,
     last_line,
 )
-from torchlint.analysis.import_floor import needed_release
+from torchlint.analysis.import_floor import may_need_a_release, needed_release
 from torchlint.analysis.integral import IntegerValues
 from torchlint.analysis.call_sites import calls_passing
 from torchlint.analysis.checkpoint_files import holds_cpu_tensors_only
@@ -348,6 +348,7 @@ class _Module:
         self._named_sets: Dict[str, FrozenSet[str]] = {}  # ``_names``: version flags, configurations
         self._version_helpers: Optional[Dict[str, VersionHelper]] = None
         self._version_calls: Optional[List[str]] = None
+        self._needs: object = False  # ``oldest_release_needed``, once worked out
         self.broken = False
 
     @property
@@ -469,18 +470,22 @@ class _Module:
 
     def oldest_release_needed(self) -> Optional[Tuple[int, ...]]:
         """The newest torch release something this module uses unconditionally arrived in
-        (``import_floor.needed_release``). Kept in the summary; a text without "torch"
-        needs nothing, known without a parse."""
-        if "torch" not in self.source.text:
+        (``import_floor.needed_release``). Kept in the summary; a text without any word
+        that could show one needs nothing, known without a parse."""
+        if not may_need_a_release(self.source.text):
             return None
-        kept = self.summary.get("needs", False) if not self.source.parsed else False
+        if self._needs is not False:
+            return self._needs  # type: ignore[return-value]
+        kept = self.summary.get("needs", False)
         if kept is None or (isinstance(kept, list) and all(type(n) is int for n in kept)):
-            return tuple(kept) if kept is not None else None
+            self._needs = tuple(kept) if kept is not None else None
+            return self._needs  # type: ignore[return-value]
         try:
             found = needed_release(self.source.tree)
         except (ParseError, Unsupported, RecursionError, ValueError):
             found = None
         self.remember("needs", list(found) if found is not None else None)
+        self._needs = found
         return found
 
     def defines_class(self, name: str) -> bool:

@@ -31,6 +31,11 @@ def name_releases() -> Mapping[str, Optional[str]]:
     return _data().get("names", {})
 
 
+def newer_modules() -> Mapping[str, str]:
+    """Each torch module newer than the oldest release mined -> its first release."""
+    return _data().get("modules", {})
+
+
 def module_release(module: str) -> Optional[str]:
     """The first release from which the torch module ``module`` exists (and goes on existing);
     None when it is as old as the oldest release mined, or not known."""
