@@ -2805,6 +2805,64 @@ def test_a_method_reached_through_its_class_without_staticmethod_is_not_followed
     assert _lines(CRITERIA.replace("    @staticmethod\n", "")) == [20]
 
 
+KEYED_ERRORS = """\
+import torch
+import torch.nn as nn
+
+
+class PolicyGradient(object):
+    def __init__(self):
+        self.policy_loss = nn.NLLLoss()
+
+    def _errors(self, pi, a):
+        logpi = (pi + 1e-6).log()
+        return dict(logpi=logpi, policy_err=self.policy_loss(logpi, a), entropy_err=(logpi * pi).sum() / 8)
+
+    def feed(self, pi, a):
+        errs = self._errors(pi, a)
+        print(errs["policy_err"].data[0], errs["entropy_err"].data[0], errs["logpi"].data[0])
+        named = {"nll": self.policy_loss(pi, a), "logits": pi}
+        print(named["nll"].data[0], named["logits"].data[0])
+"""
+
+
+def test_a_dict_made_with_keys_gives_each_key_its_own_value():
+    # ``errs["logpi"]`` and ``named["logits"]`` are batches: ``[0]`` of them is a row, fine.
+    assert _lines(KEYED_ERRORS) == [15, 15, 17]
+
+
+def test_a_dict_stored_into_later_forgets_what_its_keys_held():
+    source = KEYED_ERRORS.replace('        print(named["nll"]', '        named["nll"] = pi\n        print(named["nll"]')
+    assert _lines(source) == [15, 15]
+
+
+SELECTIVE = """\
+import torch
+from torch.autograd import Variable as V
+
+
+def _selective_loss(logits, y, new, loss):
+    if not new.any():
+        return V(logits.data.new(1).zero_())
+    b = new.nonzero().squeeze(1)
+    return loss(logits.index_select(0, V(b)), y.index_select(0, V(b)))
+
+
+def run(logits, y, new):
+    ce = _selective_loss(logits, y, new, torch.nn.CrossEntropyLoss(size_average=False))
+    print(ce.data[0])
+    one = torch.zeros(3).new(1).zero_()
+    print(one.data[0], torch.zeros(3).new_zeros((1, 1)).data[0])
+"""
+
+
+def test_a_loss_or_a_fresh_one_element_tensor_is_0_dim_on_some_runs():
+    # ``x.new(1)`` (the legacy constructor) has one element, and keeps it through ``zero_()``;
+    # a function returning it or a loss gives a 0-dim value on some runs. The (1,) and
+    # (1, 1) tensors alone are no 0-dim reads.
+    assert _lines(SELECTIVE) == [14]
+
+
 def test_the_python_3_reading_keeps_every_line_and_parses():
     import ast
 

@@ -1389,7 +1389,7 @@ class Inference:
         if isinstance(expr, cst.Dict):
             if not expr.elements or any(not isinstance(e, cst.DictElement) for e in expr.elements):
                 return UNKNOWN
-            return Value(Kind.MAPPING, element=meet(self.value(e.value) for e in expr.elements))
+            return self._keyed_mapping([(_literal_string(e.key), e.value) for e in expr.elements])
         if isinstance(expr, cst.DictComp):
             return Value(Kind.MAPPING, element=UNKNOWN)  # a dict; what its values are is not followed
         if isinstance(expr, cst.IfExp):
@@ -1399,6 +1399,14 @@ class Inference:
             # the element expression gives.
             return Value(Kind.TUPLE, element=self.value(expr.elt))
         return UNKNOWN
+
+    def _keyed_mapping(self, entries: Sequence[Tuple[Optional[str], cst.BaseExpression]]) -> Value:
+        """A dict made with these (key, value) entries: what its values agree on, and the
+        value of each constant string key (``errs["policy_err"]`` of ``dict(logpi=logpi,
+        policy_err=err)``: the loss, not the meet with the log-probabilities)."""
+        values = [(key, self.value(value)) for key, value in entries]
+        keys = dict((key, value) for key, value in values if key is not None)
+        return Value(Kind.MAPPING, element=meet(value for _, value in values), keys=tuple(keys.items()))
 
     def _narrowed(self, branch: cst.BaseExpression, test: cst.BaseExpression, holds: bool) -> Value:
         """The value of ``branch`` of ``b if test else o``, where ``test`` holds (``holds``)
@@ -2693,15 +2701,20 @@ class Inference:
                 (receiver.scalar and method not in api.SHAPE_CHANGING_METHODS)
                 or (method in api.FULL_REDUCTIONS and not call.args))
             ndim = self._ndim_after(method, call, receiver.ndim) if receiver.kind is Kind.TENSOR else None
-            kept = receiver.kind is Kind.TENSOR and method in _ELEMENT_KEEPING_METHODS
+            # In place, a method cannot change the receiver's shape (``x.zero_()``).
+            kept = receiver.kind is Kind.TENSOR and (method in _ELEMENT_KEEPING_METHODS or (
+                method.endswith("_") and method not in api.SHAPE_CHANGING_METHODS))
+            made_of_one = method in _SIZED_NEW and bool(ndim) and _sizes_all_one(call, method)
             return Value(receiver.kind, scalar=scalar, cuda=_device_after(method, call, receiver.cuda),
                          dtype=self._dtype_after(method, call, receiver.dtype),
-                         loss=receiver.loss and method not in api.NON_DIFFERENTIABLE_METHODS,
+                         loss=receiver.loss and method not in api.NON_DIFFERENTIABLE_METHODS and method not in _SIZED_NEW,
                          ndim=ndim if not scalar else None,
-                         one_element=kept and receiver.one_element, partly_scalar=kept and receiver.partly_scalar)
+                         one_element=(kept and receiver.one_element) or made_of_one,
+                         partly_scalar=kept and receiver.partly_scalar)
         if receiver.kind is Kind.UNKNOWN and (method in api.TENSOR_ONLY_METHODS or (
-                method == "view" and call.args and all(_integer_literal(a.value) for a in call.args))):
-            # ``x.view(-1)``: NumPy's ``view`` takes a dtype, never a size; only a tensor takes sizes.
+                method in ("view", "new") and call.args and all(_integer_literal(a.value) for a in call.args))):
+            # ``x.view(-1)``: NumPy's ``view`` takes a dtype, never a size; only a tensor takes sizes
+            # (and only a tensor's legacy ``x.new(1)`` makes one of such sizes).
             # Only a tensor has this method: the receiver is one, and so is what it gives.
             return self._method_call_value(call, func, TENSOR)
         if method == "size" and len(call.args) == 1 and isinstance(call.args[0].value, cst.Integer):
@@ -2734,8 +2747,10 @@ class Inference:
 
     def _ndim_after(self, method: str, call: cst.Call, ndim: Optional[int]) -> Optional[int]:
         """How many dimensions ``<tensor of ndim>.method(...)`` has; None: unknown."""
-        if method in api.RESHAPE_METHODS:
+        if method in api.RESHAPE_METHODS or (method in _SIZED_NEW and method != "new_full"):
             return self._sizes(call)
+        if method == "new_full" and call.args and call.args[0].keyword is None:
+            return self._sizes(cst.Call(func=call.func, args=call.args[:1]))
         if method == "nonzero" and not call.args:
             return 2  # one row of indices per nonzero element, whatever the input's shape
         if ndim is None:
@@ -2872,6 +2887,9 @@ class Inference:
             return Value(Kind.LOADER)
         if callee in api.TORCH_LOAD:
             return self._reloaded(call) or UNKNOWN
+        if callee == "builtins.dict" and call.args and all(arg.keyword is not None and not arg.star for arg in call.args):
+            # ``dict(logpi=logpi, policy_err=err)``: a value per keyword.
+            return self._keyed_mapping([(arg.keyword.value, arg.value) for arg in call.args])  # type: ignore[union-attr]
         if callee in _EMPTY_MAPPINGS and len(call.args) == 1 and call.args[0].keyword is None \
                 and isinstance(call.args[0].value, cst.Call) and not call.args[0].star:
             pairs = call.args[0].value
@@ -3207,6 +3225,22 @@ def _integer_literal(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
         expr = expr.expression
     return isinstance(expr, cst.Integer)
+
+
+# Tensor methods making a new tensor of the sizes they are given (``x.new(1)``, the
+# legacy spelling, with integer sizes only: ``x.new([1, 2])`` holds that data).
+_SIZED_NEW = frozenset({"new", "new_zeros", "new_ones", "new_empty", "new_full"})
+
+
+def _sizes_all_one(call: cst.Call, method: str) -> bool:
+    """Are the sizes ``x.new_zeros(1)`` / ``x.new_full((1, 1), v)`` is given all 1?"""
+    args = [a for a in call.args if a.keyword is None and not a.star]
+    args = args[:1] if method == "new_full" else args
+    if len(args) == 1 and isinstance(args[0].value, (cst.Tuple, cst.List)):
+        sizes = [e.value for e in args[0].value.elements if isinstance(e, cst.Element)]
+    else:
+        sizes = [a.value for a in args]
+    return bool(sizes) and all(isinstance(size, cst.Integer) and size.value == "1" for size in sizes)
 
 
 def _made_of_one_element(callee: str, call: cst.Call) -> bool:

@@ -208,7 +208,7 @@ TENSOR_RETURNING_METHODS: FrozenSet[str] = frozenset({
     "softmax", "log_softmax", "matmul", "mm", "bmm", "sum", "mean", "max", "min", "prod",
     "norm", "std", "var", "argmax", "argmin", "cumsum", "eq", "ne", "lt", "le",
     "gt", "ge", "requires_grad_", "masked_select", "masked_scatter", "new_zeros", "new_ones", "new_full",
-    "new_empty", "new_tensor", "nonzero",
+    "new_empty", "new_tensor", "nonzero", "new",
 })
 
 # Methods whose bare call is a no-op on a tensor (TL201): conversions and
