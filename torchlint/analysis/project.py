@@ -1043,7 +1043,8 @@ class Project:
                 combine: Callable[[List[Tuple[int, ...]]], Tuple[int, ...]]) -> Optional[Tuple[int, ...]]:
         """``ask`` of ``ref``, of the modules its top-level imports name with the packages
         holding them, of the packages holding ``ref``, and of the modules run first for its
-        top package (``_package_answer``), combined."""
+        top package and for the top module of each import (``_package_answer``: a test
+        file importing ``torchao`` runs what ``torchao`` runs first), combined."""
         module = self.known(ref.key) or self.module(ref)
         facts = module.facts() if module is not None else None
         if module is None or facts is None:
@@ -1051,15 +1052,17 @@ class Project:
         found = [ask(module, facts)]
         holding = _packages_of(ref.name)
         holding = holding if ref.is_package else holding[:-1]
-        names = list(holding[1:]) + _imported_packages(facts, ref)
-        for name in dict.fromkeys(names):
+        imported_names = _imported_packages(facts, ref)
+        for name in dict.fromkeys(list(holding[1:]) + imported_names):
             other = self.find(name, ref)
             imported = (self.known(other.key) or self.module(other)) if other is not None and other.key != ref.key else None
             if imported is not None:
                 found.append(ask(imported))
-        top = self.find(holding[0], ref) if holding else None
-        if top is not None:
-            found.append(self._package_answer(top, question, ask, combine))
+        tops = holding[:1] + [name.partition(".")[0] for name in imported_names]
+        for name in dict.fromkeys(tops):
+            top = self.find(name, ref)
+            if top is not None:
+                found.append(self._package_answer(top, question, ask, combine))
         releases = [release for release in found if release is not None]
         return combine(releases) if releases else None
 
