@@ -653,3 +653,20 @@ def test_a_library_s_torch_version_helper_gates_the_checkpoint_without_use_reent
 def test_a_library_s_torch_version_helper_tells_releases_apart(source, release):
     from torchlint.analysis.version_tests import oldest_release_told_apart
     assert oldest_release_told_apart(Outline(ast.parse(source))) == release
+
+
+def test_a_test_file_outside_the_package_is_judged_by_what_the_package_it_imports_runs_first(tmp_path):
+    # tests/test_model.py is no module of pkg; importing pkg runs pkg/ops.py's gates
+    # (2.9 told apart from 2.10), so the test is checked against torch 2.9 too.
+    _write_project_with_helper(tmp_path, "2.10.0")
+    (tmp_path / "pkg" / "__init__.py").write_text("from pkg import ops\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_model.py").write_text(
+        "import torch\nimport torch.nn.functional as F\nimport pkg\n\n"
+        "def test_gate():\n    assert F.sigmoid(torch.zeros(1)) == 0.5\n")
+    run = run_torchlint(["--no-cache", "--select", "TL104", "tests"], cwd=tmp_path)
+    assert "TL104" not in run.stdout, run.stdout + run.stderr
+    (tmp_path / "tests" / "test_model.py").write_text(
+        "import torch\nimport torch.nn.functional as F\n\n"
+        "def test_gate():\n    assert F.sigmoid(torch.zeros(1)) == 0.5\n")
+    assert "TL104" in run_torchlint(["--no-cache", "--select", "TL104", "tests"], cwd=tmp_path).stdout
