@@ -287,3 +287,14 @@ def test_version_tests_outvote_what_the_code_needs(tmp_path):
     (project / "pkg" / "compat.py").write_text(files["pkg/compat.py"].replace("1.12", "1.11"))
     out = run_torchlint(["--no-cache", "pkg"], cwd=project).stdout
     assert "TL109" not in out and "TL212" not in out
+
+
+def test_a_folder_of_scripts_using_a_newer_module_is_not_judged_by_it(tmp_path):
+    # A script importing torch.amp (newer than the oldest release mined) is still told
+    # about torch.cuda.amp.GradScaler: only a package declaring no floor takes what its
+    # code needs as its floor.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text(SCALER + "from torch.func import vmap\n")  # torch.func: 2.0
+    assert "TL109" in run_torchlint(["--no-cache", "train.py"], cwd=tmp_path).stdout
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    assert "TL109" not in run_torchlint(["--no-cache", "train.py"], cwd=tmp_path).stdout

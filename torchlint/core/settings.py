@@ -114,6 +114,9 @@ class Settings:
     # release for that Python. Not a floor by itself: the engine takes the newest of it,
     # what the code needs and what its version tests tell apart (``Engine._shown_floor``).
     least_torch_version: Optional[Version] = None
+    # A distribution that declares no torch floor: its floor is what its code needs
+    # (``Engine._shown_floor``). A folder of scripts is advised for the torch it moves to.
+    floor_from_code: bool = False
 
     def __post_init__(self) -> None:
         if self.torch_version and self.target_torch_version and self.target_torch_version < self.torch_version:

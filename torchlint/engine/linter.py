@@ -333,8 +333,9 @@ class Engine:
         one: the oldest torch release that the project's own version tests, in the file
         or in the modules run before it, tell apart from the next (``if
         torch.__version__ >= "1.11"`` shows a torch 1.10 in use; ``version_tests.py``),
-        else the newest release whose API that code, or its package's, uses
-        unconditionally (``torch.load(..., weights_only=False)`` needs 1.13;
+        else, for a distribution declaring no torch floor (``floor_from_code``), the
+        newest release whose API that code, or its package's, uses unconditionally
+        (``torch.load(..., weights_only=False)`` needs 1.13;
         ``import_floor.needed_release``); and no older than, for a package declaring its
         Python but no torch, the first torch for that Python (``least_torch_version``). The code runs
         there, and nothing in it shows an older torch: advice whose replacement that
@@ -345,7 +346,8 @@ class Engine:
         # Version tests say outright which torch the code serves: what else it uses
         # unconditionally (a deprecated helper calling torch.compile) does not outvote them.
         told_apart = self.project.oldest_release_told_apart(ref)
-        code = told_apart if told_apart is not None else self.project.oldest_release_needed(ref)
+        code = told_apart if told_apart is not None or not settings.floor_from_code else \
+            self.project.oldest_release_needed(ref)
         shown = [release for release in (code, settings.least_torch_version) if release is not None]
         if not shown:
             return None

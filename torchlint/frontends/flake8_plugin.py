@@ -28,7 +28,7 @@ from torchlint.engine.linter import Engine
 from torchlint.rules import all_rules
 from torchlint.run.config import cache_directory, find_config, project_root
 from torchlint.run.project_files import FileFinder, project_roots
-from torchlint.run.project_metadata import declared_torch_floor, least_torch_release
+from torchlint.run.project_metadata import declared_torch_floor, declares_no_torch_floor, least_torch_release
 from torchlint.run.selection import (
     SelectionError,
     enabled_rules,
@@ -131,7 +131,8 @@ class TorchlintChecker:
         try:
             floor = floor if floor is not None else _declared_floor()
             cls._settings = Settings(torch_version=floor, target_torch_version=target,
-                                     least_torch_version=_least_release() if floor is None else None)
+                                     least_torch_version=_least_release() if floor is None else None,
+                                     floor_from_code=floor is None and declares_no_torch_floor(os.getcwd()))
         except SettingsError as exc:  # a floor newer than the target: say so on stderr, like flake8 does
             sys.stderr.write(f"torchlint: error: --torch-version / --target-torch-version: {exc}\n")
             raise SystemExit(2) from None

@@ -35,7 +35,7 @@ from torchlint.core.settings import Settings, SettingsError, Version, parse_rele
 from torchlint.rules.rule import Rule
 from torchlint.run.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
 from torchlint.run.files import DEFAULT_EXCLUDE, GitIgnored
-from torchlint.run.project_metadata import declared_torch_floor, least_torch_release
+from torchlint.run.project_metadata import declared_torch_floor, declares_no_torch_floor, least_torch_release
 from torchlint.run.project_metadata import project_root as metadata_root
 from torchlint.run.selection import (
     SelectionError,
@@ -553,6 +553,7 @@ class Options:
     # No floor declared: the first torch for the Python the package declares (``least_torch_release``).
     least_torch_version: Optional[Version] = None
     least_torch_version_source: Optional[str] = None
+    floor_from_code: bool = False  # a distribution that declares no torch floor (``declares_no_torch_floor``)
     exclude: List[PathPattern] = field(default_factory=list)
     force_exclude: bool = False
     respect_gitignore: bool = True  # directory searches skip what git ignores
@@ -693,6 +694,7 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
     fix_policy = _fix_policy(args, values, cli_codes, all_rules)
     torch_version, torch_version_source = _torch_floor(args, values, config, base)
     least = least_torch_release(base) if torch_version is None and not args.isolated else None
+    floor_from_code = torch_version is None and not args.isolated and declares_no_torch_floor(base)
     target = getattr(args, "target_torch_version", None)
     if target:
         target_torch_version, target_source = _cli_version(target, "--target-torch-version"), \
@@ -723,6 +725,7 @@ def resolve(args: Any, all_rules: Sequence[Rule], cwd: Optional[str] = None) -> 
         target_torch_version_source=target_source,
         least_torch_version=least.version if least is not None else None,
         least_torch_version_source=f"project metadata: {least.where}" if least is not None else None,
+        floor_from_code=floor_from_code,
         docs_base_url=values.get("docs-base-url"),
         exclude=exclude,
         force_exclude=force_exclude,

@@ -91,6 +91,14 @@ def declared_torch_floor(start: str) -> Optional[DeclaredFloor]:
     return _floor_of_extras(root)
 
 
+def declares_no_torch_floor(start: str) -> bool:
+    """Is the project a distribution (not a folder of scripts) that declares no torch
+    floor? Then its floor is what its code shows it needs (``Engine._shown_floor``):
+    users install it with whatever torch they have."""
+    root = project_root(start)
+    return root is not None and _is_distribution(root) and declared_torch_floor(start) is None
+
+
 def least_torch_release(start: str) -> Optional[DeclaredFloor]:
     """For a distribution that declares no torch floor (no requirement on torch, or one
     without a lower bound, extras included) but a Python one: the oldest torch pip can

@@ -68,7 +68,8 @@ class Linter:
         self.options = options
         self.settings = Settings(torch_version=options.torch_version,
                                  target_torch_version=options.target_torch_version,
-                                 least_torch_version=options.least_torch_version)
+                                 least_torch_version=options.least_torch_version,
+                                 floor_from_code=options.floor_from_code)
         self._engines: Dict[Tuple[str, ...], "Engine"] = {}
         self._project = None
         # The project model's module summaries go to the cache directory
