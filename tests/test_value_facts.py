@@ -777,7 +777,8 @@ def test_an_element_filled_by_a_method_call_is_unknown():
 
 
 def test_a_store_of_a_number_under_a_key_the_element_had_makes_it_either():
-    # Before the store the element held a loss under 'value'; after it, a number.
+    # Before the store the element held a loss under 'value'; after it, a number: either,
+    # and ``.data`` is only the loss's (a number has none), read before the store anyway.
     source = """\
     import torch.nn.functional as F
 
@@ -790,7 +791,8 @@ def test_a_store_of_a_number_under_a_key_the_element_had_makes_it_either():
             print(stats[name]['value'].data[0])
             stats[name]['value'] = 0.0
     """
-    assert _lines(source) == []
+    assert _lines(source) == [9]
+    assert _lines(source.replace(".data[0]", ".item()")) == []
 
 
 # -- where a tensor lives: operations keep their inputs' device; modules move in place ---
