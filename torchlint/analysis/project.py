@@ -1018,26 +1018,19 @@ class Project:
         """The newest release a module of the package ``top`` (any of them, up to
         ``PACKAGE_NEEDS_MODULES``) needs: a package is released whole, and what one of
         its modules needs, installing it needs. Worked out once per run."""
-        kept = self._package_floors.get((top.key, "needed by any"))
-        if kept is None:
-            folder = os.path.dirname(top.key) + os.sep
-            listed = self.finder.project_modules(top)
-            outer, self.consulted = self.consulted, {}
-            releases: List[Tuple[int, ...]] = []
-            try:
-                for count, ref in enumerate(ref for ref in listed or () if ref.key.startswith(folder)):
-                    if count >= PACKAGE_NEEDS_MODULES:
-                        break
-                    module = self.known(ref.key) or self.module(ref)
-                    release = module.oldest_release_needed() if module is not None else None
-                    if release is not None:
-                        releases.append(release)
-            finally:
-                read, self.consulted = self.consulted, outer
-            kept = self._package_floors[(top.key, "needed by any")] = (max(releases) if releases else None, tuple(read))
-        for key in kept[1]:
-            self._note_use(key)
-        return kept[0]
+        return self._package_answer(top, "needed by any", lambda module, facts=None: module.oldest_release_needed(),
+                                    max, self._package_modules)
+
+    def _package_modules(self, top: ModuleRef) -> Iterator[Tuple[_Module, Optional[_Facts]]]:
+        """The modules in the folder of the package ``top``, up to ``PACKAGE_NEEDS_MODULES``."""
+        folder = os.path.dirname(top.key) + os.sep
+        inside = (ref for ref in self.finder.project_modules(top) or () if ref.key.startswith(folder))
+        for count, ref in enumerate(inside):
+            if count >= PACKAGE_NEEDS_MODULES:
+                return
+            module = self.known(ref.key) or self.module(ref)
+            if module is not None:
+                yield module, None
 
     def _around(self, ref: ModuleRef, question: str, ask: Callable[..., Optional[Tuple[int, ...]]],
                 combine: Callable[[List[Tuple[int, ...]]], Tuple[int, ...]]) -> Optional[Tuple[int, ...]]:
@@ -1067,15 +1060,18 @@ class Project:
         return combine(releases) if releases else None
 
     def _package_answer(self, top: ModuleRef, question: str, ask: Callable[..., Optional[Tuple[int, ...]]],
-                        combine: Callable[[List[Tuple[int, ...]]], Tuple[int, ...]]) -> Optional[Tuple[int, ...]]:
-        """``ask`` of the modules run first for the package ``top``, combined, worked out
-        once per run for all its modules; what was read for it is noted as read by every
-        check that asks (its dependencies)."""
+                        combine: Callable[[List[Tuple[int, ...]]], Tuple[int, ...]],
+                        modules: Optional[Callable[[ModuleRef], Iterator[Tuple[_Module, Optional[_Facts]]]]] = None
+                        ) -> Optional[Tuple[int, ...]]:
+        """``ask`` of the modules run first for the package ``top`` (or of ``modules(top)``),
+        combined, worked out once per run for all its modules; what was read for it is
+        noted as read by every check that asks (its dependencies)."""
+        modules = modules if modules is not None else self.run_first
         kept = self._package_floors.get((top.key, question))
         if kept is None:
             outer, self.consulted = self.consulted, {}
             try:
-                releases = [release for module, facts in self.run_first(top)
+                releases = [release for module, facts in modules(top)
                             if (release := ask(module, facts)) is not None]
             finally:
                 read, self.consulted = self.consulted, outer
