@@ -2854,7 +2854,7 @@ def run(logits, y, new):
     ce = _selective_loss(logits, y, new, torch.nn.CrossEntropyLoss(size_average=False))
     print(ce.data[0])
     one = torch.zeros(3).new(1).zero_()
-    print(one.data[0], torch.zeros(3).new_zeros((1, 1)).data[0])
+    print(one.data[0], torch.zeros(3).new_zeros((1, 1)).data[0], torch.zeros(3).new([1]).data[0])
 """
 
 

@@ -2747,6 +2747,8 @@ class Inference:
 
     def _ndim_after(self, method: str, call: cst.Call, ndim: Optional[int]) -> Optional[int]:
         """How many dimensions ``<tensor of ndim>.method(...)`` has; None: unknown."""
+        if method == "new" and any(isinstance(a.value, (cst.List, cst.Tuple)) for a in call.args):
+            return None  # ``x.new([1, 2])``: the data, not sizes
         if method in api.RESHAPE_METHODS or (method in _SIZED_NEW and method != "new_full"):
             return self._sizes(call)
         if method == "new_full" and call.args and call.args[0].keyword is None:
