@@ -138,22 +138,16 @@ def _unguarded(statements: List[ast.stmt]) -> Iterator[ast.AST]:
     """Every node of ``statements`` but those in a ``try`` statement or under an ``if``
     that asks about the torch version or about what torch has: how code that supports
     older torch asks."""
-    for statement in statements:
-        if isinstance(statement, ast.Try) or (isinstance(statement, ast.If) and _asks_about_torch(statement.test)):
-            continue
-        yield from _nodes(statement)
-
-
-def _nodes(statement: ast.stmt) -> Iterator[ast.AST]:
-    todo: List[ast.AST] = [statement]
+    todo: List[ast.AST] = [statement for statement in statements if not _serves_older_torch(statement)]
     while todo:
         node = todo.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.stmt) and (isinstance(child, ast.Try) or (
-                    isinstance(child, ast.If) and _asks_about_torch(child.test))):
-                continue
-            todo.append(child)
+        todo.extend(child for child in ast.iter_child_nodes(node) if not _serves_older_torch(child))
+
+
+def _serves_older_torch(node: ast.AST) -> bool:
+    """A ``try`` statement, or an ``if`` asking about the torch version or what torch has."""
+    return isinstance(node, ast.Try) or (isinstance(node, ast.If) and _asks_about_torch(node.test))
 
 
 def _asks_about_torch(test: ast.expr) -> bool:

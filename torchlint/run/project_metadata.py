@@ -108,10 +108,9 @@ def least_torch_release(start: str) -> Optional[DeclaredFloor]:
     Python the oldest torch on PyPI already served (a 2018 package declaring
     Python 2.7). The engine takes it, with what the code shows it needs, as the
     project's floor (``Engine._shown_floor``)."""
-    root = project_root(start)
-    if root is None or not _is_distribution(root) or declared_torch_floor(start) is not None:
+    if not declares_no_torch_floor(start):
         return None
-    python, where = _python_floor(root)
+    python, where = _python_floor(project_root(start))  # type: ignore[arg-type]
     release = first_release_for_python(python) if python is not None else None
     if release is None or _as_release(release) <= _as_release(oldest_release_on_pypi()):
         return None
