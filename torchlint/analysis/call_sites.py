@@ -34,8 +34,9 @@ from torchlint.analysis.inference import UNKNOWN, CallTarget, Inference, Kind, V
 
 _CLASS_TESTS = frozenset({"super", "isinstance", "issubclass"})
 # Receivers whose methods are never a project class's: a tensor, a number, None,
-# a torch data loader, a tuple or a dict.
-_NOT_AN_INSTANCE = frozenset({Kind.TENSOR, Kind.NUMBER, Kind.NONE, Kind.LOADER, Kind.TUPLE, Kind.MAPPING})
+# a torch data loader, a tuple or a dict, a learning-rate schedule.
+_NOT_AN_INSTANCE = frozenset({Kind.TENSOR, Kind.NUMBER, Kind.NONE, Kind.LOADER, Kind.TUPLE, Kind.MAPPING,
+                              Kind.SCHEDULE})
 
 
 class _Index:

@@ -49,6 +49,7 @@ from torchlint.analysis.scopes import Assignment, ClassScope, ImportAssignment
 from torchlint.analysis.specialise import (
     NOT_NONE, UNKNOWN_ARGUMENT, Arguments, branch_runs, call_arguments, decided, given_constants)
 from torchlint.knowledge import torch_api as api
+from torchlint.knowledge.lr_schedules import lr_schedule_makers
 from torchlint.knowledge.torchvision_api import CLASSIFIER_OUTPUTS_2D
 
 
@@ -66,6 +67,9 @@ class Kind(enum.Enum):
     # what that holds (strings, numbers, lists of them); never a tensor.
     OPTIONS = "options"
     FUNCTION = "function"  # a def of the file nested in another (``returns``: what calling it gives)
+    # An optimizer's learning-rate schedule (``torch.optim.lr_scheduler.StepLR(...)``,
+    # transformers' ``get_linear_schedule_with_warmup(...)``): its state is numbers only.
+    SCHEDULE = "schedule"
 
 
 @dataclass(frozen=True)
@@ -316,7 +320,7 @@ _NUMBER_METHODS = frozenset(name for kind in (int, float) for name in dir(kind) 
 # Calls that make an empty dict.
 _EMPTY_MAPPINGS = frozenset({"builtins.dict", "collections.OrderedDict"})
 # Kinds of values that are never None (and whose truth may be unknown).
-_NEVER_NONE = frozenset({Kind.TENSOR, Kind.MODULE, Kind.OBJECT, Kind.LOADER})
+_NEVER_NONE = frozenset({Kind.TENSOR, Kind.MODULE, Kind.OBJECT, Kind.LOADER, Kind.SCHEDULE})
 # Constructors taking sizes (``torch.FloatTensor(2, 3)``) or data (``torch.Tensor([0])``), and those taking data only.
 _LEGACY_CONSTRUCTORS = frozenset(name.rpartition(".")[2] for name in api.ARRAY_TO_TENSOR if name.endswith("Tensor"))
 _DATA_CONSTRUCTORS = _LEGACY_CONSTRUCTORS | {"tensor", "as_tensor"}
@@ -327,7 +331,7 @@ _ELEMENT_KEEPING_METHODS = api.NDIM_KEEPING_METHODS - {
 
 # What a value of these kinds can never be, or hold: a tensor.
 _HOLDS_NO_TENSOR = frozenset({Kind.UNKNOWN, Kind.MODULE, Kind.OBJECT, Kind.NUMBER, Kind.NONE, Kind.OPTIONS,
-                              Kind.FUNCTION})
+                              Kind.FUNCTION, Kind.SCHEDULE})
 
 
 class SavedInFolder(NamedTuple):
@@ -2887,6 +2891,8 @@ class Inference:
                          one_element=wrapped.one_element, partly_scalar=wrapped.partly_scalar)
         if callee in api.DATALOADERS:
             return Value(Kind.LOADER)
+        if callee in lr_schedule_makers():
+            return Value(Kind.SCHEDULE)
         if callee in api.TORCH_LOAD:
             return self._reloaded(call) or UNKNOWN
         if callee == "builtins.dict" and call.args and all(arg.keyword is not None and not arg.star for arg in call.args):

@@ -77,12 +77,62 @@ def written_by_the_loading_code(load: cst.Call, file: "FileContext") -> bool:
         earlier = order.get(id(save), 0) < order.get(id(load), 0)
         if there is here and here is not here.globals and earlier:
             return True
+        if there is here and _in_other_branches(load, save, here.node if here is not here.globals else file.module):
+            return True  # ``if exists(p): x = load(p)`` / ``else: x = make(); save(x, p)``: its own cache
         if there is here and earlier and _runs_unconditionally(save, file):
             return True  # a script that saves at its top level, then reads the file back (a tutorial)
         if (key.startswith("self.") and there is not None and isinstance(here.parent, ClassScope)
                 and there.parent is here.parent):
             return True
     return False
+
+
+def _in_other_branches(load: cst.Call, save: cst.Call, within: Optional[cst.CSTNode]) -> bool:
+    """Are ``load`` and ``save`` in the two branches of one ``if`` of ``within`` (a def or
+    the module)? The code then reads the file where it exists and writes it where it
+    does not: what it reads is what it made, on the machine that reads it."""
+    if within is None:
+        return False
+    for statement in _ifs(within):
+        if statement.orelse is None:
+            continue
+        body, orelse = _holds(statement.body, load), _holds(statement.orelse, load)
+        if body == orelse:
+            continue  # in neither branch (or in an inner ``if``: asked there)
+        if _holds(statement.orelse if body else statement.body, save):
+            return True
+    return False
+
+
+def _ifs(within: cst.CSTNode) -> List[cst.If]:
+    found: List[cst.If] = []
+
+    class _Ifs(cst.CSTVisitor):
+        def visit_If(self, node: cst.If) -> None:
+            found.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is within  # the ifs of this def, not of defs inside it
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+    within.visit(_Ifs())
+    return found
+
+
+def _holds(tree: cst.CSTNode, target: cst.CSTNode) -> bool:
+    """Is ``target`` (the very node) inside ``tree``?"""
+    found = []
+
+    class _Find(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if node is target:
+                found.append(node)
+            return not found
+
+    tree.visit(_Find())
+    return bool(found)
 
 
 def _runs_unconditionally(call: cst.Call, file: "FileContext") -> bool:
@@ -264,7 +314,7 @@ def holds_cpu_values_only(obj: cst.BaseExpression, inference: "Inference", depth
             and obj.func.attr.value == "state_dict"):
         owner = obj.func.value
         moved = isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute) and owner.func.attr.value == "cpu"
-        return (moved or inference.value(owner).cuda is False or _is_grad_scaler(owner, inference)
+        return (moved or inference.value(owner).cuda is False or _holds_numbers_state(owner, inference)
                 or (isinstance(owner, cst.Name) and inference.built_and_never_moved(owner)))
     if isinstance(obj, (cst.List, cst.Tuple, cst.Set)):
         return all(isinstance(e, cst.Element) and holds_cpu_values_only(e.value, inference, depth)
@@ -293,6 +343,32 @@ def _is_grad_scaler(expr: cst.BaseExpression, inference: "Inference") -> bool:
         return inference.resolver.resolve(expr.func) in _GRAD_SCALERS
     binding = inference.only_binding(expr) if isinstance(expr, cst.Name) else None
     return binding is not None and binding.how == "assign" and not binding.path and _is_grad_scaler(binding.value, inference)
+
+
+def _holds_numbers_state(owner: cst.BaseExpression, inference: "Inference") -> bool:
+    """Is ``owner`` an object whose ``state_dict()`` is numbers only: a GradScaler or an
+    optimizer's learning-rate schedule (``knowledge/lr_schedules.py``)?"""
+    return _is_grad_scaler(owner, inference) or inference.value(owner).kind is Kind.SCHEDULE
+
+
+def read_into_numbers_state(load: cst.Call, file: "FileContext") -> bool:
+    """Does the code pass what ``load`` reads straight to the ``load_state_dict`` of an
+    object whose state is numbers only (``scheduler.load_state_dict(torch.load(p))``)?
+    The file then holds such a state, which a run of the code wrote: no tensor."""
+    owners = file.memo(("saved files", "loaded into"), lambda: _loaded_into(file))
+    owner = owners.get(id(load))
+    return owner is not None and _holds_numbers_state(owner, file.inference)
+
+
+def _loaded_into(file: "FileContext") -> Dict[int, cst.BaseExpression]:
+    """For each call passed as the whole argument of ``x.load_state_dict(...)``: ``x``."""
+    owners: Dict[int, cst.BaseExpression] = {}
+    for node in file.nodes(cst.Call):
+        func = node.func
+        if (isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and len(node.args) == 1
+                and isinstance(node.args[0].value, cst.Call) and node.args[0].keyword is None):
+            owners[id(node.args[0].value)] = func.value
+    return owners
 
 
 def _shortened(code: str, limit: int) -> str:

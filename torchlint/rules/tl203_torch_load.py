@@ -16,6 +16,7 @@ from torchlint.analysis.outline import (
 from torchlint.analysis.saved_files import (
     holds_cpu_values_only,
     loaded_file_name,
+    read_into_numbers_state,
     saves_read_by,
     shipped_file,
     written_by_the_loading_code,
@@ -58,10 +59,13 @@ class TorchLoadMapLocation(Rule):
         "(directly or through other such helpers), or under the test that switches such calls "
         "on (`if args.cuda: model.cuda()`, then `if args.cuda:` / the `else` of `if not args.cuda:` around "
         "the load). Nor is a load of a file the program saved CPU values only into (a state dict after "
-        "`.cpu()`, numbers, strings, the parsed command line, a dict of word indices), in the same file or, "
+        "`.cpu()`, a learning-rate schedule's state, numbers, strings, the parsed command line, a dict of word "
+        "indices), in the same file or, "
         "to a path ending in the same file name (or named by the same template, `'{}_net_{}.pth'.format(...)`), "
         "in another module of its folder; nor a load the program runs right after its own top-level save of "
-        "the file; nor a checkpoint shipped with the project whose storages were all saved from the CPU: a "
+        "the file, or reads where the file exists and writes where it does not (`if os.path.exists(p): x = torch.load(p)`, "
+        "`else:` making `x` and saving it to `p`: its own cache); nor a load passed straight to a learning-rate schedule's "
+        "`load_state_dict` (its state is numbers); nor a checkpoint shipped with the project whose storages were all saved from the CPU: a "
         "path built from the module's place (`Path(__file__).parent / 'x.pt'`, `os.path.join(os.path.dirname("
         "__file__), 'x.pt')`) or, in a script, relative to it (`'./oracle.trc'`), to a file of up to 10 MB "
         "whose pickled data names no GPU device (read with `pickletools`, never unpickled). Whether the file "
@@ -217,6 +221,25 @@ class TorchLoadMapLocation(Rule):
             model.load_state_dict(state["model"])
         """,
         """
+        import os
+        import torch
+        from transformers import get_linear_schedule_with_warmup
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        # A learning-rate schedule's state is numbers; a file the def writes where it is
+        # missing is its own cache.
+        def resume(optimizer, folder):
+            scheduler = get_linear_schedule_with_warmup(optimizer, 100, 1000)
+            scheduler.load_state_dict(torch.load(folder + "/scheduler.pt", weights_only=True))
+            return scheduler
+        def features(path, texts):
+            if os.path.exists(path):
+                encoded = torch.load(path, weights_only=True)
+            else:
+                encoded = torch.tensor([len(t) for t in texts])
+                torch.save(encoded, path)
+            return encoded.to(device)
+        """,
+        """
         import sys
         import torch
         use_cuda = torch.cuda.is_available()
@@ -235,7 +258,7 @@ class TorchLoadMapLocation(Rule):
         ``.cpu()``, a GradScaler's state (numbers), numbers and strings; the
         saves of this file, else those of the scripts beside it that save to
         the same file name (a vocabulary a ``preprocess.py`` writes)."""
-        if written_by_the_loading_code(load, ctx.file):
+        if written_by_the_loading_code(load, ctx.file) or read_into_numbers_state(load, ctx.file):
             return True
         saves = saves_read_by(load, ctx.file)
         if saves:
