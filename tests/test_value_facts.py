@@ -3374,3 +3374,40 @@ def test_python_2_builtins_are_bound_names():
     assert not [d for d in Engine(all_rules()).check(code).diagnostics if d.code == "TL101"]
     assert [d.line for d in Engine(all_rules()).check(code.replace("reduce(", "reducer(")).diagnostics
             if d.code == "TL101"] == [7]
+
+
+# -- how many dimensions torch's indexing and functions leave -------------------------
+
+RANKS = """\
+import torch
+import torch.nn.functional as F
+scores = torch.randn(10)
+rows = torch.randn(4, 10)
+logprob = F.log_softmax(scores, dim=0)
+words = torch.LongTensor([3, 4])
+print(logprob[words[0]].data[0])
+print(rows[words[0]].data[0])
+print(rows[rows > 0][0].data[0])
+print(rows[rows[:, 0] > 0][0].data[0])
+picked = torch.gather(rows, 1, words.view(-1, 1))
+print(picked[0][0].data[0])
+print(picked[0].data[0])
+print((scores @ scores).data[0])
+print((rows @ scores).data[0])
+print((rows @ scores)[1].data[0])
+print(rows.matmul(scores)[1].data[0])
+print(rows.flatten()[2].data[0])
+print(rows.flatten(1)[2].data[0])
+print(rows[words][0].data[0])
+"""
+
+
+def test_ranks_follow_indexing_by_tensors_and_torch_functions():
+    # an element of a 1-D tensor picked by a 0-dim index (7); a mask over every
+    # dimension selects a 1-D tensor (9); gather is shaped as its index (12); a
+    # product of 1-D tensors is 0-dim (14), a matrix times a vector 1-D (16, 17);
+    # flatten() is 1-D (18)
+    assert _lines(RANKS) == [7, 9, 12, 14, 16, 17, 18]
+    # lookalikes: a row picked by a 0-dim index (8), rows picked by a mask over the
+    # first dimension (10), a row of a gather (13), a vector product (15), a flatten
+    # keeping the first dimension (19), rows picked by an index vector (20)

@@ -13,6 +13,7 @@ from conftest import run_flake8, run_torchlint
 
 from torchlint.analysis.outline import Outline
 from torchlint.analysis.version_gates import gated_ranges, names_that_may_gate, project_spellings, version_flags
+from torchlint.core.settings import Settings, parse_version
 from torchlint.engine.linter import Engine
 from torchlint.knowledge.torch_api import ADDED_KEYWORDS
 from torchlint.rules import all_rules
@@ -670,3 +671,35 @@ def test_a_test_file_outside_the_package_is_judged_by_what_the_package_it_import
         "import torch\nimport torch.nn.functional as F\n\n"
         "def test_gate():\n    assert F.sigmoid(torch.zeros(1)) == 0.5\n")
     assert "TL104" in run_torchlint(["--no-cache", "--select", "TL104", "tests"], cwd=tmp_path).stdout
+
+
+GATE_IN_A_TRY = """\
+import torch
+def min_version(ref):
+    return torch.__version__ >= ref
+try:
+    if min_version("2.4"):
+        forward = torch.amp.custom_fwd
+    else:
+        forward = torch.cuda.amp.custom_fwd
+except{caught}:
+    forward = {fallback}
+"""
+
+
+@pytest.mark.parametrize("caught, fallback, reported", [
+    # megatron: the handler runs the gate's old branch when asking the version fails
+    ("", "torch.cuda.amp.custom_fwd", False),
+    (" Exception", "torch.cuda.amp.custom_fwd", False),
+    # a handler that runs something else than either branch is no answer of the gate
+    ("", "torch.cuda.amp.custom_bwd", True),
+    # one that catches a particular error is not a fallback for a failed version check
+    (" ValueError", "torch.cuda.amp.custom_fwd", True),
+])
+def test_a_handler_repeating_a_branch_of_the_gate_in_its_try_is_gated(caught, fallback, reported):
+    # a project declaring torch>=2.6 (megatron_core): the deprecations of 2.4 apply
+    engine = Engine(all_rules(), Settings(torch_version=parse_version("2.6")))
+    source = GATE_IN_A_TRY.format(caught=caught, fallback=fallback)
+    found = [(d.line, d.code) for d in engine.check(source).diagnostics]
+    assert ((10, "TL109") in found) is reported, found
+    assert (8, "TL109") not in found  # the gate's own old branch, as before

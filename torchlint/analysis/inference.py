@@ -329,6 +329,22 @@ _DATA_CONSTRUCTORS = _LEGACY_CONSTRUCTORS | {"tensor", "as_tensor"}
 _ELEMENT_KEEPING_METHODS = api.NDIM_KEEPING_METHODS - {
     "add", "sub", "mul", "div", "pow", "eq", "ne", "lt", "le", "gt", "ge", "narrow", "index_select", "gather"}
 
+# Index tensors that select by mask rather than by position.
+_MASK_DTYPES = frozenset({"bool", "uint8"})
+
+
+def _matmul_ndim(a: Optional[int], b: Optional[int]) -> Optional[int]:
+    """Dimensions of ``torch.matmul`` of operands with ``a`` and ``b`` dimensions: a 1-D
+    operand loses its dimension in the product, batch dimensions broadcast."""
+    if a is None or b is None or a == 0 or b == 0:
+        return None  # a 0-dim operand raises
+    if a == 1 and b == 1:
+        return 0
+    if a == 1 or b == 1:
+        return max(a, b) - 1
+    return max(a, b)
+
+
 # What a value of these kinds can never be, or hold: a tensor.
 _HOLDS_NO_TENSOR = frozenset({Kind.UNKNOWN, Kind.MODULE, Kind.OBJECT, Kind.NUMBER, Kind.NONE, Kind.OPTIONS,
                               Kind.FUNCTION, Kind.SCHEDULE})
@@ -1357,6 +1373,8 @@ class Inference:
                 return UNKNOWN  # ``not x`` is a Python bool, whatever x is
             return self.value(expr.expression)
         if isinstance(expr, cst.BinaryOperation):
+            if isinstance(expr.operator, cst.MatrixMultiply):
+                return self._matrix_product(expr.left, expr.right)
             return self._arithmetic((expr.left, expr.right))
         if isinstance(expr, cst.Comparison):
             operands = [expr.left] + [target.comparator for target in expr.comparisons]
@@ -1425,6 +1443,15 @@ class Inference:
                 and all(self._resolver.resolve(kind) in _NUMBER_TYPES for kind in _type_names(test.args[1].value)):
             return NUMBER
         return self.value(branch)
+
+    def _matrix_product(self, left: cst.BaseExpression, right: cst.BaseExpression) -> Value:
+        """``a @ b`` (``torch.matmul``): a tensor whose dimensions follow from the operands'."""
+        a, b = self.value(left), self.value(right)
+        if a.kind is not Kind.TENSOR and b.kind is not Kind.TENSOR:
+            return UNKNOWN  # NumPy arrays, or a class's ``__matmul__``
+        cuda = True if a.cuda or b.cuda else (False if a.cuda is False and b.cuda is False else None)
+        ndim = _matmul_ndim(a.ndim if a.kind is Kind.TENSOR else None, b.ndim if b.kind is Kind.TENSOR else None)
+        return Value(Kind.TENSOR, cuda=cuda, ndim=ndim, scalar=ndim == 0, one_element=ndim == 0)
 
     def _arithmetic(self, operands: Sequence[cst.BaseExpression]) -> Value:
         values = [self.value(op) for op in operands]
@@ -2759,6 +2786,15 @@ class Inference:
             return self._sizes(cst.Call(func=call.func, args=call.args[:1]))
         if method == "nonzero" and not call.args:
             return 2  # one row of indices per nonzero element, whatever the input's shape
+        if method in ("masked_select", "flatten", "ravel") and (method == "masked_select" or not call.args):
+            return 1
+        if method == "expand":
+            return self._sizes(call)
+        if method == "gather":
+            return self._gathered_ndim(call, 1)
+        if method == "matmul" and len(call.args) == 1 and call.args[0].keyword is None:
+            other = self.value(call.args[0].value)
+            return _matmul_ndim(ndim, other.ndim if other.kind is Kind.TENSOR else None)
         if ndim is None:
             return None
         if method in api.DIM_REDUCTIONS:
@@ -2778,6 +2814,13 @@ class Inference:
         if method in api.NDIM_KEEPING_METHODS or (method.endswith("_") and method not in api.SHAPE_CHANGING_METHODS):
             return ndim
         return None
+
+    def _gathered_ndim(self, call: cst.Call, position: int) -> Optional[int]:
+        """``gather`` gives a tensor shaped as its index (argument ``position``, or ``index=``)."""
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        index = _keyword(call, "index") or (positional[position] if len(positional) > position else None)
+        value = self.value(index) if index is not None else UNKNOWN
+        return value.ndim if value.kind is Kind.TENSOR else None
 
     def _dimension_only(self, call: cst.Call) -> bool:
         """Is the one dimension argument of a reduction an integer (``x.max(1)``, ``x.sum(dim=0)``),
@@ -2818,7 +2861,18 @@ class Inference:
             elif self._is_integer(index.value):
                 ndim -= 1
             else:
-                return None
+                tensor = self.value(index.value)
+                if tensor.kind is not Kind.TENSOR or tensor.ndim is None:
+                    return None
+                if tensor.dtype in _MASK_DTYPES or isinstance(index.value, cst.Comparison):
+                    # A mask over every dimension (``x[x > 0]``): the selected elements, 1-D.
+                    return 1 if len(expr.slice) == 1 and tensor.ndim == ndim else None
+                if tensor.ndim == 0:
+                    ndim -= 1  # a 0-dim index tensor (``p[idx.data[0]]``) picks like an integer
+                elif len(expr.slice) == 1:
+                    ndim += tensor.ndim - 1  # the indexed dimension becomes the index's shape
+                else:
+                    return None  # several index tensors broadcast together
         return ndim if ndim >= 0 else None
 
     def _factory_ndim(self, callee: str, call: cst.Call) -> Optional[int]:
@@ -2830,6 +2884,13 @@ class Inference:
             return self._sizes(call)
         if callee in api.PRODUCT_NDIM:
             return api.PRODUCT_NDIM[callee]
+        if callee == "torch.gather":
+            return self._gathered_ndim(call, 2)
+        if callee == "torch.masked_select" or (callee in ("torch.flatten", "torch.ravel") and len(call.args) == 1):
+            return 1
+        if callee == "torch.matmul" and len(positional) == 2:
+            a, b = self.value(positional[0]), self.value(positional[1])
+            return _matmul_ndim(a.ndim if a.kind is Kind.TENSOR else None, b.ndim if b.kind is Kind.TENSOR else None)
         if callee in api.ONE_DIM_FACTORIES:
             return 1
         if callee == "torch.eye":

@@ -50,7 +50,11 @@ deprecated asks the user to break the old torch they support. A *gate* is
 - a ``try`` whose handler catches everything (``except:``, ``except
   Exception:``) and repeats a torch call of the body without a keyword the
   body passes (``torch.load(f, weights_only=False)``, then ``torch.load(f)``):
-  the fallback for a torch without that keyword.
+  the fallback for a torch without that keyword;
+- a ``try`` whose body is a gate and whose handler catches everything and
+  runs what one of the gate's branches runs (``try: if is_torch_min_version(
+  "2.4"): ... else: old`` ``except: old``): the answer for when asking the
+  version fails.
 
 Everything is read from Python's tree of the whole file, so checking a cut
 file (``engine/narrowing.py``) sees the same gates.
@@ -198,14 +202,17 @@ def _find(outline: Outline, imported_flags: FrozenSet[str], lines: Optional[List
         return [node for node in nodes if _holds_one(_gate_span(outline, node), lines)]
 
     ranges: List[LineRange] = []
-    if _find_tests(outline, imported_flags):
+    testing = _find_tests(outline, imported_flags)
+    flags: Set[str] = set()
+    if testing:
         tests = holding(outline.nodes(ast.If) + outline.nodes(ast.IfExp))
         flags = _version_flags(outline, imported_flags) if tests else set()
         for node in tests:
             if _asks_for_torch_version(outline, node.test, flags):  # type: ignore[attr-defined]
                 ranges.append(_gate_span(outline, node))
     for node in holding(outline.nodes(ast.Try) + outline.nodes(getattr(ast, "TryStar", ast.Try))):
-        if _is_torch_fallback(outline, node):  # type: ignore[arg-type]
+        if _is_torch_fallback(outline, node) or (  # type: ignore[arg-type]
+                testing and _repeats_a_gated_branch(outline, node, flags or _version_flags(outline, imported_flags))):  # type: ignore[arg-type]
             ranges.append(_span(node))
     return sorted(set(ranges))
 
@@ -375,6 +382,21 @@ def _is_torch_fallback(outline: Outline, node: ast.Try) -> bool:
         if caught & _IMPORT_ERRORS and any(_imports_torch(statement) for statement in node.body):
             return True
     return False
+
+
+def _repeats_a_gated_branch(outline: Outline, node: ast.Try, flags: Set[str]) -> bool:
+    """Does a handler of ``node`` that catches everything run what a branch of a version
+    gate in the ``try`` body runs? ``try: if is_torch_min_version("2.4"): new / else: old``
+    ``except: old``: the handler is the gate's answer for when asking the version fails,
+    compatibility code like the branch it repeats."""
+    branches = [ast.dump(ast.Module(body=branch, type_ignores=[]))
+                for statement in node.body if isinstance(statement, ast.If)
+                and _asks_for_torch_version(outline, statement.test, flags)
+                for branch in (statement.body, statement.orelse) if branch]
+    return bool(branches) and any(
+        (handler.type is None or _caught(handler.type) & _ANY_ERROR)
+        and ast.dump(ast.Module(body=handler.body, type_ignores=[])) in branches
+        for handler in node.handlers)
 
 
 def _drops_a_keyword(outline: Outline, body: List[ast.stmt], handler: List[ast.stmt]) -> bool:
