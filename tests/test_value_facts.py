@@ -3411,3 +3411,41 @@ def test_ranks_follow_indexing_by_tensors_and_torch_functions():
     # lookalikes: a row picked by a 0-dim index (8), rows picked by a mask over the
     # first dimension (10), a row of a gather (13), a vector product (15), a flatten
     # keeping the first dimension (19), rows picked by an index vector (20)
+
+
+CRITERION_DEFAULT = """\
+import torch
+
+
+def mse(x, x_hat):
+    return torch.mean(torch.pow(x - x_hat, 2.))
+
+
+def refine(module, x, criterion=None, tol=1e-9):
+    if criterion is None:
+        criterion = mse
+    y = module(x)
+    if criterion(x, y).data[0] < tol:
+        return y
+    return x
+
+
+def refine_with(module, x, criterion=None, tol=1e-9):
+    if criterion is None:
+        criterion = mse
+    y = module(x)
+    if criterion(x, y).data[0] < tol:
+        return y
+    return x
+
+
+def run(module, x, custom):
+    refine(module, x)
+    refine_with(module, x, criterion=custom)
+"""
+
+
+def test_a_called_name_that_may_hold_none_is_what_its_other_bindings_hold(tmp_path):
+    # every call of refine leaves criterion None: the call that runs calls mse (12);
+    # refine_with is given something unknown, so its criterion is unknown (21)
+    assert _cli_lines(tmp_path, CRITERION_DEFAULT) == [12]

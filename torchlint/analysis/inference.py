@@ -2513,6 +2513,8 @@ class Inference:
         if fields is not None:
             return self._namedtuple_value(call, fields)
         callee = self.value(func)
+        if callee.kind is Kind.UNKNOWN and isinstance(func, cst.Name):
+            callee = self._called_binding(func)
         if callee.kind is Kind.UNKNOWN and isinstance(func, cst.Attribute):
             # ``self.criterion = None`` in ``__init__``, a loss module later: a call that runs
             # did not call None (or a number).
@@ -2543,6 +2545,16 @@ class Inference:
         elif callee.kind is Kind.FUNCTION and callee.calls is not None:
             return self._referenced_call(call, callee.calls)  # ``criterion = losses.mse``, then ``criterion(a, b)``
         return UNKNOWN
+
+    def _called_binding(self, name: cst.Name) -> Value:
+        """What a called name holds where it may also hold None (``criterion=None`` and
+        ``if criterion is None: criterion = losses.mse``): a call that runs did not call
+        None, so the other bindings decide."""
+        values = [self._assignment_value(a) for a in self._resolver.assignments(name)]
+        called = [v for v in values if v.kind is not Kind.NONE]
+        if not called or len(called) == len(values) or not all(v.kind in _CALLABLE for v in called):
+            return UNKNOWN
+        return meet(called)
 
     def _alternative_call_value(self, call: cst.Call, callee: Value) -> Value:
         """What ``call`` gives where its callee is ``callee``, one of the modules and
