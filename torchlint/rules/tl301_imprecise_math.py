@@ -171,6 +171,8 @@ class ImpreciseMath(Rule):
         import torch
         m = torch.max(x)
         y = m + torch.log(torch.sum(torch.exp(x - m)))  # already shifted by the maximum
+        shifted = x - m
+        z = m + torch.log(torch.sum(torch.exp(shifted)))  # the same, in two statements
         """,
         """
         import torch
@@ -328,6 +330,9 @@ class ImpreciseMath(Rule):
         if not _single_positional(exp) or exp.args[0].keyword is not None or ctx.resolver.resolve(exp.func) != EXP:
             return
         shifted = exp.args[0].value
+        if isinstance(shifted, cst.Name):
+            # ``value0 = value - m`` just before: the same stable form, in two statements
+            shifted = ctx.inference.dominating_value(shifted) or shifted
         if isinstance(shifted, cst.BinaryOperation) and isinstance(shifted.operator, cst.Subtract):
             return  # ``exp(x - m)``: the hand-written stable form (m the maximum); it does not overflow
         dim = _dim(rest)
