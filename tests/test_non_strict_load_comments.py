@@ -75,3 +75,30 @@ def test_a_comment_about_strictness_is_a_decision(code):
 ])
 def test_other_comments_do_not_hide_the_finding(code, line):
     assert tl206_lines(code) == [line]
+
+
+TAGGER = """
+    import torch
+    class Tagger:
+        def save(self, path):
+            state = self.model.state_dict()
+            for key in [k for k in state if k.startswith("embedding.")]:
+                {delete}
+            torch.save({{"model": state, "vocab": self.vocab.state_dict()}}, path)
+        def load(self, path):
+            checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+            self.model.load_state_dict(checkpoint["{entry}"], strict=False)
+    """
+
+
+@pytest.mark.parametrize("delete, entry, reported", [
+    # stanza: the saving def deletes the keys it leaves out, the load reads that entry back
+    ("del state[key]", "model", False),
+    ("state.pop(key)", "model", False),
+    # nothing deleted: the whole state dict was saved, a partial load is a surprise
+    ("print(key)", "model", True),
+    # another entry of the saved dict than the one made a subset
+    ("del state[key]", "vocab", True),
+])
+def test_a_state_dict_the_saving_def_deletes_keys_from_is_a_subset_by_design(delete, entry, reported):
+    assert bool(tl206_lines(TAGGER.format(delete=delete, entry=entry))) is reported

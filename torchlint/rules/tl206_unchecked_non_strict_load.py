@@ -2,12 +2,12 @@
 
 import ast
 import re
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import NodeContext
-from torchlint.analysis.inference import Kind
+from torchlint.analysis.inference import Kind, constant_key
 from torchlint.analysis.outline import Outline, is_literal, keyword_value, qualified_names
 from torchlint.analysis.checkpoint_paths import path_argument
 from torchlint.core.settings import versions
@@ -132,6 +132,18 @@ class UncheckedNonStrictLoad(Rule):
                 self.load_state_dict(torch.load(path, map_location="cpu", weights_only=True), strict=False)
         """,
         """
+        import torch
+        class Tagger:
+            def save(self, path):  # the pretrained embeddings are saved apart: their keys are left out
+                state = self.model.state_dict()
+                for key in [k for k in state if k.startswith("embedding.")]:
+                    del state[key]
+                torch.save({"model": state, "vocab": self.vocab.state_dict()}, path)
+            def load(self, path):
+                checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+                self.model.load_state_dict(checkpoint["model"], strict=False)
+        """,
+        """
         from max import nn  # another framework's Module API, no torch in this file
         model = nn.Module()
         model.load_state_dict(state, strict=False)
@@ -196,7 +208,8 @@ class UncheckedNonStrictLoad(Rule):
         loads = ctx.inference.checkpoint_loads(state) if state is not None else []
         if not loads:
             return  # another module's state_dict(), a subset of the model's own, a dict built here: on purpose
-        if all(_saved_as_a_subset(load, ctx) for load in loads):
+        entry = constant_key(state) if isinstance(state, cst.Subscript) else None
+        if all(_saved_as_a_subset(load, ctx, entry) for load in loads):
             return  # the file only ever saves a chosen part of a state dict there
         if isinstance(state, cst.Name) and _keys_examined(call, state.value, ctx):
             return  # the code looked at which keys the state holds before loading it
@@ -265,21 +278,25 @@ def _walk(node: cst.CSTNode):
         pending.extend(current.children)
 
 
-def _saved_as_a_subset(load: cst.Call, ctx: NodeContext) -> bool:
+def _saved_as_a_subset(load: cst.Call, ctx: NodeContext, key: Optional[str] = None) -> bool:
     """Does the file write the path ``load`` reads (the same expression) with
     ``torch.save`` calls that all save a filtered part of a state dict
     (``{n: p for n, p in self.state_dict().items() if p.requires_grad}``,
-    speechbrain's adapters)? Then a partial load is the design. Read from the
-    outline of the whole file, so a save in a def narrowing cut still counts."""
+    speechbrain's adapters; a state dict the saving def deletes keys from,
+    stanza's)? With ``key``, the load reads that entry of the saved dict
+    (``checkpoint['model']``): the saves must put such a part there. Then a
+    partial load is the design. Read from the outline of the whole file, so a
+    save in a def narrowing cut still counts."""
     if ctx.resolver.resolve(load.func) not in TORCH_LOAD:
         return False
+    entry = key
     path = path_argument(load, 0, "f")
-    key = _canonical(edits.expression_code(path)) if path is not None else None
-    if key is None:
+    path_key = _canonical(edits.expression_code(path)) if path is not None else None
+    if path_key is None:
         return False
     saves = ctx.file.memo(("TL206", "saves"), lambda: _saves_by_path(ctx.resolver.file_outline()))
-    found = saves.get(key, [])
-    return bool(found) and all(subset for subset in found)
+    found = saves.get(path_key, [])
+    return bool(found) and all(whole or (entry is not None and entry in keys) for whole, keys in found)
 
 
 def _canonical(code: str) -> Optional[str]:
@@ -289,11 +306,11 @@ def _canonical(code: str) -> Optional[str]:
         return None
 
 
-def _saves_by_path(outline: Outline) -> Dict[str, List[bool]]:
+def _saves_by_path(outline: Outline) -> Dict[str, List[Tuple[bool, FrozenSet[str]]]]:
     """Every ``torch.save(obj, path)`` of the file by the code of ``path``: whether
     ``obj`` is a filtered part of a state dict (a name bound only to such in the
-    save's def counts too)."""
-    saves: Dict[str, List[bool]] = {}
+    save's def counts too), and the keys of a saved dict that hold one."""
+    saves: Dict[str, List[Tuple[bool, FrozenSet[str]]]] = {}
     for function in (*outline.nodes(ast.FunctionDef), *outline.nodes(ast.AsyncFunctionDef)):
         for call in ast.walk(function):
             if not (isinstance(call, ast.Call) and TORCH_SAVE & set(qualified_names(outline, call.func))):
@@ -301,16 +318,56 @@ def _saves_by_path(outline: Outline) -> Dict[str, List[bool]]:
             if len(call.args) < 2 or any(isinstance(a, ast.Starred) for a in call.args[:2]):
                 continue
             saved, path = call.args[0], call.args[1]
-            saves.setdefault(ast.unparse(path), []).append(_filtered_state_dict(saved, function))
+            saves.setdefault(ast.unparse(path), []).append(
+                (_filtered_state_dict(saved, function), _filtered_entries(saved, function)))
     return saves
+
+
+def _filtered_entries(expr: ast.AST, function: ast.AST) -> FrozenSet[str]:
+    """The constant keys of a saved dict literal (or a name ``function`` binds only to
+    one) whose value is a filtered part of a state dict."""
+    if isinstance(expr, ast.Name):
+        values = _bound_values(expr.id, function)
+        expr = values[0] if len(values) == 1 else expr
+    if not isinstance(expr, ast.Dict):
+        return frozenset()
+    return frozenset(key.value for key, value in zip(expr.keys, expr.values)
+                     if isinstance(key, ast.Constant) and isinstance(key.value, str)
+                     and _filtered_state_dict(value, function))
+
+
+def _bound_values(name: str, function: ast.AST) -> List[ast.AST]:
+    return [node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
+
+
+def _keys_deleted(name: str, function: ast.AST) -> bool:
+    """Does ``function`` delete entries of ``name`` (``del state[k]``, ``state.pop(k)``)?"""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Delete) and any(
+                isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
+                for t in node.targets):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "pop" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == name and node.args:
+            return True
+    return False
+
+
+def _state_dict_call(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "state_dict"
 
 
 def _filtered_state_dict(expr: ast.AST, function: ast.AST) -> bool:
     """A dict comprehension with a filter over ``<something>.state_dict(...).items()``,
     or a name that ``function`` binds only to such."""
     if isinstance(expr, ast.Name):
-        values = [node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
-                  and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets)]
+        values = _bound_values(expr.id, function)
+        made = [value for value in values if not (isinstance(value, ast.Constant) and value.value is None)]
+        if made and all(_state_dict_call(value) for value in made) and _keys_deleted(expr.id, function):
+            # ``state = model.state_dict()`` (or None, without a model), then ``del state[k]``
+            # for the keys left out
+            return True
         return bool(values) and all(isinstance(value, ast.DictComp) and _filtered_state_dict(value, function)
                                     for value in values)
     if not (isinstance(expr, ast.DictComp) and len(expr.generators) == 1 and expr.generators[0].ifs):
