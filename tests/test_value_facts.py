@@ -3449,3 +3449,45 @@ def test_a_called_name_that_may_hold_none_is_what_its_other_bindings_hold(tmp_pa
     # every call of refine leaves criterion None: the call that runs calls mse (12);
     # refine_with is given something unknown, so its criterion is unknown (21)
     assert _cli_lines(tmp_path, CRITERION_DEFAULT) == [12]
+
+
+OPTIONS_CLASS = """\
+import argparse
+import torch
+import torch.nn as nn
+
+
+class Options:
+    def __init__(self):
+        self.parser = argparse.ArgumentParser()
+        self.parser.add_argument('--alpha', type=float, default=50)
+        self.opt = None
+
+    def parse(self):
+        self.opt = self.parser.parse_args()
+        self.opt.isTrain = True
+        {between}
+        return self.opt
+
+    def reset(self):
+        self.opt = torch.ones(3)
+
+
+opt = Options().parse()
+criterion = nn.L1Loss()
+loss = criterion(torch.ones(2), torch.zeros(2)) * opt.alpha
+print(loss.data[0])
+"""
+
+
+@pytest.mark.parametrize("between, reported", [
+    # the method's own earlier ``self.opt = ...`` is what its return reads, not __init__'s None
+    ("print(self.opt)", True),
+    # a call of a method of ``self`` in between may bind it again: unknown
+    ("self.reset()", False),
+    # so may an assignment inside a block
+    ("if self.opt.alpha > 1:\n            self.opt = None", False),
+])
+def test_an_attribute_a_method_assigned_earlier_is_read_as_assigned(tmp_path, between, reported):
+    lines = _cli_lines(tmp_path, OPTIONS_CLASS.format(between=between))
+    assert bool(lines) is reported, lines

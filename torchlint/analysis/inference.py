@@ -329,6 +329,71 @@ _DATA_CONSTRUCTORS = _LEGACY_CONSTRUCTORS | {"tensor", "as_tensor"}
 _ELEMENT_KEEPING_METHODS = api.NDIM_KEEPING_METHODS - {
     "add", "sub", "mul", "div", "pow", "eq", "ne", "lt", "le", "gt", "ge", "narrow", "index_select", "gather"}
 
+class _MethodLayout:
+    """A method's top-level statements, as ``Inference._assigned_earlier_in_method`` reads
+    them: which small statement sits in which of them, the ``self.x = e`` each plain
+    statement makes, and the attributes of ``self`` each may bind (None: it calls a method
+    of ``self``, which may bind any)."""
+
+    def __init__(self) -> None:
+        self.statement_index: Dict[int, int] = {}
+        self.plain: Dict[Tuple[int, str], cst.BaseExpression] = {}
+        self.binds: List[Optional[Set[str]]] = []
+
+    @classmethod
+    def of(cls, function: cst.FunctionDef, self_name: str) -> "_MethodLayout":
+        layout = cls()
+        body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+        for index, statement in enumerate(body):
+            finder = _SelfBindings(self_name)
+            statement.visit(finder)
+            for small in finder.smalls:
+                layout.statement_index[id(small)] = index
+            layout.binds.append(None if finder.calls_self else finder.bound)
+            if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+                only = statement.body[0]
+                if isinstance(only, cst.Assign) and len(only.targets) == 1:
+                    target = only.targets[0].target
+                    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                            and target.value.value == self_name:
+                        layout.plain[(index, target.attr.value)] = only.value
+        return layout
+
+
+class _SelfBindings(cst.CSTVisitor):
+    """The small statements of a statement, the attributes of ``self`` it binds, and
+    whether it calls a method of ``self``."""
+
+    def __init__(self, self_name: str) -> None:
+        self.self_name = self_name
+        self.smalls: List[cst.CSTNode] = []
+        self.bound: Set[str] = set()
+        self.calls_self = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.BaseSmallStatement):
+            self.smalls.append(node)
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for target in targets:
+                for part in _target_parts(target):
+                    if isinstance(part, cst.Attribute) and isinstance(part.value, cst.Name) \
+                            and part.value.value == self.self_name:
+                        self.bound.add(part.attr.value)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and isinstance(node.func.value, cst.Name) and node.func.value.value == self.self_name:
+            self.calls_self = True
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        return True
+
+
+def _target_parts(target: cst.BaseExpression) -> List[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [part for element in target.elements for part in _target_parts(element.value)]
+    return [target]
+
+
 # Index tensors that select by mask rather than by position.
 _MASK_DTYPES = frozenset({"bool", "uint8"})
 
@@ -628,6 +693,7 @@ class Inference:
         self._resolver = resolver
         self._bindings = bindings
         self._self_params = self_params
+        self._layouts: Dict[cst.FunctionDef, _MethodLayout] = {}
         self._facts = facts if facts is not None else FileFacts()
         self.project = project
         self._cache: Dict[cst.CSTNode, Value] = {}
@@ -1332,6 +1398,42 @@ class Inference:
         (node,) = nodes
         return self._self_params.get(node) if isinstance(node, cst.Param) else None
 
+    def _assigned_earlier_in_method(self, read: cst.Attribute) -> Optional[cst.BaseExpression]:
+        """``self.x`` read in a method that itself did ``self.x = e`` in an earlier statement
+        of its body, with nothing between that may bind it again (no other assignment to
+        ``self.x``, no call of a method of ``self``): ``e``, what every run reads there
+        (``self.opt = self.parser.parse_args()`` ... ``return self.opt``, where ``__init__``
+        set ``self.opt = None``)."""
+        receiver = read.value
+        if not isinstance(receiver, cst.Name) or self._self_class(receiver) is None:
+            return None
+        scope = self._resolver.scope_of(receiver)
+        function = getattr(scope, "node", None)
+        small = self._facts.statement_of.get(receiver)
+        if not isinstance(function, cst.FunctionDef) or small is None:
+            return None
+        layout = self._method_layout(function, receiver.value)
+        index = layout.statement_index.get(id(small))
+        if index is None:
+            return None
+        member = read.attr.value
+        here = layout.binds[index]
+        if here is None or member in here:
+            return None  # the statement holding the read may bind it first
+        for position in range(index - 1, -1, -1):
+            bound = layout.binds[position]
+            if bound is None:
+                return None  # a method of ``self`` called there may bind it
+            if member in bound:
+                return layout.plain.get((position, member))  # a plain ``self.x = e``, else unsure
+        return None
+
+    def _method_layout(self, function: cst.FunctionDef, self_name: str) -> "_MethodLayout":
+        known = self._layouts.get(function)
+        if known is None:
+            known = self._layouts[function] = _MethodLayout.of(function, self_name)
+        return known
+
     # -- evaluation ---------------------------------------------------------
 
     def _evaluate(self, expr: cst.BaseExpression) -> Value:
@@ -1351,6 +1453,9 @@ class Inference:
                 return OPTIONS  # ``args.lr``: what the command line gave
             if base.kind is Kind.TUPLE and base.keys:
                 return dict(base.keys).get(expr.attr.value, UNKNOWN)  # a namedtuple's field
+            assigned = self._assigned_earlier_in_method(expr)
+            if assigned is not None:
+                return self.value(assigned)
             owners = self._attribute_owners(expr.value, expr.attr.value, base)
             if owners is not None:
                 return self._member(owners, expr.attr.value, called=False)
