@@ -3378,7 +3378,7 @@ def test_python_2_builtins_are_bound_names():
 
 # -- how many dimensions torch's indexing and functions leave -------------------------
 
-RANKS = """\
+INDEXING_RANKS = """\
 import torch
 import torch.nn.functional as F
 scores = torch.randn(10)
@@ -3407,7 +3407,7 @@ def test_ranks_follow_indexing_by_tensors_and_torch_functions():
     # dimension selects a 1-D tensor (9); gather is shaped as its index (12); a
     # product of 1-D tensors is 0-dim (14), a matrix times a vector 1-D (16, 17);
     # flatten() is 1-D (18)
-    assert _lines(RANKS) == [7, 9, 12, 14, 16, 17, 18]
+    assert _lines(INDEXING_RANKS) == [7, 9, 12, 14, 16, 17, 18]
     # lookalikes: a row picked by a 0-dim index (8), rows picked by a mask over the
     # first dimension (10), a row of a gather (13), a vector product (15), a flatten
     # keeping the first dimension (19), rows picked by an index vector (20)
@@ -3491,3 +3491,63 @@ print(loss.data[0])
 def test_an_attribute_a_method_assigned_earlier_is_read_as_assigned(tmp_path, between, reported):
     lines = _cli_lines(tmp_path, OPTIONS_CLASS.format(between=between))
     assert bool(lines) is reported, lines
+
+
+ADD_ERR = """\
+import torch
+import torch.nn as nn
+
+
+def add_err(overall_err, new_err):
+    if overall_err is None:
+        return new_err
+    else:
+        overall_err += new_err
+        return overall_err
+
+
+def add_or_fill(overall_err, new_err):
+    if overall_err is None:
+        return torch.zeros(3)
+    overall_err += new_err
+    return overall_err
+
+
+def train(preds, targets):
+    criterion = nn.NLLLoss()
+    total = None
+    for pred, target in zip(preds, targets):
+        total = add_err(total, criterion(pred, target))
+    total.backward()
+    print(total.data[0])
+
+
+def train_filled(preds, targets):
+    criterion = nn.NLLLoss()
+    total = None
+    for pred, target in zip(preds, targets):
+        total = add_or_fill(total, criterion(pred, target))
+    print(total.data[0])
+
+
+def add_cat(overall_err, new_err):
+    if overall_err is None:
+        return new_err
+    return torch.cat([overall_err.view(-1), new_err.view(-1)])
+
+
+def train_cat(preds, targets):
+    criterion = nn.NLLLoss()
+    total = None
+    for pred, target in zip(preds, targets):
+        total = add_cat(total, criterion(pred, target))
+    print(total.data[0])
+"""
+
+
+def test_a_helper_returning_what_it_is_passed_where_the_accumulator_is_none(tmp_path):
+    # ELF's add_err(total, loss): called with None, it returns the loss it was given, a
+    # 0-dim NLLLoss, and given that 0-dim total back, a 0-dim sum: a fixed point (26).
+    # add_or_fill returns a 3-element tensor at first (34); add_cat returns the loss at
+    # first but a 1-D tensor once given it back: no fixed point, unknown (48)
+    assert _cli_lines(tmp_path, ADD_ERR) == [26]

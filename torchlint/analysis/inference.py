@@ -47,7 +47,7 @@ from torchlint.analysis.names import Resolver
 from torchlint.analysis.outline import differentiated_callees, parameters_from_calls
 from torchlint.analysis.scopes import Assignment, ClassScope, ImportAssignment
 from torchlint.analysis.specialise import (
-    NOT_NONE, UNKNOWN_ARGUMENT, Arguments, branch_runs, call_arguments, decided, given_constants)
+    NOT_NONE, TENSOR0, UNKNOWN_ARGUMENT, Arguments, branch_runs, call_arguments, decided, given_constants)
 from torchlint.knowledge import torch_api as api
 from torchlint.knowledge.lr_schedules import lr_schedule_makers
 from torchlint.knowledge.torchvision_api import CLASSIFIER_OUTPUTS_2D
@@ -180,7 +180,8 @@ def _star_imports(module: Optional[cst.Module]) -> Iterator[str]:
 # Reductions whose second parameter is the dimension (None: every dimension).
 _DIM_SECOND = frozenset({"torch.sum", "torch.mean"})
 # What a parameter holding a call's constant (``specialise.py``) reads as.
-_CONSTANT_VALUES: Mapping[str, Value] = {"None": NONE, "0": NUMBER, "number": NUMBER, "True": UNKNOWN, "False": UNKNOWN}
+_CONSTANT_VALUES: Mapping[str, Value] = {"None": NONE, "0": NUMBER, "number": NUMBER, "True": UNKNOWN, "False": UNKNOWN,
+                                          TENSOR0: Value(Kind.TENSOR, scalar=True)}
 
 
 @dataclass(frozen=True)
@@ -394,6 +395,16 @@ def _target_parts(target: cst.BaseExpression) -> List[cst.BaseExpression]:
     return [target]
 
 
+def _value_token(value: Value) -> Optional[str]:
+    """The token a specialisation gives a parameter holding ``value``: None's, a 0-dim
+    tensor's; None for anything else."""
+    if value.kind is Kind.NONE:
+        return "None"
+    if value.kind is Kind.TENSOR and value.scalar:
+        return TENSOR0
+    return None
+
+
 # Index tensors that select by mask rather than by position.
 _MASK_DTYPES = frozenset({"bool", "uint8"})
 
@@ -517,8 +528,10 @@ class ProjectLink:
         own module) differentiate what it returns? True when unknown."""
         return True
 
-    def returned_parameters(self, qualified: str) -> Tuple[Optional[Tuple[int, str]], ...]:
-        """``Inference.returned_parameters`` of the project function ``qualified``."""
+    def returned_parameters(self, qualified: str, arguments: Optional[Arguments] = None,
+                            ) -> Tuple[Optional[Tuple[int, str]], ...]:
+        """``Inference.returned_parameters`` of the project function ``qualified`` (for a
+        call passing ``arguments``)."""
         return ()
 
     def is_configuration(self, qualified: str) -> bool:
@@ -1142,15 +1155,29 @@ class Inference:
                     found[arg.value.value] = target
         return found
 
-    def returned_parameters(self, function: cst.FunctionDef) -> Tuple[Optional[Tuple[int, str]], ...]:
+    def returned_parameters(self, function: cst.FunctionDef, arguments: Optional[Arguments] = None,
+                            ) -> Tuple[Optional[Tuple[int, str]], ...]:
         """Which parameter each returned value is, unchanged, where every ``return`` of
         ``function`` agrees: ``return model, loss`` gives ``((position, "model"), None)``
         (one item per tuple element; one item for a value that is no tuple literal).
         A parameter rebound in the body, or one the body may move or reshape in place
-        (``model.cuda()``, ``x.squeeze_()``), is not the caller's value. Empty: none."""
+        (``model.cuda()``, ``x.squeeze_()``), is not the caller's value. Empty: none.
+        With a call's ``arguments``, only the returns a run under its constants may reach
+        count (``if total is None: return new`` for a call passing None)."""
+        if self._origin is not None:
+            return self._origin.returned_parameters(function, arguments)
+        if arguments is not None:
+            given = given_constants(function, arguments, False)
+            if given and self._decides_a_test(function, given):
+                return self._specialised_copy(function, given)._returned_parameters(function)
+        return self._returned_parameters(function)
+
+    def _returned_parameters(self, function: cst.FunctionDef) -> Tuple[Optional[Tuple[int, str]], ...]:
         if function in self._facts.generators:
             return ()
         returned = self._facts.returns.get(function)
+        if returned and self._origin is not None:
+            returned = self._reachable_returns(function, returned)
         if not returned or any(value is None for value in returned):
             return ()
         params = function.params
@@ -1320,14 +1347,20 @@ class Inference:
         known = self._specialised.get(key)
         if known is None:
             self._specialised[key] = _PENDING  # recursion: no information
-            special = copy.copy(self)
-            special._origin, special._given = self, dict(given)
-            special._inside = _nodes_of(function)
-            special._cache, special._heights, special._chains, special._returns = {}, {}, {}, {}
-            special._differentiated, special.memo, special._depth, special._specialised = None, {}, 0, {}
-            known = special._function_return(function)
+            known = self._specialised_copy(function, given)._function_return(function)
             self._specialised[key] = known
         return known
+
+    def _specialised_copy(self, function: cst.FunctionDef, given: Mapping[cst.Param, str]) -> "Inference":
+        """A copy of this inference whose own cache holds the values of ``function``'s
+        nodes under the constants ``given``."""
+        special = copy.copy(self)
+        special._origin, special._given = self, dict(given)
+        special._inside = _nodes_of(function)
+        special._cache, special._heights, special._chains, special._returns = {}, {}, {}, {}
+        special._differentiated, special.memo, special._depth, special._specialised = None, {}, 0, {}
+        special._layouts = {}
+        return special
 
     def _runs(self, block: Optional["Block"]) -> Optional[bool]:
         """Under the constants given: does ``block`` run whenever the block around it
@@ -2188,6 +2221,9 @@ class Inference:
             return UNKNOWN
         if isinstance(node, cst.Param):
             classdef = self._self_params.get(node)
+            given = self._given.get(node) if self._origin is not None else None
+            if classdef is None and given is not None and given != NOT_NONE and given in _CONSTANT_VALUES:
+                return _CONSTANT_VALUES[given]  # what the call being worked out passes
             if classdef is None:
                 return self._parameter_value(node)
             owner = self._definition_name(classdef)
@@ -2597,8 +2633,13 @@ class Inference:
             known = self._known_callee_value(call, callee_name)
             if known.kind is Kind.UNKNOWN and not callee_name.startswith(api.TORCH_PACKAGES):
                 absolute = self.project.absolute(callee_name)
-                project_value = self.project.call_value(absolute, self._call_arguments(call)) if absolute is not None else None
-                returned = self.project.returned_parameters(absolute) if absolute is not None else ()
+                arguments = self._call_arguments(call)
+                if absolute is not None and arguments is not None:
+                    fed = self._self_fed_call(call, absolute, arguments)
+                    if fed is not None:
+                        return fed
+                project_value = self.project.call_value(absolute, arguments) if absolute is not None else None
+                returned = self.project.returned_parameters(absolute, arguments) if absolute is not None else ()
                 if project_value is None and returned:
                     # A call inside the answer being worked out (``model, loss = train(model)``
                     # in a loop, whose ``model`` the call sites give): what it passes back is
@@ -2638,9 +2679,13 @@ class Inference:
         local = self.local_definition(func)
         if local is not None:
             key = self._definition_name(local)
-            project_value = self.project.call_value(key, self._call_arguments(call)) if key is not None else None
+            arguments = self._call_arguments(call)
+            fed = self._self_fed_call(call, key, arguments) if key is not None and arguments is not None else None
+            if fed is not None:
+                return fed
+            project_value = self.project.call_value(key, arguments) if key is not None else None
             if project_value is not None:
-                return self._passed_back(call, self.project.returned_parameters(key), project_value)  # type: ignore[arg-type]
+                return self._passed_back(call, self.project.returned_parameters(key, arguments), project_value)  # type: ignore[arg-type]
             if isinstance(local, cst.ClassDef) and self.is_module_class(local):
                 return MODULE
             if isinstance(local, cst.FunctionDef) and key is not None and self._in_compound_statement(local):
@@ -2767,6 +2812,57 @@ class Inference:
                 given[arg.keyword.value] = self.value(arg.value)
         items = tuple(given.get(name, UNKNOWN) for name in fields)
         return Value(Kind.TUPLE, items=items, keys=tuple(zip(fields, items)))
+
+    def _self_fed_call(self, call: cst.Call, key: str, arguments: Arguments) -> Optional[Value]:
+        """``total = add_err(total, loss)`` in a loop: a call of a project function whose
+        result is bound to a name it is passed, so that argument holds what the name held
+        before (``total = None``) on the first run and the call's own result after. Worked
+        out as a fixed point over what each argument holds (a literal's constant, None, a
+        0-dim tensor): the call under the first runs' arguments, then under its own result
+        for the fed one; where both agree that is the value, else None (ask as usual)."""
+        fed = self._fed_argument(call)
+        if fed is None:
+            return None
+        position, name = fed
+        before = [self._assignment_value(a) for a in self._resolver.assignments(name)
+                  if self._bindings.get(getattr(a, "node", None)) is None
+                  or self._bindings[a.node].value is not call]
+        first_token = _value_token(meet(before)) if before else None
+        tokens = [_value_token(self.value(arg.value)) if token == UNKNOWN_ARGUMENT else token
+                  for (_, token), arg in zip(arguments, call.args)]
+        if first_token is None or any(token is None for token in tokens):
+            return None
+        given = [(keyword, token) for (keyword, _), token in zip(arguments, tokens)]
+        given[position] = (given[position][0], first_token)
+        first = self._project_call(call, key, tuple(given))  # type: ignore[arg-type]
+        again = _value_token(first)
+        if again is None:
+            return None
+        given[position] = (given[position][0], again)
+        second = self._project_call(call, key, tuple(given))  # type: ignore[arg-type]
+        if _value_token(second) != again:
+            return None  # no fixed point among the values the arguments may hold
+        return meet((first, second))
+
+    def _fed_argument(self, call: cst.Call) -> Optional[Tuple[int, cst.Name]]:
+        """The position and name of the argument that ``call``'s own result is bound to
+        (``total = add_err(total, loss)``); None when there is none."""
+        statement = self._facts.call_statement.get(call)
+        if not (isinstance(statement, cst.Assign) and statement.value is call and len(statement.targets) == 1):
+            return None
+        target = statement.targets[0].target
+        if not isinstance(target, cst.Name):
+            return None
+        for position, arg in enumerate(call.args):
+            if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name) \
+                    and arg.value.value == target.value:
+                return position, arg.value
+        return None
+
+    def _project_call(self, call: cst.Call, key: str, arguments: Arguments) -> Value:
+        """What calling the project function ``key`` as ``call`` does gives, under ``arguments``."""
+        value = self.project.call_value(key, arguments)
+        return self._passed_back(call, self.project.returned_parameters(key, arguments), value or UNKNOWN)
 
     def _passed_back(self, call: cst.Call, returned: Sequence[Optional[Sequence]], value: Value) -> Value:
         """What ``call`` of a project function gives back where the function returns a

@@ -1305,9 +1305,11 @@ class Project:
         return self._answer(key, "forwards", cst.FunctionDef, {},
                             lambda inference, function: inference.forwards(function))
 
-    def returned_parameters(self, key: str) -> Tuple[Optional[Tuple[int, str]], ...]:
-        found = self._answer(key, "returned parameters", cst.FunctionDef, (),
-                             lambda inference, function: inference.returned_parameters(function))
+    def returned_parameters(self, key: str, arguments: Optional[Arguments] = None,
+                            ) -> Tuple[Optional[Tuple[int, str]], ...]:
+        asked = "returned parameters" + (spelled_arguments(arguments) if arguments is not None else "")
+        found = self._answer(key, asked, cst.FunctionDef, (),
+                             lambda inference, function: inference.returned_parameters(function, arguments))
         # A kept answer comes back as lists.
         return tuple(tuple(item) if item is not None else None for item in found)  # type: ignore[misc]
 
@@ -1740,9 +1742,10 @@ class ModuleLink(ProjectLink):
             self._project.module(self.ref)
         return self._project.forwarded(qualified)
 
-    def returned_parameters(self, qualified: str) -> Tuple[Optional[Tuple[int, str]], ...]:
+    def returned_parameters(self, qualified: str, arguments: Optional[Arguments] = None,
+                            ) -> Tuple[Optional[Tuple[int, str]], ...]:
         self._know(qualified)
-        return self._project.returned_parameters(qualified)
+        return self._project.returned_parameters(qualified, arguments)
 
     def is_configuration(self, qualified: str) -> bool:
         return self._project.is_configuration(qualified, self.ref)

@@ -27,6 +27,10 @@ import libcst as cst
 Arguments = Tuple[Tuple[str, str], ...]
 UNKNOWN_ARGUMENT = "?"
 NOT_NONE = "object"  # something that is not None, of unknown truth (a tensor, a module)
+# What inference knows an argument holds, where no literal says: a 0-dim tensor (not None,
+# of unknown truth). Given for the calls whose result feeds their own argument
+# (``total = add_err(total, loss)`` in a loop: ``Inference._self_fed_call``).
+TENSOR0 = "tensor0"
 # The truth of each constant a test can read.
 TRUTH: Mapping[str, bool] = {"True": True, "False": False, "None": False, "0": False, "number": True}
 
