@@ -177,3 +177,20 @@ def test_a_def_that_reads_its_own_cache(tmp_path, otherwise, reported):
             return encoded.to(device)
         """.replace("BODY", body))
     assert ("train.py:6:" in out) is reported, out
+
+
+def test_a_model_trained_where_its_checkpoint_is_missing_is_no_cache(tmp_path):
+    # the file may come from a GPU run of the same script, copied to a machine without one
+    out = _lint(tmp_path, """\
+        import os
+        import torch
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        def trained(model, path):
+            if os.path.exists(path):
+                model.load_state_dict(torch.load(path, weights_only=True))
+            else:
+                model.to(device)
+                torch.save(model.state_dict(), path)
+            return model
+        """)
+    assert "train.py:6:" in out, out

@@ -72,19 +72,42 @@ def written_by_the_loading_code(load: cst.Call, file: "FileContext") -> bool:
     if here is None:
         return False
     order = file.memo(("saved files", "order"), lambda: {id(n): i for i, n in enumerate(file.nodes(cst.Call))})
-    for _, save in by_path.get(key, ()):
+    for saved, save in by_path.get(key, ()):
         there = scope_of(save)
         earlier = order.get(id(save), 0) < order.get(id(load), 0)
         if there is here and here is not here.globals and earlier:
             return True
-        if there is here and _in_other_branches(load, save, here.node if here is not here.globals else file.module):
-            return True  # ``if exists(p): x = load(p)`` / ``else: x = make(); save(x, p)``: its own cache
+        if there is here and _in_other_branches(load, save, here.node if here is not here.globals else file.module) \
+                and not _holds_model_state(saved, file.inference):
+            # ``if exists(p): x = load(p)`` / ``else: x = make(); save(x, p)``: its own cache of
+            # what it computes. Not a trained model's state: that file may come from a GPU run.
+            return True
         if there is here and earlier and _runs_unconditionally(save, file):
             return True  # a script that saves at its top level, then reads the file back (a tutorial)
         if (key.startswith("self.") and there is not None and isinstance(here.parent, ClassScope)
                 and there.parent is here.parent):
             return True
     return False
+
+
+def _holds_model_state(obj: cst.BaseExpression, inference: "Inference", depth: int = 0) -> bool:
+    """Does a saved object hold a module or a state (``model``, ``model.state_dict()``,
+    ``optimizer.state_dict()``, a dict or list holding one, a name bound to one)?"""
+    if depth > 3:
+        return True
+    if isinstance(obj, cst.Call) and isinstance(obj.func, cst.Attribute) and obj.func.attr.value == "state_dict":
+        return True
+    if isinstance(obj, cst.Dict):
+        return any(not isinstance(e, cst.DictElement) or _holds_model_state(e.value, inference, depth + 1)
+                   for e in obj.elements)
+    if isinstance(obj, (cst.List, cst.Tuple)):
+        return any(not isinstance(e, cst.Element) or _holds_model_state(e.value, inference, depth + 1)
+                   for e in obj.elements)
+    if isinstance(obj, cst.Name):
+        values = inference.bound_values(obj) or ()
+        if any(_holds_model_state(value, inference, depth + 1) for value in values):
+            return True
+    return inference.value(obj).kind is Kind.MODULE
 
 
 def _in_other_branches(load: cst.Call, save: cst.Call, within: Optional[cst.CSTNode]) -> bool:
