@@ -138,6 +138,9 @@ def main(argv: List[str]) -> int:
     data.update({"generated_by": "scripts/mine_lr_schedules.py", "torch_version": torch.__version__.split("+")[0],
                  "torch": torch_part})
     if args.transformers is not None:
+        if not (args.transformers / "optimization.py").is_file() or not (args.transformers / "__init__.py").is_file():
+            parser.error(f"{args.transformers} is not the transformers package folder "
+                         "(it needs optimization.py and __init__.py)")
         data["transformers_version"] = _transformers_version(args.transformers)
         data["transformers"] = transformers_schedules(args.transformers, torch_part)
     text = json.dumps(data, indent=1, sort_keys=True) + "\n"

@@ -194,3 +194,13 @@ def test_a_model_trained_where_its_checkpoint_is_missing_is_no_cache(tmp_path):
             return model
         """)
     assert "train.py:6:" in out, out
+
+
+def test_the_miner_says_what_is_wrong_with_a_folder_that_is_not_transformers(tmp_path):
+    pytest.importorskip("torch")
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "mine_lr_schedules.py"), "--stdout",
+                          "--transformers", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "is not the transformers package folder" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr
