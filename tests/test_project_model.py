@@ -515,6 +515,26 @@ def test_calling_a_class_reads_only_the_headers_of_its_module(tmp_path, monkeypa
     assert len(parsed) == 1 and "def m1(" not in parsed[0]
 
 
+def test_star_imports_that_go_round_end_the_search(tmp_path):
+    # seq2seq-dnc (2017): ``dnc/__init__.py`` star-imports ``.memory``, whose ``from dnc
+    # import *`` names the package again. Looking a name up through them must stop (not
+    # found) rather than go round until Python's stack runs out (an internal error of
+    # whichever rule asked).
+    from torchlint.analysis.project import Project
+    from torchlint.core.settings import Settings
+    from torchlint.run.project_files import FileFinder
+
+    (tmp_path / "dnc").mkdir()
+    (tmp_path / "dnc" / "__init__.py").write_text("from .memory import *\n")
+    (tmp_path / "dnc" / "memory.py").write_text("import torch\nfrom dnc import *\n\n\nclass Memory(torch.nn.Module):\n    pass\n")
+    (tmp_path / "train.py").write_text("from dnc import *\n")
+    finder = FileFinder([str(tmp_path)])
+    project = Project(finder, Settings())
+    ref = finder.module_for(str(tmp_path / "train.py"))
+    assert project.definition("dnc.helper", ref) is None
+    assert project.definition("dnc.Memory", ref)[1] == "Memory"
+
+
 def test_a_member_a_base_class_in_another_module_assigns_is_followed(tmp_path):
     # The outline screen must let ``self.w.cuda()`` through although this
     # file never assigns ``w``: the base class's module does, with a tensor.

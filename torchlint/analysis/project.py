@@ -1216,6 +1216,8 @@ class Project:
         return module is not None and found[1] in module.version_flags()
 
     def _defined_in(self, ref: ModuleRef, name: str, depth: int) -> Optional[Tuple[ModuleRef, str]]:
+        if depth > 8:
+            return None  # star imports that go round (``from util import *`` reaching back): not found
         module = self.module(ref)
         facts = module.facts() if module is not None else None
         if facts is None:
