@@ -625,10 +625,15 @@ def test_one_neighbour_passing_something_unknown_leaves_the_parameter_unknown(tm
     assert _folder_lines(tmp_path, files) == [("utils.py", 18)]
 
 
-def test_a_method_called_on_a_receiver_of_unknown_class_leaves_it_unknown(tmp_path):
-    # ``make_logger()`` may be a Logger: its ``log`` call may pass anything.
-    files = dict(SCRIPTS_FOLDER, **{"plot.py": "import utils\nutils.make_logger().log({'lr': 0.1})\n"})
-    assert _folder_lines(tmp_path, files) == [("utils.py", 18)]
+def test_a_method_called_on_a_receiver_of_unknown_class_counts_what_it_passes(tmp_path):
+    # ``make_logger()`` may be a Logger: what its ``log`` call passes is one more value
+    # ``losses`` may hold. A dict of 1-D tensors: its values are no longer known 0-dim.
+    plot = "import torch\nimport utils\nutils.make_logger().log({'lr': torch.ones(3)})\n"
+    assert _folder_lines(tmp_path, dict(SCRIPTS_FOLDER, **{"plot.py": plot})) == [("utils.py", 18)]
+    # A dict of numbers: ``losses[name].data`` raises on a number, so a run that gets past
+    # it had cyclegan.py's 0-dim losses.
+    plot = "import utils\nutils.make_logger().log({'lr': 0.1})\n"
+    assert _folder_lines(tmp_path, dict(SCRIPTS_FOLDER, **{"plot.py": plot})) == [("utils.py", 11), ("utils.py", 18)]
 
 
 def test_a_function_handed_on_as_a_value_by_a_neighbour_leaves_it_unknown(tmp_path):
@@ -3551,3 +3556,147 @@ def test_a_helper_returning_what_it_is_passed_where_the_accumulator_is_none(tmp_
     # add_or_fill returns a 3-element tensor at first (34); add_cat returns the loss at
     # first but a 1-D tensor once given it back: no fixed point, unknown (48)
     assert _cli_lines(tmp_path, ADD_ERR) == [26]
+
+
+# -- running means, lambdas, ``.item()`` and calls on receivers of several classes -----
+
+RUNNING_MEAN = """\
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def running(model, loader):
+    avg = 0
+    for i, (x, y) in enumerate(loader):
+        loss = F.nll_loss(model(x), y)
+        avg += (loss - avg) / (i + 1)
+    print(avg.data[0])
+
+
+def running_vector(model, loader):
+    avg = 0
+    for i, (x, y) in enumerate(loader):
+        per_sample = F.nll_loss(model(x), y, reduction="none")
+        avg += (per_sample - avg) / (i + 1)
+    print(avg.data[0])
+
+
+def counted(x, mask):
+    total = torch.sum(x * mask)
+    count = torch.sum(mask).item()
+    size = np.prod(x.size()).item()
+    return (total / count).data[0], (torch.sum(x) / size).data[0]
+"""
+
+
+def test_a_running_mean_updated_with_itself_keeps_the_loss_s_dimensions():
+    # e2e-model-learning: ``avg += (loss - avg) * n / (i + n)`` starts at 0 and adds a
+    # 0-dim loss minus itself: 0-dim on every pass (11); a per-sample loss makes it 1-D (19).
+    # ``.item()`` of a tensor or of a NumPy value is a Python number: dividing a 0-dim
+    # sum by it keeps 0 dimensions (26).
+    assert _lines(RUNNING_MEAN) == [11, 26, 26]
+
+
+LAMBDA_COSTS = {
+    "batch.py": """\
+        def get_cost(model, data, loss_fn):
+            avg = 0
+            for i, (x, y) in enumerate(data):
+                batch_cost = loss_fn(model(x), y)
+                avg += (batch_cost - avg) / (i + 1)
+            print(avg.data[0])
+            return avg
+        """,
+    "policy.py": """\
+        import torch.nn as nn
+        import batch
+
+
+        def run(model, data, d):
+            cost = lambda z, y: (z - y.mv(d)).clamp(min=0).mean()
+            total = batch.get_cost(model, data, cost)
+            nll = batch.get_cost(model, data, nn.NLLLoss())
+            print(total.data[0], nll.data[0])
+        """,
+    "vector.py": """\
+        import batch
+
+
+        def run(model, data, d):
+            per_row = lambda z, y: (z - y.mv(d)).clamp(min=0)
+            return batch.get_cost(model, data, per_row)
+        """,
+}
+
+
+def test_a_lambda_passed_as_the_loss_function_gives_what_its_body_gives(tmp_path):
+    # A lambda ending in ``.mean()`` and an ``nn.NLLLoss()`` both make 0-dim costs; vector.py's
+    # lambda gives a 1-D one, so get_cost's running mean is not known 0-dim (6) ...
+    assert _folder_lines(tmp_path, LAMBDA_COSTS) == []
+    # ... until it is gone: then every call passes a 0-dim loss function.
+    (tmp_path / "vector.py").unlink()
+    assert _folder_lines(tmp_path, {k: v for k, v in LAMBDA_COSTS.items() if k != "vector.py"}) == [
+        ("batch.py", 6), ("policy.py", 9), ("policy.py", 9)]
+
+
+FACTORY = {
+    "models/__init__.py": "",
+    "models/base.py": """\
+        class BaseModel:
+            def initialize(self, opt):
+                self.opt = opt
+        """,
+    "models/cycle.py": """\
+        import torch.nn as nn
+        from models.base import BaseModel
+
+
+        class CycleModel(BaseModel):
+            def initialize(self, opt):
+                BaseModel.initialize(self, opt)
+                self.criterion = nn.L1Loss()
+
+            def backward(self, fake, real):
+                loss = self.criterion(fake, real) * self.opt.lambda_a
+                print(loss.data[0])
+        """,
+    "models/factory.py": """\
+        def create_model(opt):
+            if opt.model == "cycle":
+                from models.cycle import CycleModel
+                model = CycleModel()
+            else:
+                from models.missing import OtherModel
+                model = OtherModel()
+            model.initialize(opt)
+            return model
+        """,
+    "train.py": """\
+        import argparse
+        from models.factory import create_model
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--lambda_a", type=float, default=10.0)
+        opt = parser.parse_args()
+        model = create_model(opt)
+        """,
+}
+
+
+def test_a_method_called_on_a_receiver_of_unknown_class_still_passes_its_arguments(tmp_path):
+    # ``model`` in create_model may be a class the project does not hold: the call
+    # ``model.initialize(opt)`` may still be CycleModel's, and it passes the options,
+    # so ``self.opt.lambda_a`` is a number and the scaled L1 loss is 0-dim (12).
+    assert _folder_lines(tmp_path, FACTORY) == [("cycle.py", 12)]
+    # Another module calling ``initialize`` on something unknown with a tensor: the
+    # options are no longer all it may be given.
+    files = dict(FACTORY, **{"other.py": """\
+        import torch
+        import models.cycle
+
+
+        def reset(anything):
+            anything.initialize(torch.ones(3))
+        """})
+    assert _folder_lines(tmp_path, files) == []

@@ -6,18 +6,20 @@ in ``cyclegan.py`` tells what ``Logger.log``'s ``losses`` holds in
 ``utils.py``. ``calls_passing`` reads one module (the helper itself or a
 neighbour that imports it) and returns what each of its calls of the def
 passes for the parameter, or None when some use of the def there is no call
-it can read: the def handed on as a value (``f = log``), a call with
+it can read: the def handed on as a value (``f = log``), or a call with
 ``*args`` of anything but the calling def's own ``*args`` (a factory's
-``Gan(*args, **kwargs)`` passes what the factory's callers pass), or a method
-call on a receiver inference cannot tell apart from an instance of the def's
-class (``x.log(...)`` with ``x`` unknown). Then the calls seen are maybe not
-all the calls there are, and the parameter stays unknown: a fact is evidence
-or nothing. A call through a name one of several imports binds (``exp.train(
-args)``, ``exp`` one of two modules an ``if`` imports) may be the def's, so it
-counts; ``super(Net, self)`` and ``isinstance(x, Net)`` never call ``Net``. A class
-whose first base is the def's class and that defines no ``__init__`` of its own
-(``class ShapeTrainer(Trainer)``) is built by that class's constructor: its own
-calls pass the constructor's parameters, and are asked about in turn.
+``Gan(*args, **kwargs)`` passes what the factory's callers pass). Then the
+calls seen are maybe not all the calls there are, and the parameter stays
+unknown: a fact is evidence or nothing. A method call on a receiver inference
+cannot tell apart from an instance of the def's class (``model.initialize(opt)``
+with ``model`` one of a factory's classes, or unknown) may be the method's, so
+it counts: one more value to meet, never fewer. So does a call through a name one
+of several imports binds (``exp.train(args)``, ``exp`` one of two modules an
+``if`` imports): it may be the def's. ``super(Net, self)`` and
+``isinstance(x, Net)`` never call ``Net``. A class whose first base is the
+def's class and that defines no ``__init__`` of its own (``class
+ShapeTrainer(Trainer)``) is built by that class's constructor: its own calls
+pass the constructor's parameters, and are asked about in turn.
 
 The project model (``Project.parameter_from_project``) decides which modules
 to read and meets the answers.
@@ -183,9 +185,9 @@ def _method_references(inference: Inference, references: "_Spelled", target: Cal
     its instances (a bound call: ``target.position`` counts after ``self``), and
     called through the class with the instance first (``BaseModel.initialize(self,
     opt)`` in a subclass's override: one more argument before it), each with how
-    many arguments the call passes before ``self``'s. None at the first receiver
-    that may be an instance of another class inheriting the method, or of no class
-    inference knows: that call may be one of the method's."""
+    many arguments the call passes before ``self``'s. A call on a receiver that may be
+    an instance of the class, of a class inheriting the method, or of no class inference
+    knows may be one of the method's: it counts (one more value to meet, never fewer)."""
     found = []
     for node in references.attributes:
         qualified = inference.resolver.resolve(node)
@@ -199,15 +201,18 @@ def _method_references(inference: Inference, references: "_Spelled", target: Cal
         receiver = inference.receiver_value(node.value)  # a call on None raises: not a run's
         classes = instance_classes(receiver)
         if target.key in classes:
-            if len(classes) > 1:
-                return None  # maybe an instance of another class with its own method
+            # One class or one of several (``model`` made by a factory's branches): a call
+            # that may be the method's passes what it passes (one more value to meet).
             found.append((node, 0))
         elif receiver.kind in _NOT_AN_INSTANCE or (receiver.kind is Kind.MODULE and receiver.instance_of is None):
             continue  # a tensor's ``.log()``, a torch module's method
         elif classes and all(inference.project.defines_method(key, target.method) for key in classes):
             continue  # an instance of a class with a method of its own of that name
         else:
-            return None
+            # A receiver inference does not know (``model`` of a factory one of whose classes
+            # it cannot read), or an instance of a class that may inherit the method: the
+            # call may be the method's, so what it passes is one more value to meet.
+            found.append((node, 0))
     return found
 
 

@@ -1558,6 +1558,10 @@ class Inference:
             # ``[torch.mean(x) for x in losses]``: a sequence whose elements all are what
             # the element expression gives.
             return Value(Kind.TUPLE, element=self.value(expr.elt))
+        if isinstance(expr, cst.Lambda):
+            # ``cost = lambda z, y: (...).mean()``: calling it gives what its body gives
+            # (its parameters unknown), as a nested def's value carries what it returns.
+            return Value(Kind.FUNCTION, returns=self.value(expr.body))
         return UNKNOWN
 
     def _keyed_mapping(self, entries: Sequence[Tuple[Optional[str], cst.BaseExpression]]) -> Value:
@@ -2561,6 +2565,10 @@ class Inference:
             # ``total += loss``: adds to whatever total was; only the right
             # side brings information.
             added = self.value(binding.value)
+            if added is _PENDING:
+                # ``avg += (loss - avg) / n``, asked from inside its own right side: no
+                # information, as ``avg = avg + (loss - avg) / n`` gives none there.
+                return _PENDING
             if added.kind is Kind.UNKNOWN and added.if_tensor is not None:
                 return Value(Kind.UNKNOWN, if_tensor=added.if_tensor)  # ``loss += x.abs().mean()``
             if added.kind is Kind.UNKNOWN and added.unless_number is not None:
@@ -2891,6 +2899,13 @@ class Inference:
         keys = {self.project.absolute(name) for name in names}
         return [] if None in keys else sorted(keys)  # type: ignore[arg-type]
 
+    def _numpy_call(self, expr: cst.BaseExpression) -> bool:
+        """Is ``expr`` a call of a NumPy function (``np.prod(x.size())``): a NumPy value."""
+        if not isinstance(expr, cst.Call):
+            return False
+        callee = self._resolver.resolve(expr.func)
+        return callee is not None and callee.startswith("numpy.")
+
     def _method_call_value(self, call: cst.Call, func: cst.Attribute,
                            receiver: Optional[Value] = None) -> Optional[Value]:
         """The value of ``receiver.method(...)``; None when the method says nothing."""
@@ -2899,6 +2914,11 @@ class Inference:
         if receiver.unless_number is not None and method not in _NUMBER_METHODS:
             # Python numbers (and None) have no such method: a run that gets past it had the tensor.
             return self._method_call_value(call, func, receiver.unless_number)
+        if method == "item" and not call.args and (
+                receiver.kind is Kind.TENSOR or receiver.if_tensor is not None or self._numpy_call(func.value)):
+            # ``x.sum().item()``, ``np.prod(shape).item()``: a tensor's or a NumPy value's
+            # one element, as a Python number.
+            return NUMBER
         if receiver.kind is Kind.UNKNOWN and receiver.if_tensor is not None:
             # ``x.mean().sqrt()``: where ``x.mean()`` is a tensor, what the tensor's method
             # gives; a method only tensors have proves it was one.
@@ -2956,9 +2976,11 @@ class Inference:
                          one_element=(kept and receiver.one_element) or made_of_one,
                          partly_scalar=kept and receiver.partly_scalar)
         if receiver.kind is Kind.UNKNOWN and (method in api.TENSOR_ONLY_METHODS or (
-                method in ("view", "new") and call.args and all(_integer_literal(a.value) for a in call.args))):
+                method in ("view", "new") and call.args
+                and all(a.keyword is None and _integer_literal(a.value) for a in call.args))):
             # ``x.view(-1)``: NumPy's ``view`` takes a dtype, never a size; only a tensor takes sizes
-            # (and only a tensor's legacy ``x.new(1)`` makes one of such sizes).
+            # (and only a tensor's legacy ``x.new(1)`` makes one of such sizes). A keyword is no
+            # size: ``dl.new(num_workers=0)`` is a fastai loader's copy.
             # Only a tensor has this method: the receiver is one, and so is what it gives.
             return self._method_call_value(call, func, TENSOR)
         if method == "size" and len(call.args) == 1 and isinstance(call.args[0].value, cst.Integer):

@@ -114,6 +114,18 @@ class DiscardedTensorConversion(Rule):
         x = x.cuda()
         x.add_(1)
         """,
+        """
+        import torch
+
+
+        def restore(path, device):
+            # tsai: a pickled fastai loader; ``new(num_workers=0)`` is its copy (a tensor's
+            # legacy ``new`` takes sizes, never this keyword), and its ``to`` moves it in place.
+            dl = torch.load(path, map_location=device, weights_only=False)
+            dl = dl.new(num_workers=0)
+            dl.to(device)
+            return dl
+        """,
     )
 
     @classmethod
