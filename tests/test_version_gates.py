@@ -703,3 +703,45 @@ def test_a_handler_repeating_a_branch_of_the_gate_in_its_try_is_gated(caught, fa
     found = [(d.line, d.code) for d in engine.check(source).diagnostics]
     assert ((10, "TL109") in found) is reported, found
     assert (8, "TL109") not in found  # the gate's own old branch, as before
+
+
+def test_an_import_fallback_shows_the_file_supports_a_torch_without_the_imported_names():
+    # verl: DTensor is tried from torch.distributed.tensor (public from 2.5) with a fallback
+    # to the private module, so the file runs on a torch older than 2.5: renaming its other
+    # imports to torch.distributed.tensor (also 2.5) would break it.
+    newer = """
+        from torch.distributed._tensor import Placement, Shard
+
+        try:
+            from torch.distributed.tensor import DTensor
+        except ImportError:
+            from torch.distributed._tensor import DTensor
+        """
+    assert [code for _, code in codes(newer)] == []
+    # torchrl: the fallback is for torch.compiler.is_compiling (2.3); that shows a torch older
+    # than 2.3, not one older than 2.1, where torch.compiler.assume_constant_result appeared.
+    older = """
+        import torch
+
+        try:
+            from torch.compiler import disable, is_compiling
+        except ImportError:
+            from torch._dynamo import disable, is_compiling
+
+
+        @torch._dynamo.assume_constant_result
+        def size():
+            return 3
+        """
+    assert codes(older) == [(9, "TL114")]
+    # torchao's tests: a handler that sets the names to None (or skips the module) gives
+    # no other spelling to run with; the private import stays reported.
+    given_up = """
+        from torch.distributed._tensor import DTensor
+
+        try:
+            from torch.distributed.tensor.parallel import parallelize_module
+        except ImportError:
+            parallelize_module = None
+        """
+    assert codes(given_up) == [(1, "TL114")]

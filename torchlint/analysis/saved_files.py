@@ -326,6 +326,10 @@ _GRAD_SCALERS = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler", 
                            "torch.amp.grad_scaler.GradScaler"})
 
 
+# Methods whose result holds no tensor on a GPU: a copy on the CPU, or NumPy values and numbers.
+_TO_THE_CPU = frozenset({"cpu", "numpy", "tolist", "item"})
+
+
 def holds_cpu_values_only(obj: cst.BaseExpression, inference: "Inference", depth: int = 0) -> bool:
     """Is every tensor a saved object holds on the CPU (or does it hold none)?"""
     if isinstance(obj, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
@@ -339,6 +343,9 @@ def holds_cpu_values_only(obj: cst.BaseExpression, inference: "Inference", depth
         moved = isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute) and owner.func.attr.value == "cpu"
         return (moved or inference.value(owner).cuda is False or _holds_numbers_state(owner, inference)
                 or (isinstance(owner, cst.Name) and inference.built_and_never_moved(owner)))
+    if (isinstance(obj, cst.Call) and not obj.args and isinstance(obj.func, cst.Attribute)
+            and obj.func.attr.value in _TO_THE_CPU):
+        return True  # ``tensor.detach().cpu()``, ``x.numpy()``: moved off the GPU, or no tensor at all
     if isinstance(obj, (cst.List, cst.Tuple, cst.Set)):
         return all(isinstance(e, cst.Element) and holds_cpu_values_only(e.value, inference, depth)
                    for e in obj.elements)

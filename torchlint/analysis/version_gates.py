@@ -70,6 +70,7 @@ from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tup
 from torchlint.analysis.outline import (
     Names, Outline, attributes_named, calls_to, dotted, qualified_names, returned_values,
 )
+from torchlint.knowledge.releases import module_release, name_releases
 from torchlint.knowledge.torch_api import ADDED_KEYWORDS, TORCH_VERSION_HELPERS, is_torch_name
 
 LineRange = Tuple[int, int]
@@ -117,6 +118,48 @@ def version_flags(outline: Outline) -> FrozenSet[str]:
     """The names this file assigns from a test of the torch version: what a
     module importing them may use as a gate."""
     return outline.memo("version flags", lambda: frozenset(_version_flags(outline)))
+
+
+def newest_tried_first(outline: Outline) -> Optional[Tuple[int, ...]]:
+    """The newest first release among the torch names the file imports in a ``try``
+    whose ``ImportError`` handler imports the same names from another torch module
+    (``try: from torch.distributed.tensor import DTensor`` / ``except ImportError: from
+    torch.distributed._tensor import DTensor``: 2.5). The file then runs on a torch older
+    than that, where the import fails, with the other spelling; a rename elsewhere in the
+    file to a name no older breaks it. A handler that gives up instead (``pytest.skip``,
+    ``raise``) or sets the names to None shows no torch the renamed code runs on. None
+    when no fallback names a release known to be newer than the oldest mined
+    (``knowledge/releases.py``)."""
+    names = name_releases()
+    found: List[Tuple[int, ...]] = []
+    for node in outline.nodes(ast.Try) + outline.nodes(getattr(ast, "TryStar", ast.Try)):
+        handlers = [h for h in node.handlers if _caught(h.type) & _IMPORT_ERRORS]  # type: ignore[attr-defined]
+        rebound = {name for handler in handlers for name in _torch_imported_names(handler.body)}
+        for statement in node.body:  # type: ignore[attr-defined]
+            for inner in ast.walk(statement):
+                if not (isinstance(inner, ast.ImportFrom) and not inner.level and is_torch_name(inner.module or "")):
+                    continue
+                module = inner.module or ""
+                found.extend(_release_key(release) for release in (
+                    names.get(f"{module}.{alias.name}") or module_release(module)
+                    for alias in inner.names if (alias.asname or alias.name) in rebound) if release)
+    return max(found) if found else None
+
+
+def _torch_imported_names(statements: List[ast.stmt]) -> Set[str]:
+    """The names ``statements`` bind by importing them from a torch module."""
+    bound: Set[str] = set()
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.ImportFrom) and not node.level and is_torch_name(node.module or ""):
+                bound.update(alias.asname or alias.name for alias in node.names)
+    return bound
+
+
+def _release_key(release: str) -> Tuple[int, ...]:
+    """'2.5' -> (2, 5, 0), as ``core.settings.parse_version`` spells a release."""
+    parts = [int(part) for part in re.findall(r"\d+", release)[:3]]
+    return tuple(parts + [0] * (3 - len(parts)))
 
 
 def names_that_may_gate(outline: Outline, lines: Iterable[int]) -> FrozenSet[str]:

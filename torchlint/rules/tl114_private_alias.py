@@ -8,6 +8,7 @@ import libcst as cst
 
 from torchlint.analysis.context import NodeContext
 from torchlint.analysis.screens import referenced
+from torchlint.analysis.version_gates import newest_tried_first
 from torchlint.core.settings import parse_version
 from torchlint.knowledge.torch_api import (
     PUBLIC_TWINS,
@@ -43,7 +44,9 @@ class PrivateAlias(RenamedSymbolRule):
         "FSDP2's `fully_shard`) or a public function that only calls the private one (`torch.compiler.reset` "
         "and friends over `torch._dynamo`; `torch._utils.is_compiling` even warns and defers to "
         "`torch.compiler.is_compiling`); the table is checked against torch 2.13. Each entry applies only "
-        "when the oldest torch you support (`--torch-version`) already has the public name."
+        "when the oldest torch you support (`--torch-version`) already has the public name, and not in a file "
+        "whose `try` imports a torch name no older than it and, on `ImportError`, imports the same name from "
+        "another torch module: that file runs on a torch where the import fails."
     )
     fix_safety = FixSafety.SAFE
     fix_description = (
@@ -127,6 +130,16 @@ class PrivateAlias(RenamedSymbolRule):
         from mylib._utils import is_compiling  # not torch
         flag = is_compiling()
         """,
+        """
+        # verl: the file falls back to the private module where the public one is missing
+        # (torch before 2.5), so it supports that torch: the public name would break it.
+        from torch.distributed._tensor import Placement, Shard
+
+        try:
+            from torch.distributed.tensor import DTensor
+        except ImportError:
+            from torch.distributed._tensor import DTensor
+        """,
     )
 
     def check_Attribute(self, node: cst.Attribute, ctx: NodeContext) -> Iterator[Finding]:
@@ -143,5 +156,8 @@ class PrivateAlias(RenamedSymbolRule):
 
     def _applies(self, private: str, ctx: NodeContext) -> bool:
         twin: PublicTwin = PUBLIC_TWINS_BY_PRIVATE[private]
+        tried = ctx.file.memo(("TL114", "tried first"), lambda: newest_tried_first(ctx.resolver.file_outline()))
+        if tried is not None and twin.since is not None and parse_version(twin.since) >= tried:
+            return False  # the file falls back where an import this new fails: it supports an older torch
         oldest = ctx.file.settings.torch_version
         return oldest is None or twin.since is None or oldest >= parse_version(twin.since)

@@ -249,6 +249,17 @@ class TorchLoadMapLocation(Rule):
                 sys.exit("this script needs a GPU")
             return torch.load(path, weights_only=True)
         """,
+        """
+        import torch
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        # Every save to the path writes a copy moved to the CPU: nothing to map.
+        class Offloader:
+            def store(self, tensor, file_path):
+                cpu_tensor = tensor.detach().cpu()
+                torch.save(cpu_tensor, file_path)
+            def fetch(self, file_path):
+                return torch.load(file_path, weights_only=True).to(device)
+        """,
     )
 
     @staticmethod
