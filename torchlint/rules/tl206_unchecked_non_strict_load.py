@@ -166,6 +166,14 @@ class UncheckedNonStrictLoad(Rule):
             else:
                 model.load_state_dict(state)
         """,
+        """
+        import torch
+        def restore(model, path):  # every parameter is then reported as loaded or not (laion-clap)
+            state = torch.load(path, map_location="cpu", weights_only=True)
+            model.load_state_dict(state, strict=False)
+            for name, _ in model.named_parameters():
+                print(name, "loaded" if name in state else "NOT LOADED")
+        """,
     )
 
     @classmethod
@@ -225,11 +233,27 @@ def _keys_examined(call: cst.Call, name: str, ctx: NodeContext) -> bool:
     ``if`` around the load testing them (``if any("postdecoder" in k for k in
     state.keys()):``, espnet), or a set difference of them computed before it in the
     same def (``set(state.keys()) - set(model.state_dict().keys())``, then a raise on
-    what is extra or missing: bark)? The partial load is then what the author chose."""
+    what is extra or missing: bark)? Or, after it, does the def test the names of the
+    module it loaded into against the state (``for n, _ in model.named_parameters():
+    print(n, n in state)``, laion-clap)? The partial load is then what the author chose,
+    or what the author reports."""
     scope = ctx.enclosing(cst.FunctionDef) or ctx.file.module
     finder = _KeyChecks(call, name)
     scope.visit(finder)
-    return finder.examined
+    return finder.examined or (finder.tested_after and _reads_own_names(scope, call.func.value))
+
+
+# The methods that list a module's own names (``model.named_parameters()``): what a report
+# of the keys that loaded compares the state with.
+_OWN_NAMES = frozenset({"named_parameters", "named_buffers", "state_dict", "parameters"})
+
+
+def _reads_own_names(scope: cst.CSTNode, module: cst.BaseExpression) -> bool:
+    """Does ``scope`` list the names of ``module`` (``model.named_parameters()``)?"""
+    spelled = cst.Module([]).code_for_node(module)
+    return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+               and node.func.attr.value in _OWN_NAMES
+               and cst.Module([]).code_for_node(node.func.value) == spelled for node in _walk(scope))
 
 
 class _KeyChecks(cst.CSTVisitor):
@@ -238,6 +262,7 @@ class _KeyChecks(cst.CSTVisitor):
         self.tests: List[bool] = []  # for each enclosing ``if``: does its test read the keys?
         self.differenced = False  # a set difference of the keys, before the load
         self.examined = False
+        self.tested_after = False  # ``... in state`` after the load
         self.done = False
 
     def visit_If(self, node: cst.If) -> None:
@@ -255,7 +280,13 @@ class _KeyChecks(cst.CSTVisitor):
         if node is self.call and not self.done:
             self.examined = any(self.tests) or self.differenced
             self.done = True
-        return not self.done
+            return False
+        return True
+
+    def visit_ComparisonTarget(self, node: cst.ComparisonTarget) -> None:
+        if self.done and isinstance(node.operator, (cst.In, cst.NotIn)) \
+                and isinstance(node.comparator, cst.Name) and node.comparator.value == self.name:
+            self.tested_after = True
 
 
 def _reads_keys(expr: cst.BaseExpression, name: str) -> bool:
