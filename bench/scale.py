@@ -404,11 +404,23 @@ class _Walker:
 
     def _compare_lists(self, xs: list, ys: list, x_span: Span, y_span: Span, where: str) -> Optional[str]:
         if len(xs) == len(ys):
+            kept = (list(self.rewritten_a), list(self.rewritten_b))
             for index, (xv, yv) in enumerate(zip(xs, ys)):
                 problem = self.compare(xv, yv, x_span, y_span, f"{where}[{index}]")
                 if problem:
-                    return problem
-            return None
+                    break
+            else:
+                return None
+            # As long, but maybe one element added and another removed (an ``import math``
+            # inserted at the top, an orphaned ``import numpy as np`` dropped below): align
+            # the elements as for lists of different lengths before calling it drift.
+            self.rewritten_a[:], self.rewritten_b[:] = kept
+            if self._aligned_lists(xs, ys, x_span, y_span, where) is None:
+                return None
+            return problem
+        return self._aligned_lists(xs, ys, x_span, y_span, where)
+
+    def _aligned_lists(self, xs: list, ys: list, x_span: Span, y_span: Span, where: str) -> Optional[str]:
         keys_x = [ast.dump(v) if isinstance(v, ast.AST) else repr(v) for v in xs]
         keys_y = [ast.dump(v) if isinstance(v, ast.AST) else repr(v) for v in ys]
         # The common head stays aligned first: among repeated elements (four

@@ -154,3 +154,17 @@ def test_ast_drift_aligns_repeated_statements_from_the_head():
     after = "import torch\nimport torch\nimport torch\ndef f(t):\n    return t\n"
     assert scale.ast_drift(before, after) == []
     assert scale.ast_drift("x = 1  # kept\nimport torch\n", "x = 1\nimport torch\n") != []
+
+
+def test_ast_drift_aligns_an_import_added_above_and_another_removed_below():
+    # A fuzz case: TL208's fix adds ``import math`` at the top and its tidy drops the
+    # orphaned ``import numpy as np`` further down: as many statements as before, but
+    # shifted between the two, which is not drift.
+    before = ("from scipy.special import softmax\nimport torch\nprobs = softmax(s)\nimport numpy as np\n"
+              "loss = torch.ones(3).sum()\nif loss.item() is np.nan:\n    raise RuntimeError('diverged')\n")
+    after = ("import math\nfrom scipy.special import softmax\nimport torch\nprobs = softmax(s)\n"
+             "loss = torch.ones(3).sum()\nif math.isnan(loss.item()):\n    raise RuntimeError('diverged')\n")
+    assert scale.ast_drift(before, after) == []
+    # The same shape with a comment lost outside the fix is still drift.
+    commented = before.replace("probs = softmax(s)\n", "probs = softmax(s)  # kept\n")
+    assert scale.ast_drift(commented, after) != []
