@@ -70,6 +70,7 @@ from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tup
 from torchlint.analysis.outline import (
     Names, Outline, attributes_named, calls_to, dotted, qualified_names, returned_values,
 )
+from torchlint.core.settings import parse_version
 from torchlint.knowledge.releases import module_release, name_releases
 from torchlint.knowledge.torch_api import ADDED_KEYWORDS, TORCH_VERSION_HELPERS, is_torch_name
 
@@ -140,7 +141,7 @@ def newest_tried_first(outline: Outline) -> Optional[Tuple[int, ...]]:
                 if not (isinstance(inner, ast.ImportFrom) and not inner.level and is_torch_name(inner.module or "")):
                     continue
                 module = inner.module or ""
-                found.extend(_release_key(release) for release in (
+                found.extend(parse_version(release) for release in (
                     names.get(f"{module}.{alias.name}") or module_release(module)
                     for alias in inner.names if (alias.asname or alias.name) in rebound) if release)
     return max(found) if found else None
@@ -154,12 +155,6 @@ def _torch_imported_names(statements: List[ast.stmt]) -> Set[str]:
             if isinstance(node, ast.ImportFrom) and not node.level and is_torch_name(node.module or ""):
                 bound.update(alias.asname or alias.name for alias in node.names)
     return bound
-
-
-def _release_key(release: str) -> Tuple[int, ...]:
-    """'2.5' -> (2, 5, 0), as ``core.settings.parse_version`` spells a release."""
-    parts = [int(part) for part in re.findall(r"\d+", release)[:3]]
-    return tuple(parts + [0] * (3 - len(parts)))
 
 
 def names_that_may_gate(outline: Outline, lines: Iterable[int]) -> FrozenSet[str]:
