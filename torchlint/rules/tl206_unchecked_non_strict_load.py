@@ -245,7 +245,7 @@ def _keys_examined(call: cst.Call, name: str, ctx: NodeContext) -> bool:
 
 # The methods that list a module's own names (``model.named_parameters()``): what a report
 # of the keys that loaded compares the state with.
-_OWN_NAMES = frozenset({"named_parameters", "named_buffers", "state_dict", "parameters"})
+_OWN_NAMES = frozenset({"named_parameters", "named_buffers", "state_dict"})
 
 
 def _reads_own_names(scope: cst.CSTNode, module: cst.BaseExpression) -> bool:
