@@ -3700,3 +3700,119 @@ def test_a_method_called_on_a_receiver_of_unknown_class_still_passes_its_argumen
             anything.initialize(torch.ones(3))
         """})
     assert _folder_lines(tmp_path, files) == []
+
+
+# -- answers that do not depend on which question came first ----------------------------
+
+CRITIC_LOOP = """\
+import torch
+from torch.autograd import Variable
+
+
+class Trainer(object):
+    def train(self):
+        for g_iter in range(100):
+            d_loss_real = 0
+            Wasserstein_D = 0
+            for d_iter in range(5):
+                images = self.data.__next__()
+                if self.cuda:
+                    images = Variable(images.cuda())
+                else:
+                    images = Variable(images)
+                d_loss_real = self.D(images)
+                d_loss_real = d_loss_real.mean()
+                Wasserstein_D = d_loss_real * 2
+            info = {
+                'Wasserstein distance': Wasserstein_D.data[0],
+                'Loss D Real': d_loss_real.data[0],
+            }
+            for tag, value in info.items():
+                self.log(tag, value)
+            info = {'real_images': self.real_images(images)}
+            for tag, images in info.items():
+                self.log(tag, images)
+"""
+
+
+def test_a_name_first_asked_from_inside_a_cycle_keeps_all_its_bindings():
+    # Working out line 20 goes round the loop (``images`` is rebound below) to line 21's
+    # ``d_loss_real`` while ``d_loss_real.mean()`` is still being worked out: that answer
+    # (the number 0 alone) held only inside the cycle; kept, line 21 was missed.
+    assert _lines(CRITIC_LOOP) == [20, 21]
+
+
+def test_each_read_of_the_cycle_gets_the_answer_it_gets_when_asked_alone():
+    import libcst as cst
+    import libcst.matchers as m
+    from torchlint.analysis.context import analyse
+
+    def reads():
+        module = cst.parse_module(CRITIC_LOOP)
+        context, _ = analyse(module, [])
+        found = []
+
+        class Reads(cst.CSTVisitor):
+            def visit_Attribute(self, node):
+                if node.attr.value == "data" and m.matches(node.value, m.Name(value=m.DoesNotMatch("self"))):
+                    found.append(node.value)  # the two ``.data[0]`` reads
+        module.visit(Reads())
+        return context.inference, found
+
+    alone = []
+    for index in range(2):
+        inference, found = reads()
+        alone.append(inference.used_as_tensor(found[index]))
+    inference, found = reads()
+    in_order = [inference.used_as_tensor(found[index]) for index in range(2)]
+    inference, found = reads()
+    reversed_order = [inference.used_as_tensor(found[index]) for index in (1, 0)][::-1]
+    assert alone == in_order == reversed_order
+    assert all(value.if_tensor is not None or value.scalar for value in alone)
+
+
+def test_a_specialised_call_inside_a_cycle_is_no_internal_error(tmp_path):
+    # ``pad_to(t, 0, ...)``: the constant decides an ``if`` of the def, so a copy of the
+    # inference works the call out while the caller's own evaluation is in progress;
+    # each keeps its own record of what it is working out.
+    (tmp_path / "padding.py").write_text(textwrap.dedent("""\
+        import torch
+        import torch.nn.functional as F
+
+
+        def pad_to(t, dim, size, fill=0):
+            if t.size(dim) < size:
+                shape = list(t.size())
+                missing = size - t.size(dim)
+                t = t.view(shape[:dim + 1] + [-1])
+                if t.dim() == 2:
+                    t = t.unsqueeze(0)
+                t = F.pad(t, (0, 0, 0, missing), value=fill)
+                shape[dim] = size
+                t = t.view(shape)
+            return t
+
+
+        def match_sizes(a, b, dim, fill):
+            if a.size(dim) < b.size(dim):
+                a = pad_to(a, dim, b.size(dim), fill=fill)
+            elif a.size(dim) > b.size(dim):
+                b = pad_to(b, dim, a.size(dim), fill=fill)
+            return a, b
+        """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""\
+        import torch
+        from padding import *
+
+
+        def step(labels, scores, end_token):
+            labels = pad_to(labels, 0, labels.size(0) + 1, end_token)
+            labels, scores = match_sizes(labels, scores, 0, end_token)
+            loss = scores.sum()
+            return loss.data[0]
+        """))
+    result = subprocess.run(
+        [sys.executable, "-m", "torchlint.frontends.cli", "--isolated", "--no-cache", "-j1", "--select", "TL101", "."],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "internal error" not in result.stderr, result.stderr
+    assert "train.py:9:12: TL101" in result.stdout

@@ -726,6 +726,13 @@ class Inference:
         # What other analyses work out once per file over this inference (``call_sites.py``'s index).
         self.memo: Dict[str, object] = {}
         self._depth = 0  # value() calls in progress
+        # The expressions value() is working out, outermost first (``_evaluating``: each
+        # one's place there), and for each, the lowest place whose value it was given
+        # as still pending (``_lows``) and the values it holds only provisionally
+        # (``_provisional``): see ``value``.
+        self._evaluating: Dict[cst.CSTNode, int] = {}
+        self._lows: List[int] = []
+        self._provisional: List[List[cst.CSTNode]] = []
         # What calls with constant arguments return (``specialise.py``): (def, constants) -> value.
         self._specialised: Dict[Tuple[cst.FunctionDef, FrozenSet[Tuple[cst.Param, str]]], Value] = {}
         # In an inference specialised to a call's constants (``_specialised_return``): the
@@ -757,20 +764,54 @@ class Inference:
                 self._prewarm(expr)
                 cached = self._cache.get(expr)
                 if cached is not None:
-                    return cached
+                    return self._seen(expr, cached)
             if isinstance(expr, cst.Name):
                 self._warm(expr)
                 cached = self._cache.get(expr)
                 if cached is not None:
-                    return cached
+                    return self._seen(expr, cached)
             self._cache[expr] = _PENDING  # breaks cycles through self-references
-            self._depth += 1
-            try:
-                cached = self._evaluate(expr)
-            finally:
-                self._depth -= 1
-            self._cache[expr] = cached
-        return cached
+            cached = self._evaluated(expr)
+        return self._seen(expr, cached)
+
+    def _seen(self, expr: cst.BaseExpression, value: Value) -> Value:
+        """``value``, the cached value of ``expr``; one still pending marks the values
+        being worked out above ``expr``'s own evaluation as provisional."""
+        if value is _PENDING and self._lows:
+            place = self._evaluating.get(expr)
+            if place is not None and place < self._lows[-1]:
+                self._lows[-1] = place
+        return value
+
+    def _evaluated(self, expr: cst.BaseExpression) -> Value:
+        """Work out ``expr``'s value and cache it. A value worked out while one it rests
+        on was still pending (a cycle: ``d = 0`` then ``d = f(d)`` in a loop) took that
+        one as no information. It stays cached only until the pending evaluation ends:
+        asked again after that, it is worked out afresh, with what the other one came
+        to. Kept for good, it would make the answer depend on which question came first
+        (``d`` a number where it was asked first from inside its own binding)."""
+        place = len(self._lows)
+        self._evaluating[expr] = place
+        self._lows.append(place)
+        self._provisional.append([])
+        self._depth += 1
+        try:
+            value = self._evaluate(expr)
+        finally:
+            self._depth -= 1
+            low = self._lows.pop()
+            provisional = self._provisional.pop()
+            del self._evaluating[expr]
+        self._cache[expr] = value
+        if low < place:
+            # Rests on an evaluation still in progress: provisional with respect to it.
+            self._lows[-1] = min(self._lows[-1], low)
+            self._provisional[low].append(expr)
+            self._provisional[low].extend(provisional)
+        else:
+            for stale in provisional:
+                self._cache.pop(stale, None)
+        return value
 
     def is_tensor(self, expr: cst.BaseExpression) -> bool:
         return self.value(expr).kind is Kind.TENSOR
@@ -1360,6 +1401,7 @@ class Inference:
         special._cache, special._heights, special._chains, special._returns = {}, {}, {}, {}
         special._differentiated, special.memo, special._depth, special._specialised = None, {}, 0, {}
         special._layouts = {}
+        special._evaluating, special._lows, special._provisional = {}, [], []
         return special
 
     def _runs(self, block: Optional["Block"]) -> Optional[bool]:
