@@ -3816,3 +3816,45 @@ def test_a_specialised_call_inside_a_cycle_is_no_internal_error(tmp_path):
         cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert "internal error" not in result.stderr, result.stderr
     assert "train.py:9:12: TL101" in result.stdout
+
+
+def test_what_bindings_agree_on_does_not_depend_on_their_order():
+    import itertools
+
+    from torchlint.analysis.inference import NUMBER, UNKNOWN, Kind, Value, meet
+
+    loss = Value(Kind.TENSOR, scalar=True, ndim=0, one_element=True, loss=True)
+    either = Value(Kind.UNKNOWN, unless_number=loss)
+    for values in ([NUMBER, loss, UNKNOWN], [NUMBER, loss, either], [either, NUMBER, loss, NUMBER]):
+        answers = {meet(order) for order in itertools.permutations(values)}
+        assert len(answers) == 1, values
+    assert meet([NUMBER, loss, UNKNOWN]) == UNKNOWN
+    assert meet([either, NUMBER, loss]).unless_number == loss
+
+
+EVAL_WITH_BUFFERS = """\
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+
+
+def test(model, test_x, test_y, batch_size):
+    test_loss = 0
+    data = Variable(torch.FloatTensor(batch_size, test_x.size(1)), volatile=True)
+    targets = Variable(torch.FloatTensor(batch_size, test_y.size(1)), volatile=True)
+    for i in range(0, test_x.size(0), batch_size):
+        data.data[:] = test_x[i:i + batch_size]
+        targets.data[:] = test_y[i:i + batch_size]
+        output = model(data)
+        test_loss += nn.MSELoss()(output, targets)
+    test_loss = test_loss.data[0] / (test_x.size(0) / batch_size)
+    return test_loss
+"""
+
+
+def test_a_statement_that_rebinds_the_name_it_reads_does_not_reach_its_own_read():
+    # ``test_loss = test_loss.data[0] / n`` runs once: what it binds is not what its
+    # right side reads (0, then the sum of the MSE losses: a 0-dim tensor wherever
+    # ``.data`` works). The statements writing into ``.data[:]`` above changed the
+    # order in which the bindings met, and with it the answer.
+    assert _lines(EVAL_WITH_BUFFERS) == [15]

@@ -116,6 +116,7 @@ class Value:
             object.__setattr__(self, "scalar", True)
         if self.scalar:
             object.__setattr__(self, "one_element", True)
+            object.__setattr__(self, "partly_scalar", False)  # 0-dim on every run says more
         if not self.one_element:
             object.__setattr__(self, "partly_scalar", False)
 
@@ -219,7 +220,10 @@ def meet(values: Iterable[Value]) -> Value:
         if value.kind is not result.kind:
             tensor = _unless_number(result, value)
             if tensor is not None:
-                return Value(Kind.UNKNOWN, unless_number=tensor)
+                # The values still to come meet it too: the answer must not depend on
+                # the order of the bindings (a set's, which changes with unrelated code).
+                result = Value(Kind.UNKNOWN, unless_number=tensor)
+                continue
             either = _if_tensor(result, value)
             if either is None and result.kind in _CALLABLE and value.kind in _CALLABLE:
                 # ``criterion = losses.dice`` on one branch, ``nn.BCELoss()`` on the other.
@@ -1730,6 +1734,9 @@ class Inference:
             if last == UNKNOWN and len(assignments) == 1 and self._counted(name):
                 return NUMBER  # ``batch_size = n * k`` and ``range(batch_size)``: an integer
             return last
+        reaching = [a for a in assignments if not self._bound_after_read(a, name)]
+        if reaching and len(reaching) < len(assignments):
+            assignments = frozenset(reaching)
         values = self._updated_in_place(assignments, [self._assignment_value(a) for a in assignments])
         value = meet(values)
         if value.kind is Kind.UNKNOWN and len(values) > 1:
@@ -1753,6 +1760,26 @@ class Inference:
         if value == UNKNOWN and len(values) == 1 and self._counted(name):
             return NUMBER  # ``range(name)`` in the scope of its only binding: an integer
         return value
+
+    def _bound_after_read(self, assignment, read: cst.Name) -> bool:
+        """Is ``assignment`` made by the statement that holds ``read`` (``loss =
+        loss.data[0] / n``), in no loop of the def? The statement reads the name before
+        it binds it, and runs once: its own binding reaches none of its reads."""
+        node = getattr(assignment, "node", None)
+        statement = self._facts.statement_of.get(read)
+        if statement is None or self._facts.statement_of.get(node) is not statement \
+                or not isinstance(statement, (cst.Assign, cst.AnnAssign)) or node is read:
+            return False
+        scope = self._resolver.scope_of(read)
+        body = getattr(getattr(scope, "node", None), "body", None)
+        block = self._facts.block_of.get(node)
+        while block is not None:
+            if block.loop:
+                return False  # run again: the binding reaches the read the next time round
+            if block.node is body or block.parent is None:
+                return True  # the def's body, or the module's top level
+            block = block.parent
+        return False
 
     def _overwritten(self, assignment, read: cst.Name) -> bool:
         """Is ``assignment`` bound anew by a plain assignment further down its block before
