@@ -3858,3 +3858,26 @@ def test_a_statement_that_rebinds_the_name_it_reads_does_not_reach_its_own_read(
     # ``.data`` works). The statements writing into ``.data[:]`` above changed the
     # order in which the bindings met, and with it the answer.
     assert _lines(EVAL_WITH_BUFFERS) == [15]
+
+
+NONZERO_ROWS = """\
+import torch
+
+
+def pairs(mask, scores):
+    first = mask.nonzero()[:, 0]
+    rows = torch.nonzero(scores > 0)[:, 1]
+    flat = mask[0, 0, :-1].nonzero()[:, 0]
+    print(first[0].data[0], rows[1].data[0], flat[2].data[0])
+    # Lookalikes: a row of indices (of an array's nonzero(), a tuple's first array) and a
+    # tuple of index tensors keep their dimension.
+    row = mask.nonzero()[0]
+    picked = torch.nonzero(scores > 0, as_tuple=True)[0]
+    print(row.data[0], picked.data[0])
+"""
+
+
+def test_a_column_of_nonzero_indices_gives_elements_that_are_0_dim():
+    # ``x.nonzero()`` is 2-D whatever x's shape (an array's is a tuple, which no ``[:, 0]``
+    # reads); an element of one of its columns is 0-dim.
+    assert _lines(NONZERO_ROWS) == [8, 8, 8]

@@ -1580,6 +1580,14 @@ class Inference:
                 return OPTIONS  # ``config['lr']``, ``args.sizes[0]``
             if base.kind is Kind.UNKNOWN and _is_shape(expr.value) and _constant_index(expr) is not None:
                 return NUMBER  # ``x.size()[0]``, ``x.shape[0]``: a length, of a tensor or an array
+            tensor = base.if_tensor if base.kind is Kind.UNKNOWN else None
+            if tensor is not None and tensor.kind is Kind.TENSOR and tensor.ndim:
+                # ``x.nonzero()[:, 0]``: if it is a tensor, a column of it (what the other
+                # values it may be make of the subscript, the rule asking decides).
+                ndim = self._indexed_ndim(tensor.ndim, expr)
+                if ndim is not None and ndim >= 0:
+                    return Value(Kind.UNKNOWN, if_tensor=Value(Kind.TENSOR, cuda=tensor.cuda, dtype=tensor.dtype,
+                                                               ndim=ndim))
             if base.kind is Kind.TUPLE:
                 index = _constant_index(expr)
                 if not base.items and base.element is not None and (
@@ -3073,6 +3081,10 @@ class Inference:
             # a module converts to float but has no ``mean``, an array or a DataFrame
             # has no ``float()``: only a tensor gets there, reduced to 0-dim.
             return Value(Kind.TENSOR, scalar=True)
+        if method == "nonzero" and not call.args and receiver.kind is Kind.UNKNOWN:
+            # Of a tensor, one row of indices per nonzero element (2-D whatever its shape); of
+            # an array or a Series, a tuple of arrays, which no ``[:, 0]`` or ``.data`` reads.
+            return Value(Kind.UNKNOWN, if_tensor=Value(Kind.TENSOR, ndim=2, dtype="int64", cuda=receiver.cuda))
         if method in api.FULL_REDUCTIONS and not call.args and receiver.kind is Kind.UNKNOWN:
             # ``x.max()``: of a tensor, a 0-dim tensor; of an array a NumPy scalar, of a
             # DataFrame a Series (whose old ``.data`` took ``[0]``). Where the code proves
@@ -3192,6 +3204,8 @@ class Inference:
             return self._gathered_ndim(call, 2)
         if callee == "torch.masked_select" or (callee in ("torch.flatten", "torch.ravel") and len(call.args) == 1):
             return 1
+        if callee == "torch.nonzero" and len(call.args) == 1 and call.args[0].keyword is None:
+            return 2  # one row of indices per nonzero element, whatever the input's shape
         if callee == "torch.matmul" and len(positional) == 2:
             a, b = self.value(positional[0]), self.value(positional[1])
             return _matmul_ndim(a.ndim if a.kind is Kind.TENSOR else None, b.ndim if b.kind is Kind.TENSOR else None)
@@ -3308,6 +3322,8 @@ class Inference:
             source = self.value(call.args[0].value)
             return Value(Kind.TENSOR, cuda=source.cuda, dtype="int64",
                          ndim=source.ndim if source.kind is Kind.TENSOR else None)
+        if callee == "torch.nonzero" and _keyword(call, "as_tuple") is not None:
+            return UNKNOWN  # a tuple of index tensors where ``as_tuple`` is true
         if callee in api.TENSOR_FACTORIES:
             positional = [a for a in call.args if a.keyword is None]
             scalar = (len(positional) == 1 and len(call.args) == 1 and (

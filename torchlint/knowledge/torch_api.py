@@ -275,7 +275,7 @@ TENSOR_FACTORIES: FrozenSet[str] = (
         "log_softmax", "clamp", "flatten", "squeeze", "unsqueeze", "reshape", "transpose",
         "permute", "sum", "mean", "prod", "std", "var", "norm", "argmax", "argmin", "cumsum",
         "pow", "mul", "add", "sub", "div", "neg", "sign", "floor", "ceil", "log1p", "expm1", "sin", "cos",
-        "rsqrt", "reciprocal", "square", "masked_select", "index_select", "gather", "eq", "ne", "gt", "lt",
+        "rsqrt", "reciprocal", "square", "masked_select", "index_select", "gather", "nonzero", "eq", "ne", "gt", "lt",
         "ge", "le", "logical_not", "logical_and", "logical_or", "mv", "outer", "trace", "dot", "vdot",
         "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
         "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
