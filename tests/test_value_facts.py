@@ -3881,3 +3881,35 @@ def test_a_column_of_nonzero_indices_gives_elements_that_are_0_dim():
     # ``x.nonzero()`` is 2-D whatever x's shape (an array's is a tuple, which no ``[:, 0]``
     # reads); an element of one of its columns is 0-dim.
     assert _lines(NONZERO_ROWS) == [8, 8, 8]
+
+
+CONFIG_PARSER_SUBCLASS = """\
+import configparser
+import torch
+
+
+class RunFile(configparser.ConfigParser):
+    def __init__(self, name):
+        super(RunFile, self).__init__()
+        self.read(name)
+
+    def tensor_of(self, section):
+        return torch.ones(3)
+
+
+def loss_of(x, run):
+    beta = run.getfloat("learning", "beta", fallback=0.0)
+    entropy = beta * x.sum()
+    scaled = run.tensor_of("learning") * x.sum()
+    print(entropy.data[0], scaled.data[0])
+
+
+if __name__ == "__main__":
+    loss_of(torch.ones(3), RunFile("run.ini"))
+"""
+
+
+def test_what_a_config_parser_subclass_inherits_reads_settings():
+    # ``getfloat`` comes from configparser: a number, which adds no dimension to the
+    # sum; the class's own ``tensor_of`` gives what its body returns (3 elements).
+    assert _lines(CONFIG_PARSER_SUBCLASS) == [18]

@@ -1301,6 +1301,10 @@ class Inference:
         for base in classdef.bases:
             if base.keyword is not None:
                 continue
+            if self._resolver.resolve(base.value) in api.CONFIGURATION_SOURCES:
+                # ``class RunFile(configparser.ConfigParser)``: what it inherits (``getfloat``,
+                # ``sections``) reads the run's settings, as the parser's own instances do.
+                return OPTIONS
             key = self._class_key(base.value)
             if key is None:
                 continue
