@@ -3913,3 +3913,29 @@ def test_what_a_config_parser_subclass_inherits_reads_settings():
     # ``getfloat`` comes from configparser: a number, which adds no dimension to the
     # sum; the class's own ``tensor_of`` gives what its body returns (3 elements).
     assert _lines(CONFIG_PARSER_SUBCLASS) == [18]
+
+
+DISCREPANCY_STEPS = """\
+import torch.nn.functional as F
+
+
+def train(loader, model, weight_of, steps):
+    for x, y in loader:
+        loss = 0
+        loss -= F.mse_loss(model(x), y)
+        for i in range(steps):
+            loss = 0
+            loss += F.mse_loss(model(x), y) * weight_of(i)
+            loss.backward()
+        print(loss.data[0])
+"""
+
+
+def test_a_binding_differentiated_without_a_gradient_has_one_element():
+    # ``loss += mse * weight_of(i)``: the weight is of no kind inference knows, but
+    # ``loss.backward()`` right after takes only a one-element tensor; with no step the
+    # loss read is the 0-dim one before the loop. One element on every run, 0-dim on
+    # some: ``.item()`` reads both.
+    assert _lines(DISCREPANCY_STEPS) == [12]
+    # Without the backward nothing says the weighted loss has one element.
+    assert _lines(DISCREPANCY_STEPS.replace("            loss.backward()\n", "")) == []

@@ -1750,6 +1750,8 @@ class Inference:
         if reaching and len(reaching) < len(assignments):
             assignments = frozenset(reaching)
         values = self._updated_in_place(assignments, [self._assignment_value(a) for a in assignments])
+        if self._backward_called(name):
+            values = [self._one_element_if_differentiated(a, v, name) for a, v in zip(assignments, values)]
         value = meet(values)
         if value.kind is Kind.UNKNOWN and len(values) > 1:
             live = [v for a, v in zip(assignments, values) if not self._overwritten(a, name)]
@@ -2159,6 +2161,27 @@ class Inference:
             if found is not None and self._dominating_binding(receiver, found) is binding:
                 return True
         return False
+
+    def _one_element_if_differentiated(self, assignment, value: Value, read: cst.Name) -> Value:
+        """``value``, the tensor ``assignment`` binds, with one element where the binding
+        is the last before a ``name.backward()`` with no gradient in its scope: only a
+        one-element tensor takes that (an augmented ``loss += x * coeff`` too: what is
+        added broadcasts into one element, so it has one)."""
+        if value.kind is not Kind.TENSOR or value.one_element:
+            return value
+        scope = self._resolver.scope_of(read)
+        for receiver in self._facts.backward_receivers:
+            if receiver.value != read.value or self._resolver.scope_of(receiver) is not scope:
+                continue
+            found = self._dominating_end(receiver, self._resolver.assignments(receiver))
+            if found is None:
+                continue
+            ordered, end, _ = found
+            last = ordered[end - 1] if end > 0 else None
+            block = self._facts.block_of.get(last.node) if last is not None else None
+            if last is assignment and block is not None and self._encloses(block, self._facts.block_of.get(receiver)):
+                return replace(value, one_element=True)
+        return value
 
     def _backward_called(self, name: cst.Name) -> bool:
         if self._backward is None:
