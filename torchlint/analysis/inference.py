@@ -721,6 +721,7 @@ class Inference:
         self._returns: Dict[cst.FunctionDef, Value] = {}
         self._attributes: Optional[Dict[cst.ClassDef, Dict[str, List[Binding]]]] = None
         self._backward: Optional[Set[Tuple[object, str]]] = None
+        self._differentiated_by_name: Dict[Tuple[object, str], FrozenSet[object]] = {}
         self._sized_names: Optional[Set[Tuple[object, str]]] = None
         self._counted_names: Optional[Set[object]] = None
         self._stores: Optional[Dict[object, List[Optional[Binding]]]] = None
@@ -768,24 +769,23 @@ class Inference:
                 self._prewarm(expr)
                 cached = self._cache.get(expr)
                 if cached is not None:
-                    return self._seen(expr, cached)
+                    return cached if cached is not _PENDING else self._pending(expr)
             if isinstance(expr, cst.Name):
                 self._warm(expr)
                 cached = self._cache.get(expr)
                 if cached is not None:
-                    return self._seen(expr, cached)
+                    return cached if cached is not _PENDING else self._pending(expr)
             self._cache[expr] = _PENDING  # breaks cycles through self-references
-            cached = self._evaluated(expr)
-        return self._seen(expr, cached)
+            return self._evaluated(expr)
+        return cached if cached is not _PENDING else self._pending(expr)
 
-    def _seen(self, expr: cst.BaseExpression, value: Value) -> Value:
-        """``value``, the cached value of ``expr``; one still pending marks the values
-        being worked out above ``expr``'s own evaluation as provisional."""
-        if value is _PENDING and self._lows:
-            place = self._evaluating.get(expr)
-            if place is not None and place < self._lows[-1]:
-                self._lows[-1] = place
-        return value
+    def _pending(self, expr: cst.BaseExpression) -> Value:
+        """``expr`` is still being worked out: the values being worked out above its own
+        evaluation rest on it, so they are provisional (``_evaluated``)."""
+        place = self._evaluating.get(expr)
+        if place is not None and self._lows and place < self._lows[-1]:
+            self._lows[-1] = place
+        return _PENDING
 
     def _evaluated(self, expr: cst.BaseExpression) -> Value:
         """Work out ``expr``'s value and cache it. A value worked out while one it rests
@@ -1410,6 +1410,7 @@ class Inference:
         special._differentiated, special.memo, special._depth, special._specialised = None, {}, 0, {}
         special._layouts = {}
         special._evaluating, special._lows, special._provisional = {}, [], []
+        special._differentiated_by_name = {}
         return special
 
     def _runs(self, block: Optional["Block"]) -> Optional[bool]:
@@ -2150,38 +2151,42 @@ class Inference:
         """Does a ``.backward()`` call receive the value ``read`` has: a receiver of the
         same name whose value comes from the same plain assignment?"""
         binding = self._dominating_binding(read, dominated)
-        if binding is None or not self._backward_called(read):
-            return False
+        return binding is not None and binding in self._differentiated_bindings(read)
+
+    def _differentiated_bindings(self, read: cst.Name) -> FrozenSet[object]:
+        """The bindings of ``read``'s name that are the last before a ``name.backward()``
+        with no gradient in its scope, in a block enclosing the call (plain or augmented):
+        each gives a one-element tensor, the only kind that takes that call."""
         scope = self._resolver.scope_of(read)
-        for receiver in self._facts.backward_receivers:
-            if receiver.value != read.value or self._resolver.scope_of(receiver) is not scope:
-                continue
-            assignments = self._resolver.assignments(receiver)
-            found = self._dominating_end(receiver, assignments) if assignments else None
-            if found is not None and self._dominating_binding(receiver, found) is binding:
-                return True
-        return False
+        key = (scope, read.value)
+        known = self._differentiated_by_name.get(key)
+        if known is not None:
+            return known
+        found: Set[object] = set()
+        if self._backward_called(read):
+            for receiver in self._facts.backward_receivers:
+                if receiver.value != read.value or self._resolver.scope_of(receiver) is not scope:
+                    continue
+                assignments = self._resolver.assignments(receiver)
+                dominated = self._dominating_end(receiver, assignments) if assignments else None
+                if dominated is None:
+                    continue
+                ordered, end, _ = dominated
+                last = ordered[end - 1] if end > 0 else None
+                block = self._facts.block_of.get(last.node) if last is not None else None
+                if block is not None and self._encloses(block, self._facts.block_of.get(receiver)):
+                    found.add(last)
+        self._differentiated_by_name[key] = frozenset(found)
+        return self._differentiated_by_name[key]
 
     def _one_element_if_differentiated(self, assignment, value: Value, read: cst.Name) -> Value:
         """``value``, the tensor ``assignment`` binds, with one element where the binding
         is the last before a ``name.backward()`` with no gradient in its scope: only a
         one-element tensor takes that (an augmented ``loss += x * coeff`` too: what is
         added broadcasts into one element, so it has one)."""
-        if value.kind is not Kind.TENSOR or value.one_element:
+        if value.kind is not Kind.TENSOR or value.one_element or assignment not in self._differentiated_bindings(read):
             return value
-        scope = self._resolver.scope_of(read)
-        for receiver in self._facts.backward_receivers:
-            if receiver.value != read.value or self._resolver.scope_of(receiver) is not scope:
-                continue
-            found = self._dominating_end(receiver, self._resolver.assignments(receiver))
-            if found is None:
-                continue
-            ordered, end, _ = found
-            last = ordered[end - 1] if end > 0 else None
-            block = self._facts.block_of.get(last.node) if last is not None else None
-            if last is assignment and block is not None and self._encloses(block, self._facts.block_of.get(receiver)):
-                return replace(value, one_element=True)
-        return value
+        return replace(value, one_element=True)
 
     def _backward_called(self, name: cst.Name) -> bool:
         if self._backward is None:
